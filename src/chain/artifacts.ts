@@ -1,0 +1,25 @@
+// Compiled contracts, produced from contracts/*.sol by scripts/build-contracts.mjs (npm run build).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Abi, Hex } from 'viem';
+
+export interface Artifact {
+  contractName: string;
+  abi: Abi;
+  bytecode: Hex;
+}
+
+const buildDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/contracts');
+const cache = new Map<string, Artifact>();
+
+export function artifact(name: 'MintworksCollection' | 'MintworksForwarder' | 'MintworksRewards'): Artifact {
+  let a = cache.get(name);
+  if (!a) {
+    const file = path.join(buildDir, `${name}.json`);
+    if (!fs.existsSync(file)) throw new Error(`contract artifact ${file} is missing: run \`npm run build\` first`);
+    a = JSON.parse(fs.readFileSync(file, 'utf8')) as Artifact;
+    cache.set(name, a);
+  }
+  return a;
+}

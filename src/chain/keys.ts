@@ -1,0 +1,60 @@
+// One BIP-39 seed for the whole installation, sealed with MASTER_KEY in the database (so every process
+// of a multi-process deployment shares it). User wallets and relayers are HD-derived on distinct
+// accounts of the m/44'/60' tree and never stored as raw keys.
+import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { HDKey, hdKeyToAccount, type HDAccount } from 'viem/accounts';
+import type { Db } from '../store/db.js';
+import type { SecretBox } from '../util/secretbox.js';
+
+// A user's wallet is a pure function of the seed and the user's 12-digit uid, so creating it needs no
+// allocation (nothing to race on between processes) and the key can be re-derived at any time:
+//   users    m/44'/60'/0'/<uid div 10^6>/<uid mod 10^6>   (both < 2^31, non-hardened)
+//   relayers m/44'/60'/1'/0/<relayer index>
+//   deployer m/44'/60'/2'/0/0  (its nonce 0 deploys the forwarder, so that address never changes)
+const USER_ACCOUNT = 0;
+const RELAYER_ACCOUNT = 1;
+const SYSTEM_ACCOUNT = 2;
+
+export class KeyRing {
+  private readonly cache = new Map<string, HDAccount>();
+  private constructor(private readonly root: HDKey) {}
+
+  /** Loads the sealed seed, creating it on the very first start. Safe against two processes racing. */
+  static async open(db: Db, box: SecretBox, supplied?: string): Promise<KeyRing> {
+    let row = await db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirst();
+    if (!row) {
+      const mnemonic = supplied ?? generateMnemonic(wordlist, 256);
+      if (!validateMnemonic(mnemonic, wordlist)) throw new Error('WALLET_MNEMONIC is not a valid BIP-39 mnemonic');
+      await db.insertInto('meta').values({ key: 'seed', value: box.seal(mnemonic) }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      row = await db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirstOrThrow();
+    }
+    const mnemonic = box.open(row.value);
+    return new KeyRing(HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic)));
+  }
+
+  user(userUid: string): HDAccount {
+    const n = Number(userUid);
+    if (!Number.isSafeInteger(n) || n < 0 || n >= 1e12) throw new Error(`not a user uid: ${userUid}`);
+    return this.derive(USER_ACCOUNT, Math.floor(n / 1e6), n % 1e6);
+  }
+
+  relayer(index: number): HDAccount {
+    return this.derive(RELAYER_ACCOUNT, 0, index);
+  }
+
+  deployer(): HDAccount {
+    return this.derive(SYSTEM_ACCOUNT, 0, 0);
+  }
+
+  private derive(accountIndex: number, changeIndex: number, addressIndex: number): HDAccount {
+    const k = `${accountIndex}/${changeIndex}/${addressIndex}`;
+    let acct = this.cache.get(k);
+    if (!acct) {
+      acct = hdKeyToAccount(this.root, { accountIndex, changeIndex, addressIndex });
+      if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value!); // bounded: oldest out
+      this.cache.set(k, acct);
+    }
+    return acct;
+  }
+}

@@ -1,0 +1,315 @@
+// The chain sender: every transaction is signed locally and recorded (intent, nonce, raw bytes, hash) in
+// the same database transaction as the domain change that needs it, and only broadcast after that
+// commits. Nonces come from the database, so many transactions go out without waiting for receipts.
+// The tracker then follows receipts, rebroadcasts what the node does not know, and detects a rewound
+// chain (a power cut of the embedded node loses its last seconds) by the relayers' on-chain nonces:
+// a recorded transaction whose nonce is at or above the account's nonce on chain is not on chain, so
+// it is broadcast again, byte for byte, in nonce order (same nonce, same contract addresses).
+import type { Logger } from 'pino';
+import { keccak256, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import type { HDAccount } from 'viem/accounts';
+import type { Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { ChainTxTable } from '../store/schema.js';
+import type { KeyRing } from './keys.js';
+
+export type ChainTxRow = Selectable<ChainTxTable>;
+
+export interface TxIntent {
+  kind: string;
+  ref: string;
+  payload: unknown;
+  to: Address | null; // null deploys a contract
+  data: Hex;
+  gas: bigint;
+  signer?: HDAccount; // default: the next relayer, round robin
+}
+
+export interface TxOutcome {
+  ok: boolean;
+  receipt: TransactionReceipt | null;
+  reason?: string;
+}
+
+/**
+ * Applies a mined (or failed) transaction to the domain. Must be idempotent and must call
+ * `claimOutcome(tx, row.id)` inside its own transaction, skipping the work when it returns false.
+ */
+export type TxEffect = (row: ChainTxRow, outcome: TxOutcome) => Promise<void>;
+
+interface Fees { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; at: number }
+
+export class ChainSender {
+  readonly relayers: HDAccount[];
+  private next = 0;
+  private fees: Fees | null = null;
+  private effects = new Map<string, TxEffect>();
+  private running = false;
+  private loopDone: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private lastReconcile = 0;
+  private sentAt = new Map<number, number>();
+
+  constructor(
+    private readonly db: Db,
+    readonly client: PublicClient,
+    private readonly keys: KeyRing,
+    readonly chainId: number,
+    private readonly log: Logger,
+    private readonly opts: { relayerCount: number; embedded: boolean; confirmations: number },
+  ) {
+    this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
+  }
+
+  onOutcome(kind: string, effect: TxEffect): void {
+    this.effects.set(kind, effect);
+  }
+
+  /** Funds the service accounts on the embedded chain, registers relayers, reconciles after a crash. */
+  async init(): Promise<void> {
+    const accounts = [...this.relayers, this.keys.deployer()];
+    if (this.opts.embedded) {
+      for (const a of accounts) {
+        await this.client.request({ method: 'anvil_setBalance' as any, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as any }); // 100M ETH
+      }
+    } else {
+      for (const a of accounts.slice(0, this.relayers.length)) {
+        const bal = await this.client.getBalance({ address: a.address });
+        if (bal < 10n ** 16n) this.log.warn({ relayer: a.address, balanceWei: bal.toString() }, 'relayer balance is low: fund it or its transactions will fail');
+      }
+    }
+    const t = Date.now();
+    for (const [i, a] of this.relayers.entries()) {
+      await this.db
+        .insertInto('relayers')
+        .values({ address: a.address.toLowerCase(), chain_id: this.chainId, idx: i, next_nonce: 0, updated_at: t })
+        .onConflict((oc) => oc.column('address').doNothing())
+        .execute();
+    }
+    await this.refreshFees();
+    await this.reconcile();
+  }
+
+  /** Signs and records a transaction inside `tx`. Broadcast it with `broadcast` after the commit. */
+  async record(tx: Tx, intent: TxIntent): Promise<ChainTxRow> {
+    const signer = intent.signer ?? this.relayers[this.next++ % this.relayers.length];
+    const from = signer.address.toLowerCase();
+    const nonce = await this.allocateNonce(tx, from);
+    const fees = this.fees ?? (await this.refreshFees());
+    const raw = await signer.signTransaction({
+      type: 'eip1559',
+      chainId: this.chainId,
+      nonce,
+      to: intent.to ?? undefined,
+      data: intent.data,
+      gas: intent.gas,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      value: 0n,
+    });
+    const t = Date.now();
+    return tx
+      .insertInto('chain_txs')
+      .values({
+        chain_id: this.chainId,
+        from_address: from,
+        nonce,
+        kind: intent.kind,
+        ref: intent.ref,
+        payload: JSON.stringify(intent.payload),
+        raw,
+        hash: keccak256(raw),
+        status: 'signed',
+        handled: 0,
+        created_at: t,
+        updated_at: t,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  private async allocateNonce(tx: Tx, from: string): Promise<number> {
+    const existing = await tx.selectFrom('relayers').select('next_nonce').where('address', '=', from).executeTakeFirst();
+    if (!existing) {
+      // The deployer and other system accounts: start from the chain's count, then count ourselves.
+      const onChain = await this.client.getTransactionCount({ address: from as Address, blockTag: 'pending' });
+      const recorded = await tx.selectFrom('chain_txs').select((eb) => eb.fn.max('nonce').as('n')).where('from_address', '=', from).executeTakeFirst();
+      const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
+      await tx.insertInto('relayers').values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() }).execute();
+      return start;
+    }
+    const row = await tx
+      .updateTable('relayers')
+      .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: Date.now() }))
+      .where('address', '=', from)
+      .returning('next_nonce')
+      .executeTakeFirstOrThrow();
+    return Number(row.next_nonce) - 1;
+  }
+
+  /** Sends recorded transactions to the node. Errors are logged; the tracker retries. */
+  async broadcast(rows: ChainTxRow[]): Promise<void> {
+    for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
+      try {
+        await this.client.request({ method: 'eth_sendRawTransaction', params: [row.raw as Hex] });
+        this.sentAt.set(row.id, Date.now());
+      } catch (err) {
+        const msg = errMessage(err);
+        if (/already known|nonce too low|known transaction|already imported/i.test(msg)) {
+          this.sentAt.set(row.id, Date.now());
+        } else {
+          this.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, from: row.from_address, err: msg }, 'broadcast failed, will retry');
+          if (/insufficient funds/i.test(msg)) this.log.error({ relayer: row.from_address }, 'relayer cannot pay for gas: fund it');
+          continue;
+        }
+      }
+      if (row.status === 'signed') {
+        await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', '=', row.id).where('status', '=', 'signed').execute();
+      }
+    }
+    this.wake?.();
+  }
+
+  start(): void {
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loopDone;
+  }
+
+  /** Resolves once no recorded transaction is left without an applied outcome (tests, shutdown). */
+  async pendingCount(): Promise<number> {
+    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', 0).executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        if (Date.now() - this.lastReconcile > 5000) await this.reconcile();
+        if (!this.fees || Date.now() - this.fees.at > 10_000) await this.refreshFees();
+        await this.trackOnce();
+      } catch (err) {
+        this.log.error({ err: errMessage(err) }, 'chain tracker error');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, 250);
+        const self = this;
+        function done() {
+          clearTimeout(timer);
+          self.wake = null;
+          resolve();
+        }
+        this.wake = done;
+      });
+    }
+  }
+
+  async trackOnce(): Promise<void> {
+    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', 0).orderBy('from_address').orderBy('nonce').limit(500).execute();
+    if (rows.length === 0) return;
+    const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber()) : 0;
+    const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
+    if (unsent.length) await this.broadcast(unsent);
+
+    await Promise.all(
+      rows.map(async (row) => {
+        if (row.status === 'mined' || row.status === 'reverted') return this.apply(row, { ok: row.status === 'mined', receipt: null, reason: row.error ?? undefined });
+        const receipt = await this.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
+        if (!receipt) return;
+        if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
+        const ok = receipt.status === 'success';
+        const updated = await this.db
+          .updateTable('chain_txs')
+          .set({
+            status: ok ? 'mined' : 'reverted',
+            block_number: Number(receipt.blockNumber),
+            block_hash: receipt.blockHash,
+            gas_used: Number(receipt.gasUsed),
+            contract_address: receipt.contractAddress?.toLowerCase() ?? null,
+            error: ok ? null : 'reverted on chain',
+            updated_at: Date.now(),
+          })
+          .where('id', '=', row.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        this.sentAt.delete(row.id);
+        await this.apply(updated, { ok, receipt, reason: ok ? undefined : 'reverted on chain' });
+      }),
+    );
+  }
+
+  private async apply(row: ChainTxRow, outcome: TxOutcome): Promise<void> {
+    const effect = this.effects.get(row.kind);
+    if (!effect) {
+      await this.db.updateTable('chain_txs').set({ handled: 1 }).where('id', '=', row.id).execute();
+      return;
+    }
+    try {
+      await effect(row, outcome);
+    } catch (err) {
+      this.log.error({ tx: row.id, kind: row.kind, err: errMessage(err) }, 'applying a transaction outcome failed, will retry');
+    }
+  }
+
+  /**
+   * Compares what the database believes with the chain. A recorded transaction whose nonce is at or
+   * above its account's confirmed nonce cannot be on chain: if it was believed mined, the chain was
+   * rewound (or reorganised); it goes back to `sent` to be broadcast again and its outcome re-applied
+   * (outcome effects are idempotent).
+   */
+  async reconcile(): Promise<void> {
+    this.lastReconcile = Date.now();
+    const senders = await this.db.selectFrom('chain_txs').select('from_address').distinct().execute();
+    for (const { from_address } of senders) {
+      const onChain = await this.client.getTransactionCount({ address: from_address as Address, blockTag: 'latest' });
+      const lost = await this.db
+        .updateTable('chain_txs')
+        .set({ status: 'sent', block_number: null, block_hash: null, handled: 0, updated_at: Date.now() })
+        .where('from_address', '=', from_address)
+        .where('nonce', '>=', onChain)
+        .where('status', 'in', ['mined', 'reverted'])
+        .returning(['id', 'nonce', 'kind'])
+        .execute();
+      // Sent but not mined although the account has moved past its nonce: another transaction used the nonce.
+      const stale = await this.db.selectFrom('chain_txs').selectAll().where('from_address', '=', from_address).where('nonce', '<', onChain).where('status', 'in', ['signed', 'sent']).execute();
+      for (const row of stale) {
+        const receipt = await this.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
+        if (receipt) continue; // the tracker picks it up
+        this.log.error({ tx: row.id, kind: row.kind, nonce: row.nonce, account: from_address }, 'transaction dropped: its nonce was used by another transaction');
+        await this.db.updateTable('chain_txs').set({ status: 'reverted', error: 'dropped: nonce used by another transaction', updated_at: Date.now() }).where('id', '=', row.id).execute();
+      }
+      if (lost.length) {
+        this.log.warn({ account: from_address, chainNonce: onChain, transactions: lost.length }, 'chain no longer has transactions it had confirmed (rewound or reorganised): broadcasting them again');
+        for (const l of lost) this.sentAt.delete(l.id);
+      }
+      // An account used outside Mintworks (external chain): never reuse a nonce the chain already saw.
+      const pending = await this.client.getTransactionCount({ address: from_address as Address, blockTag: 'pending' });
+      await this.db.updateTable('relayers').set({ next_nonce: pending }).where('address', '=', from_address).where('next_nonce', '<', pending).execute();
+    }
+  }
+
+  private async refreshFees(): Promise<Fees> {
+    const block = await this.client.getBlock({ blockTag: 'latest' });
+    const base = block.baseFeePerGas ?? (await this.client.getGasPrice());
+    const priority = this.opts.embedded ? 1_000_000n : await this.client.estimateMaxPriorityFeePerGas().catch(() => 1_500_000_000n);
+    // Room for the base fee to double several times before the transaction is stuck.
+    this.fees = { maxFeePerGas: base * 4n + priority, maxPriorityFeePerGas: priority, at: Date.now() };
+    return this.fees;
+  }
+}
+
+/** Marks a transaction's outcome as applied; false when another worker already did it. */
+export async function claimOutcome(tx: Tx, id: number): Promise<boolean> {
+  const r = await tx.updateTable('chain_txs').set({ handled: 1, updated_at: Date.now() }).where('id', '=', id).where('handled', '=', 0).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+export function errMessage(err: unknown): string {
+  const e = err as { details?: string; shortMessage?: string; message?: string };
+  return e?.details || e?.shortMessage || e?.message || String(err);
+}

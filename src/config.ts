@@ -1,0 +1,95 @@
+// Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
+// message naming the variable, so an operator never has to guess which one is wrong.
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const schema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')
+    .optional(),
+  CHAIN_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ANVIL_PORT: port.default(8545),
+  CHAIN_ID: z.coerce.number().int().positive().default(31337),
+  CHAIN_NAME: z.string().min(1).default('Anvil'),
+  EXPLORER_URL: z.url({ protocol: /^https?$/ }).optional(),
+  MASTER_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`')
+    .optional(),
+  OPERATOR_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RELAYER_COUNT: z.coerce.number().int().min(1).max(32).default(2),
+  MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
+  CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
+  WORKERS: bool.default(true),
+  API: bool.default(true),
+  DEMO_APP: bool.default(true),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  chainRpcUrl: string | undefined;
+  anvilPort: number;
+  chainId: number;
+  chainName: string;
+  explorerUrl: string;
+  masterKeyHex: string | undefined;
+  operatorToken: string | undefined;
+  logLevel: string;
+  relayerCount: number;
+  mintBatchSize: number;
+  confirmations: number;
+  runWorkers: boolean;
+  runApi: boolean;
+  demoApp: boolean;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset: `FOO= npm start` should not be an error.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = schema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  const publicUrl = (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, '');
+  return {
+    port: c.PORT,
+    host: c.HOST,
+    dataDir: path.resolve(c.DATA_DIR),
+    publicUrl,
+    databaseUrl: c.DATABASE_URL,
+    chainRpcUrl: c.CHAIN_RPC_URL,
+    anvilPort: c.ANVIL_PORT,
+    chainId: c.CHAIN_ID,
+    chainName: c.CHAIN_NAME,
+    explorerUrl: (c.EXPLORER_URL ?? `${publicUrl}/explorer`).replace(/\/+$/, ''),
+    masterKeyHex: c.MASTER_KEY,
+    operatorToken: c.OPERATOR_TOKEN,
+    logLevel: c.LOG_LEVEL,
+    relayerCount: c.RELAYER_COUNT,
+    mintBatchSize: c.MINT_BATCH_SIZE,
+    confirmations: c.CHAIN_CONFIRMATIONS,
+    runWorkers: c.WORKERS,
+    runApi: c.API,
+    demoApp: c.DEMO_APP,
+  };
+}

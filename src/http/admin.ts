@@ -1,0 +1,65 @@
+// Management API [ours] (API.md §7): not reachable with an App's key; the operator token is required.
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Ctx } from '../services/context.js';
+import { ApiError } from '../util/errors.js';
+import { createApp, getApp, listApps } from '../services/apps.js';
+import { createCollection } from '../services/collections.js';
+import { collectionView, userView } from '../services/views.js';
+
+type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+const ok = (data: unknown) => ({ success: true, data });
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
+  const expected = digest(ctx.config.operatorToken ?? '');
+  app.addHook('onRequest', async (req) => {
+    const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!ctx.config.operatorToken || !m || !timingSafeEqual(digest(m[1]), expected)) {
+      throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
+    }
+  });
+  const tags = { tags: ['admin'] };
+  const appParam = z.object({ uid: z.string() });
+  const requireApp = async (uid: string) => {
+    const a = await getApp(ctx, uid);
+    if (!a) throw ApiError.notFound('App');
+    return a;
+  };
+
+  app.get('/apps', { schema: tags }, async () => ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))));
+
+  app.post('/apps', { schema: { ...tags, body: z.object({ name: z.string().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
+  });
+
+  app.get('/apps/:uid/collections', { schema: { ...tags, params: appParam } }, async (req) => {
+    await requireApp(req.params.uid);
+    const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', req.params.uid).orderBy('created_at', 'desc').execute();
+    return ok(rows.map((c) => collectionView(c, ctx.config)));
+  });
+
+  app.post(
+    '/apps/:uid/collections',
+    {
+      schema: {
+        ...tags,
+        params: appParam,
+        body: z.object({ name: z.string().min(1).max(100), symbol: z.string().min(1).max(16), editable_assets: z.boolean().default(false), description: z.string().max(2000).nullish(), external_url: z.url().nullish() }),
+      },
+    },
+    async (req, reply) => {
+      await requireApp(req.params.uid);
+      const b = req.body;
+      return reply.code(201).send(ok(await createCollection(ctx, req.params.uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description, external_url: b.external_url })));
+    },
+  );
+
+  app.get('/apps/:uid/users', { schema: { ...tags, params: appParam } }, async (req) => {
+    await requireApp(req.params.uid);
+    const rows = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', req.params.uid).orderBy('created_at', 'desc').limit(500).execute();
+    return ok(rows.map((u) => userView(u, ctx.config)));
+  });
+}

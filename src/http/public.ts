@@ -1,0 +1,62 @@
+// The public API v1 (API.md §3). Handlers read as the use case: validate, call the service, envelope.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Ctx } from '../services/context.js';
+import { ApiError } from '../util/errors.js';
+import { isUid } from '../util/ids.js';
+import * as s from './schemas.js';
+import { createUser, findUser, getUser } from '../services/users.js';
+import { getCollection } from '../services/collections.js';
+import { createAsset, getAsset, listAssetsOfUser } from '../services/assets.js';
+import { depositInfo } from '../services/wallets.js';
+
+type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+const ok = (data: unknown) => ({ success: true, data });
+
+/** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
+function uidOr404(uid: string, resource: string, message = `${resource} not found.`): string {
+  if (!isUid(uid)) throw ApiError.client(404, 'not_found', message);
+  return uid;
+}
+
+export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = (t: string) => ({ tags: [t] });
+
+  app.post('/user', { schema: { ...tags('users'), body: s.createUserBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createUser(ctx, req.appUid, req.body ?? {})));
+  });
+
+  app.get('/user/:uid', { schema: { ...tags('users'), params: s.uidParam } }, async (req) => {
+    return ok(await getUser(ctx, req.appUid, uidOr404(req.params.uid, 'User')));
+  });
+
+  app.get('/user', { schema: { ...tags('users'), querystring: s.userLookupQuery } }, async (req) => {
+    const q = req.query;
+    if (q.email !== undefined) return ok(await findUser(ctx, req.appUid, 'email', q.email));
+    const ext = q.user_external_id ?? q.client_id;
+    if (ext !== undefined) return ok(await findUser(ctx, req.appUid, 'user_external_id', ext));
+    throw ApiError.client(404, 'not_found', 'Not Found');
+  });
+
+  app.get('/collection/:uid', { schema: { ...tags('collections'), params: s.uidParam } }, async (req) => {
+    return ok(await getCollection(ctx, req.appUid, uidOr404(req.params.uid, 'Collection')));
+  });
+
+  app.post('/asset', { schema: { ...tags('assets'), body: s.createAssetBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.body)));
+  });
+
+  app.get('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam } }, async (req) => {
+    return ok(await getAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset')));
+  });
+
+  app.get('/asset', { schema: { ...tags('assets'), querystring: s.assetListQuery } }, async (req) => {
+    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(await listAssetsOfUser(ctx, req.appUid, req.query.user_uid));
+  });
+
+  app.get('/deposit', { schema: { ...tags('deposits'), querystring: s.depositQuery } }, async (req) => {
+    const { user_uid, collection_uid } = req.query;
+    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User', 'User not found.'), uidOr404(collection_uid, 'Collection')));
+  });
+}

@@ -1,0 +1,76 @@
+// Request schemas of the public API. They validate requests and generate /openapi.json, so the
+// documentation cannot drift from what is enforced.
+import { z } from 'zod';
+
+// Friendlier messages than zod's defaults; the SDKs show `message` to developers.
+z.config({
+  customError: (iss) => {
+    if (iss.code === 'invalid_type') {
+      if (iss.input === undefined) return 'This field is required.';
+      if (iss.input === null) return 'This field may not be null.';
+      return `Must be a ${iss.expected}.`;
+    }
+    if (iss.code === 'unrecognized_keys') return `Unknown field(s): ${iss.keys.join(', ')}.`;
+    return undefined;
+  },
+});
+
+const text = (max: number) => z.string().trim().min(1, 'This field may not be blank.').max(max, `Ensure this field has no more than ${max} characters.`);
+const httpUrl = z
+  .string()
+  .max(2048, 'Ensure this field has no more than 2048 characters.')
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === 'ipfs:') && s.trim() === s;
+    } catch {
+      return false;
+    }
+  }, 'Enter a valid URL.');
+
+export const uidParam = z.object({ uid: z.string() });
+
+export const createUserBody = z
+  .object({
+    email: z.email({ error: 'Enter a valid email address.' }).max(254, 'Enter a valid email address.').nullish(),
+    user_external_id: text(255).nullish(),
+  })
+  .describe('Both fields are optional and unique per App.');
+
+export const userLookupQuery = z.object({
+  email: z.string().optional(),
+  user_external_id: z.string().optional(),
+  client_id: z.string().optional(),
+});
+
+export const attribute = z.object({
+  trait_type: z.string().min(1, 'This field may not be blank.').max(255),
+  value: z.union([z.string().max(1024), z.number().finite()], { error: 'Must be a string or a number.' }),
+  display_type: z.string().max(64).nullish(),
+});
+
+const assetDataFields = {
+  name: text(255),
+  unique_name: z.boolean(),
+  image_url: httpUrl,
+  description: z.string().max(10_000, 'Ensure this field has no more than 10000 characters.').nullish(),
+  external_url: httpUrl.nullish(),
+  attributes: z.array(attribute).max(100, 'Ensure this field has no more than 100 elements.').nullish(),
+};
+
+export const createAssetBody = z.object({
+  user_uid: text(32),
+  collection_uid: text(32),
+  asset_external_id: text(255),
+  sale_price_in_usd: z.number().finite().min(0, 'Ensure this value is greater than or equal to 0.').nullish(),
+  data: z.object({ ...assetDataFields, store_image_on_ipfs: z.boolean() }),
+});
+
+export const editAssetBody = z.object({ data: z.object(assetDataFields) });
+
+export const assetListQuery = z.object({ user_uid: z.string().optional() });
+
+export const depositQuery = z.object({
+  user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+  collection_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+});

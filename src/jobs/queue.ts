@@ -1,0 +1,164 @@
+// Durable jobs in the application database (transactional outbox): a job is inserted in the same
+// transaction as the state change that needs it, so an accepted request can never lose its work.
+// Workers claim jobs with a lease; a crashed worker's jobs are claimed again once the lease runs out.
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import type { Db, DbOrTx, Dialect } from '../store/db.js';
+import type { Selectable } from 'kysely';
+import type { JobTable } from '../store/schema.js';
+import { retryDelayMs } from '../domain/backoff.js';
+
+export interface Job<P = unknown> {
+  id: number;
+  kind: string;
+  ref: string;
+  groupKey: string | null;
+  payload: P;
+  attempts: number;
+  maxAttempts: number;
+}
+
+export interface EnqueueOptions {
+  kind: string;
+  ref: string;
+  payload?: unknown;
+  groupKey?: string | null;
+  runAt?: number;
+  maxAttempts?: number;
+}
+
+export class JobQueue {
+  /** Local wake-ups so a job enqueued by this process starts without waiting for the next poll. */
+  readonly signals = new EventEmitter();
+
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: Dialect,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.signals.setMaxListeners(100);
+  }
+
+  async enqueue(tx: DbOrTx, opts: EnqueueOptions): Promise<void> {
+    const t = this.now();
+    await tx
+      .insertInto('jobs')
+      .values({
+        kind: opts.kind,
+        ref: opts.ref,
+        group_key: opts.groupKey ?? null,
+        payload: JSON.stringify(opts.payload ?? {}),
+        status: 'queued',
+        run_at: opts.runAt ?? t,
+        attempts: 0,
+        max_attempts: opts.maxAttempts ?? 25,
+        created_at: t,
+        updated_at: t,
+      })
+      .execute();
+  }
+
+  /** Call after the enqueueing transaction committed. */
+  notify(kind: string): void {
+    this.signals.emit(kind);
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs of a kind: queued and due, or running with an expired lease
+   * (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so many workers never block each other;
+   * SQLite serialises writers anyway.
+   */
+  async claim(kind: string, limit: number, workerId: string, leaseMs: number): Promise<Job[]> {
+    const t = this.now();
+    return this.db.transaction().execute(async (tx) => {
+      let q = tx
+        .selectFrom('jobs')
+        .select('id')
+        .where('kind', '=', kind)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t)]),
+            eb.and([eb('status', '=', 'running'), eb('lease_until', '<', t)]),
+          ]),
+        )
+        .orderBy('run_at')
+        .orderBy('id')
+        .limit(limit);
+      if (this.dialect === 'postgres') q = q.forUpdate().skipLocked();
+      const ids = (await q.execute()).map((r) => r.id);
+      if (ids.length === 0) return [];
+      const rows = await tx
+        .updateTable('jobs')
+        .set({ status: 'running', lease_until: t + leaseMs, locked_by: workerId, attempts: sql`attempts + 1`, updated_at: t })
+        .where('id', 'in', ids)
+        .returningAll()
+        .execute();
+      return rows.sort((a, b) => a.id - b.id).map(toJob);
+    });
+  }
+
+  async complete(tx: DbOrTx, jobId: number): Promise<void> {
+    await tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', '=', jobId).execute();
+  }
+
+  /** Puts a job back for later without counting it as a failure (e.g. waiting for a wallet or a deployment). */
+  async defer(tx: DbOrTx, jobId: number, delayMs: number): Promise<void> {
+    const t = this.now();
+    await tx
+      .updateTable('jobs')
+      .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
+      .where('id', '=', jobId)
+      .execute();
+  }
+
+  /** Records a failure; schedules a retry with backoff, or marks the job failed for good. Returns true when final. */
+  async fail(job: Job, error: string): Promise<boolean> {
+    const t = this.now();
+    const final = job.attempts >= job.maxAttempts;
+    await this.db
+      .updateTable('jobs')
+      .set({
+        status: final ? 'failed' : 'queued',
+        run_at: final ? t : t + retryDelayMs(job.attempts),
+        lease_until: null,
+        last_error: error.slice(0, 2000),
+        updated_at: t,
+      })
+      .where('id', '=', job.id)
+      .execute();
+    return final;
+  }
+
+  /** Makes waiting jobs of a group due now (e.g. mints waiting for a user's wallet). */
+  async wakeGroup(tx: DbOrTx, kind: string, groupKey: string): Promise<void> {
+    await tx
+      .updateTable('jobs')
+      .set({ run_at: this.now() })
+      .where('kind', '=', kind)
+      .where('group_key', '=', groupKey)
+      .where('status', '=', 'queued')
+      .execute();
+  }
+
+  async counts(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', 'in', ['queued', 'running', 'failed'])
+      .groupBy(['kind', 'status'])
+      .execute();
+    return Object.fromEntries(rows.map((r) => [`${r.kind}.${r.status}`, Number(r.n)]));
+  }
+}
+
+function toJob(r: Selectable<JobTable>): Job {
+  return {
+    id: r.id,
+    kind: r.kind,
+    ref: r.ref,
+    groupKey: r.group_key,
+    payload: JSON.parse(r.payload),
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+  };
+}

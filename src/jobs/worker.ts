@@ -1,0 +1,91 @@
+// The worker loop: one poller per job kind, woken at once by local enqueues and otherwise polling.
+// Handlers take a batch so that e.g. many mints can share one chain transaction.
+import type { Logger } from 'pino';
+import type { Job, JobQueue } from './queue.js';
+
+export interface JobHandler {
+  kind: string;
+  batchSize: number;
+  leaseMs: number;
+  pollMs: number;
+  /** Handles the claimed jobs; must complete, defer or throw for each. Thrown errors fail the whole batch. */
+  handle(jobs: Job[]): Promise<void>;
+  /** Called once a job has failed for the last time. */
+  onDead?(job: Job, error: string): Promise<void>;
+}
+
+export class WorkerPool {
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private wakers = new Map<string, () => void>();
+  private dirty = new Set<string>(); // a signal arrived while the loop was busy
+
+  constructor(
+    private readonly queue: JobQueue,
+    private readonly log: Logger,
+    private readonly workerId: string,
+  ) {}
+
+  start(handlers: JobHandler[]): void {
+    this.running = true;
+    for (const h of handlers) this.loops.push(this.loop(h));
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const w of [...this.wakers.values()]) w();
+    await Promise.all(this.loops);
+  }
+
+  private async loop(h: JobHandler): Promise<void> {
+    const onSignal = () => {
+      const wake = this.wakers.get(h.kind);
+      if (wake) wake();
+      else this.dirty.add(h.kind);
+    };
+    this.queue.signals.on(h.kind, onSignal);
+    try {
+      while (this.running) {
+        let claimed: Job[] = [];
+        try {
+          claimed = await this.queue.claim(h.kind, h.batchSize, this.workerId, h.leaseMs);
+          if (claimed.length > 0) await this.runBatch(h, claimed);
+        } catch (err) {
+          this.log.error({ err, kind: h.kind }, 'job loop error');
+        }
+        if (claimed.length < h.batchSize) await this.sleep(h.kind, h.pollMs);
+      }
+    } finally {
+      this.queue.signals.off(h.kind, onSignal);
+    }
+  }
+
+  private async runBatch(h: JobHandler, jobs: Job[]): Promise<void> {
+    try {
+      await h.handle(jobs);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.log.warn({ kind: h.kind, jobs: jobs.map((j) => j.id), err: message }, 'job failed, will retry');
+      for (const j of jobs) {
+        const final = await this.queue.fail(j, message);
+        if (final) {
+          this.log.error({ kind: h.kind, job: j.id, ref: j.ref, err: message }, 'job failed for good');
+          await h.onDead?.(j, message);
+        }
+      }
+    }
+  }
+
+  private sleep(kind: string, ms: number): Promise<void> {
+    if (this.dirty.delete(kind) || !this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(kind);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.set(kind, done);
+    });
+  }
+}

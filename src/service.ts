@@ -1,0 +1,202 @@
+// Composition root: config -> secrets -> store -> chain -> services -> workers + HTTP. `startService`
+// is what `npm start` runs and what the integration tests start (once per test file).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pino, { type Logger } from 'pino';
+import { createPublicClient, defineChain, getContractAddress, http, type Address, type PublicClient } from 'viem';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { openStore, ping, type Store } from './store/db.js';
+import { migrateToLatest } from './store/migrate.js';
+import { JobQueue } from './jobs/queue.js';
+import { WorkerPool } from './jobs/worker.js';
+import { KeyRing } from './chain/keys.js';
+import { ChainSender } from './chain/sender.js';
+import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
+import { artifact } from './chain/artifacts.js';
+import { SecretBox } from './util/secretbox.js';
+import type { Ctx } from './services/context.js';
+import { walletJobHandler } from './services/wallets.js';
+import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
+import { deployJobHandler, deployOutcome } from './services/collections.js';
+import { buildHttp } from './http/app.js';
+import { ensureDemoApp } from './demo.js';
+
+export interface Service {
+  ctx: Ctx;
+  url: string;
+  http: FastifyInstance | null;
+  chain: EmbeddedChain | null;
+  stop(): Promise<void>;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({
+    level: config.logLevel,
+    // Belt and braces: whatever is logged, these paths never show their values.
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', '*.api_secret', 'api_secret', '*.secret', 'secret', '*.token'], censor: '[redacted]' },
+  });
+}
+
+/** MASTER_KEY from the environment, else a key generated once into DATA_DIR (with a loud warning). */
+export function loadMasterKey(config: Config, log: Logger): string {
+  if (config.masterKeyHex) return config.masterKeyHex;
+  const file = path.join(config.dataDir, 'master.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    log.warn({ file }, 'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production and keep it elsewhere.');
+  }
+  const key = fs.readFileSync(file, 'utf8').trim();
+  if (!/^[0-9a-f]{64}$/i.test(key)) throw new Error(`${file} does not hold a 64-hex-character key (MASTER_KEY)`);
+  return key;
+}
+
+/** OPERATOR_TOKEN from the environment, else generated once into DATA_DIR. */
+export function loadOperatorToken(config: Config): string {
+  if (config.operatorToken) return config.operatorToken;
+  const file = path.join(config.dataDir, 'operator.token');
+  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
+/** Opens the store with migrations applied, and the secrets: enough for the CLI. */
+export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue }> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const box = new SecretBox(loadMasterKey(config, log));
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const applied = await migrateToLatest(store);
+    if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');
+  } catch (err) {
+    await store.close();
+    throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
+  }
+  const keys = await KeyRing.open(store.db, box);
+  return { store, box, keys, queue: new JobQueue(store.db, store.dialect) };
+}
+
+export async function startService(config: Config, log: Logger = createLogger(config)): Promise<Service> {
+  const started = Date.now();
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const c of cleanups.reverse()) await c().catch((err) => log.error({ err }, 'shutdown step failed'));
+    cleanups.length = 0;
+  };
+  try {
+    config = { ...config, operatorToken: loadOperatorToken({ ...config, dataDir: ensureDir(config.dataDir) }) };
+    const core = await openCore(config, log);
+    cleanups.push(() => core.store.close());
+
+    // The chain: a real JSON-RPC endpoint, or anvil started here.
+    let chain: EmbeddedChain | null = null;
+    let rpcUrl: string;
+    if (config.chainRpcUrl) {
+      rpcUrl = config.chainRpcUrl;
+    } else {
+      chain = await startEmbeddedChain({ dataDir: config.dataDir, port: config.anvilPort, chainId: config.chainId, logger: log.child({ component: 'anvil' }) });
+      cleanups.push(() => chain!.stop());
+      rpcUrl = chain.rpcUrl;
+    }
+    const client = createPublicClient({
+      chain: defineChain({ id: config.chainId, name: config.chainName, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }),
+      transport: http(rpcUrl, { timeout: 15_000, retryCount: 2 }),
+      pollingInterval: 250,
+    }) as PublicClient;
+    const actualChainId = await client.getChainId().catch((err) => {
+      throw new Error(`cannot reach the chain at ${rpcUrl} (CHAIN_RPC_URL): ${(err as Error).message}`);
+    });
+    if (actualChainId !== config.chainId) throw new Error(`the chain at ${rpcUrl} has chain id ${actualChainId}, but CHAIN_ID is ${config.chainId}`);
+
+    const sender = new ChainSender(core.store.db, client, core.keys, config.chainId, log.child({ component: 'chain' }), {
+      relayerCount: config.relayerCount,
+      embedded: !config.chainRpcUrl,
+      confirmations: config.confirmations,
+    });
+    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
+    sender.onOutcome('asset.mint', mintOutcome(ctx));
+    sender.onOutcome('collection.deploy', deployOutcome(ctx));
+    await sender.init();
+    ctx.forwarder = await ensureForwarder(ctx, sender, log);
+
+    let workers: WorkerPool | null = null;
+    if (config.runWorkers) {
+      if (core.store.dialect === 'sqlite') {
+        // SQLite means one service process: whatever was running belonged to a previous run of it.
+        await core.store.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('status', '=', 'running').execute();
+      }
+      sender.start();
+      cleanups.push(() => sender.stop());
+      workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
+      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx)]);
+      cleanups.push(() => workers!.stop());
+    }
+
+    if (config.demoApp) await ensureDemoApp(ctx);
+
+    let httpServer: FastifyInstance | null = null;
+    let url = config.publicUrl;
+    if (config.runApi) {
+      httpServer = await buildHttp({
+        ctx,
+        logger: log,
+        health: async () => {
+          const [block] = await Promise.all([client.getBlockNumber().catch(() => null), ping(core.store.db)]);
+          return {
+            ready: block !== null,
+            status: block !== null ? 'ok' : 'degraded',
+            store: core.store.dialect,
+            chain: { chain_id: config.chainId, name: config.chainName, block: block === null ? null : Number(block), embedded: chain !== null },
+            workers: config.runWorkers,
+            jobs: await core.queue.counts(),
+            unconfirmed_transactions: await sender.pendingCount(),
+            uptime_s: Math.round((Date.now() - started) / 1000),
+          };
+        },
+      });
+      await httpServer.listen({ port: config.port, host: config.host });
+      cleanups.push(() => httpServer!.close());
+      const addr = httpServer.server.address();
+      if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
+    }
+    log.info({ url, store: core.store.describe, chainId: config.chainId, rpc: chain ? 'embedded anvil' : rpcUrl, ms: Date.now() - started }, 'mintworks ready');
+    return { ctx, url, http: httpServer, chain, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function ensureDir(d: string): string {
+  fs.mkdirSync(d, { recursive: true });
+  return d;
+}
+
+/**
+ * The ERC-2771 forwarder that collections trust. It is the deployer account's first transaction, so
+ * its address is fixed for an installation and survives a rewound chain (it is simply deployed again).
+ */
+async function ensureForwarder(ctx: Ctx, sender: ChainSender, log: Logger): Promise<Address> {
+  const deployer = ctx.keys.deployer();
+  const address = getContractAddress({ from: deployer.address, nonce: 0n });
+  const hasCode = async () => ((await sender.client.getCode({ address })) ?? '0x') !== '0x';
+  if (await hasCode()) return address;
+  const recorded = await ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', 'forwarder.deploy').executeTakeFirst();
+  if (!recorded) {
+    const nonce = await sender.client.getTransactionCount({ address: deployer.address });
+    if (nonce !== 0) throw new Error(`the deployer account ${deployer.address} has been used (nonce ${nonce}) but holds no forwarder: this chain does not belong to this DATA_DIR's seed`);
+    const { bytecode } = artifact('MintworksForwarder');
+    const row = await ctx.db.transaction().execute((tx) => sender.record(tx, { kind: 'forwarder.deploy', ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
+    await sender.broadcast([row]);
+  }
+  const deadline = Date.now() + 60_000;
+  while (!(await hasCode())) {
+    if (Date.now() > deadline) throw new Error(`the forwarder contract at ${address} did not appear on chain within 60 s`);
+    await sender.trackOnce();
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  log.info({ forwarder: address }, 'forwarder contract ready');
+  return address;
+}

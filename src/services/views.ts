@@ -1,0 +1,77 @@
+// The API objects of API.md §4, built from rows. Key order is part of the contract.
+import { getAddress } from 'viem';
+import type { Selectable } from 'kysely';
+import type { Config } from '../config.js';
+import type { AssetTable, CollectionTable, UserTable } from '../store/schema.js';
+
+type UserRow = Selectable<UserTable>;
+type CollectionRow = Selectable<CollectionTable>;
+type AssetRow = Selectable<AssetTable>;
+
+const checksum = (a: string | null): string | null => (a ? getAddress(a) : null);
+
+export function network(config: Config) {
+  return { chain: config.chainName, network: config.chainName.toLowerCase(), chain_id: config.chainId };
+}
+
+export function userView(u: UserRow, config: Config) {
+  const n = network(config);
+  return {
+    uid: u.uid,
+    created_at: u.created_at,
+    email: u.email,
+    user_external_id: u.user_external_id,
+    wallets: u.wallet_address
+      ? [{ address: checksum(u.wallet_address), explorer_url: `${config.explorerUrl}/address/${checksum(u.wallet_address)}`, network: n.network, chain_id: n.chain_id }]
+      : [],
+  };
+}
+
+export function collectionView(c: CollectionRow, config: Config) {
+  const n = network(config);
+  const deployed = c.status === 'deployed';
+  return {
+    uid: c.uid,
+    name: c.name,
+    created_at: c.created_at,
+    status: c.status === 'failed' ? 'deploying' : c.status,
+    type: 'ERC721',
+    editable_assets: c.editable === 1,
+    contract_address: deployed ? checksum(c.contract_address) : null,
+    symbol: c.symbol,
+    description: c.description,
+    external_url: c.external_url,
+    explorer_url: deployed && c.contract_address ? `${config.explorerUrl}/address/${checksum(c.contract_address)}` : null,
+    chain: n.chain,
+    network: n.network,
+    chain_id: n.chain_id,
+  };
+}
+
+export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address'>, config: Config) {
+  const minted = a.mint_status === 'minted';
+  const burned = a.is_burned === 1;
+  const transferring = a.is_transferring === 1;
+  return {
+    uid: a.uid,
+    name: a.name,
+    asset_external_id: a.asset_external_id,
+    collection_uid: a.collection_uid,
+    collection_name: c.name,
+    created_at: a.created_at,
+    token_id: minted ? a.token_id : null,
+    is_minted: minted,
+    is_burned: burned,
+    is_transferring: transferring,
+    is_transferable: minted && !burned && !transferring && a.owner_user_uid !== null,
+    is_editing: a.is_editing === 1,
+    mint_for_user_uid: a.mint_for_user_uid,
+    mint_for_address: checksum(a.mint_for_address),
+    owner_user_uid: minted ? a.owner_user_uid : null,
+    owner_address: minted ? checksum(a.owner_address) : null,
+    explorer_url: minted && c.contract_address ? `${config.explorerUrl}/token/${checksum(c.contract_address)}?a=${a.token_id}` : null,
+    token_uri: minted ? a.token_uri : null,
+    sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
+    metadata: JSON.parse(a.metadata) as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,69 @@
+// Custodial wallets are created lazily, at a user's first mint or deposit request, as a job; mints that
+// were waiting for the wallet are woken when it exists.
+import type { Ctx } from './context.js';
+import type { DbOrTx } from '../store/db.js';
+import type { JobHandler } from '../jobs/worker.js';
+import { emitEvent } from './events.js';
+import { userView } from './views.js';
+import { nowIso } from '../util/time.js';
+import { ApiError } from '../util/errors.js';
+import { requireUserRow } from './users.js';
+import { getAddress } from 'viem';
+
+export const WALLET_JOB = 'wallet.create';
+
+/** Queues wallet creation for a user who has none yet (idempotent: one open job per user). */
+export async function requestWallet(ctx: Ctx, tx: DbOrTx, userUid: string): Promise<boolean> {
+  const open = await tx.selectFrom('jobs').select('id').where('kind', '=', WALLET_JOB).where('ref', '=', userUid).where('status', 'in', ['queued', 'running']).executeTakeFirst();
+  if (open) return false;
+  await ctx.queue.enqueue(tx, { kind: WALLET_JOB, ref: userUid });
+  return true;
+}
+
+/** Creates the user's wallet if it does not exist yet, with its event. Returns the address. */
+export async function createWalletNow(ctx: Ctx, tx: DbOrTx, userUid: string): Promise<string> {
+  const address = ctx.keys.user(userUid).address.toLowerCase();
+  const r = await tx.updateTable('users').set({ wallet_address: address, wallet_created_at: nowIso() }).where('uid', '=', userUid).where('wallet_address', 'is', null).executeTakeFirst();
+  if (Number(r.numUpdatedRows) > 0) {
+    const u = await tx.selectFrom('users').selectAll().where('uid', '=', userUid).executeTakeFirstOrThrow();
+    await emitEvent(tx, u.app_uid, 'user.wallet_created', { user: userView(u, ctx.config) });
+  }
+  return address;
+}
+
+export function walletJobHandler(ctx: Ctx, wakeKind: string): JobHandler {
+  return {
+    kind: WALLET_JOB,
+    batchSize: 50,
+    leaseMs: 30_000,
+    pollMs: 500,
+    async handle(jobs) {
+      for (const job of jobs) {
+        await ctx.db.transaction().execute(async (tx) => {
+          await createWalletNow(ctx, tx, job.ref);
+          await ctx.queue.wakeGroup(tx, wakeKind, job.ref);
+          await ctx.queue.complete(tx, job.id);
+        });
+      }
+      ctx.queue.notify(wakeKind);
+    },
+  };
+}
+
+/**
+ * GET /deposit (API.md #16): ERC-681 deposit data. Asking for it creates the wallet; since a wallet is
+ * a pure derivation, it is created right in the request, so the caller gets an address at once.
+ */
+export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, collectionUid: string) {
+  const u = await requireUserRow(ctx, appUid, userUid);
+  const c = await ctx.db.selectFrom('collections').select('uid').where('uid', '=', collectionUid).where('app_uid', '=', appUid).executeTakeFirst();
+  if (!c) throw ApiError.notFound('Collection');
+  const address = u.wallet_address ?? (await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid)));
+  const checksummed = getAddress(address);
+  return {
+    network: ctx.config.chainName.toLowerCase(),
+    chain_id: ctx.config.chainId,
+    wallet_address: checksummed,
+    qr_code_data: `ethereum:${checksummed}@${ctx.config.chainId}`,
+  };
+}

@@ -1,0 +1,138 @@
+// Row types of every table. Booleans are stored as 0/1 integers in both databases; timestamps shown to
+// API users are ISO strings with microseconds; machine times (leases, schedules) are epoch ms.
+import type { Generated } from 'kysely';
+
+export interface MetaTable { key: string; value: string }
+
+export interface AppTable {
+  uid: string;
+  name: string;
+  environment: 'development' | 'production';
+  created_at: string;
+}
+
+export interface ApiKeyTable {
+  api_key: string;
+  app_uid: string;
+  secret_sealed: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface UserTable {
+  uid: string;
+  app_uid: string;
+  email: string | null;
+  user_external_id: string | null;
+  wallet_address: string | null; // lower-case hex
+  wallet_created_at: string | null;
+  created_at: string;
+}
+
+export interface CollectionTable {
+  uid: string;
+  app_uid: string;
+  name: string;
+  symbol: string | null;
+  description: string | null;
+  external_url: string | null;
+  editable: number;
+  status: 'deploying' | 'deployed' | 'failed';
+  contract_address: string | null;
+  next_token_id: number;
+  created_at: string;
+}
+
+export interface AssetTable {
+  uid: string;
+  app_uid: string;
+  collection_uid: string;
+  asset_external_id: string;
+  mint_for_user_uid: string;
+  name: string;
+  unique_name_key: string | null; // = name when unique_name was true; a unique index guards races
+  token_id: number;
+  mint_status: 'pending' | 'minted' | 'failed';
+  mint_error: string | null;
+  mint_tx_id: number | null;
+  is_burned: number;
+  is_transferring: number;
+  is_editing: number;
+  owner_user_uid: string | null;
+  owner_address: string | null;
+  mint_for_address: string | null;
+  token_uri: string | null;
+  sale_price_in_usd: string | null; // exact decimal text
+  metadata: string; // JSON document
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobTable {
+  id: Generated<number>;
+  kind: string;
+  ref: string;
+  group_key: string | null;
+  payload: string;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  lease_until: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EventTable {
+  id: string; // uuid, the webhook-id
+  seq: Generated<number>;
+  app_uid: string;
+  type: string;
+  payload: string; // JSON of `data`
+  event_time: string;
+  created_at_ms: number;
+}
+
+export interface ChainTxTable {
+  id: Generated<number>;
+  chain_id: number;
+  from_address: string;
+  nonce: number;
+  kind: string;
+  ref: string;
+  payload: string;
+  raw: string;
+  hash: string;
+  status: 'signed' | 'sent' | 'mined' | 'reverted';
+  block_number: number | null;
+  block_hash: string | null;
+  gas_used: number | null;
+  contract_address: string | null;
+  error: string | null;
+  handled: number; // 1 once its outcome was applied to the domain rows
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RelayerTable {
+  address: string;
+  chain_id: number;
+  idx: number;
+  next_nonce: number;
+  updated_at: number;
+}
+
+export interface Database {
+  meta: MetaTable;
+  apps: AppTable;
+  api_keys: ApiKeyTable;
+  users: UserTable;
+  collections: CollectionTable;
+  assets: AssetTable;
+  jobs: JobTable;
+  events: EventTable;
+  chain_txs: ChainTxTable;
+  relayers: RelayerTable;
+}
