@@ -35,6 +35,7 @@ const schema = z.object({
   WORKERS: bool.default(true),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
+  OUTBOUND_ALLOW_PRIVATE: bool.default(false),
 });
 
 export type Config = {
@@ -57,6 +58,8 @@ export type Config = {
   runWorkers: boolean;
   runApi: boolean;
   demoApp: boolean;
+  /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
+  outboundAllowPrivate: boolean;
 };
 
 export class ConfigError extends Error {}
@@ -91,5 +94,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runWorkers: c.WORKERS,
     runApi: c.API,
     demoApp: c.DEMO_APP,
+    outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
   };
 }

@@ -8,6 +8,7 @@ import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
 import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
+import { parseArgs } from './args.js';
 
 const USAGE = `mintworks <command> [options] [--json]
 
@@ -20,21 +21,6 @@ const USAGE = `mintworks <command> [options] [--json]
 Uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY).`;
 
 class UsageError extends Error {}
-
-export function parseArgs(argv: string[]): { words: string[]; flags: Record<string, string | true> } {
-  const words: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a.startsWith('--')) {
-      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-      if (inline !== undefined) flags[k] = inline;
-      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[k] = argv[++i];
-      else flags[k] = true;
-    } else words.push(a);
-  }
-  return { words, flags };
-}
 
 function str(flags: Record<string, string | true>, name: string, required = true): string | undefined {
   const v = flags[name];

@@ -15,6 +15,7 @@ const ok = (data: unknown) => ({ success: true, data });
 
 /** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
 function uidOr404(uid: string, resource: string, message = `${resource} not found.`): string {
+  if (uid === '') throw ApiError.client(404, 'not_found', 'Not Found'); // `GET /user/` is no lookup
   if (!isUid(uid)) throw ApiError.client(404, 'not_found', message);
   return uid;
 }

@@ -1,11 +1,13 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './db.js';
 import { core } from './migrations/001_core.js';
+import { webhooks } from './migrations/002_webhooks.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
   return {
     '001_core': core(store.dialect),
+    '002_webhooks': webhooks(store.dialect),
   };
 }
 

@@ -135,4 +135,57 @@ export interface Database {
   events: EventTable;
   chain_txs: ChainTxTable;
   relayers: RelayerTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
+}
+
+// Webhooks (migration 002). Times are epoch ms.
+export interface WebhookEndpointTable {
+  app_uid: string;
+  url: string;
+  secret_sealed: string; // `whsec_…`, sealed with the SecretBox
+  key_id: string;
+  previous_secret_sealed: string | null; // the rotated-out secret, still signed with until previous_valid_until
+  previous_key_id: string | null;
+  previous_valid_until: number | null;
+  enabled: number;
+  events_filter: string | null; // JSON array of event types; null = every event
+  disabled_reason: string | null;
+  version: number; // bumped on every change, so a late 410 from an old URL cannot disable a new one
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveryTable {
+  event_id: string;
+  app_uid: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'expired' | 'disabled';
+  attempts: number;
+  event_time_ms: number;
+  deadline_at: number; // event time + 72 h (later after a manual redelivery)
+  next_attempt_at: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  recent_attempts: string; // JSON array of the start times of the last 10 attempts (the hourly cap)
+  lease_until: number | null;
+  locked_by: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+}
+
+export interface WebhookAttemptTable {
+  id: Generated<number>;
+  event_id: string;
+  app_uid: string;
+  attempt: number;
+  attempted_at: number;
+  url: string;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_body: string | null; // the first 1 KiB of the response
 }

@@ -1,0 +1,310 @@
+// The webhook dispatcher: claims due deliveries from the database with a lease, sends them, and records
+// each attempt with the delivery's next state in one transaction.
+//
+// - Durable and multi-process: all state is in `webhook_deliveries`; a claim takes a lease (PostgreSQL
+//   FOR UPDATE SKIP LOCKED, so workers never block each other), and a crashed worker's deliveries are
+//   claimed again when the lease runs out (delivery is at least once; receivers dedupe on event_id).
+// - Isolation: at most `concurrency` requests in flight per process, at most `perEndpoint` for one App's
+//   endpoint. An App at its cap is left out of the claim query, so a hanging endpoint holds at most
+//   `perEndpoint` slots and its queue never stands in front of other Apps' events.
+// - Every attempt reads the App's configuration as it is then (URL, secrets, on/off).
+// - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { Ctx } from '../services/context.js';
+import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
+import { buildRequest, isoOfMs } from './message.js';
+import { getEndpoint, holdPending, signingSecrets, WEBHOOK_SIGNAL } from './endpoints.js';
+import type { DeliveryRow } from './deliveries.js';
+import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
+
+export interface WebhookSendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+export interface WebhookSendResult {
+  status: number;
+  headers: Record<string, string>;
+  /** The start of the response body (the log keeps 1 KiB). */
+  body: string;
+}
+
+/** Sends one attempt; throws on a network error, a timeout or a blocked address. */
+export type WebhookSender = (req: WebhookSendRequest) => Promise<WebhookSendResult>;
+
+export const RESPONSE_LOG_BYTES = 1024;
+
+/** The real sender: SSRF-guarded, no redirects (a 3xx is a failure), reads at most 1 KiB. */
+export function httpSender(policy: OutboundPolicy): WebhookSender {
+  return async (r) => {
+    const res = await outboundRequest(r.url, { method: 'POST', headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxBytes: RESPONSE_LOG_BYTES, maxRedirects: 0, policy, signal: r.signal });
+    return { status: res.status, headers: res.headers, body: res.body.toString('utf8') };
+  };
+}
+
+export interface DispatcherOptions {
+  workerId?: string;
+  now?: () => number;
+  sender?: WebhookSender;
+  /** Requests in flight in this process, all Apps together. */
+  concurrency?: number;
+  /** Requests in flight to one App's endpoint. */
+  perEndpoint?: number;
+  pollMs?: number;
+  leaseMs?: number;
+  timeoutMs?: number;
+  random?: () => number;
+  log?: Logger;
+}
+
+export class WebhookDispatcher {
+  readonly now: () => number;
+  private readonly sender: WebhookSender;
+  private readonly concurrency: number;
+  private readonly perEndpoint: number;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly timeoutMs: number;
+  private readonly random: () => number;
+  private readonly workerId: string;
+  private readonly log: Logger;
+
+  private readonly inflight = new Map<string, number>(); // app_uid -> requests in flight
+  private total = 0;
+  private readonly tasks = new Set<Promise<void>>();
+  private running = false;
+  private loopDone: Promise<void> | null = null;
+  private waker: (() => void) | null = null;
+  private dirty = false;
+  private stopping = new AbortController();
+  private readonly onSignal = () => this.wake();
+
+  constructor(
+    private readonly ctx: Ctx,
+    opts: DispatcherOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.sender = opts.sender ?? httpSender({ allowPrivate: ctx.config.outboundAllowPrivate });
+    this.concurrency = opts.concurrency ?? 32;
+    this.perEndpoint = opts.perEndpoint ?? 4;
+    this.pollMs = opts.pollMs ?? 250;
+    this.leaseMs = opts.leaseMs ?? 60_000;
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+    this.random = opts.random ?? Math.random;
+    this.workerId = opts.workerId ?? `webhooks:${process.pid}`;
+    this.log = opts.log ?? ctx.log.child({ component: 'webhooks' });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = new AbortController();
+    this.ctx.queue.signals.on(WEBHOOK_SIGNAL, this.onSignal);
+    this.loopDone = this.loop();
+  }
+
+  /** Stops claiming, aborts requests in flight (their deliveries are released, to be sent again). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.ctx.queue.signals.off(WEBHOOK_SIGNAL, this.onSignal);
+    this.stopping.abort(new Error('dispatcher stopping'));
+    this.wake();
+    await this.loopDone;
+    await Promise.allSettled([...this.tasks]);
+  }
+
+  /** One claim round, waiting for its deliveries to finish (for tests and benchmarks). */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim();
+    await Promise.all(claimed.map((r) => this.launch(r)));
+    return claimed.length;
+  }
+
+  /** Requests in flight (all Apps). */
+  get busy(): number {
+    return this.total;
+  }
+
+  private async loop(): Promise<void> {
+    if (this.ctx.dialect === 'sqlite') {
+      // SQLite means one service process: any lease left belongs to a previous run of it.
+      await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
+    }
+    while (this.running) {
+      let claimed = 0;
+      try {
+        const rows = await this.claim();
+        for (const r of rows) void this.launch(r);
+        claimed = rows.length;
+      } catch (err) {
+        this.log.error({ err }, 'webhook claim failed');
+      }
+      if (claimed === 0) await this.sleep();
+    }
+  }
+
+  private wake(): void {
+    if (this.waker) this.waker();
+    else this.dirty = true;
+  }
+
+  private sleep(): Promise<void> {
+    if (this.dirty || !this.running) {
+      this.dirty = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waker = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.pollMs);
+      this.waker = done;
+    });
+  }
+
+  /**
+   * Claims due deliveries for the free slots, at most `perEndpoint` per App counting those in flight.
+   * Apps already at their cap are excluded in the query itself, so their backlog cannot fill the
+   * candidate list and hide other Apps' events.
+   */
+  private async claim(): Promise<(DeliveryRow & { token: string })[]> {
+    const free = this.concurrency - this.total;
+    if (free <= 0) return [];
+    const t = this.now();
+    const full = [...this.inflight].filter(([, n]) => n >= this.perEndpoint).map(([app]) => app);
+    const token = `${this.workerId}:${randomUUID()}`;
+    const rows = await this.ctx.db.transaction().execute(async (tx) => {
+      let q = tx
+        .selectFrom('webhook_deliveries')
+        .select(['event_id', 'app_uid'])
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', t)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]));
+      if (full.length) q = q.where('app_uid', 'not in', full);
+      q = q.orderBy('next_attempt_at').limit(Math.max(free * 4, 64));
+      if (this.ctx.dialect === 'postgres') q = q.forUpdate().skipLocked();
+      const candidates = await q.execute();
+      const counts = new Map(this.inflight);
+      const chosen: string[] = [];
+      for (const c of candidates) {
+        if (chosen.length >= free) break;
+        const n = counts.get(c.app_uid) ?? 0;
+        if (n >= this.perEndpoint) continue;
+        counts.set(c.app_uid, n + 1);
+        chosen.push(c.event_id);
+      }
+      if (chosen.length === 0) return [];
+      return tx.updateTable('webhook_deliveries').set({ lease_until: t + this.leaseMs, locked_by: token }).where('event_id', 'in', chosen).returningAll().execute();
+    });
+    return rows.map((r) => ({ ...r, token }));
+  }
+
+  private launch(row: DeliveryRow & { token: string }): Promise<void> {
+    this.total++;
+    this.inflight.set(row.app_uid, (this.inflight.get(row.app_uid) ?? 0) + 1);
+    const task = this.deliver(row)
+      .catch((err) => this.log.error({ err, event: row.event_id }, 'webhook delivery failed unexpectedly'))
+      .finally(() => {
+        this.total--;
+        const n = (this.inflight.get(row.app_uid) ?? 1) - 1;
+        if (n <= 0) this.inflight.delete(row.app_uid);
+        else this.inflight.set(row.app_uid, n);
+        this.tasks.delete(task);
+        this.wake(); // a slot is free: the App may have more due
+      });
+    this.tasks.add(task);
+    return task;
+  }
+
+  /** Updates the claimed row, if this claim still holds it. */
+  private async settle(row: DeliveryRow & { token: string }, set: Partial<DeliveryRow>): Promise<void> {
+    await this.ctx.db
+      .updateTable('webhook_deliveries')
+      .set({ ...set, lease_until: null, locked_by: null, updated_at_ms: this.now() })
+      .where('event_id', '=', row.event_id)
+      .where('locked_by', '=', row.token)
+      .execute();
+  }
+
+  private async deliver(row: DeliveryRow & { token: string }): Promise<void> {
+    const { ctx } = this;
+    const t0 = this.now();
+    const recent = JSON.parse(row.recent_attempts) as number[];
+    if (t0 >= row.deadline_at) return this.settle(row, { status: 'expired', next_attempt_at: null });
+    // The hourly cap, for what is not a scheduled retry (manual redelivery, a URL change).
+    const floor = windowFloor(recent);
+    if (floor > t0) return this.settle(row, { next_attempt_at: Math.min(floor, row.deadline_at) });
+
+    const [ev, ep] = await Promise.all([
+      ctx.db.selectFrom('events').select(['id', 'type', 'app_uid', 'event_time', 'payload']).where('id', '=', row.event_id).executeTakeFirst(),
+      getEndpoint(ctx.db, row.app_uid),
+    ]);
+    if (!ev) return this.settle(row, { status: 'expired', next_attempt_at: null, last_error: 'the event no longer exists' });
+    if (!ep) return this.settle(row, { status: 'disabled', next_attempt_at: null, last_error: 'no webhook configured' });
+    if (!ep.enabled) return this.settle(row, { status: 'disabled', next_attempt_at: null, last_error: ep.disabled_reason ?? 'webhook disabled' });
+
+    const attempt = row.attempts + 1;
+    const { body, headers } = buildRequest({ id: ev.id, type: ev.type, appUid: ev.app_uid, eventTime: ev.event_time, payload: ev.payload }, attempt, t0, signingSecrets(ctx.box, ep, t0));
+    const started = performance.now();
+    let res: WebhookSendResult | null = null;
+    let error: string | null = null;
+    try {
+      res = await this.sender({ url: ep.url, headers, body, timeoutMs: this.timeoutMs, signal: this.stopping.signal });
+    } catch (err) {
+      if (this.stopping.signal.aborted) return this.settle(row, {}); // shutting down: not an attempt, send again later
+      error = describeError(err);
+    }
+    const latency = Math.round(performance.now() - started);
+    const t1 = Math.max(this.now(), t0);
+    const ok = res !== null && res.status >= 200 && res.status < 300;
+    if (res && !ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
+    const nextRecent = pushRecent(recent, t0);
+    const common = { attempts: attempt, last_attempt_at: t0, last_status_code: res?.status ?? null, last_error: error, recent_attempts: JSON.stringify(nextRecent) };
+
+    await ctx.db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto('webhook_attempts')
+        .values({ event_id: row.event_id, app_uid: row.app_uid, attempt, attempted_at: t0, url: ep.url, status_code: res?.status ?? null, latency_ms: latency, error: clean(error), response_body: res ? clean(res.body.slice(0, RESPONSE_LOG_BYTES)) : null })
+        .execute();
+      const settle = (set: Partial<DeliveryRow>) =>
+        tx.updateTable('webhook_deliveries').set({ ...common, ...set, lease_until: null, locked_by: null, updated_at_ms: t1 }).where('event_id', '=', row.event_id).where('locked_by', '=', row.token).execute();
+      if (ok) return void (await settle({ status: 'delivered', delivered_at: t1, next_attempt_at: null }));
+      if (res?.status === 410) {
+        // 410 Gone: the receiver asks us to stop. Disable the endpoint, unless it was reconfigured
+        // while this attempt was on its way (then the 410 was about a URL no longer in use).
+        const r = await tx
+          .updateTable('webhook_endpoints')
+          .set({ enabled: 0, disabled_reason: `${ep.url} answered 410 Gone at ${isoOfMs(t1)}`, version: ep.version + 1, updated_at: isoOfMs(t1) })
+          .where('app_uid', '=', row.app_uid)
+          .where('version', '=', ep.version)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) > 0) {
+          this.log.warn({ app: row.app_uid, url: ep.url }, 'webhook endpoint answered 410 Gone: disabled');
+          await holdPending(tx, row.app_uid, t1);
+          return void (await settle({ status: 'disabled', next_attempt_at: null, last_error: 'HTTP 410 Gone: webhook disabled' }));
+        }
+      }
+      const next = nextAttempt({ attemptsMade: attempt, failedAt: t1, retryAfterMs: parseRetryAfter(res?.headers['retry-after'], t1), recentStarts: nextRecent, deadline: row.deadline_at, random: this.random });
+      await settle({ status: 'pending', next_attempt_at: next.at });
+    });
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof OutboundBlockedError) return `blocked: ${err.reason}`;
+  const e = err as { code?: string; message?: string };
+  const msg = e?.message ?? String(err);
+  return e?.code && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
+}
+
+/** PostgreSQL text cannot hold NUL; a response body might. */
+function clean(s: string | null): string | null {
+  return s === null ? null : s.replace(/\u0000/g, '\uFFFD');
+}

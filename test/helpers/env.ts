@@ -1,0 +1,89 @@
+// Shared test plumbing: free ports, temp dirs, fresh PostgreSQL databases, an HTTP client for the API.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function tempDir(prefix = 'mintworks-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** A new empty PostgreSQL database; returns its URL and a drop function. */
+export async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `mw_test_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  return {
+    url: `${PG_BASE}/${name}`,
+    async drop() {
+      const c = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> { status: number; body: T; raw: string; headers: Headers }
+
+export class ApiClient {
+  constructor(readonly base: string, readonly apiKey?: string, readonly token?: string) {}
+
+  async call<T = any>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    const h: Record<string, string> = { ...headers };
+    if (this.apiKey) h['X-API-KEY'] = this.apiKey;
+    if (this.token) h.Authorization = `Bearer ${this.token}`;
+    let payload: string | undefined;
+    if (body !== undefined) {
+      h['Content-Type'] ??= 'application/json';
+      payload = typeof body === 'string' ? body : JSON.stringify(body);
+    }
+    const res = await fetch(`${this.base}${p}`, { method, headers: h, body: payload });
+    const raw = await res.text();
+    let parsed: any = undefined;
+    try {
+      parsed = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed, raw, headers: res.headers };
+  }
+  get<T = any>(p: string) {
+    return this.call<T>('GET', p);
+  }
+  post<T = any>(p: string, body?: unknown) {
+    return this.call<T>('POST', p, body);
+  }
+}
+
+/** Polls `fn` until it returns a truthy value or the deadline passes (for asynchronous chain work). */
+export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,53 @@
+// Starts a real Mintworks (HTTP + workers + embedded anvil + SQLite or PostgreSQL) once per test file.
+import { loadConfig } from '../../src/config.js';
+import { startService, type Service } from '../../src/service.js';
+import { createApp } from '../../src/services/apps.js';
+import { createCollection } from '../../src/services/collections.js';
+import { signAppToken } from '../../src/services/tokens.js';
+import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from './env.js';
+
+export interface TestService {
+  svc: Service;
+  base: string;
+  dataDir: string;
+  newApp(env?: 'development' | 'production'): Promise<{ uid: string; api: ApiClient; apiKey: string; apiSecret: string }>;
+  newCollection(appUid: string, editable?: boolean): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = tempDir();
+  const pgdb = db === 'postgres' ? await freshPostgres() : null;
+  const config = loadConfig({
+    PORT: String(await freePort()), // a real port: PUBLIC_URL (token metadata URIs) is derived from it
+    DATA_DIR: dataDir,
+    ANVIL_PORT: String(await freePort()),
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DEMO_APP: 'false',
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    ...extraEnv,
+  });
+  const svc = await startService(config);
+  const base = `${svc.url}/v1`;
+  return {
+    svc,
+    base,
+    dataDir,
+    async newApp(env = 'development') {
+      const app = await createApp(svc.ctx, `Test ${Math.random().toString(36).slice(2, 8)}`, env);
+      const token = await signAppToken(app.api_key, app.api_secret);
+      return { uid: app.uid, api: new ApiClient(base, app.api_key, token), apiKey: app.api_key, apiSecret: app.api_secret };
+    },
+    async newCollection(appUid, editable = true) {
+      const { uid } = await createCollection(svc.ctx, appUid, { name: `Coll ${uid6()}`, symbol: 'TST', editable });
+      await waitFor('collection deployed', async () => (await svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', uid).executeTakeFirst())?.status === 'deployed', 30_000);
+      return uid;
+    },
+    async stop() {
+      await svc.stop();
+      await pgdb?.drop();
+    },
+  };
+}
+
+const uid6 = () => Math.random().toString(36).slice(2, 8);

@@ -1,0 +1,318 @@
+// The public API against a real service (HTTP + workers + embedded anvil), run once per database.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { createPublicClient, getAddress, http, parseAbi } from 'viem';
+import { ApiClient, waitFor } from '../helpers/env.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)', 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
+
+const assetBody = (user_uid: string, collection_uid: string, over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) => ({
+  user_uid,
+  collection_uid,
+  asset_external_id: `ext-${Math.random().toString(36).slice(2)}`,
+  sale_price_in_usd: 9.99,
+  data: { name: `Sword ${Math.random().toString(36).slice(2, 7)}`, unique_name: true, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, ...data },
+  ...over,
+});
+
+export function apiSuite(db: 'sqlite' | 'postgres'): void {
+  describe(`public API v1 on ${db}`, () => {
+    let t: TestService;
+    let app: Awaited<ReturnType<TestService['newApp']>>;
+    let other: Awaited<ReturnType<TestService['newApp']>>;
+    let collection: string;
+
+    before(async () => {
+      t = await startTestService(db);
+      [app, other] = await Promise.all([t.newApp(), t.newApp()]);
+      collection = await t.newCollection(app.uid, true);
+    });
+    after(async () => {
+      await t?.stop();
+    });
+
+    const rpc = () => createPublicClient({ transport: http(t.svc.chain!.rpcUrl) });
+
+    describe('auth and envelope (API.md §1-§2)', () => {
+      it('401 without headers, with a wrong secret, an expired token, alg none; message is the last key', async () => {
+        const noAuth = await new ApiClient(t.base).get('/user/123456789012');
+        assert.equal(noAuth.status, 401);
+        assert.equal(noAuth.body.success, false);
+        assert.equal(noAuth.body.error.type, 'client_error');
+        assert.deepEqual(Object.keys(noAuth.body.error.detail).at(-1), 'message');
+
+        const wrong = await new SignJWT({ resource: '*', action: '*', user_id: '*' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('x'.repeat(43)));
+        assert.equal((await new ApiClient(t.base, app.apiKey, wrong).get('/user/123456789012')).status, 401);
+
+        const expired = await new SignJWT({ resource: '*', action: '*', user_id: '*' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+          .sign(new TextEncoder().encode(app.apiSecret));
+        const exp = await new ApiClient(t.base, app.apiKey, expired).get('/user/123456789012');
+        assert.equal(exp.status, 401);
+        assert.match(exp.body.error.detail.message, /expired/);
+
+        const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ resource: '*', action: '*', user_id: '*' })}.`;
+        assert.equal((await new ApiClient(t.base, app.apiKey, none).get('/user/123456789012')).status, 401);
+
+        const otherKeyClaim = await new SignJWT({ api_key: other.apiKey }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(app.apiSecret));
+        assert.equal((await new ApiClient(t.base, app.apiKey, otherKeyClaim).get('/user/123456789012')).status, 401);
+
+        const unknownKey = await new ApiClient(t.base, 'mw_nope', app.api.token).get('/user/123456789012');
+        assert.equal(unknownKey.status, 401);
+      });
+
+      it('a token with exp in the future and one without exp are both valid', async () => {
+        const fresh = await new SignJWT({ resource: '*', action: '*', user_id: '*' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setExpirationTime(Math.floor(Date.now() / 1000) + 60)
+          .sign(new TextEncoder().encode(app.apiSecret));
+        const r = await new ApiClient(t.base, app.apiKey, fresh).post('/user', {});
+        assert.equal(r.status, 201);
+      });
+
+      it('unknown routes, GET /user and GET /user/ answer 404 Not Found in the envelope', async () => {
+        for (const p of ['/nope', '/user', '/user/']) {
+          const r = await app.api.get(p);
+          assert.equal(r.status, 404, p);
+          assert.deepEqual(r.body, { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'Not Found' } } });
+        }
+      });
+
+      it('collapses // in paths and ignores unknown query parameters (api_key/api_secret in the query)', async () => {
+        const u = await app.api.post('/user', {});
+        const r = await app.api.get(`//user/${u.body.data.uid}?api_key=${app.apiKey}&api_secret=${app.apiSecret}`);
+        assert.equal(r.status, 200);
+        assert.equal(r.body.data.uid, u.body.data.uid);
+      });
+
+      it('malformed JSON answers 400 in the envelope', async () => {
+        const r = await app.api.call('POST', '/user', '{"email":');
+        assert.equal(r.status, 400);
+        assert.equal(r.body.success, false);
+      });
+    });
+
+    describe('users (API.md #1-#4)', () => {
+      it('creates with an empty JSON body and returns a 12-digit uid with 201', async () => {
+        const r = await app.api.call('POST', '/user', '');
+        assert.equal(r.status, 201);
+        assert.match(r.body.data.uid, /^[1-9]\d{11}$/);
+        assert.deepEqual(Object.keys(r.body), ['success', 'data']);
+      });
+
+      it('GET /user/{uid} returns the User object; wallets empty until the first mint', async () => {
+        const { body } = await app.api.post('/user', { email: 'Alice@Example.com', user_external_id: 'alice-1' });
+        const r = await app.api.get(`/user/${body.data.uid}`);
+        assert.equal(r.status, 200);
+        assert.deepEqual(Object.keys(r.body.data), ['uid', 'created_at', 'email', 'user_external_id', 'wallets']);
+        assert.equal(r.body.data.email, 'Alice@Example.com');
+        assert.deepEqual(r.body.data.wallets, []);
+        assert.match(r.body.data.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+        assert.equal((await app.api.get('/user?email=Alice@Example.com')).body.data.uid, body.data.uid);
+        assert.equal((await app.api.get('/user?user_external_id=alice-1')).body.data.uid, body.data.uid);
+        assert.equal((await app.api.get('/user?client_id=alice-1')).body.data.uid, body.data.uid);
+      });
+
+      it('lookups that find nothing answer 200 with data null', async () => {
+        assert.deepEqual((await app.api.get('/user?email=nobody@example.com')).body, { success: true, data: null });
+        assert.deepEqual((await app.api.get('/user?user_external_id=nobody')).body, { success: true, data: null });
+      });
+
+      it('invalid email: 400 validation_error on field email with the exact message', async () => {
+        const r = await app.api.post('/user', { email: 'not-an-email' });
+        assert.equal(r.status, 400);
+        assert.deepEqual(r.body, { success: false, error: { type: 'validation_error', detail: { code: 'invalid', field_name: 'email', message: 'Enter a valid email address.' } } });
+      });
+
+      it('duplicate email or external id: 400 client_error "User already exists."; nulls mean absent', async () => {
+        await app.api.post('/user', { email: 'dup@example.com', user_external_id: null });
+        const r = await app.api.post('/user', { email: 'dup@example.com' });
+        assert.equal(r.status, 400);
+        assert.equal(r.body.error.type, 'client_error');
+        assert.equal(r.body.error.detail.message, 'User already exists.');
+        await app.api.post('/user', { user_external_id: 'dup-ext' });
+        assert.equal((await app.api.post('/user', { user_external_id: 'dup-ext', email: null })).body.error.detail.message, 'User already exists.');
+        // unique per App, not globally
+        assert.equal((await other.api.post('/user', { email: 'dup@example.com' })).status, 201);
+      });
+
+      it('unknown uid and another App\'s uid: 404 "User not found."', async () => {
+        const mine = (await app.api.post('/user', {})).body.data.uid;
+        for (const r of [await app.api.get('/user/999999999999'), await app.api.get('/user/abc'), await other.api.get(`/user/${mine}`)]) {
+          assert.equal(r.status, 404);
+          assert.deepEqual(r.body.error, { type: 'client_error', detail: { code: 'not_found', message: 'User not found.' } });
+        }
+      });
+    });
+
+    describe('collections and assets (API.md #5-#8, §4)', () => {
+      it('GET /collection/{uid} returns the deployed Collection; another App gets 404', async () => {
+        const r = await app.api.get(`/collection/${collection}`);
+        assert.equal(r.status, 200);
+        const c = r.body.data;
+        assert.deepEqual(Object.keys(c), ['uid', 'name', 'created_at', 'status', 'type', 'editable_assets', 'contract_address', 'symbol', 'description', 'external_url', 'explorer_url', 'chain', 'network', 'chain_id']);
+        assert.equal(c.status, 'deployed');
+        assert.equal(c.type, 'ERC721');
+        assert.equal(c.editable_assets, true);
+        assert.equal(c.chain_id, 31337);
+        assert.equal(c.contract_address, getAddress(c.contract_address));
+        const o = await other.api.get(`/collection/${collection}`);
+        assert.equal(o.status, 404);
+        assert.equal(o.body.error.detail.message, 'Collection not found.');
+      });
+
+      it('mints an asset into the user\'s new wallet: is_minted within 10 s and ownerOf on chain is the wallet', async () => {
+        const user = (await app.api.post('/user', { email: 'minter@example.com' })).body.data.uid;
+        const body = assetBody(user, collection, {}, { name: 'Excalibur', description: 'A sword', external_url: 'https://example.com/x', attributes: [{ trait_type: 'power', value: 9, display_type: 'boost_number' }, { trait_type: 'kind', value: 'blade' }] });
+        const created = await app.api.post('/asset', body);
+        assert.equal(created.status, 201, created.raw);
+        const uid = created.body.data.uid;
+        // Minting is quick on the embedded chain, so the first read may already see it minted;
+        // until then the asset is not transferable and has no token id.
+        const before = (await app.api.get(`/asset/${uid}`)).body.data;
+        if (!before.is_minted) {
+          assert.equal(before.is_transferable, false);
+          assert.equal(before.token_id, null);
+        }
+
+        const started = Date.now();
+        const a = await waitFor('asset minted', async () => {
+          const r = (await app.api.get(`/asset/${uid}`)).body.data;
+          return r.is_minted ? r : null;
+        }, 10_000);
+        assert.ok(Date.now() - started < 10_000);
+        assert.deepEqual(Object.keys(a), ['uid', 'name', 'asset_external_id', 'collection_uid', 'collection_name', 'created_at', 'token_id', 'is_minted', 'is_burned', 'is_transferring', 'is_transferable', 'is_editing', 'mint_for_user_uid', 'mint_for_address', 'owner_user_uid', 'owner_address', 'explorer_url', 'token_uri', 'sale_price_in_usd', 'metadata']);
+        assert.equal(a.is_transferable, true);
+        assert.equal(a.owner_user_uid, user);
+        assert.equal(a.sale_price_in_usd, 9.99);
+        assert.deepEqual(a.metadata, {
+          name: 'Excalibur',
+          image: 'https://example.com/sword.png',
+          org_image_url: 'https://example.com/sword.png',
+          original_id: uid,
+          description: 'A sword',
+          external_url: 'https://example.com/x',
+          attributes: [{ trait_type: 'power', value: 9, display_type: 'boost_number' }, { trait_type: 'kind', value: 'blade' }],
+        });
+
+        const wallet = (await app.api.get(`/user/${user}`)).body.data.wallets[0];
+        assert.equal(wallet.address, a.owner_address);
+        assert.equal(wallet.chain_id, 31337);
+        const coll = (await app.api.get(`/collection/${collection}`)).body.data;
+        const owner = await rpc().readContract({ address: coll.contract_address, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] });
+        assert.equal(owner, wallet.address);
+        // token_uri on chain = the API's token_uri, and it serves the metadata document
+        const uri = await rpc().readContract({ address: coll.contract_address, abi: erc721, functionName: 'tokenURI', args: [BigInt(a.token_id)] });
+        assert.equal(uri, a.token_uri);
+        assert.deepEqual(await (await fetch(uri)).json(), a.metadata);
+
+        const list = (await app.api.get(`/asset?user_uid=${user}`)).body.data;
+        assert.deepEqual(list.map((x: any) => x.uid), [uid]);
+        assert.equal((await other.api.get(`/asset/${uid}`)).status, 404);
+      });
+
+      it('unique_name false appends #<token id>; unique_name true refuses a taken name', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const a1 = (await app.api.post('/asset', assetBody(user, collection, {}, { name: 'Potion', unique_name: false }))).body.data.uid;
+        const a2 = (await app.api.post('/asset', assetBody(user, collection, {}, { name: 'Potion', unique_name: false }))).body.data.uid;
+        const [n1, n2] = [(await app.api.get(`/asset/${a1}`)).body.data.name, (await app.api.get(`/asset/${a2}`)).body.data.name];
+        assert.match(n1, /^Potion #\d+$/);
+        assert.match(n2, /^Potion #\d+$/);
+        assert.notEqual(n1, n2);
+
+        assert.equal((await app.api.post('/asset', assetBody(user, collection, {}, { name: 'Shield', unique_name: true }))).status, 201);
+        const dup = await app.api.post('/asset', assetBody(user, collection, {}, { name: 'Shield', unique_name: true }));
+        assert.equal(dup.status, 400);
+        assert.deepEqual(dup.body.error, { type: 'client_error', detail: { code: 'asset_name_exists', message: 'Asset with this name already exists' } });
+        // the name taken by a non-unique asset counts too
+        const taken = await app.api.post('/asset', assetBody(user, collection, {}, { name: n1, unique_name: true }));
+        assert.equal(taken.body.error?.detail.message, 'Asset with this name already exists');
+      });
+
+      it('asset_external_id is unique per App', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const body = assetBody(user, collection);
+        assert.equal((await app.api.post('/asset', body)).status, 201);
+        const again = await app.api.post('/asset', { ...body, data: { ...body.data, name: 'Other name' } });
+        assert.equal(again.status, 400);
+        assert.equal(again.body.error.type, 'client_error');
+        assert.equal(again.body.error.detail.field_name, 'asset_external_id');
+      });
+
+      it('validation: every malformed field is reported, message last, nothing created', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const countBefore = (await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+        const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, data: { name: '', unique_name: 'yes', image_url: 'ftp://x', attributes: [{ value: 1 }] }, sale_price_in_usd: -1 });
+        assert.equal(r.status, 400);
+        assert.equal(r.body.error.type, 'validation_error');
+        const details = r.body.error.detail as any[];
+        assert.ok(Array.isArray(details));
+        const fields = details.map((d) => d.field_name).sort();
+        assert.deepEqual(fields, ['asset_external_id', 'data.attributes.0.trait_type', 'data.image_url', 'data.name', 'data.store_image_on_ipfs', 'data.unique_name', 'sale_price_in_usd'].sort());
+        for (const d of details) assert.equal(Object.keys(d).at(-1), 'message');
+        const countAfter = (await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+        assert.equal(Number(countAfter), Number(countBefore));
+      });
+
+      it('unknown user or collection, or another App\'s: 404 and nothing created', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const r1 = await app.api.post('/asset', assetBody('999999999999', collection));
+        assert.equal(r1.status, 404);
+        assert.equal(r1.body.error.detail.message, 'User not found.');
+        const r2 = await app.api.post('/asset', assetBody(user, '999999999999'));
+        assert.equal(r2.body.error.detail.message, 'Collection not found.');
+        const r3 = await other.api.post('/asset', assetBody((await other.api.post('/user', {})).body.data.uid, collection));
+        assert.equal(r3.status, 404);
+        assert.deepEqual((await other.api.get(`/asset?user_uid=${user}`)).body, { success: true, data: [] });
+        assert.deepEqual((await app.api.get('/asset?user_uid=999999999999')).body, { success: true, data: [] });
+      });
+    });
+
+    describe('deposit (API.md #16)', () => {
+      it('creates the wallet and answers ERC-681 data; 404 for an unknown user', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const r = await app.api.get(`/deposit?user_uid=${user}&collection_uid=${collection}`);
+        assert.equal(r.status, 200);
+        assert.deepEqual(Object.keys(r.body.data), ['network', 'chain_id', 'wallet_address', 'qr_code_data']);
+        assert.equal(r.body.data.qr_code_data, `ethereum:${r.body.data.wallet_address}@31337`);
+        assert.equal((await app.api.get(`/user/${user}`)).body.data.wallets[0].address, r.body.data.wallet_address);
+        const events = await t.svc.ctx.db.selectFrom('events').select('type').where('app_uid', '=', app.uid).where('payload', 'like', `%${user}%`).execute();
+        assert.deepEqual(events.map((e) => e.type), ['user.wallet_created']);
+        assert.equal((await app.api.get(`/deposit?user_uid=999999999999&collection_uid=${collection}`)).status, 404);
+        assert.equal((await app.api.get(`/deposit?collection_uid=${collection}`)).status, 400);
+      });
+    });
+
+    describe('volume', () => {
+      it('200 assets created in a burst are all minted within 30 s, each token once on chain', async () => {
+        const users = await Promise.all(Array.from({ length: 20 }, () => app.api.post('/user', {}).then((r) => r.body.data.uid as string)));
+        const started = Date.now();
+        const uids = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => app.api.post('/asset', assetBody(users[i % users.length], collection, {}, { unique_name: false, name: 'Gem' })).then((r) => {
+            assert.equal(r.status, 201, r.raw);
+            return r.body.data.uid as string;
+          })),
+        );
+        await waitFor('200 minted', async () => {
+          const n = await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('uid', 'in', uids).where('mint_status', '=', 'minted').executeTakeFirstOrThrow();
+          return Number(n.n) === 200;
+        }, 30_000, 200);
+        const elapsed = Date.now() - started;
+        assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
+        const coll = (await app.api.get(`/collection/${collection}`)).body.data;
+        const logs = await rpc().getContractEvents({ address: coll.contract_address, abi: erc721, eventName: 'Transfer', fromBlock: 0n });
+        const ids = new Map<bigint, number>();
+        for (const l of logs) if (BigInt(l.args.from!) === 0n) ids.set(l.args.tokenId!, (ids.get(l.args.tokenId!) ?? 0) + 1);
+        for (const uid of uids) {
+          const a = (await app.api.get(`/asset/${uid}`)).body.data;
+          assert.equal(ids.get(BigInt(a.token_id)), 1, `token ${a.token_id} minted once`);
+        }
+        process.stdout.write(`# 200-asset burst minted in ${elapsed} ms on ${db}\n`);
+      });
+    });
+  });
+}

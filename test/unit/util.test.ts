@@ -1,0 +1,88 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { isoFromMicros, nowIso } from '../../src/util/time.js';
+import { isUid, newUid } from '../../src/util/ids.js';
+import { SecretBox } from '../../src/util/secretbox.js';
+import { ApiError } from '../../src/util/errors.js';
+import { loadConfig, ConfigError } from '../../src/config.js';
+import { redactQuery } from '../../src/http/app.js';
+import { parseArgs } from '../../src/cli/args.js';
+
+describe('timestamps', () => {
+  it('are ISO 8601 UTC with microseconds', () => {
+    assert.equal(isoFromMicros(1708953151798296n), '2024-02-26T13:12:31.798296Z');
+    assert.match(nowIso(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+  it('strictly increase within a process', () => {
+    const xs = Array.from({ length: 1000 }, nowIso);
+    for (let i = 1; i < xs.length; i++) assert.ok(xs[i] > xs[i - 1]);
+  });
+});
+
+describe('uids', () => {
+  it('are 12-digit numeric strings', () => {
+    for (let i = 0; i < 1000; i++) assert.ok(isUid(newUid()));
+    assert.equal(isUid('012345678901'), false);
+    assert.equal(isUid('12345678901'), false);
+    assert.equal(isUid('1234567890123'), false);
+  });
+});
+
+describe('secret box', () => {
+  const box = new SecretBox('11'.repeat(32));
+  it('round-trips and never stores the plain text', () => {
+    const sealed = box.seal('s3cret-value');
+    assert.ok(!sealed.includes('s3cret'));
+    assert.equal(box.open(sealed), 's3cret-value');
+    assert.notEqual(box.seal('x'), box.seal('x'));
+  });
+  it('refuses another master key with a clear message', () => {
+    const sealed = box.seal('x');
+    assert.throws(() => new SecretBox('22'.repeat(32)).open(sealed), /MASTER_KEY/);
+  });
+});
+
+describe('error envelope', () => {
+  it('single detail is an object with message last; several are an array', () => {
+    const one = ApiError.client(404, 'not_found', 'User not found.').toBody() as any;
+    assert.deepEqual(one, { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'User not found.' } } });
+    const many = ApiError.validation([{ field: 'a', code: 'x', message: 'm1' }, { field: 'b', code: 'y', message: 'm2' }]).toBody() as any;
+    assert.equal(many.error.detail.length, 2);
+    assert.deepEqual(Object.keys(many.error.detail[0]), ['code', 'field_name', 'message']);
+  });
+});
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.equal(c.anvilPort, 8545);
+    assert.equal(c.chainId, 31337);
+    assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.databaseUrl, undefined);
+  });
+  it('names the variable that is wrong', () => {
+    assert.throws(() => loadConfig({ PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && /PORT/.test(e.message));
+    assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
+    assert.throws(() => loadConfig({ MASTER_KEY: 'short' }), /MASTER_KEY/);
+    assert.throws(() => loadConfig({ CHAIN_ID: '-1' }), /CHAIN_ID/);
+  });
+  it('treats empty values as unset and strips a trailing slash of PUBLIC_URL', () => {
+    assert.equal(loadConfig({ PORT: '' }).port, 8080);
+    assert.equal(loadConfig({ PUBLIC_URL: 'https://mint.example.com/' }).publicUrl, 'https://mint.example.com');
+  });
+});
+
+describe('log redaction', () => {
+  it('drops query strings (one SDK sends api_secret in every query)', () => {
+    assert.equal(redactQuery('/v1/user/1?api_key=k&api_secret=s'), '/v1/user/1?<redacted>');
+    assert.equal(redactQuery('/v1/user/1'), '/v1/user/1');
+  });
+});
+
+describe('CLI arguments', () => {
+  it('parses words, --flag value, --flag=value and boolean flags', () => {
+    assert.deepEqual(parseArgs(['collection', 'create', '--app', '1', '--name=My Coll', '--editable']), { words: ['collection', 'create'], flags: { app: '1', name: 'My Coll', editable: true } });
+  });
+});
