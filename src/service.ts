@@ -23,6 +23,7 @@ import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
 import { deployJobHandler, deployOutcome } from './services/collections.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
+import { webhookDispatcher } from './webhooks/index.js';
 
 export interface Service {
   ctx: Ctx;
@@ -132,6 +133,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
       workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx)]);
       cleanups.push(() => workers!.stop());
+      const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
+      webhooks.start();
+      cleanups.push(() => webhooks.stop());
     }
 
     if (config.demoApp) await ensureDemoApp(ctx);

@@ -9,6 +9,7 @@ import { createCollection } from '../services/collections.js';
 import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
 import { parseArgs } from './args.js';
+import { webhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 
 const USAGE = `mintworks <command> [options] [--json]
 
@@ -17,6 +18,7 @@ const USAGE = `mintworks <command> [options] [--json]
   collection create --app UID --name N --symbol S [--editable] [--description D]
                                                               create a collection (deployed by the service) -> {uid}
   token --app UID [--expires SECONDS]                         print a bearer token for curl -> {token, api_key}
+${WEBHOOK_USAGE}
 
 Uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY).`;
 
@@ -76,6 +78,7 @@ async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
         return { json: { token, api_key: creds.api_key }, text: token };
       }
       default:
+        if (words[0] === 'webhook') return await webhookCommand(ctx, words, flags);
         throw new UsageError(`unknown command "${cmd}"\n\n${USAGE}`);
     }
   } finally {

@@ -8,6 +8,7 @@ import { ApiError } from '../util/errors.js';
 import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
 import { collectionView, userView } from '../services/views.js';
+import { adminWebhookRoutes } from './admin-webhooks.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
@@ -62,4 +63,6 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
     const rows = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', req.params.uid).orderBy('created_at', 'desc').limit(500).execute();
     return ok(rows.map((u) => userView(u, ctx.config)));
   });
+
+  await adminWebhookRoutes(app, ctx);
 }

@@ -149,7 +149,7 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
   return {
     kind: MINT_JOB,
     batchSize: ctx.config.mintBatchSize,
-    leaseMs: 30_000,
+    leaseMs: 10_000, // short: a crashed worker's mints are picked up again soon
     pollMs: 500,
     async handle(jobs) {
       const assets = await ctx.db

@@ -35,7 +35,7 @@ export function walletJobHandler(ctx: Ctx, wakeKind: string): JobHandler {
   return {
     kind: WALLET_JOB,
     batchSize: 50,
-    leaseMs: 30_000,
+    leaseMs: 10_000,
     pollMs: 500,
     async handle(jobs) {
       for (const job of jobs) {

@@ -35,6 +35,17 @@ function deferred<T = void>() {
   return { promise, resolve };
 }
 
+/** The promise's value, or a failure when it takes longer than `ms` (an event to wait for, bounded). */
+async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Largest number of attempt times within any closed CAP_WINDOW_MS window (exhaustive). */
 function maxPerWindow(times: number[]): number {
   const t = [...times].sort((a, b) => a - b);
@@ -83,7 +94,9 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       await store?.close();
       await dropDb?.();
     });
-    beforeEach(() => {
+    beforeEach(async () => {
+      // Each test starts with nothing due from the previous ones (they share the database).
+      await ctx.db.updateTable('webhook_deliveries').set({ status: 'expired', next_attempt_at: null }).where('status', 'in', ['pending', 'disabled']).execute();
       sent = [];
       respond = () => reply(200);
       requestMs = 0;
@@ -344,7 +357,8 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       const fast = await newApp();
       await setWebhook(ctx, slow, { url: 'http://hanging.test/' });
       await setWebhook(ctx, fast, { url: 'http://fast.test/' });
-      for (let i = 0; i < 20; i++) await emit(slow);
+      // More than one claim query's candidates (64): the slow App's backlog must not hide the fast App's event.
+      for (let i = 0; i < 100; i++) await emit(slow);
       let inFlightSlow = 0;
       let maxInFlightSlow = 0;
       const fastDelivered = deferred<number>();
@@ -362,7 +376,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       d.start();
       const fastId = await emit(fast);
       clock = Date.now() + SECOND;
-      const slowBusy = await fastDelivered.promise;
+      const slowBusy = await within(5000, fastDelivered.promise, 'the fast App\'s event sent while the slow endpoint hangs').catch(async (err) => {
+        await d.stop();
+        throw err;
+      });
       assert.equal(slowBusy, 4, 'the slow endpoint was holding its 4 slots');
       await (async () => {
         for (let i = 0; i < 200 && (await delivery(fastId)).status !== 'delivered'; i++) await new Promise((r) => setImmediate(r));
@@ -371,7 +388,7 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       await d.stop();
       assert.equal(maxInFlightSlow, 4);
       const slowRows = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('app_uid', '=', slow).execute();
-      assert.equal(slowRows.length, 20);
+      assert.equal(slowRows.length, 100);
       assert.ok(slowRows.every((r) => r.status === 'pending' && r.attempts === 0 && r.lease_until === null), 'aborted sends are not attempts and are released');
       assert.equal((await listAttempts(ctx, slow)).length, 0);
     });

@@ -1,0 +1,78 @@
+// Management API for webhooks [ours] (API.md §6, §7), under /admin/v1: the operator token is checked by
+// the hook of adminRoutes, which registers these routes.
+//   PUT  /apps/:uid/webhook                          create or change (url, events, enabled, rotate_secret)
+//   GET  /apps/:uid/webhook                          the configuration (never the secret)
+//   GET  /apps/:uid/webhook/events?status=&limit=    delivery state per event, newest first
+//   GET  /apps/:uid/webhook/events/:id/attempts      the attempt log of one event, newest first
+//   POST /apps/:uid/webhook/events/:id/redeliver     send an event again now
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Ctx } from '../services/context.js';
+import { ApiError } from '../util/errors.js';
+import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
+import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../webhooks/deliveries.js';
+
+type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+const ok = (data: unknown) => ({ success: true, data });
+
+export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['admin', 'webhooks'] };
+  const appParam = z.object({ uid: z.string() });
+  const eventParam = z.object({ uid: z.string(), id: z.string() });
+  const requireApp = async (uid: string) => {
+    const a = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
+    if (!a) throw ApiError.notFound('App');
+  };
+
+  app.put(
+    '/apps/:uid/webhook',
+    {
+      schema: {
+        ...tags,
+        params: appParam,
+        body: z.object({
+          url: z.string().min(1).max(2048).optional(),
+          events: z.array(z.string()).max(50).nullish().describe('Event types to send; null or [] = all.'),
+          enabled: z.boolean().optional().describe('Default true: setting the webhook again re-enables it.'),
+          rotate_secret: z.boolean().optional().describe('New signing secret; the old one keeps signing for 24 h.'),
+        }),
+      },
+    },
+    async (req, reply) => {
+      const b = req.body;
+      const r = await setWebhook(ctx, req.params.uid, { url: b.url, events: b.events, enabled: b.enabled, rotateSecret: b.rotate_secret });
+      // The secret is shown when it is new (created or rotated), like an API secret.
+      const data = r.created || r.rotated ? { ...r.webhook, secret: r.secret } : r.webhook;
+      return reply.code(r.created ? 201 : 200).send(ok(data));
+    },
+  );
+
+  app.get('/apps/:uid/webhook', { schema: { ...tags, params: appParam } }, async (req) => {
+    await requireApp(req.params.uid);
+    const wh = await getWebhook(ctx, req.params.uid);
+    if (!wh) throw ApiError.notFound('Webhook');
+    return ok(wh);
+  });
+
+  app.get(
+    '/apps/:uid/webhook/events',
+    { schema: { ...tags, params: appParam, querystring: z.object({ status: z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]]).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
+    async (req) => {
+      await requireApp(req.params.uid);
+      return ok(await listDeliveries(ctx, req.params.uid, { status: req.query.status, limit: req.query.limit }));
+    },
+  );
+
+  app.get('/apps/:uid/webhook/events/:id/attempts', { schema: { ...tags, params: eventParam } }, async (req) => {
+    await requireApp(req.params.uid);
+    const d = await getDelivery(ctx, req.params.uid, req.params.id);
+    if (!d) throw ApiError.notFound('Event');
+    return ok(await listAttempts(ctx, req.params.uid, { eventId: req.params.id, limit: 1000 }));
+  });
+
+  app.post('/apps/:uid/webhook/events/:id/redeliver', { schema: { ...tags, params: eventParam } }, async (req) => {
+    await requireApp(req.params.uid);
+    return ok(await redeliver(ctx, req.params.uid, req.params.id));
+  });
+}
