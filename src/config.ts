@@ -36,6 +36,10 @@ const schema = z.object({
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
+  IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  IPFS_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PINNING_SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PINNING_SERVICE_TOKEN: z.string().min(1).optional(),
 });
 
 export type Config = {
@@ -60,6 +64,13 @@ export type Config = {
   demoApp: boolean;
   /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
   outboundAllowPrivate: boolean;
+  /** Largest image fetched for store_image_on_ipfs (bytes). */
+  imageMaxBytes: number;
+  /** Kubo RPC base URL (e.g. http://127.0.0.1:5001): production Apps' files are also added and pinned there. */
+  ipfsApiUrl: string | undefined;
+  /** IPFS Pinning Service API base URL and its bearer token: production Apps' CIDs are pinned there. */
+  pinningServiceUrl: string | undefined;
+  pinningServiceToken: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -73,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
+  if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) throw new ConfigError('Invalid configuration:\n  PINNING_SERVICE_TOKEN: required when PINNING_SERVICE_URL is set');
   const publicUrl = (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, '');
   return {
     port: c.PORT,
@@ -95,5 +107,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runApi: c.API,
     demoApp: c.DEMO_APP,
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
+    imageMaxBytes: c.IMAGE_MAX_BYTES,
+    ipfsApiUrl: c.IPFS_API_URL?.replace(/\/+$/, ''),
+    pinningServiceUrl: c.PINNING_SERVICE_URL?.replace(/\/+$/, ''),
+    pinningServiceToken: c.PINNING_SERVICE_TOKEN,
   };
 }

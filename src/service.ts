@@ -13,7 +13,7 @@ import { migrateToLatest } from './store/migrate.js';
 import { JobQueue } from './jobs/queue.js';
 import { WorkerPool } from './jobs/worker.js';
 import { KeyRing } from './chain/keys.js';
-import { ChainSender } from './chain/sender.js';
+import { ChainSender, claimOutcome } from './chain/sender.js';
 import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
 import { artifact } from './chain/artifacts.js';
 import { SecretBox } from './util/secretbox.js';
@@ -21,6 +21,8 @@ import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
 import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
 import { deployJobHandler, deployOutcome } from './services/collections.js';
+import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
+import { ChainIndexer } from './services/indexer.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
 import { webhookDispatcher } from './webhooks/index.js';
@@ -119,8 +121,14 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
     sender.onOutcome('asset.mint', mintOutcome(ctx));
     sender.onOutcome('collection.deploy', deployOutcome(ctx));
+    sender.onOutcome('forwarder.deploy', async (row) => {
+      await core.store.db.transaction().execute((tx) => claimOutcome(tx, row.id));
+    });
     await sender.init();
     ctx.forwarder = await ensureForwarder(ctx, sender, log);
+    // Effects that relay through the forwarder need its address; until registered, outcomes wait.
+    sender.onOutcome('forward', forwardOutcome(ctx));
+    sender.onOutcome('asset.edit', editOutcome(ctx));
 
     let workers: WorkerPool | null = null;
     if (config.runWorkers) {
@@ -131,8 +139,11 @@ export async function startService(config: Config, log: Logger = createLogger(co
       sender.start();
       cleanups.push(() => sender.stop());
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
-      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx)]);
+      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx)]);
       cleanups.push(() => workers!.stop());
+      const indexer = new ChainIndexer(ctx);
+      indexer.start();
+      cleanups.push(() => indexer.stop());
       const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
       webhooks.start();
       cleanups.push(() => webhooks.stop());

@@ -61,6 +61,16 @@ export class ChainSender {
     this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
   }
 
+  /**
+   * The relayer that carries all forwarded requests of one user: their forwarder nonces are consecutive,
+   * so they must be mined in order, which one relayer's nonce stream guarantees.
+   */
+  relayerFor(key: string): HDAccount {
+    let h = 0;
+    for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+    return this.relayers[h % this.relayers.length];
+  }
+
   onOutcome(kind: string, effect: TxEffect): void {
     this.effects.set(kind, effect);
   }
@@ -245,10 +255,7 @@ export class ChainSender {
 
   private async apply(row: ChainTxRow, outcome: TxOutcome): Promise<void> {
     const effect = this.effects.get(row.kind);
-    if (!effect) {
-      await this.db.updateTable('chain_txs').set({ handled: 1 }).where('id', '=', row.id).execute();
-      return;
-    }
+    if (!effect) return; // not registered yet (start-up): applied on a later pass, never dropped
     try {
       await effect(row, outcome);
     } catch (err) {

@@ -9,6 +9,7 @@ import { createUser, findUser, getUser } from '../services/users.js';
 import { getCollection } from '../services/collections.js';
 import { createAsset, getAsset, listAssetsOfUser } from '../services/assets.js';
 import { depositInfo } from '../services/wallets.js';
+import { createBurn, createTransfer, editAsset, getBurn, getTransfer, listBurns, listTransfers } from '../services/lifecycle.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
@@ -54,6 +55,36 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   app.get('/asset', { schema: { ...tags('assets'), querystring: s.assetListQuery } }, async (req) => {
     if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
     return ok(await listAssetsOfUser(ctx, req.appUid, req.query.user_uid));
+  });
+
+  app.put('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam, body: s.editAssetBody } }, async (req) => {
+    return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data));
+  });
+
+  app.post('/transfer', { schema: { ...tags('transfers'), body: s.transferBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createTransfer(ctx, req.appUid, req.body)));
+  });
+
+  app.get('/transfer/:uid', { schema: { ...tags('transfers'), params: s.uidParam } }, async (req) => {
+    return ok(await getTransfer(ctx, req.appUid, uidOr404(req.params.uid, 'Transfer')));
+  });
+
+  app.get('/transfer', { schema: { ...tags('transfers'), querystring: s.userListQuery } }, async (req) => {
+    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(await listTransfers(ctx, req.appUid, req.query.user_uid));
+  });
+
+  app.post('/burn', { schema: { ...tags('burns'), body: s.burnBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createBurn(ctx, req.appUid, req.body)));
+  });
+
+  app.get('/burn/:uid', { schema: { ...tags('burns'), params: s.uidParam } }, async (req) => {
+    return ok(await getBurn(ctx, req.appUid, uidOr404(req.params.uid, 'Burn')));
+  });
+
+  app.get('/burn', { schema: { ...tags('burns'), querystring: s.userListQuery } }, async (req) => {
+    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(await listBurns(ctx, req.appUid, req.query.user_uid));
   });
 
   app.get('/deposit', { schema: { ...tags('deposits'), querystring: s.depositQuery } }, async (req) => {

@@ -74,3 +74,13 @@ export const depositQuery = z.object({
   user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
   collection_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
 });
+
+export const transferBody = z.object({
+  asset_uid: text(32),
+  from_user_uid: text(32),
+  to_address: z.string().max(64, 'Enter a valid address: 0x followed by 40 hexadecimal characters.'),
+});
+
+export const burnBody = z.object({ asset_uid: text(32), from_user_uid: text(32) });
+
+export const userListQuery = z.object({ user_uid: z.string().optional() });

@@ -43,7 +43,12 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
       const dup = await tx.selectFrom('assets').select('uid').where('app_uid', '=', appUid).where('asset_external_id', '=', p.asset_external_id).executeTakeFirst();
       if (dup) throw externalIdTaken();
       if (p.data.unique_name) {
-        const same = await tx.selectFrom('assets').select('uid').where('collection_uid', '=', p.collection_uid).where('name', '=', p.data.name).executeTakeFirst();
+        const same = await tx
+          .selectFrom('assets')
+          .select('uid')
+          .where('collection_uid', '=', p.collection_uid)
+          .where((eb) => eb.or([eb('name', '=', p.data.name), eb('unique_name_key', '=', p.data.name)]))
+          .executeTakeFirst();
         if (same) throw nameTaken();
       }
       // The token id is fixed now, so a replayed mint of this asset reverts on chain instead of minting twice.
@@ -73,6 +78,8 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
           is_burned: 0,
           is_transferring: 0,
           is_editing: 0,
+          is_burning: 0,
+          pending_edit: null,
           owner_user_uid: null,
           owner_address: null,
           mint_for_address: user.wallet_address,

@@ -1,13 +1,19 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './db.js';
 import { core } from './migrations/001_core.js';
+import { forwarding } from './migrations/003_forwarding.js';
+import { lifecycle } from './migrations/004_lifecycle.js';
+import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
   return {
     '001_core': core(store.dialect),
+    '003_forwarding': forwarding(store.dialect),
     '002_webhooks': webhooks(store.dialect),
+    '004_lifecycle': lifecycle(store.dialect),
+    '005_rewards': rewards(store.dialect),
   };
 }
 

@@ -66,6 +66,8 @@ export interface AssetTable {
   metadata: string; // JSON document
   created_at: string;
   updated_at: string;
+  is_burning: number;
+  pending_edit: string | null; // JSON {metadata, name, unique_name_key} of an edit in flight
 }
 
 export interface JobTable {
@@ -124,6 +126,44 @@ export interface RelayerTable {
   updated_at: number;
 }
 
+export interface TransferTable {
+  uid: string;
+  app_uid: string;
+  asset_uid: string;
+  from_user_uid: string;
+  to_address: string;
+  status: 'pending' | 'done' | 'cancelled';
+  reason: string | null;
+  attempts: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BurnTable {
+  uid: string;
+  app_uid: string;
+  asset_uid: string;
+  from_user_uid: string;
+  status: 'pending' | 'done' | 'cancelled';
+  reason: string | null;
+  attempts: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChainCursorTable {
+  name: string;
+  block_number: number;
+  block_hash: string;
+  updated_at: number;
+}
+
+export interface ForwarderNonceTable {
+  address: string;
+  next_nonce: number;
+  updated_at: number;
+}
+
 export interface Database {
   meta: MetaTable;
   apps: AppTable;
@@ -135,9 +175,17 @@ export interface Database {
   events: EventTable;
   chain_txs: ChainTxTable;
   relayers: RelayerTable;
+  forwarder_nonces: ForwarderNonceTable;
+  transfers: TransferTable;
+  burns: BurnTable;
+  chain_cursors: ChainCursorTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  rewards: RewardTable;
+  allocations: AllocationTable;
+  claims: ClaimTable;
+  reward_balances: RewardBalanceTable;
 }
 
 // Webhooks (migration 002). Times are epoch ms.
@@ -188,4 +236,65 @@ export interface WebhookAttemptTable {
   latency_ms: number;
   error: string | null;
   response_body: string | null; // the first 1 KiB of the response
+}
+
+// Rewards (migration 005). Amounts are base units (18 decimals) as decimal text.
+export interface RewardTable {
+  uid: string;
+  app_uid: string;
+  name: string;
+  description: string | null;
+  token_name: string;
+  token_symbol: string;
+  supply: string;
+  unallocated: string; // supply minus accepted allocations: the budget left
+  withdraw_receiver: string; // lower-case hex
+  status: 'deploying' | 'deployed';
+  contract_address: string | null;
+  withdraw_status: 'requested' | 'done' | null;
+  withdraw_tx_id: number | null;
+  withdrawn_amount: string | null;
+  withdrawn_at: string | null;
+  created_at: string;
+}
+
+export interface AllocationTable {
+  uid: string;
+  app_uid: string;
+  reward_uid: string;
+  to_user_uid: string;
+  to_address: string; // the user's wallet, lower-case hex
+  amount: string;
+  nonce: string;
+  nonce_is_number: number; // 1 when the client sent a JSON number (echoed back as one)
+  status: 'pending' | 'done' | 'failed';
+  error: string | null;
+  tx_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ClaimTable {
+  uid: string;
+  app_uid: string;
+  reward_uid: string;
+  from_user_uid: string;
+  to_address: string; // lower-case hex
+  amount: string | null; // what the chain paid; null until done
+  status: 'pending' | 'done' | 'failed';
+  error: string | null;
+  tx_id: number | null;
+  rounds: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RewardBalanceTable {
+  reward_uid: string;
+  user_uid: string;
+  allocated: string; // accepted allocations (pending + done)
+  allocated_done: string; // allocations confirmed on chain
+  claimed: string; // paid out by claims, as the chain's Claimed events reported
+  claim_uid: string | null; // the claim holding this user's claim slot
+  updated_at: number;
 }

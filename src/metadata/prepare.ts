@@ -1,0 +1,179 @@
+// Preparing an asset's metadata before it is minted (seed §2.3 rules 3 and 4):
+//  - store_image_on_ipfs false, development App: nothing to prepare; the token URI stays the collection's
+//    baseURI + id, served from the database by GET /metadata/<collection>/<id>.
+//  - store_image_on_ipfs true: the worker fetches image_url (SSRF-guarded) and keeps a copy, so the
+//    document's `image` points at it and `org_image_url` keeps the source.
+//  - development App: the copy and the document go to the service's file store (PUBLIC_URL/files/<sha256>);
+//    production App: both become UnixFS in the blockstore, `image` = ipfs://<image cid>, token URI =
+//    ipfs://<document cid>, the exact CIDs any IPFS node computes for these bytes.
+// The fetch runs in a job (`asset.prepare`) ahead of the mint job, never in the request: a slow image
+// server cannot hold an API request, and transient failures are retried with the queue's backoff.
+import type { Ctx } from '../services/context.js';
+import type { Job } from '../jobs/queue.js';
+import type { JobHandler } from '../jobs/worker.js';
+import { OutboundBlockedError, assertAllowedUrl } from '../net/outbound.js';
+import { ApiError } from '../util/errors.js';
+import { nowIso } from '../util/time.js';
+import { buildMetadata, type AssetData, type Attribute } from '../domain/assets.js';
+import { emitEvent } from '../services/events.js';
+import { getAsset, MINT_JOB } from '../services/assets.js';
+import { fetchImage, MetadataError } from './fetch-image.js';
+import { metadataStorage } from './store.js';
+import { enqueuePublish, PUBLISH_JOB, type PublishItem } from './publish.js';
+
+export const PREPARE_JOB = 'asset.prepare';
+/** Attempts for transient failures (timeouts, 5xx): backoff 0.5 s … 64 s, about two minutes in all. */
+export const PREPARE_ATTEMPTS = 8;
+
+export type AppEnvironment = 'development' | 'production';
+
+/** Whether an asset needs the prepare step before minting (pure). */
+export function needsPreparation(env: AppEnvironment, storeImage: boolean): boolean {
+  return env === 'production' || storeImage;
+}
+
+/**
+ * Request-time check of image_url when the service will fetch it: refuses what is known to fail now (a
+ * scheme other than http/https, a host that is or resolves to a forbidden address) with a 400 naming
+ * the field. DNS trouble is not refused here: the worker retries it and fails the asset visibly if it
+ * persists. The worker's fetch re-checks everything at connect time; this is early feedback.
+ */
+export async function assertImageUrlFetchable(ctx: Ctx, url: string): Promise<void> {
+  try {
+    await assertAllowedUrl(url, { allowPrivate: ctx.config.outboundAllowPrivate });
+  } catch (err) {
+    if (err instanceof OutboundBlockedError) {
+      throw ApiError.validation([{ field: 'data.image_url', code: 'image_url_not_allowed', message: `The image cannot be fetched from this URL: ${err.reason}.` }]);
+    }
+  }
+}
+
+export interface PrepareInput {
+  appEnvironment: AppEnvironment;
+  assetUid: string;
+  /** The displayed name (with `#<token id>` when unique_name was false). */
+  name: string;
+  data: AssetData;
+  /** store_image_on_ipfs as given at creation. */
+  storeImage: boolean;
+}
+
+export interface PreparedMetadata {
+  /** The document; for stored documents, JSON.stringify of it is exactly the stored bytes. */
+  metadata: Record<string, unknown>;
+  /** The per-token URI to mint with (or setTokenURI on edit); null = the collection's baseURI + id. */
+  tokenUri: string | null;
+}
+
+/**
+ * Builds (and stores) an asset's metadata document. Used by the prepare job before minting and by the
+ * edit path (PUT /asset) for new documents. Throws MetadataError: `permanent` says whether retrying can help.
+ * Idempotent: the same input stores the same bytes under the same names.
+ */
+export async function prepareAssetMetadata(ctx: Ctx, input: PrepareInput): Promise<PreparedMetadata> {
+  const storage = metadataStorage(ctx.config);
+  const production = input.appEnvironment === 'production';
+  const publish: PublishItem[] = [];
+  let image = input.data.image_url;
+  if (input.storeImage) {
+    const fetched = await fetchImage(input.data.image_url, { policy: { allowPrivate: ctx.config.outboundAllowPrivate }, maxBytes: ctx.config.imageMaxBytes });
+    if (production) {
+      const cid = (await storage.addToIpfs(fetched.bytes)).toString();
+      image = `ipfs://${cid}`;
+      publish.push({ cid, name: `${input.assetUid}-image` });
+    } else {
+      image = `${ctx.config.publicUrl}/files/${await storage.files.put(fetched.bytes)}`;
+    }
+  }
+  const metadata = buildMetadata(input.assetUid, input.name, input.data, image);
+  const document = Buffer.from(JSON.stringify(metadata), 'utf8');
+  let tokenUri: string | null = null;
+  if (production) {
+    const cid = (await storage.addToIpfs(document)).toString();
+    tokenUri = `ipfs://${cid}`;
+    publish.push({ cid, name: `${input.assetUid}-metadata.json` });
+  } else if (input.storeImage) {
+    tokenUri = `${ctx.config.publicUrl}/files/${await storage.files.put(document)}`;
+  }
+  // Outside any transaction of the caller: if this process dies before the caller commits, its retry
+  // queues the same (idempotent) publish again; nothing is lost, at worst something is pinned twice.
+  if (await enqueuePublish(ctx, ctx.db, publish)) ctx.queue.notify(PUBLISH_JOB);
+  return { metadata, tokenUri };
+}
+
+/** The AssetData behind a stored document (what the prepare job starts from). */
+export function assetDataFromDocument(doc: Record<string, unknown>): AssetData {
+  return {
+    name: String(doc.name),
+    unique_name: true, // not used to build a document: the stored name is already the displayed one
+    image_url: String(doc.org_image_url ?? doc.image),
+    description: typeof doc.description === 'string' ? doc.description : null,
+    external_url: typeof doc.external_url === 'string' ? doc.external_url : null,
+    attributes: Array.isArray(doc.attributes) ? (doc.attributes as Attribute[]) : null,
+  };
+}
+
+/** The prepare job: store image and document, record the token URI, then hand the asset to the mint job. */
+export function prepareJobHandler(ctx: Ctx): JobHandler {
+  return {
+    kind: PREPARE_JOB,
+    batchSize: 8,
+    leaseMs: 120_000, // > the 15 s fetch timeout plus storing, with room: a lease must outlive the work
+    pollMs: 1000,
+    async handle(jobs) {
+      // Fetches run side by side; each job settles on its own (one bad image fails only its asset).
+      await Promise.all(jobs.map((job) => prepareOne(ctx, job)));
+    },
+  };
+}
+
+async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
+  try {
+    const a = await ctx.db
+      .selectFrom('assets')
+      .innerJoin('apps', 'apps.uid', 'assets.app_uid')
+      .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment'])
+      .where('assets.uid', '=', job.ref)
+      .executeTakeFirst();
+    if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
+      await ctx.queue.complete(ctx.db, job.id); // gone, failed or already minting
+      return;
+    }
+    const prepared = await prepareAssetMetadata(ctx, {
+      appEnvironment: a.environment,
+      assetUid: a.uid,
+      name: a.name,
+      data: assetDataFromDocument(JSON.parse(a.metadata) as Record<string, unknown>),
+      storeImage: a.store_image === 1,
+    });
+    await ctx.db.transaction().execute(async (tx) => {
+      await tx.updateTable('assets').set({ metadata: JSON.stringify(prepared.metadata), pending_token_uri: prepared.tokenUri, updated_at: nowIso() }).where('uid', '=', a.uid).execute();
+      await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: a.uid, groupKey: a.mint_for_user_uid, payload: { round: 1 } });
+      await ctx.queue.complete(tx, job.id);
+    });
+    ctx.queue.notify(MINT_JOB);
+  } catch (err) {
+    const e = err instanceof MetadataError ? err : new MetadataError(`metadata could not be stored: ${(err as Error).message}`, false);
+    if (e.permanent) {
+      await failAsset(ctx, job, e.message);
+    } else if (await ctx.queue.fail(job, e.message)) {
+      await failAsset(ctx, job, `${e.message} (gave up after ${job.attempts} attempts)`);
+    } else {
+      ctx.log.warn({ asset: job.ref, attempt: job.attempts, err: e.message }, 'asset metadata not prepared yet, will retry');
+    }
+  }
+}
+
+/** The asset fails visibly: mint_status failed, mint_error says why, and an asset.mint_failed event. */
+async function failAsset(ctx: Ctx, job: Job, reason: string): Promise<void> {
+  ctx.log.warn({ asset: job.ref, err: reason }, 'asset cannot be minted: metadata preparation failed');
+  await ctx.db.transaction().execute(async (tx) => {
+    const a = await tx.selectFrom('assets').select(['app_uid', 'mint_status']).where('uid', '=', job.ref).executeTakeFirst();
+    if (a && a.mint_status === 'pending') {
+      await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: reason.slice(0, 1000), updated_at: nowIso() }).where('uid', '=', job.ref).execute();
+      await emitEvent(tx, a.app_uid, 'asset.mint_failed', { asset: await getAsset(ctx, a.app_uid, job.ref, tx) });
+    }
+    // The job ends failed with the reason, as a final transient failure already has (visible in /health counts).
+    await tx.updateTable('jobs').set({ status: 'failed', lease_until: null, last_error: reason.slice(0, 2000), updated_at: Date.now() }).where('id', '=', job.id).where('status', '=', 'running').execute();
+  });
+}

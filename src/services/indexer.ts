@@ -1,0 +1,159 @@
+// The chain indexer: follows the Transfer logs of every deployed collection from a stored cursor and
+// reconciles the database with the chain. It recognises deposits (a token arriving in a user's wallet
+// from outside makes that user the owner, with asset.transferred) and ownership changes made outside
+// the service. It resumes after restarts, waits `CHAIN_CONFIRMATIONS` blocks, and when the block under
+// its cursor changed (reorg, or a rewound embedded chain) it steps back and reads the range again —
+// every update compares with the current owner first, so reading a log twice changes nothing.
+import { getAddress, parseAbiItem, type Address, type Hex, type Log } from 'viem';
+import type { Ctx } from './context.js';
+import { emitEvent } from './events.js';
+import { getAsset } from './assets.js';
+import { nowIso } from '../util/time.js';
+import { newUid } from '../util/ids.js';
+import { errMessage } from '../chain/sender.js';
+
+const CURSOR = 'collections.transfers';
+const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)');
+const MAX_RANGE = 2000n;
+const REWIND_DEPTH = 64n;
+
+export class ChainIndexer {
+  private running = false;
+  private done: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(private readonly ctx: Ctx, private readonly intervalMs = 1000) {}
+
+  start(): void {
+    this.running = true;
+    this.done = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.done;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        while (this.running && (await this.step())) {
+          /* catching up: no pause between ranges */
+        }
+      } catch (err) {
+        this.ctx.log.warn({ err: errMessage(err) }, 'indexer step failed, will retry');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => resolve(), this.intervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** Processes one range of blocks. Returns true when more ranges are waiting. */
+  async step(): Promise<boolean> {
+    const client = this.ctx.sender!.client;
+    const head = (await client.getBlockNumber()) - BigInt(this.ctx.config.confirmations);
+    if (head < 0n) return false;
+    let cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', CURSOR).executeTakeFirst();
+    if (!cursor) {
+      const b = await client.getBlock({ blockNumber: head });
+      await this.saveCursor(head, b.hash);
+      return false;
+    }
+    let from = BigInt(cursor.block_number);
+    // Is the block under the cursor still the one we read? If not, the chain changed beneath us.
+    const atCursor = from <= head ? await client.getBlock({ blockNumber: from }).catch(() => null) : null;
+    if (!atCursor || atCursor.hash !== cursor.block_hash) {
+      const back = from > REWIND_DEPTH ? from - REWIND_DEPTH : 0n;
+      const target = back > head ? head : back;
+      this.ctx.log.warn({ cursor: Number(from), head: Number(head), resumeAt: Number(target) }, 'the chain changed under the indexer cursor (reorg or rewound chain): reading again');
+      const b = await client.getBlock({ blockNumber: target });
+      await this.saveCursor(target, b.hash);
+      return true;
+    }
+    if (from >= head) return false;
+    const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
+    const collections = await this.ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'contract_address']).where('status', '=', 'deployed').execute();
+    if (collections.length > 0) {
+      const logs = await client.getLogs({ address: collections.map((c) => c.contract_address as Address), event: transferEvent, fromBlock: from + 1n, toBlock: to });
+      const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
+      for (const log of logs) await this.apply(log as Log<bigint, number, false, typeof transferEvent>, byAddress.get(log.address.toLowerCase())!);
+    }
+    const end = await client.getBlock({ blockNumber: to });
+    await this.saveCursor(to, end.hash);
+    return to < head;
+  }
+
+  private async saveCursor(n: bigint, hash: Hex): Promise<void> {
+    await this.ctx.db
+      .insertInto('chain_cursors')
+      .values({ name: CURSOR, block_number: Number(n), block_hash: hash, updated_at: Date.now() })
+      .onConflict((oc) => oc.column('name').doUpdateSet({ block_number: Number(n), block_hash: hash, updated_at: Date.now() }))
+      .execute();
+  }
+
+  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string }): Promise<void> {
+    const { from, to, tokenId } = log.args as { from: Address; to: Address; tokenId: bigint };
+    const toAddr = to.toLowerCase();
+    const ctx = this.ctx;
+    await ctx.db.transaction().execute(async (tx) => {
+      const asset = await tx.selectFrom('assets').selectAll().where('collection_uid', '=', c.uid).where('token_id', '=', Number(tokenId)).executeTakeFirst();
+      // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
+      if (asset && (asset.mint_status !== 'minted' || asset.is_transferring || asset.is_burning)) return;
+      const t = nowIso();
+      if (BigInt(to) === 0n) {
+        if (asset && !asset.is_burned) await tx.updateTable('assets').set({ is_burned: 1, updated_at: t }).where('uid', '=', asset.uid).execute();
+        return;
+      }
+      if (asset && asset.owner_address === toAddr) return; // already known (our own action, or read twice)
+      const user = await tx.selectFrom('users').select('uid').where('app_uid', '=', c.app_uid).where('wallet_address', '=', toAddr).executeTakeFirst();
+      if (asset) {
+        await tx.updateTable('assets').set({ owner_address: toAddr, owner_user_uid: user?.uid ?? null, updated_at: t }).where('uid', '=', asset.uid).execute();
+        if (user) {
+          ctx.log.info({ asset: asset.uid, user: user.uid, from }, 'deposit: token arrived in a user wallet');
+          await emitEvent(tx, c.app_uid, 'asset.transferred', { asset: await getAsset(ctx, c.app_uid, asset.uid, tx) });
+        }
+        return;
+      }
+      if (!user) return; // a token the service does not know, moving between outside wallets
+      // A token of an App collection the service has no record of, deposited into a user's wallet.
+      const uid = newUid();
+      const name = `${getAddress(log.address)} #${tokenId}`;
+      await tx
+        .insertInto('assets')
+        .values({
+          uid,
+          app_uid: c.app_uid,
+          collection_uid: c.uid,
+          asset_external_id: `deposit:${log.address.toLowerCase()}:${tokenId}`,
+          mint_for_user_uid: user.uid,
+          name,
+          unique_name_key: null,
+          token_id: Number(tokenId),
+          mint_status: 'minted',
+          mint_error: null,
+          mint_tx_id: null,
+          is_burned: 0,
+          is_transferring: 0,
+          is_editing: 0,
+          is_burning: 0,
+          pending_edit: null,
+          owner_user_uid: user.uid,
+          owner_address: toAddr,
+          mint_for_address: toAddr,
+          token_uri: `${ctx.config.publicUrl}/metadata/${c.uid}/${tokenId}`,
+          sale_price_in_usd: null,
+          metadata: JSON.stringify({ name, image: null, org_image_url: null, original_id: uid }),
+          created_at: t,
+          updated_at: t,
+        })
+        .execute();
+      await emitEvent(tx, c.app_uid, 'asset.transferred', { asset: await getAsset(ctx, c.app_uid, uid, tx) });
+    });
+  }
+}
