@@ -21,11 +21,14 @@ import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
 import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
 import { deployJobHandler, deployOutcome } from './services/collections.js';
+import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards.js';
 import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
 import { ChainIndexer } from './services/indexer.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
 import { webhookDispatcher } from './webhooks/index.js';
+import { prepareJobHandler } from './metadata/prepare.js';
+import { publishJobHandler } from './metadata/publish.js';
 
 export interface Service {
   ctx: Ctx;
@@ -121,6 +124,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
     sender.onOutcome('asset.mint', mintOutcome(ctx));
     sender.onOutcome('collection.deploy', deployOutcome(ctx));
+    registerRewardOutcomes(ctx); // reward.deploy|allocate|claim|withdraw (forwarder address read from each tx's payload)
     sender.onOutcome('forwarder.deploy', async (row) => {
       await core.store.db.transaction().execute((tx) => claimOutcome(tx, row.id));
     });
@@ -139,7 +143,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
       sender.start();
       cleanups.push(() => sender.stop());
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
-      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx)]);
+      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)]);
+      workers.start([prepareJobHandler(ctx), publishJobHandler(ctx)]); // asset images and metadata documents (src/metadata)
       cleanups.push(() => workers!.stop());
       const indexer = new ChainIndexer(ctx);
       indexer.start();
@@ -158,10 +163,12 @@ export async function startService(config: Config, log: Logger = createLogger(co
         ctx,
         logger: log,
         health: async () => {
-          const [block] = await Promise.all([client.getBlockNumber().catch(() => null), ping(core.store.db)]);
+          const [block, relayers] = await Promise.all([client.getBlockNumber().catch(() => null), sender.relayerStatus(), ping(core.store.db)]);
+          const low = relayers.filter((r) => r.low);
           return {
             ready: block !== null,
-            status: block !== null ? 'ok' : 'degraded',
+            status: block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
+            relayers,
             store: core.store.dialect,
             chain: { chain_id: config.chainId, name: config.chainName, block: block === null ? null : Number(block), embedded: chain !== null },
             workers: config.runWorkers,

@@ -191,7 +191,17 @@ export class ChainSender {
     await this.loopDone;
   }
 
-  /** Resolves once no recorded transaction is left without an applied outcome (tests, shutdown). */
+  /** Relayer balances for /health: on an external chain a low balance must be visible, not silent. */
+  async relayerStatus(): Promise<{ address: string; balance_wei: string; low: boolean }[]> {
+    return Promise.all(
+      this.relayers.map(async (r) => {
+        const bal = await this.client.getBalance({ address: r.address }).catch(() => -1n);
+        return { address: r.address, balance_wei: bal.toString(), low: bal >= 0n && bal < 10n ** 16n };
+      }),
+    );
+  }
+
+  /** Number of recorded transactions whose outcome is not applied yet. */
   async pendingCount(): Promise<number> {
     const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', 0).executeTakeFirstOrThrow();
     return Number(r.n);

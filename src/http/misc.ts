@@ -4,6 +4,9 @@ import type { Ctx } from '../services/context.js';
 import { tokenMetadata } from '../services/assets.js';
 import { errorBody } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
+import { isAddress, isHash, parseAbi, type Address, type Hex } from 'viem';
+
+const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)']);
 
 export interface Health {
   ready: boolean;
@@ -24,5 +27,34 @@ export async function miscRoutes(app: FastifyInstance<any, any, any, any, any>, 
     if (!doc) return reply.code(404).send(errorBody(404, 'not_found', 'Token not found.'));
     // Editable: a short cache so an edit shows up soon; the ETag lets clients revalidate cheaply.
     return reply.header('cache-control', 'public, max-age=60').type('application/json').send(doc);
+  });
+
+  // A minimal explorer (JSON) so that `explorer_url` links work on the embedded chain; point
+  // EXPLORER_URL at a real explorer for a public chain.
+  const client = ctx.sender?.client;
+  if (!client) return;
+  const bad = (reply: any, what: string) => reply.code(404).send(errorBody(404, 'not_found', `${what} not found.`));
+  app.get<{ Params: { address: string } }>('/explorer/address/:address', { schema: { hide: true } }, async (req, reply) => {
+    const address = req.params.address;
+    if (!isAddress(address)) return bad(reply, 'Address');
+    const [balance, nonce, code] = await Promise.all([client.getBalance({ address }), client.getTransactionCount({ address }), client.getCode({ address })]);
+    return { address, chain_id: ctx.config.chainId, balance_wei: balance.toString(), nonce, is_contract: !!code && code !== '0x' };
+  });
+  app.get<{ Params: { contract: string }; Querystring: { a?: string } }>('/explorer/token/:contract', { schema: { hide: true } }, async (req, reply) => {
+    const contract = req.params.contract as Address;
+    const id = req.query.a;
+    if (!isAddress(contract) || !id || !/^\d+$/.test(id)) return bad(reply, 'Token');
+    const [owner, tokenUri] = await Promise.all([
+      client.readContract({ address: contract, abi: erc721, functionName: 'ownerOf', args: [BigInt(id)] }).catch(() => null),
+      client.readContract({ address: contract, abi: erc721, functionName: 'tokenURI', args: [BigInt(id)] }).catch(() => null),
+    ]);
+    if (!owner) return bad(reply, 'Token');
+    return { contract, token_id: id, owner, token_uri: tokenUri, chain_id: ctx.config.chainId };
+  });
+  app.get<{ Params: { hash: string } }>('/explorer/tx/:hash', { schema: { hide: true } }, async (req, reply) => {
+    if (!isHash(req.params.hash)) return bad(reply, 'Transaction');
+    const r = await client.getTransactionReceipt({ hash: req.params.hash as Hex }).catch(() => null);
+    if (!r) return bad(reply, 'Transaction');
+    return { hash: r.transactionHash, status: r.status, block_number: Number(r.blockNumber), from: r.from, to: r.to, gas_used: r.gasUsed.toString(), logs: r.logs.length };
   });
 }

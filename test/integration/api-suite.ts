@@ -89,6 +89,18 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(r.body.data.uid, u.body.data.uid);
       });
 
+      it('/health reports ready with store, chain and relayers; /openapi.json documents the API', async () => {
+        const h = await (await fetch(`${t.svc.url}/health`)).json();
+        assert.equal(h.ready, true);
+        assert.equal(h.store, db);
+        assert.equal(h.chain.chain_id, 31337);
+        assert.equal(h.relayers.length, 2);
+        const doc = await (await fetch(`${t.svc.url}/openapi.json`)).json();
+        assert.ok(doc.paths['/v1/asset'].post.requestBody, 'POST /v1/asset documented from its schema');
+        assert.ok(doc.paths['/v1/user'].post);
+        assert.equal((await fetch(`${t.svc.url}/docs`)).status, 200);
+      });
+
       it('malformed JSON answers 400 in the envelope', async () => {
         const r = await app.api.call('POST', '/user', '{"email":');
         assert.equal(r.status, 400);
@@ -210,6 +222,9 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(uri, a.token_uri);
         assert.deepEqual(await (await fetch(uri)).json(), a.metadata);
 
+        // explorer_url links resolve on the embedded chain's minimal explorer
+        assert.equal((await (await fetch(a.explorer_url)).json()).owner, wallet.address);
+        assert.equal((await (await fetch(wallet.explorer_url)).json()).balance_wei, '0');
         const list = (await app.api.get(`/asset?user_uid=${user}`)).body.data;
         assert.deepEqual(list.map((x: any) => x.uid), [uid]);
         assert.equal((await other.api.get(`/asset/${uid}`)).status, 404);
