@@ -35,6 +35,7 @@ export interface Service {
   url: string;
   http: FastifyInstance | null;
   chain: EmbeddedChain | null;
+  indexer: ChainIndexer | null;
   stop(): Promise<void>;
 }
 
@@ -135,6 +136,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     sender.onOutcome('asset.edit', editOutcome(ctx));
 
     let workers: WorkerPool | null = null;
+    let indexer: ChainIndexer | null = null;
     if (config.runWorkers) {
       if (core.store.dialect === 'sqlite') {
         // SQLite means one service process: whatever was running belonged to a previous run of it.
@@ -146,9 +148,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)]);
       workers.start([prepareJobHandler(ctx), publishJobHandler(ctx)]); // asset images and metadata documents (src/metadata)
       cleanups.push(() => workers!.stop());
-      const indexer = new ChainIndexer(ctx);
+      indexer = new ChainIndexer(ctx);
       indexer.start();
-      cleanups.push(() => indexer.stop());
+      cleanups.push(() => indexer!.stop());
       const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
       webhooks.start();
       cleanups.push(() => webhooks.stop());
@@ -184,7 +186,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
     }
     log.info({ url, store: core.store.describe, chainId: config.chainId, rpc: chain ? 'embedded anvil' : rpcUrl, ms: Date.now() - started }, 'mintworks ready');
-    return { ctx, url, http: httpServer, chain, stop };
+    return { ctx, url, http: httpServer, chain, indexer, stop };
   } catch (err) {
     await stop();
     throw err;

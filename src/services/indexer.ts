@@ -30,6 +30,7 @@ export class ChainIndexer {
   }
 
   async stop(): Promise<void> {
+    if (!this.running) return;
     this.running = false;
     this.wake?.();
     await this.done;

@@ -228,5 +228,47 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual((await other.api.get(`/transfer?user_uid=${u.uid}`)).body.data, []);
       assert.equal(getAddress(to), to);
     });
+
+    it('a transfer that fails on chain ends cancelled, says why, and the asset is transferable again; the indexer then reconciles', async () => {
+      const u = await newUser();
+      const a = await mintedAsset(u.uid);
+      const outside = privateKeyToAccount(generatePrivateKey()).address;
+      // Move the token on chain behind the service's back (the user's own signature, relayed by a
+      // funded test account through the forwarder) while the indexer is paused, so the database still
+      // believes the user owns it.
+      await t.svc.indexer!.stop();
+      const { signForwardRequest, encodeForwardBatch } = await import('../../src/chain/forward.js');
+      const forwarder = t.svc.ctx.forwarder!;
+      const userKey = t.svc.ctx.keys.user(u.uid);
+      const fwdAbi = parseAbi(['function nonces(address) view returns (uint256)']);
+      const nonce = await rpc().readContract({ address: forwarder, abi: fwdAbi, functionName: 'nonces', args: [userKey.address] });
+      const { encodeFunctionData } = await import('viem');
+      const req = await signForwardRequest(userKey, forwarder, 31337, { to: contract, data: encodeFunctionData({ abi: erc721, functionName: 'transferFrom', args: [userKey.address, outside, BigInt(a.token_id)] }), gas: 150_000n, nonce, deadline: Math.floor(Date.now() / 1000) + 3600 });
+      const funded = privateKeyToAccount(generatePrivateKey());
+      await rpc().request({ method: 'anvil_setBalance' as any, params: [funded.address, '0xde0b6b3a7640000'] as any });
+      const w = createWalletClient({ account: funded, transport: http(t.svc.chain!.rpcUrl), chain: { id: 31337, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.svc.chain!.rpcUrl] } } } });
+      await rpc().waitForTransactionReceipt({ hash: await w.sendTransaction({ to: forwarder, data: encodeForwardBatch([req], funded.address), gas: 400_000n }) });
+      assert.equal(await ownerOf(a.token_id), outside);
+
+      const tr = await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: u.uid, to_address: privateKeyToAccount(generatePrivateKey()).address });
+      assert.equal(tr.status, 201, tr.raw);
+      const cancelled = await waitFor('transfer cancelled', async () => {
+        const x = (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data;
+        return x.status === 'cancelled' ? x : null;
+      }, 15_000);
+      assert.match(cancelled.reason, /reverted on chain/);
+      const back = await asset(a.uid);
+      assert.equal(back.is_transferring, false);
+      assert.equal(back.is_transferable, true, 'transferable again (as far as the service knew)');
+      assert.equal(await ownerOf(a.token_id), outside, 'nothing moved');
+
+      t.svc.indexer!.start();
+      const reconciled = await waitFor('indexer reconciles the owner', async () => {
+        const x = await asset(a.uid);
+        return x.owner_address === outside ? x : null;
+      }, 10_000);
+      assert.equal(reconciled.owner_user_uid, null);
+      assert.equal(reconciled.is_transferable, false);
+    });
   });
 }
