@@ -10,6 +10,7 @@ import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
 import { parseArgs } from './args.js';
 import { webhookCommand, WEBHOOK_USAGE } from './webhooks.js';
+import { rewardCommand, REWARD_USAGE } from './rewards.js';
 
 const USAGE = `mintworks <command> [options] [--json]
 
@@ -19,6 +20,7 @@ const USAGE = `mintworks <command> [options] [--json]
                                                               create a collection (deployed by the service) -> {uid}
   token --app UID [--expires SECONDS]                         print a bearer token for curl -> {token, api_key}
 ${WEBHOOK_USAGE}
+${REWARD_USAGE}
 
 Uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY).`;
 
@@ -79,6 +81,7 @@ async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
       }
       default:
         if (words[0] === 'webhook') return await webhookCommand(ctx, words, flags);
+        if (words[0] === 'reward') return await rewardCommand(ctx, words, flags);
         throw new UsageError(`unknown command "${cmd}"\n\n${USAGE}`);
     }
   } finally {

@@ -9,6 +9,7 @@ import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
 import { collectionView, userView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
+import { adminRewardRoutes } from './rewards.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
@@ -65,4 +66,5 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   await adminWebhookRoutes(app, ctx);
+  await adminRewardRoutes(app, ctx);
 }

@@ -10,6 +10,7 @@ import { ApiError, errorBody } from '../util/errors.js';
 import { publicRoutes } from './public.js';
 import { adminRoutes } from './admin.js';
 import { miscRoutes, type Health } from './misc.js';
+import { metadataRoutes } from '../metadata/routes.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { authenticate } from './auth.js';
 
@@ -97,6 +98,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   );
   await app.register(async (admin) => adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx), { prefix: '/admin/v1' });
   await miscRoutes(app, deps.ctx, deps.health);
+  await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -9,6 +9,7 @@ import { createUser, findUser, getUser } from '../services/users.js';
 import { getCollection } from '../services/collections.js';
 import { createAsset, getAsset, listAssetsOfUser } from '../services/assets.js';
 import { depositInfo } from '../services/wallets.js';
+import { rewardRoutes } from './rewards.js';
 import { createBurn, createTransfer, editAsset, getBurn, getTransfer, listBurns, listTransfers } from '../services/lifecycle.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
@@ -91,4 +92,6 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
     const { user_uid, collection_uid } = req.query;
     return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User', 'User not found.'), uidOr404(collection_uid, 'Collection')));
   });
+
+  await rewardRoutes(app, ctx);
 }

@@ -71,7 +71,7 @@ async function publishToKubo(ctx: Ctx, cidStr: string, name: string): Promise<vo
   if (!cid) throw new PermanentPublishError(`invalid CID ${cidStr}`);
   const bytes = await metadataStorage(ctx.config).catIpfs(cid);
   const form = new FormData();
-  form.append('file', new Blob([bytes]), name);
+  form.append('file', new Blob([new Uint8Array(bytes)]), name);
   const res = await fetch(kuboAddUrl(ctx.config.ipfsApiUrl!), { method: 'POST', body: form, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
   const text = await res.text();
   if (!res.ok) throw new Error(`Kubo add answered HTTP ${res.status}: ${text.slice(0, 200)}`);

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { addBytes, catFile, FsBlockstore, type BlockSink } from './unixfs.js';
+import { addBytes, catFile, FsBlockstore } from './unixfs.js';
 import type { CID } from 'multiformats/cid';
 
 export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
@@ -69,7 +69,7 @@ export function metadataStorage(config: Pick<Config, 'dataDir'>): MetadataStorag
     s = {
       files,
       blocks,
-      addToIpfs: (bytes) => addBytes(blocks as BlockSink, bytes),
+      addToIpfs: (bytes) => addBytes(blocks, bytes),
       catIpfs: (cid, maxBytes) => catFile(blocks, cid, maxBytes),
     };
     cache.set(config.dataDir, s);

@@ -17,7 +17,6 @@ import { UnixFS } from 'ipfs-unixfs';
 import * as dagPb from '@ipld/dag-pb';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
-import { sha256 } from 'multiformats/hashes/sha2';
 
 export const CHUNK_SIZE = 262_144;
 export const MAX_LINKS = 174;
@@ -56,7 +55,7 @@ export async function cidOfBytes(bytes: Uint8Array): Promise<CID> {
   return (await importBytes(bytes, sinkAdapter(discard), KUBO_CIDV1_OPTIONS)).cid;
 }
 
-/** Parses a CID string (v0 `Qm…` or v1 in any multibase) into its canonical v1 form; null when invalid. */
+/** Parses a CID string (v0 `Qm…`, or v1 in base32 `b…` / base58btc `z…`) into its v1 form; null when invalid. */
 export function parseCid(s: string): CID | null {
   try {
     const cid = CID.parse(s);
@@ -141,8 +140,10 @@ export class NotAFileError extends Error {
   }
 }
 
-/** What catFile follows: raw leaves and dag-pb UnixFS file nodes; nothing else is one of our files. */
-const MAX_DEPTH = 16; // 174^16 chunks: far beyond any file; stops a maliciously deep (cyclic-looking) DAG
+// catFile follows raw leaves and dag-pb UnixFS file nodes; nothing else is one of our files. The depth
+// bound (174^16 chunks is far beyond any file) stops a crafted deep DAG; maxBytes stops a wide one (the
+// same subtree linked many times).
+const MAX_DEPTH = 16;
 
 /**
  * The bytes of a UnixFS file: depth-first over the DAG, each block verified. `maxBytes` bounds memory
@@ -170,9 +171,4 @@ export async function catFile(store: Pick<FsBlockstore, 'get'>, cid: CID, maxByt
   };
   await walk(cid, 0);
   return Buffer.concat(parts, total);
-}
-
-/** sha2-256 multihash digest helper for callers that want a CID for a raw block. */
-export async function rawCid(bytes: Uint8Array): Promise<CID> {
-  return CID.create(1, raw.code, await sha256.digest(bytes));
 }

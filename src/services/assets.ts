@@ -1,7 +1,7 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
 import { encodeFunctionData, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
-import type { Ctx } from './context.js';
+import { write, type Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { DbOrTx, Tx } from '../store/db.js';
@@ -15,6 +15,7 @@ import { emitEvent } from './events.js';
 import { assetView } from './views.js';
 import { requestWallet, WALLET_JOB } from './wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
+import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JOB } from '../metadata/prepare.js';
 
 export const MINT_JOB = 'asset.mint';
 const MINT_TX = 'asset.mint';
@@ -34,8 +35,11 @@ const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', '
 export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Promise<{ uid: string }> {
   const uid = newUid();
   let walletQueued = false;
+  // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
+  if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
+  let firstJob = MINT_JOB;
   try {
-    await ctx.db.transaction().execute(async (tx) => {
+    await write(ctx, async (tx) => {
       const user = await tx.selectFrom('users').select(['uid', 'wallet_address']).where('uid', '=', p.user_uid).where('app_uid', '=', appUid).executeTakeFirst();
       if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
       const collection = await tx.selectFrom('collections').select(['uid', 'status']).where('uid', '=', p.collection_uid).where('app_uid', '=', appUid).executeTakeFirst();
@@ -60,6 +64,9 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
         .executeTakeFirstOrThrow()
         .then((r) => ({ next_token_id: Number(r.next_token_id) - 1 }));
       const name = displayName(p.data.name, p.data.unique_name, tokenId);
+      const app = await tx.selectFrom('apps').select('environment').where('uid', '=', appUid).executeTakeFirstOrThrow();
+      // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
+      if (needsPreparation(app.environment, p.data.store_image_on_ipfs)) firstJob = PREPARE_JOB;
       const t = nowIso();
       await tx
         .insertInto('assets')
@@ -86,12 +93,13 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
           token_uri: null,
           sale_price_in_usd: p.sale_price_in_usd == null ? null : String(p.sale_price_in_usd),
           metadata: JSON.stringify(buildMetadata(uid, name, p.data)),
+          store_image: p.data.store_image_on_ipfs ? 1 : 0,
           created_at: t,
           updated_at: t,
         })
         .execute();
       if (!user.wallet_address) walletQueued = await requestWallet(ctx, tx, user.uid);
-      await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
+      await ctx.queue.enqueue(tx, firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
     });
   } catch (err) {
     if (isUniqueViolation(err, 'unique_name_key')) throw nameTaken();
@@ -99,7 +107,7 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
     throw err;
   }
   if (walletQueued) ctx.queue.notify(WALLET_JOB);
-  ctx.queue.notify(MINT_JOB);
+  ctx.queue.notify(firstJob);
   return { uid };
 }
 
@@ -163,11 +171,11 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         .selectFrom('assets')
         .innerJoin('users', 'users.uid', 'assets.mint_for_user_uid')
         .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-        .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'users.wallet_address', 'collections.status as collection_status', 'collections.contract_address'])
+        .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'users.wallet_address', 'collections.status as collection_status', 'collections.contract_address'])
         .where('assets.uid', 'in', jobs.map((j) => j.ref))
         .execute();
       const byUid = new Map(assets.map((a) => [a.uid, a]));
-      const ready = new Map<string, { contract: string; jobs: Job[]; items: MintItem[] }>();
+      const ready = new Map<string, { contract: string; jobs: Job[]; items: MintItem[]; uris: string[] }>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
         if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
@@ -182,9 +190,10 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         } else if (a.collection_status !== 'deployed' || !a.contract_address) {
           await ctx.queue.defer(ctx.db, job.id, 1000);
         } else {
-          const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [] };
+          const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], uris: [] };
           group.jobs.push(job);
           group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
+          group.uris.push(a.pending_token_uri ?? ''); // '' = the collection's baseURI + id
           ready.set(a.collection_uid, group);
         }
       }
@@ -192,12 +201,12 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         const data = encodeFunctionData({
           abi,
           functionName: 'mintBatch',
-          args: [g.items.map((i) => i.to as Address), g.items.map((i) => BigInt(i.token_id)), g.items.map(() => '')],
+          args: [g.items.map((i) => i.to as Address), g.items.map((i) => BigInt(i.token_id)), g.uris],
         });
         const rounds = Object.fromEntries(g.jobs.map((j) => [j.ref, (j.payload as { round?: number }).round ?? 1]));
         const payload: MintPayload = { collection_uid: collectionUid, contract: g.contract, items: g.items, rounds };
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas: mintGas(g.items.length) });
+          const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas: mintGas(g.items.length, g.uris) });
           for (const item of g.items) {
             await tx.updateTable('assets').set({ mint_tx_id: r.id, mint_for_address: item.to, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
           }
@@ -210,9 +219,13 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
   };
 }
 
-/** Gas for a batch mint: measured ~50k per token plus overhead; generous so a batch never runs out. */
-export function mintGas(n: number): bigint {
-  return BigInt(80_000 + 70_000 * n);
+/**
+ * Gas for a batch mint: measured ~50k per token plus overhead; generous so a batch never runs out. A
+ * per-token URI is stored on chain: one fresh storage slot (~22k) per 32 bytes plus its length slot.
+ */
+export function mintGas(n: number, uris: string[] = []): bigint {
+  const uriGas = uris.reduce((sum, u) => sum + (u ? 30_000 * (1 + Math.ceil(Buffer.byteLength(u) / 32)) : 0), 0);
+  return BigInt(80_000 + 70_000 * n + uriGas);
 }
 
 /**
@@ -278,7 +291,7 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUid: string, txId: number): Pro
     .where('assets.uid', '=', assetUid)
     .executeTakeFirst();
   if (!a || a.mint_status === 'minted') return; // idempotent: re-applied after a rewind
-  const tokenUri = `${ctx.config.publicUrl}/metadata/${a.collection_uid}/${a.token_id}`;
+  const tokenUri = a.pending_token_uri ?? `${ctx.config.publicUrl}/metadata/${a.collection_uid}/${a.token_id}`;
   const t = nowIso();
   await tx
     .updateTable('assets')

@@ -114,8 +114,14 @@ export class ChainIndexer {
       if (asset && asset.owner_address === toAddr) return; // already known (our own action, or read twice)
       const user = await tx.selectFrom('users').select('uid').where('app_uid', '=', c.app_uid).where('wallet_address', '=', toAddr).executeTakeFirst();
       if (asset) {
-        await tx.updateTable('assets').set({ owner_address: toAddr, owner_user_uid: user?.uid ?? null, updated_at: t }).where('uid', '=', asset.uid).execute();
-        if (user) {
+        // Conditional, so that when several worker processes read the same log only one applies it.
+        const r = await tx
+          .updateTable('assets')
+          .set({ owner_address: toAddr, owner_user_uid: user?.uid ?? null, updated_at: t })
+          .where('uid', '=', asset.uid)
+          .where((eb) => eb.or([eb('owner_address', 'is', null), eb('owner_address', '!=', toAddr)]))
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) > 0 && user) {
           ctx.log.info({ asset: asset.uid, user: user.uid, from }, 'deposit: token arrived in a user wallet');
           await emitEvent(tx, c.app_uid, 'asset.transferred', { asset: await getAsset(ctx, c.app_uid, asset.uid, tx) });
         }

@@ -4,8 +4,8 @@
 // edits are operator calls that emit ERC-4906 MetadataUpdate.
 import { encodeFunctionData, getAddress, isAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
 import type { Selectable } from 'kysely';
-import type { Ctx } from './context.js';
-import type { Tx } from '../store/db.js';
+import { write, type Ctx } from './context.js';
+import type { DbOrTx, Tx } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { BurnTable, TransferTable } from '../store/schema.js';
 import type { Job } from '../jobs/queue.js';
@@ -20,6 +20,8 @@ import { buildMetadata, displayName, type AssetData } from '../domain/assets.js'
 import { assetPrecondition, type Action } from '../domain/lifecycle.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
+import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../metadata/prepare.js';
+import { MetadataError } from '../metadata/fetch-image.js';
 
 export const FORWARD_JOB = 'asset.forward';
 export const EDIT_JOB = 'asset.edit';
@@ -63,7 +65,7 @@ export async function createBurn(ctx: Ctx, appUid: string, p: { asset_uid: strin
 
 async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null): Promise<{ uid: string }> {
   const uid = newUid();
-  await ctx.db.transaction().execute(async (tx) => {
+  await write(ctx, async (tx) => {
     const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
     if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
     const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
@@ -248,11 +250,31 @@ async function cancelAction(ctx: Ctx, tx: Tx, it: ForwardItem, reason: string): 
 
 // ------------------------------------------------------------------------------------------ edit
 
-interface PendingEdit { name: string; unique_name_key: string | null; previous_key: string | null; metadata: Record<string, unknown>; token_uri: string | null; round: number }
+interface PendingEdit {
+  name: string;
+  unique_name_key: string | null;
+  previous_key: string | null;
+  data: AssetData;
+  metadata: Record<string, unknown>;
+  token_uri: string | null;
+  /** Production Apps and stored images: the new documents are stored (image fetched) by the job first. */
+  needs_prepare: boolean;
+  round: number;
+}
 
 export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: AssetData): Promise<null> {
+  const info = await ctx.db
+    .selectFrom('assets')
+    .innerJoin('apps', 'apps.uid', 'assets.app_uid')
+    .select(['assets.store_image', 'apps.environment'])
+    .where('assets.uid', '=', uid)
+    .where('assets.app_uid', '=', appUid)
+    .executeTakeFirst();
+  if (!info) throw ApiError.notFound('Asset');
+  // The image of an asset created with store_image_on_ipfs is stored again on edit: refuse early what cannot be fetched.
+  if (info.store_image) await assertImageUrlFetchable(ctx, data.image_url);
   try {
-    await ctx.db.transaction().execute(async (tx) => {
+    await write(ctx, async (tx) => {
       const a = await tx
         .selectFrom('assets')
         .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
@@ -277,7 +299,16 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
           .executeTakeFirst();
         if (same) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
       }
-      const edit: PendingEdit = { name, unique_name_key: data.unique_name ? name : null, previous_key: a.unique_name_key, metadata: buildMetadata(uid, name, data), token_uri: null, round: 1 };
+      const edit: PendingEdit = {
+        name,
+        unique_name_key: data.unique_name ? name : null,
+        previous_key: a.unique_name_key,
+        data,
+        metadata: buildMetadata(uid, name, data),
+        token_uri: null,
+        needs_prepare: needsPreparation(info.environment, info.store_image === 1),
+        round: 1,
+      };
       // The new unique name is reserved now (the unique index decides races); the rest applies when done.
       await tx.updateTable('assets').set({ is_editing: 1, pending_edit: JSON.stringify(edit), unique_name_key: edit.unique_name_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
       await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid });
@@ -303,14 +334,27 @@ export function editJobHandler(ctx: Ctx): JobHandler {
         const a = await ctx.db
           .selectFrom('assets')
           .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-          .select(['assets.token_id', 'assets.pending_edit', 'collections.contract_address'])
+          .innerJoin('apps', 'apps.uid', 'assets.app_uid')
+          .select(['assets.token_id', 'assets.pending_edit', 'assets.store_image', 'apps.environment', 'collections.contract_address'])
           .where('assets.uid', '=', job.ref)
           .executeTakeFirst();
         if (!a?.pending_edit) {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }
-        const edit = JSON.parse(a.pending_edit) as PendingEdit;
+        let edit = JSON.parse(a.pending_edit) as PendingEdit;
+        if (edit.needs_prepare) {
+          try {
+            const prepared = await prepareAssetMetadata(ctx, { appEnvironment: a.environment, assetUid: job.ref, name: edit.name, data: edit.data, storeImage: a.store_image === 1 });
+            edit = { ...edit, metadata: prepared.metadata, token_uri: prepared.tokenUri, needs_prepare: false };
+            await ctx.db.updateTable('assets').set({ pending_edit: JSON.stringify(edit) }).where('uid', '=', job.ref).execute();
+          } catch (err) {
+            if (!(err instanceof MetadataError) || !err.permanent) throw err; // transient: the job retries
+            await abandonEdit(ctx, job.ref, edit, `the new image cannot be stored: ${err.message}`);
+            await ctx.queue.complete(ctx.db, job.id);
+            continue;
+          }
+        }
         // Development Apps serve the document from the service at the unchanged URI: MetadataUpdate tells
         // indexers to fetch it again. A new URI (IPFS documents) is set on chain, which emits it too.
         const data = edit.token_uri
@@ -347,10 +391,14 @@ export function editOutcome(ctx: Ctx) {
         await tx.updateTable('assets').set({ pending_edit: JSON.stringify({ ...edit, round: edit.round + 1 }) }).where('uid', '=', uid).execute();
         await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid, runAt: Date.now() + 2000 });
       } else {
-        // Give up: the asset keeps its previous metadata and name reservation.
-        await tx.updateTable('assets').set({ is_editing: 0, pending_edit: null, unique_name_key: edit.previous_key, updated_at: t }).where('uid', '=', uid).execute();
-        ctx.log.error({ asset: uid, reason: outcome.reason }, 'edit failed on chain; the asset keeps its previous metadata');
+        await abandonEdit(ctx, uid, edit, `failed on chain: ${outcome.reason ?? 'reverted'}`, tx);
       }
     });
   };
+}
+
+/** Gives an edit up: the asset keeps its previous metadata and name reservation. */
+async function abandonEdit(ctx: Ctx, uid: string, edit: PendingEdit, reason: string, db: DbOrTx = ctx.db): Promise<void> {
+  await db.updateTable('assets').set({ is_editing: 0, pending_edit: null, unique_name_key: edit.previous_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
+  ctx.log.error({ asset: uid, reason }, 'edit abandoned; the asset keeps its previous metadata');
 }

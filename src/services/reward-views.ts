@@ -46,8 +46,11 @@ export function rewardAdminView(r: RewardRow, config: Config) {
   };
 }
 
+/** A failed allocation or claim also carries `reason` (last key), as cancelled transfers do. */
+const withReason = <T extends object>(v: T, status: string, reason: string | null) => (status === 'failed' ? { ...v, reason: reason ?? 'failed' } : v);
+
 export function allocationView(a: AllocationRow) {
-  return {
+  const v = {
     uid: a.uid,
     reward_uid: a.reward_uid,
     to_user_uid: a.to_user_uid,
@@ -57,18 +60,20 @@ export function allocationView(a: AllocationRow) {
     created_at: a.created_at,
     status: a.status,
   };
+  return withReason(v, a.status, a.error);
 }
 
 export function claimView(c: ClaimRow) {
-  return {
+  const v = {
     uid: c.uid,
     reward_uid: c.reward_uid,
     from_user_uid: c.from_user_uid,
     to_address: checksum(c.to_address),
     amount: unitsToNumber(unitsFromDb(c.amount)), // what was claimed: 0 until done
     created_at: c.created_at,
-    status: c.status,
+    status: c.status, // pending | done; failed only when the chain refused it for good (with `reason`)
   };
+  return withReason(v, c.status, c.error);
 }
 
 export function balanceView(rewardUid: string, userUid: string, units: bigint) {

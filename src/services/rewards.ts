@@ -475,6 +475,17 @@ export function allocationJobHandler(ctx: Ctx): JobHandler {
         await sender.broadcast([row]);
       }
     },
+    // The job kept failing before any transaction was recorded (e.g. the node unreachable for hours):
+    // fail the allocation rather than leave it, and the claims and withdrawal waiting for it, pending.
+    async onDead(job, error) {
+      await ctx.db.transaction().execute(async (tx) => {
+        const a = await tx.selectFrom('allocations').selectAll().where('uid', '=', job.ref).executeTakeFirst();
+        if (!a || a.status !== 'pending' || a.tx_id !== null) return;
+        const reward = (await lockReward(ctx, tx, a.reward_uid, 'update'))!;
+        await failAllocation(ctx, tx, reward, a, `not sent to the chain: ${error}`);
+      });
+      ctx.queue.notify(CLAIM_JOB);
+    },
   };
 }
 
@@ -524,12 +535,11 @@ function allocationOutcome(ctx: Ctx) {
         const step = allocationOutcomeStep({ status: a.status, onChain: onChain.get(a.uid) ?? false, rounds: p.rounds[a.uid] ?? 1, maxRounds: MAX_ALLOCATION_ROUNDS, batched: p.items.length > 1 });
         if (step.do === 'ignore') continue;
         if (step.do !== 'done' && a.tx_id !== row.id) continue; // a newer transaction carries it now
-        const ledger = (await lockLedger(ctx, tx, a.reward_uid, a.to_user_uid, true))!;
-        const amount = unitsFromDb(a.amount);
         const t = nowIso();
         if (step.do === 'done') {
+          const ledger = (await lockLedger(ctx, tx, a.reward_uid, a.to_user_uid, true))!;
           await tx.updateTable('allocations').set({ status: 'done', tx_id: row.id, error: null, updated_at: t }).where('uid', '=', a.uid).execute();
-          ledger.allocatedDone += amount;
+          ledger.allocatedDone += unitsFromDb(a.amount);
           await writeLedger(tx, a.reward_uid, a.to_user_uid, ledger);
           await emitEvent(tx, a.app_uid, 'reward.allocated', { allocation: allocationView({ ...a, status: 'done', tx_id: row.id, error: null, updated_at: t }) });
           wake.push(claimGroup(a.reward_uid, a.to_user_uid));
@@ -538,15 +548,8 @@ function allocationOutcome(ctx: Ctx) {
           await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: a.uid, groupKey: a.reward_uid, payload: { round: (p.rounds[a.uid] ?? 1) + 1, solo: step.solo } satisfies AllocationJobPayload });
           retried = true;
         } else {
-          const reason = reasons.get(a.uid) ?? allocationFailureReason(null);
-          await tx.updateTable('allocations').set({ status: 'failed', error: reason, tx_id: null, updated_at: t }).where('uid', '=', a.uid).execute();
-          // Never on chain: the amount goes back to the budget and out of the user's balance.
-          reward.unallocated = unitsToDb(unitsFromDb(reward.unallocated) + amount);
-          await tx.updateTable('rewards').set({ unallocated: reward.unallocated }).where('uid', '=', reward.uid).execute();
-          ledger.allocated -= amount;
-          await writeLedger(tx, a.reward_uid, a.to_user_uid, ledger);
+          await failAllocation(ctx, tx, reward, a, reasons.get(a.uid) ?? allocationFailureReason(null));
           wake.push(claimGroup(a.reward_uid, a.to_user_uid));
-          ctx.log.error({ allocation: a.uid, reward: a.reward_uid, reason }, 'allocation failed');
         }
       }
       for (const g of new Set(wake)) await ctx.queue.wakeGroup(tx, CLAIM_JOB, g); // claims waiting for these
@@ -557,6 +560,24 @@ function allocationOutcome(ctx: Ctx) {
     }
     if (wake.length) ctx.queue.notify(CLAIM_JOB);
   };
+}
+
+/**
+ * Marks an allocation failed. It never reached the chain, so its amount goes back to the reward's
+ * budget and out of the user's balance. `reward` must be locked by `tx` (lock order reward -> ledger).
+ */
+async function failAllocation(ctx: Ctx, tx: Tx, reward: RewardRow, a: AllocationRow, reason: string): Promise<void> {
+  const amount = unitsFromDb(a.amount);
+  await tx.updateTable('allocations').set({ status: 'failed', error: reason, tx_id: null, updated_at: nowIso() }).where('uid', '=', a.uid).execute();
+  reward.unallocated = unitsToDb(unitsFromDb(reward.unallocated) + amount);
+  await tx.updateTable('rewards').set({ unallocated: reward.unallocated }).where('uid', '=', reward.uid).execute();
+  const ledger = await lockLedger(ctx, tx, a.reward_uid, a.to_user_uid, true);
+  if (ledger) {
+    ledger.allocated -= amount;
+    await writeLedger(tx, a.reward_uid, a.to_user_uid, ledger);
+  }
+  await ctx.queue.wakeGroup(tx, CLAIM_JOB, claimGroup(a.reward_uid, a.to_user_uid)); // claims waiting for it
+  ctx.log.error({ allocation: a.uid, reward: a.reward_uid, reason }, 'allocation failed');
 }
 
 /** The custom error name of a reverted simulation (viem decodes it from the ABI), if any. */
@@ -673,6 +694,13 @@ export function claimJobHandler(ctx: Ctx): JobHandler {
       }
       if (out.length) await sender.broadcast(out);
       if (woke) ctx.queue.notify(CLAIM_JOB);
+    },
+    async onDead(job, error) {
+      await ctx.db.transaction().execute(async (tx) => {
+        const c = await tx.selectFrom('claims').selectAll().where('uid', '=', job.ref).executeTakeFirst();
+        if (c && c.status === 'pending' && c.tx_id === null) await finishClaim(ctx, tx, c, { reason: `not sent to the chain: ${error}` });
+      });
+      ctx.queue.notify(CLAIM_JOB);
     },
   };
 }

@@ -73,5 +73,7 @@ export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract
     token_uri: minted ? a.token_uri : null,
     sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
     metadata: JSON.parse(a.metadata) as Record<string, unknown>,
+    // A mint that failed for good says why (an extra trailing key; the documented keys keep their order).
+    ...(a.mint_status === 'failed' ? { mint_error: a.mint_error } : {}),
   };
 }

@@ -27,6 +27,9 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
+    // An idle connection dropped by the server (restart, failover) must not crash the process; the
+    // pool opens a new one on the next query.
+    pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy() };
   }

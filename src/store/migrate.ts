@@ -5,6 +5,7 @@ import { forwarding } from './migrations/003_forwarding.js';
 import { lifecycle } from './migrations/004_lifecycle.js';
 import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
+import { metadata } from './migrations/006_metadata.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -14,6 +15,7 @@ function migrations(store: Store): Record<string, Migration> {
     '002_webhooks': webhooks(store.dialect),
     '004_lifecycle': lifecycle(store.dialect),
     '005_rewards': rewards(store.dialect),
+    '006_metadata': metadata(store.dialect),
   };
 }
 

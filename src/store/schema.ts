@@ -68,6 +68,8 @@ export interface AssetTable {
   updated_at: string;
   is_burning: number;
   pending_edit: string | null; // JSON {metadata, name, unique_name_key} of an edit in flight
+  pending_token_uri: Generated<string | null>; // per-token URI to mint with (migration 006); null = baseURI + id
+  store_image: Generated<number>; // store_image_on_ipfs at creation, 0/1 (migration 006)
 }
 
 export interface JobTable {

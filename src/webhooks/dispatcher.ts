@@ -147,15 +147,17 @@ export class WebhookDispatcher {
       await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
     }
     while (this.running) {
-      let claimed = 0;
+      let more = false;
       try {
-        const { rows, batch } = await this.claim();
-        for (const r of rows) void this.launch(r, batch);
-        claimed = rows.length;
+        const claimed = await this.claim();
+        for (const r of claimed.rows) void this.launch(r, claimed.batch);
+        more = claimed.more;
       } catch (err) {
         this.log.error({ err }, 'webhook claim failed');
       }
-      if (claimed === 0) await this.sleep();
+      // Claim again at once only when the candidates were cut short by Apps at their cap (excluded
+      // next time); otherwise nothing else is due until a slot frees, a signal or the next poll.
+      if (!more) await this.sleep();
       // Slots freed in the same turn of the event loop are claimed together, in one transaction.
       await new Promise((r) => setImmediate(r));
     }
@@ -187,10 +189,11 @@ export class WebhookDispatcher {
    * Apps already at their cap are excluded in the query itself, so their backlog cannot fill the
    * candidate list and hide other Apps' events.
    */
-  private async claim(): Promise<{ rows: Claimed[]; batch: Batch }> {
-    const empty = { rows: [], batch: { events: new Map(), endpoints: new Map() } };
+  private async claim(): Promise<{ rows: Claimed[]; batch: Batch; more: boolean }> {
+    let more = false;
+    const empty = () => ({ rows: [], batch: { events: new Map(), endpoints: new Map() }, more });
     const free = this.concurrency - this.total;
-    if (free <= 0) return empty;
+    if (free <= 0) return empty();
     const t = this.now();
     const full = [...this.inflight].filter(([, n]) => n >= this.perEndpoint).map(([app]) => app);
     const token = `${this.workerId}:${randomUUID()}`;
@@ -202,22 +205,28 @@ export class WebhookDispatcher {
         .where('next_attempt_at', '<=', t)
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]));
       if (full.length) q = q.where('app_uid', 'not in', full);
-      q = q.orderBy('next_attempt_at').limit(Math.max(free * 4, 64));
+      const limit = Math.max(free * 4, 64);
+      q = q.orderBy('next_attempt_at').limit(limit);
       if (this.ctx.dialect === 'postgres') q = q.forUpdate().skipLocked();
       const candidates = await q.execute();
       const counts = new Map(this.inflight);
       const chosen: string[] = [];
+      let skipped = false;
       for (const c of candidates) {
         if (chosen.length >= free) break;
         const n = counts.get(c.app_uid) ?? 0;
-        if (n >= this.perEndpoint) continue;
+        if (n >= this.perEndpoint) {
+          skipped = true;
+          continue;
+        }
         counts.set(c.app_uid, n + 1);
         chosen.push(c.event_id);
       }
+      more = skipped && chosen.length < free && candidates.length === limit;
       if (chosen.length === 0) return [];
       return tx.updateTable('webhook_deliveries').set({ lease_until: t + this.leaseMs, locked_by: token }).where('event_id', 'in', chosen).returningAll().execute();
     });
-    if (rows.length === 0) return empty;
+    if (rows.length === 0) return empty();
     // What every attempt of the batch needs, read once: the events, and the endpoint configurations
     // as they are now (each attempt uses the configuration current when it starts).
     const [events, endpoints] = await Promise.all([
@@ -227,21 +236,30 @@ export class WebhookDispatcher {
     return {
       rows: rows.map((r) => ({ ...r, token })),
       batch: { events: new Map(events.map((e) => [e.id, e])), endpoints: new Map(endpoints.map((e) => [e.app_uid, e])) },
+      more,
     };
   }
 
   private launch(row: Claimed, batch: Batch): Promise<void> {
     this.total++;
     this.inflight.set(row.app_uid, (this.inflight.get(row.app_uid) ?? 0) + 1);
-    const task = this.deliver(row, batch.events.get(row.event_id), batch.endpoints.get(row.app_uid))
+    let released = false;
+    // The slot is given back as soon as the request is over (the row stays leased until its result is
+    // written), so the next request to the endpoint does not wait for the database.
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.total--;
+      const n = (this.inflight.get(row.app_uid) ?? 1) - 1;
+      if (n <= 0) this.inflight.delete(row.app_uid);
+      else this.inflight.set(row.app_uid, n);
+      this.wake(); // a slot is free: the App may have more due
+    };
+    const task = this.deliver(row, batch.events.get(row.event_id), batch.endpoints.get(row.app_uid), release)
       .catch((err) => this.log.error({ err, event: row.event_id }, 'webhook delivery failed unexpectedly'))
       .finally(() => {
-        this.total--;
-        const n = (this.inflight.get(row.app_uid) ?? 1) - 1;
-        if (n <= 0) this.inflight.delete(row.app_uid);
-        else this.inflight.set(row.app_uid, n);
+        release();
         this.tasks.delete(task);
-        this.wake(); // a slot is free: the App may have more due
       });
     this.tasks.add(task);
     return task;
@@ -299,7 +317,7 @@ export class WebhookDispatcher {
     }
   }
 
-  private async deliver(row: Claimed, ev: EventRow | undefined, ep: EndpointRow | undefined): Promise<void> {
+  private async deliver(row: Claimed, ev: EventRow | undefined, ep: EndpointRow | undefined, release: () => void): Promise<void> {
     const { ctx } = this;
     const t0 = this.now();
     const recent = JSON.parse(row.recent_attempts) as number[];
@@ -324,6 +342,7 @@ export class WebhookDispatcher {
       error = describeError(err);
     }
     const latency = Math.round(performance.now() - started);
+    release();
     const t1 = Math.max(this.now(), t0);
     const ok = res !== null && res.status >= 200 && res.status < 300;
     if (res && !ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;

@@ -270,5 +270,30 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(reconciled.owner_user_uid, null);
       assert.equal(reconciled.is_transferable, false);
     });
+
+    it('editing a production App\'s asset stores a new IPFS document and sets the new token URI on chain', async () => {
+      const prod = await t.newApp('production');
+      const coll = await t.newCollection(prod.uid, true);
+      const u = (await prod.api.post('/user', {})).body.data.uid;
+      const created = await prod.api.post('/asset', { user_uid: u, collection_uid: coll, asset_external_id: 'p1', data: { name: 'Orb', unique_name: true, image_url: 'https://example.com/orb.png', store_image_on_ipfs: false } });
+      assert.equal(created.status, 201, created.raw);
+      const minted = await waitFor('minted', async () => {
+        const a = (await prod.api.get(`/asset/${created.body.data.uid}`)).body.data;
+        return a.is_minted ? a : null;
+      }, 15_000);
+      assert.match(minted.token_uri, /^ipfs:\/\//);
+      assert.equal((await prod.api.call('PUT', `/asset/${minted.uid}`, { data: { name: 'Orb II', unique_name: true, image_url: 'https://example.com/orb2.png' } })).status, 200);
+      const edited = await waitFor('edited', async () => {
+        const a = (await prod.api.get(`/asset/${minted.uid}`)).body.data;
+        return !a.is_editing && a.name === 'Orb II' ? a : null;
+      }, 15_000);
+      assert.match(edited.token_uri, /^ipfs:\/\//);
+      assert.notEqual(edited.token_uri, minted.token_uri);
+      const c = (await prod.api.get(`/collection/${coll}`)).body.data.contract_address as Address;
+      assert.equal(await rpc().readContract({ address: c, abi: erc721, functionName: 'tokenURI', args: [BigInt(minted.token_id)] }), edited.token_uri);
+      const doc = await (await fetch(`${t.svc.url}/ipfs/${edited.token_uri.slice('ipfs://'.length)}`)).json();
+      assert.deepEqual(doc, edited.metadata);
+      assert.equal(doc.name, 'Orb II');
+    });
   });
 }

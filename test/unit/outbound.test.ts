@@ -85,6 +85,12 @@ describe('assertAllowedUrl', () => {
     ['http://2130706433/', /loopback/],
     ['http://0177.0.0.1/', /loopback/],
     ['http://127.1/', /loopback/],
+    ['http://127.0.0.1./', /loopback/],
+    ['http://0x7f.1/', /loopback/],
+    ['http://\u2460\u2461\u2466.0.0.1/', /loopback/], // circled digits ①②⑦
+    ['http://0/', /unspecified/],
+    ['http://[::]/', /unspecified/],
+    ['http://[0:0:0:0:0:ffff:127.0.0.1]/', /loopback/],
     ['http://[::ffff:127.0.0.1]/', /loopback/],
     ['http://[::ffff:a9fe:a9fe]/', /link-local/],
     ['http://169.254.169.254/latest/meta-data/', /link-local/],

@@ -1,0 +1,163 @@
+// Rewards over HTTP: the public endpoints #17-#24 of API.md (under /v1, behind the App's API key) and
+// the management routes [ours] (under /admin/v1, behind the operator token).
+//
+// Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
+// and /reward/claim win over /reward/{uid} whatever the registration order.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Ctx } from '../services/context.js';
+import { ApiError } from '../util/errors.js';
+import { isUid } from '../util/ids.js';
+import { AmountError, parseAmount } from '../domain/amounts.js';
+import { getApp } from '../services/apps.js';
+import {
+  allocate,
+  createReward,
+  getAllocation,
+  getBalance,
+  getClaim,
+  getReward,
+  getRewardAdmin,
+  listAllocationsOfUser,
+  listClaimsOfUser,
+  listRewards,
+  requestClaim,
+  requestWithdraw,
+} from '../services/rewards.js';
+
+type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
+const ok = (data: unknown) => ({ success: true, data });
+
+/** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
+function uidOr404(uid: string, resource: string): string {
+  if (uid === '') throw ApiError.client(404, 'not_found', 'Not Found'); // `GET /reward/claim/` is no lookup
+  if (!isUid(uid)) throw ApiError.notFound(resource);
+  return uid;
+}
+
+const uidText = z.string({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
+
+/**
+ * An amount: JSON number or numeric string, checked with the exact decimal rules of
+ * domain/amounts.ts (the route parses it again into base units; the schema only validates, so the
+ * OpenAPI document stays a plain number|string).
+ */
+export const amountField = z
+  .union([z.number(), z.string()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
+  .superRefine((v, c) => {
+    try {
+      parseAmount(v);
+    } catch (err) {
+      if (!(err instanceof AmountError)) throw err;
+      c.addIssue({ code: 'custom', message: err.message });
+    }
+  })
+  .describe('A decimal amount (18 decimals at most) as a JSON number or a numeric string, e.g. 1.5 or "1.5".');
+
+const allocateBody = z.object({
+  reward_uid: uidText,
+  to_user_uid: uidText,
+  amount: amountField,
+  nonce: z
+    .union([z.string().trim().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)], {
+      error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a non-empty string (255 characters at most) or a non-negative integer.'),
+    })
+    .describe('Unique per reward: a repeated nonce is refused and nothing is allocated.'),
+});
+
+const claimBody = z.object({
+  reward_uid: uidText,
+  from_user_uid: uidText,
+  to_address: z.string({ error: 'This field is required.' }).describe('Any address: receives the whole unclaimed balance.'),
+});
+
+const balanceQuery = z.object({
+  reward_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+  user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+});
+
+const userListQuery = z.object({ user_uid: z.string().optional() });
+const uidParam = z.object({ uid: z.string() });
+
+export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['rewards'] };
+
+  // #18 Balance (404 for an unknown reward; an unknown user has amount 0).
+  app.get('/reward/balance', { schema: { ...tags, querystring: balanceQuery } }, async (req) => {
+    const { reward_uid, user_uid } = req.query;
+    return ok(await getBalance(ctx, req.appUid, uidOr404(reward_uid, 'Reward'), user_uid));
+  });
+
+  // #19-#21, also under the alias /reward/allocation.
+  for (const base of ['/reward/allocate', '/reward/allocation']) {
+    app.post(base, { schema: { ...tags, body: allocateBody } }, async (req, reply) => {
+      const b = req.body;
+      const nonce = typeof b.nonce === 'string' ? b.nonce.trim() : b.nonce;
+      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce });
+      return reply.code(201).send(ok(r));
+    });
+    app.get(`${base}/:uid`, { schema: { ...tags, params: uidParam } }, async (req) => {
+      return ok(await getAllocation(ctx, req.appUid, uidOr404(req.params.uid, 'Allocation')));
+    });
+    app.get(base, { schema: { ...tags, querystring: userListQuery } }, async (req) => {
+      if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+      return ok(await listAllocationsOfUser(ctx, req.appUid, req.query.user_uid));
+    });
+  }
+
+  // #22-#24
+  app.post('/reward/claim', { schema: { ...tags, body: claimBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body)));
+  });
+  app.get('/reward/claim/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
+    return ok(await getClaim(ctx, req.appUid, uidOr404(req.params.uid, 'Claim')));
+  });
+  app.get('/reward/claim', { schema: { ...tags, querystring: userListQuery } }, async (req) => {
+    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(await listClaimsOfUser(ctx, req.appUid, req.query.user_uid));
+  });
+
+  // #17
+  app.get('/reward/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
+    return ok(await getReward(ctx, req.appUid, uidOr404(req.params.uid, 'Reward')));
+  });
+}
+
+// ------------------------------------------------------------------------------------- management
+
+const createRewardBody = z.object({
+  name: z.string().trim().min(1).max(100),
+  token_name: z.string().trim().min(1).max(100),
+  token_symbol: z.string().min(1).max(16),
+  supply: amountField,
+  withdraw_receiver: z.string().nullish(),
+  description: z.string().max(2000).nullish(),
+});
+
+/** [ours] Rewards of an App: create (deploys the contract), list, read, withdraw. */
+export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['admin'] };
+  const appParam = z.object({ uid: z.string() });
+  const rewardParam = z.object({ uid: z.string(), reward: z.string() });
+  const requireApp = async (uid: string) => {
+    if (!(await getApp(ctx, uid))) throw ApiError.notFound('App');
+    return uid;
+  };
+
+  app.get('/apps/:uid/rewards', { schema: { ...tags, params: appParam } }, async (req) => {
+    return ok(await listRewards(ctx, await requireApp(req.params.uid)));
+  });
+
+  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createReward(ctx, await requireApp(req.params.uid), req.body)));
+  });
+
+  app.get('/apps/:uid/rewards/:reward', { schema: { ...tags, params: rewardParam } }, async (req) => {
+    return ok(await getRewardAdmin(ctx, await requireApp(req.params.uid), req.params.reward));
+  });
+
+  app.post('/apps/:uid/rewards/:reward/withdraw', { schema: { ...tags, params: rewardParam } }, async (req) => {
+    return ok(await requestWithdraw(ctx, await requireApp(req.params.uid), req.params.reward));
+  });
+}

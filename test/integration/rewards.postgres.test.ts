@@ -1,0 +1,3 @@
+import { rewardsSuite } from './rewards-suite.js';
+
+rewardsSuite('postgres');
