@@ -10,7 +10,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openStore, ping, type Store } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
-import { GroupCommitter } from './store/group-commit.js';
 import { JobQueue } from './jobs/queue.js';
 import { WorkerPool } from './jobs/worker.js';
 import { KeyRing } from './chain/keys.js';
@@ -123,7 +122,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       embedded: !config.chainRpcUrl,
       confirmations: config.confirmations,
     });
-    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender, committer: new GroupCommitter(core.store.db, core.store.dialect) };
+    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
     sender.onOutcome('asset.mint', mintOutcome(ctx));
     sender.onOutcome('collection.deploy', deployOutcome(ctx));
     registerRewardOutcomes(ctx); // reward.deploy|allocate|claim|withdraw (forwarder address read from each tx's payload)

@@ -9,6 +9,10 @@
  * - `<dataDir>/anvil.lock` serialises concurrent starts on one data dir.
  * - anvil writes its state on SIGINT/SIGTERM and every `--state-interval`
  *   seconds; a SIGKILL loses whatever happened since the last periodic dump.
+ * - anvil rewrites chain.json IN PLACE (truncate + write, not atomic): a SIGKILL
+ *   or power cut during a dump leaves an empty/truncated file. We therefore keep
+ *   `<dataDir>/chain.json.bak`, a verified-complete copy taken at start and every
+ *   minute, and fall back to it when anvil refuses chain.json.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,6 +52,7 @@ const KILL_GRACE_MS = 5_000;
 const ADOPT_PROBE_MS = 5_000;
 const LOCK_TIMEOUT_MS = 60_000;
 const ADOPTED_WATCH_MS = 1_000;
+const BACKUP_INTERVAL_MS = 60_000;
 const TAIL_LINES = 20;
 
 const ARCH_NAMES: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
@@ -380,12 +385,71 @@ function checkStateSaved(statePath: string, since: number, log: Logger): void {
   }
 }
 
+/**
+ * Copies chain.json to chain.json.bak if it is complete: not modified in the last
+ * second, unchanged while we copied it, and looks like a whole JSON object.
+ * Returns true if a new backup was written.
+ */
+async function backupState(statePath: string, log: Logger): Promise<boolean> {
+  const bak = `${statePath}.bak`;
+  const tmp = `${bak}.tmp`;
+  try {
+    const before = await fsp.stat(statePath);
+    if (before.size < 2 || Date.now() - before.mtimeMs < 1_000) return false; // being (re)written
+    const old = await fsp.stat(bak).catch(() => null);
+    if (old && old.size === before.size && Math.abs(old.mtimeMs - before.mtimeMs) < 1) return false; // up to date
+    await fsp.copyFile(statePath, tmp);
+    const after = await fsp.stat(statePath);
+    const copy = await fsp.stat(tmp);
+    if (after.mtimeMs !== before.mtimeMs || after.size !== before.size || copy.size !== before.size || !(await looksLikeJsonObject(tmp, copy.size))) {
+      await fsp.rm(tmp, { force: true });
+      return false;
+    }
+    await fsp.utimes(tmp, before.atime, before.mtime); // bak mtime = time of the anvil dump it copies
+    await fsp.rename(tmp, bak);
+    return true;
+  } catch (err) {
+    if (errCode(err) !== 'ENOENT') log.warn({ err, statePath }, 'could not back up the chain state file');
+    await fsp.rm(tmp, { force: true }).catch(() => {});
+    return false;
+  }
+}
+
+async function looksLikeJsonObject(file: string, size: number): Promise<boolean> {
+  const fh = await fsp.open(file, 'r');
+  try {
+    const n = Math.min(size, 64);
+    const head = Buffer.alloc(n);
+    const tail = Buffer.alloc(n);
+    await fh.read(head, 0, n, 0);
+    await fh.read(tail, 0, n, size - n);
+    return head.toString('latin1').trimStart().startsWith('{') && tail.toString('latin1').trimEnd().endsWith('}');
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Periodic backupState(); returns a function that stops it. */
+function startBackupLoop(statePath: string, log: Logger): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void backupState(statePath, log).finally(() => {
+      running = false;
+    });
+  }, BACKUP_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 class ChildChain implements EmbeddedChain {
   readonly pid: number;
   private stopping: Promise<void> | null = null;
   private exitInfo: { code: number | null; signal: string | null } | null = null;
   private readonly exited: Promise<void>;
   private readonly listeners: ExitCb[] = [];
+  private readonly stopBackups: () => void;
 
   constructor(
     readonly rpcUrl: string,
@@ -399,6 +463,7 @@ class ChildChain implements EmbeddedChain {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal };
         exitHookPids.delete(this.pid);
+        this.stopBackups();
         resolve();
         if (this.stopping) return;
         removePidFile(this.files.pidPath, this.pid);
@@ -418,6 +483,7 @@ class ChildChain implements EmbeddedChain {
       else child.once('exit', onExit);
     });
     registerExitHook(this.pid);
+    this.stopBackups = startBackupLoop(files.statePath, log);
   }
 
   onExit(cb: ExitCb): void {
@@ -431,6 +497,7 @@ class ChildChain implements EmbeddedChain {
 
   private async doStop(): Promise<void> {
     const since = Date.now();
+    this.stopBackups();
     if (!this.exitInfo) {
       this.log.info({ pid: this.pid }, 'stopping embedded anvil (SIGINT, state will be saved)');
       this.child.kill('SIGINT');
@@ -462,6 +529,7 @@ class AdoptedChain implements EmbeddedChain {
   private stopping: Promise<void> | null = null;
   private readonly listeners: ExitCb[] = [];
   private readonly watch: NodeJS.Timeout;
+  private readonly stopBackups: () => void;
 
   constructor(
     readonly rpcUrl: string,
@@ -470,9 +538,11 @@ class AdoptedChain implements EmbeddedChain {
     private readonly log: Logger,
   ) {
     registerExitHook(pid);
+    this.stopBackups = startBackupLoop(files.statePath, log);
     this.watch = setInterval(() => {
       if (this.stopping || isAlive(this.pid)) return;
       clearInterval(this.watch);
+      this.stopBackups();
       exitHookPids.delete(this.pid);
       removePidFile(this.files.pidPath, this.pid);
       this.log.error({ pid: this.pid }, 'adopted embedded anvil exited unexpectedly');
@@ -494,6 +564,7 @@ class AdoptedChain implements EmbeddedChain {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       clearInterval(this.watch);
+      this.stopBackups();
       const since = Date.now();
       if (isAlive(this.pid)) {
         this.log.info({ pid: this.pid }, 'stopping adopted embedded anvil (SIGINT, state will be saved)');
@@ -576,18 +647,35 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
 
     // 2. Start a fresh node.
     if (!(await portIsFree(port))) throw portInUseError(port, dataDir);
-    try {
-      return await launch();
-    } catch (err) {
-      if (!(err instanceof CorruptStateError)) throw err;
-      const aside = `${statePath}.corrupt-${timestampForFilename()}`;
-      await fsp.rename(statePath, aside);
-      log.error(
-        { statePath, movedTo: aside, anvilError: err.message },
-        '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT: anvil refused to load it. It was moved aside and a FRESH, EMPTY ' +
-          'chain is being started. Contracts, balances and tokens of the old chain are NOT available on this chain. !!!',
-      );
-      return await launch();
+    await fsp.rm(`${statePath}.bak.tmp`, { force: true });
+    let triedBackup = false;
+    for (;;) {
+      try {
+        return await launch();
+      } catch (err) {
+        if (!(err instanceof CorruptStateError)) throw err;
+        const aside = `${statePath}.corrupt-${timestampForFilename()}`;
+        await fsp.rename(statePath, aside);
+        const bak = `${statePath}.bak`;
+        const bakStat = triedBackup ? null : await fsp.stat(bak).catch(() => null);
+        if (bakStat) {
+          triedBackup = true;
+          await fsp.copyFile(bak, statePath);
+          log.error(
+            { statePath, movedTo: aside, backup: bak, backupTakenAt: bakStat.mtime.toISOString(), anvilError: err.message },
+            '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT (anvil was probably killed while writing it). It was moved aside ' +
+              'and the chain is RESTORED FROM THE LAST GOOD BACKUP: blocks and transactions after the backup time are LOST. !!!',
+          );
+          continue;
+        }
+        log.error(
+          { statePath, movedTo: aside, anvilError: err.message },
+          '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT and there is no usable backup: anvil refused to load it. It was moved ' +
+            'aside and a FRESH, EMPTY chain is being started. Contracts, balances and tokens of the old chain are NOT ' +
+            'available on this chain. !!!',
+        );
+        return await launch();
+      }
     }
   } finally {
     release();
@@ -642,6 +730,8 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
     const answered = await waitForChainId(rpcUrl, READY_TIMEOUT_MS, exit);
 
     if (exitResult === null && answered === chainId) {
+      // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
+      if (hadState) await backupState(statePath, log);
       const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
       log.info({ pid, rpcUrl, chainId }, 'embedded anvil is ready');
       return chain;

@@ -1,7 +1,7 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
 import { encodeFunctionData, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { write, type Ctx } from './context.js';
+import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { DbOrTx, Tx } from '../store/db.js';
@@ -39,7 +39,7 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
   if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
   let firstJob = MINT_JOB;
   try {
-    await write(ctx, async (tx) => {
+    await ctx.db.transaction().execute(async (tx) => {
       const user = await tx.selectFrom('users').select(['uid', 'wallet_address']).where('uid', '=', p.user_uid).where('app_uid', '=', appUid).executeTakeFirst();
       if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
       const collection = await tx.selectFrom('collections').select(['uid', 'status']).where('uid', '=', p.collection_uid).where('app_uid', '=', appUid).executeTakeFirst();

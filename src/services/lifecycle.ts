@@ -4,7 +4,7 @@
 // edits are operator calls that emit ERC-4906 MetadataUpdate.
 import { encodeFunctionData, getAddress, isAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
 import type { Selectable } from 'kysely';
-import { write, type Ctx } from './context.js';
+import type { Ctx } from './context.js';
 import type { DbOrTx, Tx } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { BurnTable, TransferTable } from '../store/schema.js';
@@ -65,7 +65,7 @@ export async function createBurn(ctx: Ctx, appUid: string, p: { asset_uid: strin
 
 async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null): Promise<{ uid: string }> {
   const uid = newUid();
-  await write(ctx, async (tx) => {
+  await ctx.db.transaction().execute(async (tx) => {
     const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
     if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
     const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
@@ -274,7 +274,7 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
   // The image of an asset created with store_image_on_ipfs is stored again on edit: refuse early what cannot be fetched.
   if (info.store_image) await assertImageUrlFetchable(ctx, data.image_url);
   try {
-    await write(ctx, async (tx) => {
+    await ctx.db.transaction().execute(async (tx) => {
       const a = await tx
         .selectFrom('assets')
         .innerJoin('collections', 'collections.uid', 'assets.collection_uid')

@@ -1,4 +1,4 @@
-import { write, type Ctx } from './context.js';
+import type { Ctx } from './context.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -10,7 +10,7 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
   const ext = input.user_external_id ?? null;
   const uid = newUid();
   try {
-    await write(ctx, async (tx) => {
+    await ctx.db.transaction().execute(async (tx) => {
       const clash = await tx
         .selectFrom('users')
         .select('uid')
