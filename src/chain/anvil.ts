@@ -387,15 +387,16 @@ function checkStateSaved(statePath: string, since: number, log: Logger): void {
 
 /**
  * Copies chain.json to chain.json.bak if it is complete: not modified in the last
- * second, unchanged while we copied it, and looks like a whole JSON object.
- * Returns true if a new backup was written.
+ * second (unless `justLoaded`: anvil has just parsed it and will not write it before
+ * its first --state-interval tick), unchanged while we copied it, and looks like a
+ * whole JSON object. Returns true if a new backup was written.
  */
-async function backupState(statePath: string, log: Logger): Promise<boolean> {
+async function backupState(statePath: string, log: Logger, justLoaded = false): Promise<boolean> {
   const bak = `${statePath}.bak`;
   const tmp = `${bak}.tmp`;
   try {
     const before = await fsp.stat(statePath);
-    if (before.size < 2 || Date.now() - before.mtimeMs < 1_000) return false; // being (re)written
+    if (before.size < 2 || (!justLoaded && Date.now() - before.mtimeMs < 1_000)) return false; // being (re)written
     const old = await fsp.stat(bak).catch(() => null);
     if (old && old.size === before.size && Math.abs(old.mtimeMs - before.mtimeMs) < 1) return false; // up to date
     await fsp.copyFile(statePath, tmp);
@@ -731,7 +732,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
 
     if (exitResult === null && answered === chainId) {
       // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
-      if (hadState) await backupState(statePath, log);
+      if (hadState) await backupState(statePath, log, true);
       const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
       log.info({ pid, rpcUrl, chainId }, 'embedded anvil is ready');
       return chain;

@@ -8,6 +8,8 @@ export interface JobHandler {
   batchSize: number;
   leaseMs: number;
   pollMs: number;
+  /** After a wake-up, wait this long for more jobs to arrive so they share one batch (default 0). */
+  lingerMs?: number;
   /** Handles the claimed jobs; must complete, defer or throw for each. Thrown errors fail the whole batch. */
   handle(jobs: Job[]): Promise<void>;
   /** Called once a job has failed for the last time. */
@@ -47,6 +49,7 @@ export class WorkerPool {
     try {
       while (this.running) {
         let claimed: Job[] = [];
+        if (h.lingerMs) await new Promise((r) => setTimeout(r, h.lingerMs));
         try {
           claimed = await this.queue.claim(h.kind, h.batchSize, this.workerId, h.leaseMs);
           if (claimed.length > 0) await this.runBatch(h, claimed);

@@ -166,6 +166,7 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
     batchSize: ctx.config.mintBatchSize,
     leaseMs: 10_000, // short: a crashed worker's mints are picked up again soon
     pollMs: 500,
+    lingerMs: 50, // a burst of creates shares one mintBatch transaction instead of one each
     async handle(jobs) {
       const assets = await ctx.db
         .selectFrom('assets')

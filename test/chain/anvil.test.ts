@@ -128,22 +128,7 @@ describe('embedded anvil', () => {
     const chainId = 80002;
     const port = await freePort();
     let chain = await start({ dataDir, port, chainId });
-    const testChain = defineChain({
-      id: chainId,
-      name: 'mintworks-test',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [chain.rpcUrl] } },
-    });
-    const pub = createPublicClient({ chain: testChain, transport: http(chain.rpcUrl), pollingInterval: 50 });
-    const wallet = createWalletClient({
-      chain: testChain,
-      transport: http(chain.rpcUrl),
-      account: mnemonicToAccount(ANVIL_MNEMONIC),
-    });
-    const to = privateKeyToAccount(generatePrivateKey()).address;
-    const hash: Hex = await wallet.sendTransaction({ to, value: parseEther('1.25') });
-    const receipt = await pub.waitForTransactionReceipt({ hash });
-    assert.equal(receipt.status, 'success');
+    const { pub, to, hash, receipt } = await transfer(chain.rpcUrl, chainId);
     const blockBefore = await pub.getBlockNumber();
     const blockHashBefore = (await pub.getBlock({ blockNumber: receipt.blockNumber })).hash;
 
@@ -251,6 +236,22 @@ describe('embedded anvil', () => {
     assert.ok(existsSync(join(dataDir, 'chain.json')));
   });
 
+  it('restores the last good backup when chain.json was truncated by a kill during a dump', async () => {
+    const dataDir = newDir('bak');
+    const port = await freePort();
+    let chain = await start({ dataDir, port });
+    const { pub, to } = await transfer(chain.rpcUrl, 31337);
+    await chain.stop();
+    chain = await start({ dataDir, port }); // loads chain.json and backs it up
+    assert.ok(existsSync(join(dataDir, 'chain.json.bak')));
+    await chain.stop();
+    writeFileSync(join(dataDir, 'chain.json'), ''); // what SIGKILL in the middle of anvil's dump leaves behind
+    chain = await start({ dataDir, port });
+    assert.equal(await pub.getBalance({ address: to }), parseEther('1.25'));
+    assert.equal(readdirSync(dataDir).filter((f) => f.startsWith('chain.json.corrupt-')).length, 1);
+    await chain.stop();
+  });
+
   it('calls onExit when anvil dies on its own, not on stop()', async () => {
     const dataDir = newDir('exit');
     const chain = await start({ dataDir, chainId: 31337 });
@@ -267,6 +268,23 @@ describe('embedded anvil', () => {
     assert.equal(called, false);
   });
 });
+
+/** Sends 1.25 ETH from anvil's first dev account to a fresh address and waits for the receipt. */
+async function transfer(rpcUrl: string, chainId: number) {
+  const testChain = defineChain({
+    id: chainId,
+    name: 'mintworks-test',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+  const pub = createPublicClient({ chain: testChain, transport: http(rpcUrl), pollingInterval: 50 });
+  const wallet = createWalletClient({ chain: testChain, transport: http(rpcUrl), account: mnemonicToAccount(ANVIL_MNEMONIC) });
+  const to = privateKeyToAccount(generatePrivateKey()).address;
+  const hash: Hex = await wallet.sendTransaction({ to, value: parseEther('1.25') });
+  const receipt = await pub.waitForTransactionReceipt({ hash });
+  assert.equal(receipt.status, 'success');
+  return { pub, to, hash, receipt };
+}
 
 async function waitFor(cond: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
