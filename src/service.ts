@@ -116,6 +116,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       throw new Error(`cannot reach the chain at ${rpcUrl} (CHAIN_RPC_URL): ${(err as Error).message}`);
     });
     if (actualChainId !== config.chainId) throw new Error(`the chain at ${rpcUrl} has chain id ${actualChainId}, but CHAIN_ID is ${config.chainId}`);
+    await assertSameChain(core.store, config.chainId);
 
     const sender = new ChainSender(core.store.db, client, core.keys, config.chainId, log.child({ component: 'chain' }), {
       relayerCount: config.relayerCount,
@@ -191,6 +192,16 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await stop();
     throw err;
   }
+}
+
+/**
+ * One installation serves one chain: its records (contracts, nonces, token ids) mean nothing on another.
+ * The embedded chain's state file does not remember its chain id, so the database does.
+ */
+async function assertSameChain(store: Store, chainId: number): Promise<void> {
+  await store.db.insertInto('meta').values({ key: 'chain_id', value: String(chainId) }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  const row = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
+  if (row.value !== String(chainId)) throw new Error(`CHAIN_ID is ${chainId}, but this database (DATA_DIR / DATABASE_URL) belongs to chain ${row.value}; use a new DATA_DIR/DATABASE_URL for another chain`);
 }
 
 function ensureDir(d: string): string {

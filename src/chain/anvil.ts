@@ -228,7 +228,7 @@ async function terminatePid(pid: number, log: Logger): Promise<void> {
     throw err;
   }
   if (await pollUntilDead(pid, STOP_TIMEOUT_MS)) return;
-  log.error({ pid }, `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`);
+  log.error({ anvilPid: pid }, `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`);
   try {
     process.kill(pid, 'SIGKILL');
   } catch (err) {
@@ -326,7 +326,8 @@ async function acquireLock(file: string, log: Logger): Promise<() => void> {
     } catch {
       continue; // vanished between open and read: retry immediately
     }
-    const stale = Number.isInteger(owner) && owner > 0 ? !isAlive(owner) : ageMs > 2_000;
+    // dead owner, an owner that never wrote its pid, or a lock older than any start-up can take (pid reused)
+    const stale = (Number.isInteger(owner) && owner > 0 ? !isAlive(owner) : ageMs > 2_000) || ageMs > LOCK_TIMEOUT_MS;
     if (stale) {
       log.warn({ file, owner }, 'removing stale anvil start-up lock');
       try {
@@ -469,7 +470,7 @@ class ChildChain implements EmbeddedChain {
         if (this.stopping) return;
         removePidFile(this.files.pidPath, this.pid);
         this.log.error(
-          { pid: this.pid, code, signal, lastOutput: this.stderrTail() },
+          { anvilPid: this.pid, code, signal, lastOutput: this.stderrTail() },
           'embedded anvil exited unexpectedly',
         );
         for (const cb of this.listeners) {
@@ -500,7 +501,7 @@ class ChildChain implements EmbeddedChain {
     const since = Date.now();
     this.stopBackups();
     if (!this.exitInfo) {
-      this.log.info({ pid: this.pid }, 'stopping embedded anvil (SIGINT, state will be saved)');
+      this.log.info({ anvilPid: this.pid }, 'stopping embedded anvil (SIGINT, state will be saved)');
       this.child.kill('SIGINT');
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
@@ -511,14 +512,14 @@ class ChildChain implements EmbeddedChain {
       ]);
       clearTimeout(timer);
       if (timedOut) {
-        this.log.error({ pid: this.pid }, `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`);
+        this.log.error({ anvilPid: this.pid }, `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`);
         this.child.kill('SIGKILL');
         await this.exited;
       } else {
         checkStateSaved(this.files.statePath, since, this.log);
       }
       const info = this.exitInfo as { code: number | null; signal: string | null } | null;
-      this.log.info({ pid: this.pid, code: info?.code, signal: info?.signal }, 'embedded anvil stopped');
+      this.log.info({ anvilPid: this.pid, code: info?.code, signal: info?.signal }, 'embedded anvil stopped');
     }
     exitHookPids.delete(this.pid);
     removePidFile(this.files.pidPath, this.pid);
@@ -546,7 +547,7 @@ class AdoptedChain implements EmbeddedChain {
       this.stopBackups();
       exitHookPids.delete(this.pid);
       removePidFile(this.files.pidPath, this.pid);
-      this.log.error({ pid: this.pid }, 'adopted embedded anvil exited unexpectedly');
+      this.log.error({ anvilPid: this.pid }, 'adopted embedded anvil exited unexpectedly');
       for (const cb of this.listeners) {
         try {
           cb(null, null); // exit status of a non-child is not observable
@@ -568,7 +569,7 @@ class AdoptedChain implements EmbeddedChain {
       this.stopBackups();
       const since = Date.now();
       if (isAlive(this.pid)) {
-        this.log.info({ pid: this.pid }, 'stopping adopted embedded anvil (SIGINT, state will be saved)');
+        this.log.info({ anvilPid: this.pid }, 'stopping adopted embedded anvil (SIGINT, state will be saved)');
         await terminatePid(this.pid, this.log);
         checkStateSaved(this.files.statePath, since, this.log);
       }
@@ -610,17 +611,17 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
     for (const pid of candidates) {
       if (pid === process.pid) continue;
       if (!isAlive(pid)) {
-        log.info({ pid }, 'removing stale anvil pidfile (process is gone)');
+        log.info({ anvilPid: pid }, 'removing stale anvil pidfile (process is gone)');
         continue;
       }
       const argv = readCmdline(pid);
       if (!argv || !isAnvilArgv(argv)) {
-        log.warn({ pid }, 'anvil pidfile points at a process that is not anvil (pid reused); removing pidfile');
+        log.warn({ anvilPid: pid }, 'anvil pidfile points at a process that is not anvil (pid reused); removing pidfile');
         continue;
       }
       const st = argValue(argv, '--state');
       if (!st || path.resolve(st) !== statePath) {
-        log.warn({ pid, state: st }, 'anvil pidfile points at an anvil for another data dir; leaving it alone');
+        log.warn({ anvilPid: pid, state: st }, 'anvil pidfile points at an anvil for another data dir; leaving it alone');
         continue;
       }
       const itsPort = Number(argValue(argv, '--port'));
@@ -630,9 +631,9 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
           adoptPid = pid;
           continue;
         }
-        log.warn({ pid, port, expectedChainId: chainId, chainId: itsChainId }, 'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it');
+        log.warn({ anvilPid: pid, port, expectedChainId: chainId, chainId: itsChainId }, 'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it');
       } else {
-        log.warn({ pid, port: itsPort, expectedPort: port }, 'running anvil on this data dir uses another port; restarting it');
+        log.warn({ anvilPid: pid, port: itsPort, expectedPort: port }, 'running anvil on this data dir uses another port; restarting it');
       }
       await terminatePid(pid, log);
     }
@@ -641,7 +642,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       if (pf?.pid !== adoptPid) {
         writePidFile(pidPath, { pid: adoptPid, port, chainId, startedAt: new Date().toISOString() });
       }
-      log.info({ pid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
+      log.info({ anvilPid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
       return new AdoptedChain(rpcUrl, adoptPid, files, log);
     }
     removePidFile(pidPath);
@@ -734,7 +735,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
       if (hadState) await backupState(statePath, log, true);
       const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
-      log.info({ pid, rpcUrl, chainId }, 'embedded anvil is ready');
+      log.info({ anvilPid: pid, rpcUrl, chainId }, 'embedded anvil is ready');
       return chain;
     }
 

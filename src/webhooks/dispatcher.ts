@@ -9,8 +9,8 @@
 //   `perEndpoint` slots and its queue never stands in front of other Apps' events.
 // - Every attempt reads the App's configuration as it is then (URL, secrets, on/off).
 // - Throughput: a claim loads the events and endpoint configurations of its whole batch in two queries,
-//   and finished attempts are written together (group commit: one transaction, one fsync, for all the
-//   attempts that finished meanwhile), each still guarded by its own lease token.
+//   and results are group-committed: attempts that finish while a write transaction is running go
+//   together into the next one (one commit, one fsync, under bursts), each guarded by its lease token.
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -158,8 +158,6 @@ export class WebhookDispatcher {
       // Claim again at once only when the candidates were cut short by Apps at their cap (excluded
       // next time); otherwise nothing else is due until a slot frees, a signal or the next poll.
       if (!more) await this.sleep();
-      // Slots freed in the same turn of the event loop are claimed together, in one transaction.
-      await new Promise((r) => setImmediate(r));
     }
   }
 
@@ -293,8 +291,6 @@ export class WebhookDispatcher {
   private async flush(): Promise<void> {
     this.flushing = true;
     try {
-      // Let the answers that arrived in the same turn of the event loop join this transaction.
-      await new Promise((r) => setImmediate(r));
       while (this.pending.length) {
         const batch = this.pending.splice(0, 200);
         try {

@@ -68,4 +68,10 @@ describe('CLI and logs', () => {
     assert.ok(!all.includes(app.api_secret), 'no API secret in logs');
     assert.ok(!all.includes(token), 'no bearer token in logs');
   });
+
+  it('refuses to start the same DATA_DIR against another CHAIN_ID', async () => {
+    await svc.stop();
+    const config = loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_APP: 'false', CHAIN_ID: '80002' });
+    await assert.rejects(startService(config), /CHAIN_ID is 80002, but this database .* belongs to chain 31337/);
+  });
 });
