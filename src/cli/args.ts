@@ -1,3 +1,5 @@
+import type { Db } from '../store/db.js';
+
 // Minimal argv parsing: words, `--flag value`, `--flag=value` and boolean `--flag`.
 export function parseArgs(argv: string[]): { words: string[]; flags: Record<string, string | true> } {
   const words: string[] = [];
@@ -14,3 +16,26 @@ export function parseArgs(argv: string[]): { words: string[]; flags: Record<stri
   return { words, flags };
 }
 
+
+export type Flags = Record<string, string | true>;
+
+/** A mistake in the command line: printed with the usage text, exit code 2. */
+export class UsageError extends Error {}
+
+/** A flag's value; a required flag that is missing (or given without a value) is a UsageError. */
+export function flag(flags: Flags, name: string, required: boolean, usage = ''): string | undefined {
+  const v = flags[name];
+  if (v === undefined || v === true) {
+    if (required) throw new UsageError(`--${name} is required${usage ? `\n\n${usage}` : ''}`);
+    return undefined;
+  }
+  return v;
+}
+
+/** The uid of the App named by --app, which must exist. */
+export async function requireApp(db: Db, flags: Flags, usage = ''): Promise<string> {
+  const uid = flag(flags, 'app', true, usage)!;
+  const app = await db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
+  if (!app) throw new UsageError(`no App with uid ${uid} (see: mintworks app list)`);
+  return uid;
+}

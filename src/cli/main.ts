@@ -8,7 +8,7 @@ import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
 import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { parseArgs } from './args.js';
+import { flag, parseArgs, UsageError, type Flags } from './args.js';
 import { webhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 import { rewardCommand, REWARD_USAGE } from './rewards.js';
 
@@ -24,16 +24,7 @@ ${REWARD_USAGE}
 
 Uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY).`;
 
-class UsageError extends Error {}
-
-function str(flags: Record<string, string | true>, name: string, required = true): string | undefined {
-  const v = flags[name];
-  if (v === undefined || v === true) {
-    if (required) throw new UsageError(`--${name} is required`);
-    return undefined;
-  }
-  return v;
-}
+const str = (flags: Flags, name: string, required = true) => flag(flags, name, required);
 
 async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
   const { words, flags } = parseArgs(argv);

@@ -6,6 +6,7 @@
 // The commands only write the database (the reward and its job); the running service deploys the
 // contract and sends the withdrawal, picking the jobs up by polling.
 import type { Ctx } from '../services/context.js';
+import { flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
 import { ApiError } from '../util/errors.js';
 import { createReward, listRewards, requestWithdraw } from '../services/rewards.js';
 
@@ -15,25 +16,9 @@ export const REWARD_USAGE = `  reward create --app UID --name N --token-name T -
   reward withdraw --app UID --reward UID                      send what the reward still holds to its withdraw receiver
   reward list --app UID                                       rewards of an App, with budget and withdrawal state`;
 
-type Flags = Record<string, string | true>;
-
-const usage = (message: string) => ApiError.client(400, 'usage', `${message}\n\n${REWARD_USAGE}`);
-
-function flag(flags: Flags, name: string, required: boolean): string | undefined {
-  const v = flags[name];
-  if (v === undefined || v === true) {
-    if (required) throw usage(`--${name} is required`);
-    return undefined;
-  }
-  return v;
-}
-
-async function requireApp(ctx: Ctx, flags: Flags): Promise<string> {
-  const uid = flag(flags, 'app', true)!;
-  const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
-  if (!app) throw usage(`no App with uid ${uid} (see: mintworks app list)`);
-  return uid;
-}
+const usage = (message: string) => new UsageError(`${message}\n\n${REWARD_USAGE}`);
+const flag = (flags: Flags, name: string, required: boolean) => flagOf(flags, name, required, REWARD_USAGE);
+const requireApp = (ctx: Ctx, flags: Flags) => requireAppOf(ctx.db, flags, REWARD_USAGE);
 
 /** ApiError details (e.g. a validation error per field) as one line each. */
 const explain = (err: ApiError) => err.details.map((d) => (d.field_name ? `--${d.field_name.replace(/_/g, '-')}: ${d.message}` : d.message)).join('\n');

@@ -6,6 +6,7 @@
 // `set` prints the signing secret: the new one when created or rotated, else the current one (the
 // operator holds MASTER_KEY anyway). A running service picks changes and redeliveries up by polling.
 import type { Ctx } from '../services/context.js';
+import { flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
 import { ApiError } from '../util/errors.js';
 import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
 import { getDelivery, listAttempts, listDeliveries, redeliver, type AttemptView, type DeliveryView } from '../webhooks/deliveries.js';
@@ -16,25 +17,9 @@ export const WEBHOOK_USAGE = `  webhook set --app UID --url URL [--events a,b] [
   webhook log --app UID [--event ID] [--limit N]              delivery state and attempt log
   webhook redeliver --app UID --event ID                      send an event again now`;
 
-type Flags = Record<string, string | true>;
-
-const usage = (message: string) => ApiError.client(400, 'usage', `${message}\n\n${WEBHOOK_USAGE}`);
-
-function flag(flags: Flags, name: string, required: boolean): string | undefined {
-  const v = flags[name];
-  if (v === undefined || v === true) {
-    if (required) throw usage(`--${name} is required`);
-    return undefined;
-  }
-  return v;
-}
-
-async function requireApp(ctx: Ctx, flags: Flags): Promise<string> {
-  const uid = flag(flags, 'app', true)!;
-  const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
-  if (!app) throw usage(`no App with uid ${uid} (see: mintworks app list)`);
-  return uid;
-}
+const usage = (message: string) => new UsageError(`${message}\n\n${WEBHOOK_USAGE}`);
+const flag = (flags: Flags, name: string, required: boolean) => flagOf(flags, name, required, WEBHOOK_USAGE);
+const requireApp = (ctx: Ctx, flags: Flags) => requireAppOf(ctx.db, flags, WEBHOOK_USAGE);
 
 const attemptLine = (a: AttemptView) => `  #${a.attempt}  ${a.time}  ${a.status_code ?? '---'}  ${String(a.latency_ms).padStart(6)} ms  ${a.url}${a.error ? `  ${a.error}` : ''}`;
 const deliveryLine = (d: DeliveryView) =>

@@ -32,6 +32,9 @@ export interface AssetParams {
 const nameTaken = () => ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
 const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
 
+/** Columns of a new asset row with nothing in flight: not burned, no transfer, burn or edit running. */
+export const NO_ACTIONS = { mint_error: null, mint_tx_id: null, is_burned: 0, is_transferring: 0, is_editing: 0, is_burning: 0, pending_edit: null } as const;
+
 export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Promise<{ uid: string }> {
   const uid = newUid();
   let walletQueued = false;
@@ -80,13 +83,7 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
           unique_name_key: p.data.unique_name ? name : null,
           token_id: tokenId,
           mint_status: 'pending',
-          mint_error: null,
-          mint_tx_id: null,
-          is_burned: 0,
-          is_transferring: 0,
-          is_editing: 0,
-          is_burning: 0,
-          pending_edit: null,
+          ...NO_ACTIONS,
           owner_user_uid: null,
           owner_address: null,
           mint_for_address: user.wallet_address,

@@ -7,7 +7,7 @@
 import { getAddress, parseAbiItem, type Address, type Hex, type Log } from 'viem';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
-import { getAsset } from './assets.js';
+import { getAsset, NO_ACTIONS } from './assets.js';
 import { nowIso } from '../util/time.js';
 import { newUid } from '../util/ids.js';
 import { errMessage } from '../chain/sender.js';
@@ -143,13 +143,7 @@ export class ChainIndexer {
           unique_name_key: null,
           token_id: Number(tokenId),
           mint_status: 'minted',
-          mint_error: null,
-          mint_tx_id: null,
-          is_burned: 0,
-          is_transferring: 0,
-          is_editing: 0,
-          is_burning: 0,
-          pending_edit: null,
+          ...NO_ACTIONS,
           owner_user_uid: user.uid,
           owner_address: toAddr,
           mint_for_address: toAddr,
