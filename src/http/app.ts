@@ -92,6 +92,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', authenticate(resolver));
+      // Bodies are JSON: anything else is refused before it could be misread as an empty object.
+      v1.addHook('onRequest', async (req) => {
+        if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
+          throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+        }
+      });
       await publicRoutes(v1.withTypeProvider<ZodTypeProvider>(), deps.ctx);
     },
     { prefix: '/v1' },

@@ -8,7 +8,7 @@ z.config({
     if (iss.code === 'invalid_type') {
       if (iss.input === undefined) return 'This field is required.';
       if (iss.input === null) return 'This field may not be null.';
-      return `Must be a ${iss.expected}.`;
+      return `Must be ${/^[aeiou]/.test(String(iss.expected)) ? 'an' : 'a'} ${iss.expected}.`;
     }
     if (iss.code === 'unrecognized_keys') return `Unknown field(s): ${iss.keys.join(', ')}.`;
     return undefined;

@@ -101,6 +101,15 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal((await fetch(`${t.svc.url}/docs`)).status, 200);
       });
 
+      it('a body that is not JSON answers 415, one over 1 MiB 413, both in the envelope', async () => {
+        const plain = await app.api.call('POST', '/user', 'hi', { 'Content-Type': 'text/plain' });
+        assert.equal(plain.status, 415);
+        assert.equal(plain.body.error.detail.code, 'unsupported_media_type');
+        const big = await app.api.post('/user', { email: `${'a'.repeat(1_100_000)}@example.com` });
+        assert.equal(big.status, 413);
+        assert.deepEqual(big.body.error, { type: 'client_error', detail: { code: 'payload_too_large', message: 'Request body is too large.' } });
+      });
+
       it('malformed JSON answers 400 in the envelope', async () => {
         const r = await app.api.call('POST', '/user', '{"email":');
         assert.equal(r.status, 400);
