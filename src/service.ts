@@ -222,6 +222,9 @@ async function ensureForwarder(ctx: Ctx, sender: ChainSender, log: Logger): Prom
   if (!recorded) {
     const nonce = await sender.client.getTransactionCount({ address: deployer.address });
     if (nonce !== 0) throw new Error(`the deployer account ${deployer.address} has been used (nonce ${nonce}) but holds no forwarder: this chain does not belong to this DATA_DIR's seed`);
+    if ((await sender.client.getBalance({ address: deployer.address })) === 0n) {
+      throw new Error(`the deployer account ${deployer.address} has no funds on chain ${ctx.config.chainId}: send it some native currency for gas (it deploys the ERC-2771 forwarder once), then start again`);
+    }
     const { bytecode } = artifact('MintworksForwarder');
     const row = await ctx.db.transaction().execute((tx) => sender.record(tx, { kind: 'forwarder.deploy', ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
     await sender.broadcast([row]);
