@@ -1,6 +1,6 @@
 // The HTTP server: public API under /v1 (API.md), management under /admin/v1, token metadata, health,
 // OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -29,7 +29,8 @@ export function redactQuery(url: string): string {
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
-    disableRequestLogging: true,
+    // Fastify's own request lines would carry raw URLs (query strings hold secrets): we log our own.
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: false },
     bodyLimit: 1024 * 1024,
     trustProxy: true,
