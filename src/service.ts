@@ -146,8 +146,16 @@ export async function startService(config: Config, log: Logger = createLogger(co
       sender.start();
       cleanups.push(() => sender.stop());
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
-      workers.start([walletJobHandler(ctx, MINT_JOB), deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)]);
-      workers.start([prepareJobHandler(ctx), publishJobHandler(ctx)]); // asset images and metadata documents (src/metadata)
+      workers.start([
+        walletJobHandler(ctx, MINT_JOB),
+        deployJobHandler(ctx),
+        prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
+        mintJobHandler(ctx),
+        publishJobHandler(ctx), // optional IPFS node / pinning service
+        forwardJobHandler(ctx), // transfers and burns
+        editJobHandler(ctx),
+        ...rewardJobHandlers(ctx),
+      ]);
       cleanups.push(() => workers!.stop());
       indexer = new ChainIndexer(ctx);
       indexer.start();
