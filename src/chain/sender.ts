@@ -232,7 +232,7 @@ export class ChainSender {
   async trackOnce(): Promise<void> {
     const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', 0).orderBy('from_address').orderBy('nonce').limit(500).execute();
     if (rows.length === 0) return;
-    const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber()) : 0;
+    const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber({ cacheTime: 0 })) : 0;
     const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
     if (unsent.length) await this.broadcast(unsent);
 

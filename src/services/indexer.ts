@@ -3,7 +3,8 @@
 // from outside makes that user the owner, with asset.transferred) and ownership changes made outside
 // the service. It resumes after restarts, waits `CHAIN_CONFIRMATIONS` blocks, and when the block under
 // its cursor changed (reorg, or a rewound embedded chain) it steps back and reads the range again —
-// every update compares with the current owner first, so reading a log twice changes nothing.
+// a log that disagrees with the database is settled by the token's current owner on chain, so reading a
+// range again (or a log late) never moves an asset back to a past owner.
 import { getAddress, parseAbiItem, type Address, type Hex, type Log } from 'viem';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
@@ -14,6 +15,7 @@ import { errMessage } from '../chain/sender.js';
 
 const CURSOR = 'collections.transfers';
 const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)');
+const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
 const MAX_RANGE = 2000n;
 const REWIND_DEPTH = 64n;
 
@@ -58,7 +60,8 @@ export class ChainIndexer {
   /** Processes one range of blocks. Returns true when more ranges are waiting. */
   async step(): Promise<boolean> {
     const client = this.ctx.sender!.client;
-    const head = (await client.getBlockNumber()) - BigInt(this.ctx.config.confirmations);
+    // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
+    const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
     if (head < 0n) return false;
     let cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', CURSOR).executeTakeFirst();
     if (!cursor) {
@@ -98,36 +101,46 @@ export class ChainIndexer {
       .execute();
   }
 
-  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string }): Promise<void> {
-    const { from, to, tokenId } = log.args as { from: Address; to: Address; tokenId: bigint };
-    const toAddr = to.toLowerCase();
+  /**
+   * Applies one Transfer log. When the database already agrees with the log, nothing is asked of the
+   * chain. Otherwise the token's CURRENT owner on chain decides (not the log's `to`): logs read again
+   * after a reorg or rewind, or out of order, can then never move the database back to a past owner.
+   */
+  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string; contract_address: string | null }): Promise<void> {
+    const { tokenId } = log.args as { tokenId: bigint };
+    const toAddr = (log.args.to as Address).toLowerCase();
     const ctx = this.ctx;
+    const known = await ctx.db.selectFrom('assets').selectAll().where('collection_uid', '=', c.uid).where('token_id', '=', Number(tokenId)).executeTakeFirst();
+    // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
+    if (known && (known.mint_status !== 'minted' || known.is_transferring || known.is_burning)) return;
+    if (known && (known.is_burned ? BigInt(toAddr) === 0n : known.owner_address === toAddr)) return;
+    const current = await ctx.sender!.client
+      .readContract({ address: c.contract_address as Address, abi: ownerOfAbi, functionName: 'ownerOf', args: [tokenId] })
+      .then((o) => o.toLowerCase(), () => null); // reverts for a burned (or never minted) token
     await ctx.db.transaction().execute(async (tx) => {
       const asset = await tx.selectFrom('assets').selectAll().where('collection_uid', '=', c.uid).where('token_id', '=', Number(tokenId)).executeTakeFirst();
-      // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
       if (asset && (asset.mint_status !== 'minted' || asset.is_transferring || asset.is_burning)) return;
       const t = nowIso();
-      if (BigInt(to) === 0n) {
-        if (asset && !asset.is_burned) await tx.updateTable('assets').set({ is_burned: 1, updated_at: t }).where('uid', '=', asset.uid).execute();
+      if (current === null) {
+        if (asset && !asset.is_burned) await tx.updateTable('assets').set({ is_burned: 1, updated_at: t }).where('uid', '=', asset.uid).where('is_burned', '=', 0).execute();
         return;
       }
-      if (asset && asset.owner_address === toAddr) return; // already known (our own action, or read twice)
-      const user = await tx.selectFrom('users').select('uid').where('app_uid', '=', c.app_uid).where('wallet_address', '=', toAddr).executeTakeFirst();
+      const user = await tx.selectFrom('users').select('uid').where('app_uid', '=', c.app_uid).where('wallet_address', '=', current).executeTakeFirst();
       if (asset) {
         // Conditional, so that when several worker processes read the same log only one applies it.
         const r = await tx
           .updateTable('assets')
-          .set({ owner_address: toAddr, owner_user_uid: user?.uid ?? null, updated_at: t })
+          .set({ owner_address: current, owner_user_uid: user?.uid ?? null, updated_at: t })
           .where('uid', '=', asset.uid)
-          .where((eb) => eb.or([eb('owner_address', 'is', null), eb('owner_address', '!=', toAddr)]))
+          .where((eb) => eb.or([eb('owner_address', 'is', null), eb('owner_address', '!=', current)]))
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) > 0 && user) {
-          ctx.log.info({ asset: asset.uid, user: user.uid, from }, 'deposit: token arrived in a user wallet');
+          ctx.log.info({ asset: asset.uid, user: user.uid }, 'deposit: token arrived in a user wallet');
           await emitEvent(tx, c.app_uid, 'asset.transferred', { asset: await getAsset(ctx, c.app_uid, asset.uid, tx) });
         }
         return;
       }
-      if (!user) return; // a token the service does not know, moving between outside wallets
+      if (!user) return; // a token the service does not know, held outside the App's wallets
       // A token of an App collection the service has no record of, deposited into a user's wallet.
       const uid = newUid();
       const name = `${getAddress(log.address)} #${tokenId}`;
@@ -145,8 +158,8 @@ export class ChainIndexer {
           mint_status: 'minted',
           ...NO_ACTIONS,
           owner_user_uid: user.uid,
-          owner_address: toAddr,
-          mint_for_address: toAddr,
+          owner_address: current,
+          mint_for_address: current,
           token_uri: `${ctx.config.publicUrl}/metadata/${c.uid}/${tokenId}`,
           sale_price_in_usd: null,
           metadata: JSON.stringify({ name, image: null, org_image_url: null, original_id: uid }),

@@ -81,7 +81,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       // transfer to an outside address
       const outside = privateKeyToAccount(generatePrivateKey());
       const tr = await app.api.post('/transfer', { asset_uid: a0.uid, from_user_uid: alice.uid, to_address: outside.address });
-      assert.equal(tr.status, 201, tr.raw);
+      assert.equal(tr.status, 201, `${tr.raw} alice=${alice.uid} ${alice.wallet} asset=${JSON.stringify(await asset(a0.uid))}`);
       const during = await asset(a0.uid);
       if (during.is_transferring) assert.equal(during.is_transferable, false);
       await waitFor('transfer done', async () => (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data.status === 'done', 15_000);
@@ -294,6 +294,23 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       const doc = await (await fetch(`${t.svc.url}/ipfs/${edited.token_uri.slice('ipfs://'.length)}`)).json();
       assert.deepEqual(doc, edited.metadata);
       assert.equal(doc.name, 'Orb II');
+    });
+
+    it('reading the whole chain again (as after a reorg) changes no owner and emits nothing', async () => {
+      const snapshot = async () =>
+        (await t.svc.ctx.db.selectFrom('assets').select(['uid', 'owner_address', 'owner_user_uid', 'is_burned']).where('app_uid', '=', app.uid).orderBy('uid').execute());
+      const events = async () => Number((await t.svc.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('app_uid', '=', app.uid).executeTakeFirstOrThrow()).n);
+      const before = await snapshot();
+      const eventsBefore = await events();
+      const genesis = await rpc().getBlock({ blockNumber: 0n });
+      await t.svc.ctx.db.updateTable('chain_cursors').set({ block_number: 0, block_hash: genesis.hash }).execute();
+      const head = Number(await rpc().getBlockNumber());
+      await waitFor('indexer caught up', async () => {
+        const c = await t.svc.ctx.db.selectFrom('chain_cursors').select('block_number').executeTakeFirst();
+        return c && c.block_number >= head;
+      }, 20_000);
+      assert.deepEqual(await snapshot(), before);
+      assert.equal(await events(), eventsBefore);
     });
   });
 }
