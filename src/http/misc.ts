@@ -25,7 +25,7 @@ export async function miscRoutes(app: FastifyInstance<any, any, any, any, any>, 
     const id = Number(token);
     const doc = isUid(collection) && Number.isSafeInteger(id) && id > 0 ? await tokenMetadata(ctx, collection, id) : null;
     if (!doc) return reply.code(404).send(errorBody(404, 'not_found', 'Token not found.'));
-    // Editable: a short cache so an edit shows up soon; the ETag lets clients revalidate cheaply.
+    // Editable: a short cache so an edit shows up within a minute.
     return reply.header('cache-control', 'public, max-age=60').type('application/json').send(doc);
   });
 
