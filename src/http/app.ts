@@ -10,6 +10,7 @@ import { ApiError, errorBody } from '../util/errors.js';
 import { publicRoutes } from './public.js';
 import { adminRoutes } from './admin.js';
 import { miscRoutes, type Health } from './misc.js';
+import { metricsRoutes } from './metrics.js';
 import { metadataRoutes } from '../metadata/routes.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { authenticate } from './auth.js';
@@ -73,6 +74,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody(404, 'not_found', 'Not Found')));
 
+  await metricsRoutes(app, deps.ctx); // before the route plugins: they inherit its onResponse hook
   await app.register(swagger, {
     openapi: {
       info: { title: 'Mintworks API', version: '1.0.0', description: 'Wire-compatible asset minting API. See README and API.md.' },

@@ -99,6 +99,11 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.ok(doc.paths['/v1/asset'].post.requestBody, 'POST /v1/asset documented from its schema');
         assert.ok(doc.paths['/v1/user'].post);
         assert.equal((await fetch(`${t.svc.url}/docs`)).status, 200);
+        const metrics = await (await fetch(`${t.svc.url}/metrics`)).text();
+        assert.match(metrics, /mintworks_http_request_duration_seconds_count\{method="GET",route="\/v1\/user\/:uid",status="\d+"\} \d+/);
+        assert.match(metrics, /mintworks_chain_block_number \d+/);
+        assert.match(metrics, /mintworks_chain_unconfirmed_transactions \d+/);
+        assert.ok(!metrics.includes(app.apiKey), 'no credentials in metrics');
       });
 
       it('a body that is not JSON answers 415, one over 1 MiB 413, both in the envelope', async () => {

@@ -1,0 +1,68 @@
+// Prometheus metrics at GET /metrics: request latency per route, queue depth per job kind, chain head
+// and unconfirmed transactions, webhook deliveries by state. Gauges are read from the database at
+// scrape time, so every process reports the shared truth and nothing drifts.
+import type { FastifyInstance } from 'fastify';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Ctx } from '../services/context.js';
+
+export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'mintworks_process_' });
+
+  const latency = new Histogram({
+    name: 'mintworks_http_request_duration_seconds',
+    help: 'HTTP request latency by route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    // The route template, never the raw URL: no uids or query strings (secrets) in label values.
+    const route = req.routeOptions?.url ?? 'unmatched';
+    latency.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  });
+
+  new Gauge({
+    name: 'mintworks_jobs',
+    help: 'Durable jobs by kind and status (queued, running, failed)',
+    labelNames: ['kind', 'status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [key, n] of Object.entries(await ctx.queue.counts())) {
+        const i = key.lastIndexOf('.');
+        this.set({ kind: key.slice(0, i), status: key.slice(i + 1) }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: 'mintworks_chain_unconfirmed_transactions',
+    help: 'Recorded chain transactions whose outcome is not applied yet',
+    registers: [registry],
+    async collect() {
+      if (ctx.sender) this.set(await ctx.sender.pendingCount());
+    },
+  });
+  new Gauge({
+    name: 'mintworks_chain_block_number',
+    help: 'Latest block number seen on the chain',
+    registers: [registry],
+    async collect() {
+      const n = await ctx.sender?.client.getBlockNumber({ cacheTime: 0 }).catch(() => null);
+      if (n != null) this.set(Number(n));
+    },
+  });
+  new Gauge({
+    name: 'mintworks_webhook_deliveries',
+    help: 'Webhook deliveries by status (pending, delivered, expired, disabled)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const rows = await ctx.db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+      for (const r of rows) this.set({ status: r.status }, Number(r.n));
+    },
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}
