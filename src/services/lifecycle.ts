@@ -2,7 +2,7 @@
 // UPDATE, so two concurrent requests for one asset can never both be accepted. Transfers and burns are
 // signed by the owning user's own key as ERC-2771 forward requests and relayed (users hold no gas);
 // edits are operator calls that emit ERC-4906 MetadataUpdate.
-import { encodeFunctionData, getAddress, isAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, getAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
 import type { Selectable } from 'kysely';
 import type { Ctx } from './context.js';
 import type { DbOrTx, Tx } from '../store/db.js';
@@ -18,6 +18,7 @@ import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
 import { assetPrecondition, type Action } from '../domain/lifecycle.js';
+import { parseAddressField } from '../domain/address.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
 import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../metadata/prepare.js';
@@ -42,20 +43,11 @@ export function burnView(b: BurnRow) {
   return { uid: b.uid, asset_uid: b.asset_uid, from_user_uid: b.from_user_uid, created_at: b.created_at, status: b.status === 'cancelled' ? 'pending' : b.status };
 }
 
-/** `to_address`: 0x + 40 hex, lower case or valid EIP-55 checksum, never the zero address. */
-export function parseToAddress(s: string): string {
-  const fail = (message: string) => ApiError.validation([{ field: 'to_address', code: 'invalid', message }]);
-  if (!/^0x[0-9a-fA-F]{40}$/.test(s)) throw fail('Enter a valid address: 0x followed by 40 hexadecimal characters.');
-  const mixed = s !== s.toLowerCase() && s.slice(2) !== s.slice(2).toUpperCase();
-  if (mixed && !isAddress(s, { strict: true })) throw fail('Address checksum is invalid (EIP-55).');
-  if (/^0x0{40}$/.test(s)) throw fail('The zero address cannot receive assets.');
-  return s.toLowerCase();
-}
 
 // ------------------------------------------------------------------------------------ transfer, burn
 
 export async function createTransfer(ctx: Ctx, appUid: string, p: { asset_uid: string; from_user_uid: string; to_address: string }) {
-  const to = parseToAddress(p.to_address);
+  const to = parseAddressField('to_address', p.to_address);
   return startAction(ctx, appUid, 'transfer', p.asset_uid, p.from_user_uid, to);
 }
 

@@ -8,7 +8,7 @@
 //     requests can neither oversubscribe the pool nor lose an update;
 //   - what a claim paid is what the contract's Claimed event says; the ledger records exactly that.
 // The pure rules (balance arithmetic, claim and allocation state machines) are in domain/rewards.ts.
-import { encodeDeployData, encodeFunctionData, getAddress, isAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { encodeDeployData, encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -34,6 +34,7 @@ import {
 } from '../domain/rewards.js';
 import { emitEvent } from './events.js';
 import { createWalletNow } from './wallets.js';
+import { parseAddressField } from '../domain/address.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type AllocationRow, type ClaimRow, type RewardRow } from './reward-views.js';
 
 export const REWARD_DEPLOY_JOB = 'reward.deploy';
@@ -107,11 +108,6 @@ function receiptOf(ctx: Ctx, row: ChainTxRow, outcome: TxOutcome): Promise<Trans
   return ctx.sender!.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
 }
 
-function requireAddress(field: string, value: string): string {
-  if (!isAddress(value, { strict: true })) throw ApiError.validation([{ field, code: 'invalid', message: 'Enter a valid Ethereum address.' }]);
-  if (BigInt(value) === 0n) throw ApiError.validation([{ field, code: 'invalid', message: 'The zero address cannot receive tokens.' }]);
-  return value.toLowerCase();
-}
 
 // ------------------------------------------------------------------------------------------ create
 
@@ -142,7 +138,7 @@ export async function createReward(ctx: Ctx, appUid: string, input: NewReward): 
     problems.push({ field: 'supply', code: 'invalid', message: err.message });
   }
   if (problems.length) throw ApiError.validation(problems);
-  const receiver = input.withdraw_receiver ? requireAddress('withdraw_receiver', input.withdraw_receiver) : ctx.keys.deployer().address.toLowerCase();
+  const receiver = input.withdraw_receiver ? parseAddressField('withdraw_receiver', input.withdraw_receiver) : ctx.keys.deployer().address.toLowerCase();
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const uid = newUid();
@@ -294,7 +290,7 @@ export interface ClaimRequest {
  * concurrently either sees this claim (and waits for it) or is seen by it (and the claim is refused).
  */
 export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest): Promise<{ uid: string }> {
-  const to = requireAddress('to_address', req.to_address);
+  const to = parseAddressField('to_address', req.to_address);
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const uid = newUid();
   await ctx.db.transaction().execute(async (tx) => {

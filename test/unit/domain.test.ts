@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildMetadata, displayName } from '../../src/domain/assets.js';
 import { retryDelayMs } from '../../src/domain/backoff.js';
+import { checkAddress } from '../../src/domain/address.js';
 
 describe('asset names', () => {
   it('appends #<token id> only when unique_name is false', () => {
@@ -36,5 +37,21 @@ describe('job retry backoff', () => {
     assert.equal(retryDelayMs(50, () => 0.5), 300_000);
     assert.equal(retryDelayMs(1, () => 0), 400);
     assert.equal(retryDelayMs(1, () => 1), 600);
+  });
+});
+
+describe('addresses from requests', () => {
+  const good = '0x52908400098527886E0F7030069857D2E4169EE7'; // EIP-55 test vector
+  it('accepts lower case, upper case and valid checksums, returning lower case', () => {
+    assert.deepEqual(checkAddress(good), { ok: true, address: good.toLowerCase() });
+    assert.deepEqual(checkAddress(good.toLowerCase()), { ok: true, address: good.toLowerCase() });
+    assert.deepEqual(checkAddress('0x' + good.slice(2).toUpperCase()), { ok: true, address: good.toLowerCase() });
+  });
+  it('refuses a wrong checksum, bad length or characters, and the zero address', () => {
+    assert.match((checkAddress(good.replace('E0F', 'e0F')) as { message: string }).message, /checksum/);
+    assert.equal(checkAddress('0x1234').ok, false);
+    assert.equal(checkAddress(good.slice(2)).ok, false);
+    assert.equal(checkAddress('0x' + 'g'.repeat(40)).ok, false);
+    assert.match((checkAddress('0x' + '0'.repeat(40)) as { message: string }).message, /zero address/);
   });
 });
