@@ -300,6 +300,16 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       const snapshot = async () =>
         (await t.svc.ctx.db.selectFrom('assets').select(['uid', 'owner_address', 'owner_user_uid', 'is_burned']).where('app_uid', '=', app.uid).orderBy('uid').execute());
       const events = async () => Number((await t.svc.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('app_uid', '=', app.uid).executeTakeFirstOrThrow()).n);
+      // Quiescent first: earlier tests may still have a mint (a collection that was deploying) in flight.
+      await waitFor('nothing in flight', async () => {
+        const busy = await t.svc.ctx.db
+          .selectFrom('assets')
+          .select('uid')
+          .where('app_uid', '=', app.uid)
+          .where((eb) => eb.or([eb('mint_status', '=', 'pending'), eb('is_transferring', '=', 1), eb('is_burning', '=', 1), eb('is_editing', '=', 1)]))
+          .executeTakeFirst();
+        return !busy && (await t.svc.ctx.sender!.pendingCount()) === 0;
+      }, 20_000);
       const before = await snapshot();
       const eventsBefore = await events();
       const genesis = await rpc().getBlock({ blockNumber: 0n });
