@@ -108,12 +108,17 @@ export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Pro
   return { uid };
 }
 
-export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
-  const row = await db
+/** Asset rows with what their API view needs of the collection. */
+function withCollection(db: DbOrTx) {
+  return db
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address'])
+    .select(['collections.name as collection_name', 'collections.contract_address']);
+}
+
+export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
+  const row = await withCollection(db)
     .where('assets.uid', '=', uid)
     .where('assets.app_uid', '=', appUid)
     .executeTakeFirst();
@@ -123,11 +128,7 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
 
 /** Assets currently owned by a user (newest first); `[]` for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await ctx.db
-    .selectFrom('assets')
-    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-    .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address'])
+  const rows = await withCollection(ctx.db)
     .where('assets.app_uid', '=', appUid)
     .where((eb) =>
       eb.or([
@@ -281,11 +282,7 @@ export function mintOutcome(ctx: Ctx) {
 }
 
 async function markMinted(ctx: Ctx, tx: Tx, assetUid: string, txId: number): Promise<void> {
-  const a = await tx
-    .selectFrom('assets')
-    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-    .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address'])
+  const a = await withCollection(tx)
     .where('assets.uid', '=', assetUid)
     .executeTakeFirst();
   if (!a || a.mint_status === 'minted') return; // idempotent: re-applied after a rewind
