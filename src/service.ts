@@ -21,7 +21,7 @@ import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
 import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
 import { deployJobHandler, deployOutcome } from './services/collections.js';
-import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards.js';
+import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards/index.js';
 import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
 import { ChainIndexer } from './services/indexer.js';
 import { buildHttp } from './http/app.js';

@@ -8,7 +8,7 @@
 import type { Ctx } from '../services/context.js';
 import { flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
 import { ApiError } from '../util/errors.js';
-import { createReward, listRewards, requestWithdraw } from '../services/rewards.js';
+import { createReward, listRewards, requestWithdraw } from '../services/rewards/index.js';
 
 export const REWARD_USAGE = `  reward create --app UID --name N --token-name T --token-symbol S --supply AMOUNT
                 [--withdraw-receiver ADDR] [--description D]

@@ -24,7 +24,7 @@ import {
   listRewards,
   requestClaim,
   requestWithdraw,
-} from '../services/rewards.js';
+} from '../services/rewards/index.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });

@@ -11,7 +11,7 @@ import { createPublicClient, getAddress, http, parseAbi, type Address } from 'vi
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { createReward } from '../../src/services/rewards.js';
+import { createReward } from '../../src/services/rewards/index.js';
 import { formatUnits, parseAmount } from '../../src/domain/amounts.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

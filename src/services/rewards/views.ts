@@ -2,10 +2,10 @@
 // the contract. Amounts leave as JSON numbers made from the exact decimal (see domain/amounts.ts).
 import { getAddress } from 'viem';
 import type { Selectable } from 'kysely';
-import type { Config } from '../config.js';
-import type { AllocationTable, ClaimTable, RewardTable } from '../store/schema.js';
-import { formatUnits, unitsFromDb, unitsToNumber } from '../domain/amounts.js';
-import { network } from './views.js';
+import type { Config } from '../../config.js';
+import type { AllocationTable, ClaimTable, RewardTable } from '../../store/schema.js';
+import { formatUnits, unitsFromDb, unitsToNumber } from '../../domain/amounts.js';
+import { network } from '../views.js';
 
 export type RewardRow = Selectable<RewardTable>;
 export type AllocationRow = Selectable<AllocationTable>;

@@ -1,0 +1,82 @@
+// Shared by the reward use cases and jobs: job and transaction kinds, limits, errors, row locks and
+// the per-(reward, user) ledger.
+import { type Hex, type TransactionReceipt } from 'viem';
+import type { Ctx } from '../context.js';
+import type { Tx } from '../../store/db.js';
+import { type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
+import { ApiError } from '../../util/errors.js';
+import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
+import { type Ledger } from '../../domain/rewards.js';
+import type { RewardRow } from './views.js';
+
+
+export const REWARD_DEPLOY_JOB = 'reward.deploy';
+export const ALLOCATE_JOB = 'reward.allocate';
+export const CLAIM_JOB = 'reward.claim';
+export const WITHDRAW_JOB = 'reward.withdraw';
+// Chain transaction kinds (ChainSender.onOutcome keys).
+export const DEPLOY_TX = 'reward.deploy';
+export const ALLOCATE_TX = 'reward.allocate';
+export const CLAIM_TX = 'reward.claim';
+export const WITHDRAW_TX = 'reward.withdraw';
+
+export const MAX_ALLOCATION_ROUNDS = 5;
+export const MAX_CLAIM_ROUNDS = 5;
+/** Gas the forwarded claim() may use: an ERC-20 transfer, three storage writes and an event (~70k). */
+export const CLAIM_GAS = 150_000n;
+/** A forwarded request that sits unmined longer than this expires and is signed again. */
+export const FORWARD_TTL_S = 3600;
+
+// ------------------------------------------------------------------------------------------ errors
+
+export const rewardNotFound = () => ApiError.notFound('Reward');
+export const userNotFound = () => ApiError.client(404, 'not_found', 'User not found.');
+export const duplicateNonce = () => ApiError.client(400, 'duplicate_nonce', 'An allocation with this nonce already exists for this reward.', 'nonce');
+export const withdrawnError = () => ApiError.client(400, 'reward_withdrawn', 'Reward has been withdrawn: it accepts no more allocations or claims.');
+
+// --------------------------------------------------------------------------------------- helpers
+
+/** The reward row, locked for the rest of `tx` on PostgreSQL (SQLite serialises transactions anyway). */
+export async function lockReward(ctx: Ctx, tx: Tx, uid: string, mode: 'update' | 'share', appUid?: string): Promise<RewardRow | undefined> {
+  let q = tx.selectFrom('rewards').selectAll().where('uid', '=', uid);
+  if (appUid !== undefined) q = q.where('app_uid', '=', appUid);
+  if (ctx.dialect === 'postgres') q = mode === 'update' ? q.forUpdate() : q.forShare();
+  return q.executeTakeFirst();
+}
+
+export interface LedgerRow extends Ledger {
+  claimUid: string | null;
+}
+
+/** The (reward, user) ledger row, locked; created with zeros when `create` and missing. */
+export async function lockLedger(ctx: Ctx, tx: Tx, rewardUid: string, userUid: string, create: boolean): Promise<LedgerRow | null> {
+  if (create) {
+    await tx
+      .insertInto('reward_balances')
+      .values({ reward_uid: rewardUid, user_uid: userUid, allocated: '0', allocated_done: '0', claimed: '0', claim_uid: null, updated_at: Date.now() })
+      .onConflict((oc) => oc.columns(['reward_uid', 'user_uid']).doNothing())
+      .execute();
+  }
+  let q = tx.selectFrom('reward_balances').selectAll().where('reward_uid', '=', rewardUid).where('user_uid', '=', userUid);
+  if (ctx.dialect === 'postgres') q = q.forUpdate();
+  const r = await q.executeTakeFirst();
+  if (!r) return null;
+  return { allocated: unitsFromDb(r.allocated), allocatedDone: unitsFromDb(r.allocated_done), claimed: unitsFromDb(r.claimed), claimUid: r.claim_uid };
+}
+
+export async function writeLedger(tx: Tx, rewardUid: string, userUid: string, l: LedgerRow): Promise<void> {
+  await tx
+    .updateTable('reward_balances')
+    .set({ allocated: unitsToDb(l.allocated), allocated_done: unitsToDb(l.allocatedDone), claimed: unitsToDb(l.claimed), claim_uid: l.claimUid, updated_at: Date.now() })
+    .where('reward_uid', '=', rewardUid)
+    .where('user_uid', '=', userUid)
+    .execute();
+}
+
+export const claimGroup = (rewardUid: string, userUid: string) => `${rewardUid}:${userUid}`;
+
+export function receiptOf(ctx: Ctx, row: ChainTxRow, outcome: TxOutcome): Promise<TransactionReceipt | null> {
+  if (outcome.receipt) return Promise.resolve(outcome.receipt);
+  // Re-applied after a restart, or dropped: ask the node (null when it has no such transaction).
+  return ctx.sender!.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
+}
