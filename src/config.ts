@@ -32,6 +32,7 @@ const schema = z.object({
   RELAYER_COUNT: z.coerce.number().int().min(1).max(32).default(2),
   MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
+  CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   WORKERS: bool.default(true),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
@@ -59,6 +60,7 @@ export type Config = {
   relayerCount: number;
   mintBatchSize: number;
   confirmations: number;
+  stuckSeconds: number;
   runWorkers: boolean;
   runApi: boolean;
   demoApp: boolean;
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     relayerCount: c.RELAYER_COUNT,
     mintBatchSize: c.MINT_BATCH_SIZE,
     confirmations: c.CHAIN_CONFIRMATIONS,
+    stuckSeconds: c.CHAIN_STUCK_SECONDS,
     runWorkers: c.WORKERS,
     runApi: c.API,
     demoApp: c.DEMO_APP,

@@ -122,6 +122,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       relayerCount: config.relayerCount,
       embedded: !config.chainRpcUrl,
       confirmations: config.confirmations,
+      stuckMs: config.stuckSeconds * 1000,
     });
     const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
     sender.onOutcome('asset.mint', mintOutcome(ctx));

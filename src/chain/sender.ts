@@ -6,7 +6,7 @@
 // a recorded transaction whose nonce is at or above the account's nonce on chain is not on chain, so
 // it is broadcast again, byte for byte, in nonce order (same nonce, same contract addresses).
 import type { Logger } from 'pino';
-import { keccak256, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import { keccak256, parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
@@ -56,7 +56,7 @@ export class ChainSender {
     private readonly keys: KeyRing,
     readonly chainId: number,
     private readonly log: Logger,
-    private readonly opts: { relayerCount: number; embedded: boolean; confirmations: number },
+    private readonly opts: { relayerCount: number; embedded: boolean; confirmations: number; stuckMs?: number },
   ) {
     this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
   }
@@ -236,16 +236,21 @@ export class ChainSender {
     const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
     if (unsent.length) await this.broadcast(unsent);
 
+    const accountNonces = new Map<string, Promise<number>>();
     await Promise.all(
       rows.map(async (row) => {
         if (row.status === 'mined' || row.status === 'reverted') return this.apply(row, { ok: row.status === 'mined', receipt: null, reason: row.error ?? undefined });
-        const receipt = await this.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
-        if (!receipt) return;
+        const receipt = await this.receiptFor(row);
+        if (!receipt) {
+          if (row.status === 'sent') await this.bumpIfStuck(row, accountNonces);
+          return;
+        }
         if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
         const ok = receipt.status === 'success';
         const updated = await this.db
           .updateTable('chain_txs')
           .set({
+            hash: receipt.transactionHash, // a replaced transaction may be mined under an earlier hash
             status: ok ? 'mined' : 'reverted',
             block_number: Number(receipt.blockNumber),
             block_hash: receipt.blockHash,
@@ -261,6 +266,47 @@ export class ChainSender {
         await this.apply(updated, { ok, receipt, reason: ok ? undefined : 'reverted on chain' });
       }),
     );
+  }
+
+  /** The receipt of a transaction under its current hash or any hash it had before a replacement. */
+  private async receiptFor(row: ChainTxRow): Promise<TransactionReceipt | null> {
+    for (const hash of [row.hash, ...(JSON.parse(row.prior_hashes) as string[])]) {
+      const r = await this.client.getTransactionReceipt({ hash: hash as Hex }).catch(() => null);
+      if (r) return r;
+    }
+    return null;
+  }
+
+  /**
+   * A transaction that has waited longer than CHAIN_STUCK_SECONDS while it is next in line for its
+   * account (so it blocks every later one) is replaced: same nonce and call, fees raised by at least
+   * 12.5 % (nodes require 10 %) or to the current price when that is higher. Either version may end up
+   * mined; receipts are looked up under every hash the transaction had.
+   */
+  private async bumpIfStuck(row: ChainTxRow, accountNonces: Map<string, Promise<number>>): Promise<void> {
+    const stuckMs = this.opts.stuckMs ?? 60_000;
+    if (Date.now() - row.updated_at < stuckMs) return;
+    if (!accountNonces.has(row.from_address)) accountNonces.set(row.from_address, this.client.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' }));
+    if ((await accountNonces.get(row.from_address)) !== row.nonce) return; // an earlier one blocks it, or it is already mined
+    const signer = [...this.relayers, this.keys.deployer()].find((a) => a.address.toLowerCase() === row.from_address);
+    if (!signer) return;
+    const old = parseTransaction(row.raw as Hex);
+    const fresh = await this.refreshFees();
+    const raise = (v: bigint | undefined) => ((v ?? 0n) * 1125n) / 1000n + 1n;
+    const maxFeePerGas = [raise(old.maxFeePerGas), fresh.maxFeePerGas].reduce((a, b) => (a > b ? a : b));
+    const maxPriorityFeePerGas = [raise(old.maxPriorityFeePerGas), fresh.maxPriorityFeePerGas].reduce((a, b) => (a > b ? a : b));
+    const raw = await signer.signTransaction({ type: 'eip1559', chainId: this.chainId, nonce: row.nonce, to: old.to ?? undefined, data: old.data, gas: old.gas, value: 0n, maxFeePerGas, maxPriorityFeePerGas });
+    const priors = [...(JSON.parse(row.prior_hashes) as string[]), row.hash];
+    const replaced = await this.db
+      .updateTable('chain_txs')
+      .set({ raw, hash: keccak256(raw), prior_hashes: JSON.stringify(priors), bumps: row.bumps + 1, updated_at: Date.now() })
+      .where('id', '=', row.id)
+      .where('hash', '=', row.hash) // another worker may have replaced it already
+      .returningAll()
+      .executeTakeFirst();
+    if (!replaced) return;
+    this.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, account: row.from_address, bumps: replaced.bumps, maxFeeGwei: Number(maxFeePerGas / 10n ** 6n) / 1000 }, 'transaction stuck: replaced with higher fees');
+    await this.broadcast([replaced]);
   }
 
   private async apply(row: ChainTxRow, outcome: TxOutcome): Promise<void> {
@@ -295,8 +341,7 @@ export class ChainSender {
       // Sent but not mined although the account has moved past its nonce: another transaction used the nonce.
       const stale = await this.db.selectFrom('chain_txs').selectAll().where('from_address', '=', from_address).where('nonce', '<', onChain).where('status', 'in', ['signed', 'sent']).execute();
       for (const row of stale) {
-        const receipt = await this.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
-        if (receipt) continue; // the tracker picks it up
+        if (await this.receiptFor(row)) continue; // the tracker picks it up
         this.log.error({ tx: row.id, kind: row.kind, nonce: row.nonce, account: from_address }, 'transaction dropped: its nonce was used by another transaction');
         await this.db.updateTable('chain_txs').set({ status: 'reverted', error: 'dropped: nonce used by another transaction', updated_at: Date.now() }).where('id', '=', row.id).execute();
       }

@@ -3,6 +3,7 @@ import type { Store } from './db.js';
 import { core } from './migrations/001_core.js';
 import { forwarding } from './migrations/003_forwarding.js';
 import { lifecycle } from './migrations/004_lifecycle.js';
+import { txReplacement } from './migrations/007_tx_replacement.js';
 import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 import { metadata } from './migrations/006_metadata.js';
@@ -16,6 +17,7 @@ function migrations(store: Store): Record<string, Migration> {
     '004_lifecycle': lifecycle(store.dialect),
     '005_rewards': rewards(store.dialect),
     '006_metadata': metadata(store.dialect),
+    '007_tx_replacement': txReplacement(store.dialect),
   };
 }
 

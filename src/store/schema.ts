@@ -116,6 +116,8 @@ export interface ChainTxTable {
   contract_address: string | null;
   error: string | null;
   handled: number; // 1 once its outcome was applied to the domain rows
+  prior_hashes: Generated<string>; // JSON array: hashes this transaction had before it was replaced
+  bumps: Generated<number>; // how many times it was re-priced
   created_at: number;
   updated_at: number;
 }
