@@ -1,9 +1,10 @@
 // Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
-import { encodeDeployData, getAddress, type Address } from 'viem';
+import { encodeDeployData } from 'viem';
 import type { Ctx } from './context.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { artifact } from '../chain/artifacts.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
+import type { ChainTxRow, TxOutcome } from '../chain/sender.js';
+import { contractDeployJob, contractDeployOutcome } from './contract-deploy.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -60,50 +61,22 @@ export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
 }
 
 export function deployJobHandler(ctx: Ctx): JobHandler {
-  const sender = ctx.sender!;
   const { abi, bytecode } = artifact('MintworksCollection');
-  return {
-    kind: DEPLOY_JOB,
-    batchSize: 10,
-    leaseMs: 60_000,
-    pollMs: 1000,
-    async handle(jobs) {
-      for (const job of jobs) {
-        const c = await ctx.db.selectFrom('collections').selectAll().where('uid', '=', job.ref).executeTakeFirst();
-        const pendingTx = await ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', DEPLOY_TX).where('ref', '=', job.ref).where('handled', '=', 0).executeTakeFirst();
-        if (!c || c.status === 'deployed' || pendingTx) {
-          await ctx.queue.complete(ctx.db, job.id);
-          continue;
-        }
-        const data = encodeDeployData({
-          abi,
-          bytecode,
-          args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder!, sender.relayers.map((r) => r.address)],
-        });
-        const gas = await sender.client.estimateGas({ account: sender.relayers[0].address, data });
-        const row = await ctx.db.transaction().execute(async (tx) => {
-          const r = await sender.record(tx, { kind: DEPLOY_TX, ref: c.uid, payload: { collection_uid: c.uid }, to: null, data, gas: (gas * 12n) / 10n });
-          await ctx.queue.complete(tx, job.id);
-          return r;
-        });
-        await sender.broadcast([row]);
-      }
-    },
-  };
+  return contractDeployJob(ctx, {
+    jobKind: DEPLOY_JOB,
+    txKind: DEPLOY_TX,
+    load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
+    // Every relayer is an operator of the collection: mints and edits go out from whichever is next.
+    deployData: (c) =>
+      encodeDeployData({ abi, bytecode, args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder!, ctx.sender!.relayers.map((r) => r.address)] }),
+    payload: (c) => ({ collection_uid: c.uid }),
+  });
 }
 
 /** Outcome of a deployment: the collection is deployed, or the deployment is tried again. */
 export function deployOutcome(ctx: Ctx) {
+  const apply = contractDeployOutcome(ctx, { jobKind: DEPLOY_JOB, table: 'collections' });
   return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
-      if (outcome.ok && row.contract_address) {
-        await tx.updateTable('collections').set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
-        ctx.log.info({ collection: row.ref, address: getAddress(row.contract_address as Address) }, 'collection deployed');
-      } else {
-        ctx.log.error({ collection: row.ref, reason: outcome.reason }, 'collection deployment failed, trying again');
-        await ctx.queue.enqueue(tx, { kind: DEPLOY_JOB, ref: row.ref, runAt: Date.now() + 5000 });
-      }
-    });
+    await apply(row, outcome);
   };
 }
