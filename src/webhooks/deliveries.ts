@@ -25,6 +25,9 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'deliver
  * Called by emitEvent inside the event's transaction: queues the event for the App's webhook, if it
  * has one that wants this type. Due at once (the dispatcher polls and picks it up).
  */
+/** Columns of a delivery row that has not been attempted yet. */
+const NOT_ATTEMPTED = { attempts: 0, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, recent_attempts: '[]', lease_until: null, locked_by: null } as const;
+
 export async function enqueueDelivery(tx: DbOrTx, ev: { eventId: string; appUid: string; type: string; eventTimeMs: number }): Promise<boolean> {
   const ep = await tx.selectFrom('webhook_endpoints').select(['enabled', 'events_filter']).where('app_uid', '=', ev.appUid).executeTakeFirst();
   if (!ep) return false;
@@ -36,17 +39,10 @@ export async function enqueueDelivery(tx: DbOrTx, ev: { eventId: string; appUid:
       app_uid: ev.appUid,
       event_type: ev.type,
       status: ep.enabled ? 'pending' : 'disabled',
-      attempts: 0,
       event_time_ms: ev.eventTimeMs,
       deadline_at: deadlineFor(ev.eventTimeMs),
       next_attempt_at: ep.enabled ? ev.eventTimeMs : null,
-      last_attempt_at: null,
-      last_status_code: null,
-      last_error: null,
-      delivered_at: null,
-      recent_attempts: '[]',
-      lease_until: null,
-      locked_by: null,
+      ...NOT_ATTEMPTED,
       created_at_ms: ev.eventTimeMs,
       updated_at_ms: ev.eventTimeMs,
     })
@@ -167,17 +163,10 @@ export async function redeliver(ctx: Ctx, appUid: string, eventId: string, now =
           app_uid: appUid,
           event_type: ev.type,
           status: 'pending',
-          attempts: 0,
           event_time_ms: ev.created_at_ms,
           deadline_at: deadline,
           next_attempt_at: now,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          delivered_at: null,
-          recent_attempts: '[]',
-          lease_until: null,
-          locked_by: null,
+          ...NOT_ATTEMPTED,
           created_at_ms: now,
           updated_at_ms: now,
         })
