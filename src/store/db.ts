@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -40,8 +40,26 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   database.pragma('synchronous = FULL'); // an accepted request must survive a power cut
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
   return { db, dialect: 'sqlite', describe: file, close: () => db.destroy() };
+}
+
+/**
+ * Transactions take SQLite's write lock at BEGIN (BEGIN IMMEDIATE). With a plain deferred BEGIN, a
+ * transaction that reads and then writes while another process (the CLI beside the service) has
+ * written in between fails at once with "database is locked" instead of waiting busy_timeout.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly cfg: SqliteDialectConfig) {
+    super(cfg);
+  }
+  override createDriver() {
+    return new (class extends SqliteDriver {
+      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      }
+    })(this.cfg);
+  }
 }
 
 export function redactUrl(u: string): string {
