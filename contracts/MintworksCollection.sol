@@ -20,6 +20,13 @@ import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
  *   or resurrect a burned one (exactly-once minting).
  * - End users hold no ETH; they transfer / burn through the trusted ERC-2771 forwarder,
  *   so every authorization check uses `_msgSender()`, never `msg.sender`.
+ * - A token's metadata is either the collection's `baseURI + id` or an IPFS document. For the
+ *   latter only the sha2-256 digest of its CID is stored (one storage slot instead of the four a
+ *   66-byte `ipfs://bafkrei…` string takes, ~66k gas less per mint); `tokenURI` rebuilds the
+ *   exact `ipfs://<CIDv1 base32>` string from it. The service's documents are UnixFS files as
+ *   `ipfs add --cid-version 1` makes them: a single-chunk file is a raw block (codec 0x55,
+ *   `bafkrei…`), a larger one a dag-pb root (codec 0x70, `bafybei…`). Raw is the common case and
+ *   costs nothing extra; dag-pb tokens are marked in a bitmap.
  */
 contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
     using Strings for uint256;
@@ -32,8 +39,13 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
 
     string private _baseTokenURI;
 
-    /// @dev Per-token URI; empty means "baseURI + id".
-    mapping(uint256 id => string) private _tokenURIs;
+    /// @dev sha2-256 digest of the token's metadata CID; zero means "baseURI + id" (no per-token
+    ///      document, as for development Apps). A real digest is never zero (a 2^-256 chance).
+    mapping(uint256 id => bytes32) private _cidDigests;
+
+    /// @dev Bitmap of tokens whose CID has codec dag-pb rather than raw (same layout as
+    ///      `_burnedBitmap`). Only dag-pb tokens write it, so raw tokens pay nothing for it.
+    mapping(uint256 word => uint256) private _dagPbBitmap;
 
     /// @dev Bitmap of burned ids (bit `id & 0xff` of word `id >> 8`). A bitmap instead of a
     ///      bool mapping keeps the mint-time check to one SLOAD per 256 consecutive ids.
@@ -48,6 +60,8 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
     error LengthMismatch();
     /// @dev The id was minted and burned before; it can never be minted again.
     error TokenBurned(uint256 id);
+    /// @dev dag-pb was requested with a zero digest, which means "no CID": a caller bug.
+    error InvalidCid();
 
     modifier onlyOperator() {
         if (!isOperator(_msgSender())) revert NotOperator();
@@ -85,28 +99,38 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
     // ------------------------------------------------------------------ minting
 
     /**
-     * @notice Mints `ids[i]` to `to[i]`, storing `uris[i]` as the token URI when non-empty.
+     * @notice Mints `ids[i]` to `to[i]`. `cids[i]` is the sha2-256 digest of the token's metadata
+     *         CID, or zero for "baseURI + id"; `dagPb[i]` says the CID's codec is dag-pb (else raw).
      * @dev All-or-nothing: any existing/burned id reverts the whole batch. Uses `_mint`,
      *      not `_safeMint`, so no receiver callback runs (no reentrancy from recipients).
      */
-    function mintBatch(address[] calldata to, uint256[] calldata ids, string[] calldata uris) external onlyOperator {
+    function mintBatch(
+        address[] calldata to,
+        uint256[] calldata ids,
+        bytes32[] calldata cids,
+        bool[] calldata dagPb
+    ) external onlyOperator {
         uint256 n = to.length;
-        if (ids.length != n || uris.length != n) revert LengthMismatch();
+        if (ids.length != n || cids.length != n || dagPb.length != n) revert LengthMismatch();
         for (uint256 i = 0; i < n; ++i) {
-            _mintOne(to[i], ids[i], uris[i]);
+            _mintOne(to[i], ids[i], cids[i], dagPb[i]);
         }
     }
 
-    function mint(address to, uint256 id, string calldata uri) external onlyOperator {
-        _mintOne(to, id, uri);
+    function mint(address to, uint256 id, bytes32 cid, bool dagPb) external onlyOperator {
+        _mintOne(to, id, cid, dagPb);
     }
 
-    function _mintOne(address to, uint256 id, string calldata uri) private {
+    function _mintOne(address to, uint256 id, bytes32 cid, bool dagPb) private {
         if (_isBurned(id)) revert TokenBurned(id);
         // Reverts with ERC721InvalidSender(address(0)) if `id` already exists.
         _mint(to, id);
-        // Only write storage when there is something to store (saves ~22k gas per token).
-        if (bytes(uri).length != 0) _tokenURIs[id] = uri;
+        // Only write storage when there is something to store: a development token costs no slot.
+        if (cid != 0) _cidDigests[id] = cid;
+        if (dagPb) {
+            if (cid == 0) revert InvalidCid();
+            _dagPbBitmap[id >> 8] |= uint256(1) << (id & 0xff);
+        }
     }
 
     // ------------------------------------------------------------------ burning
@@ -117,7 +141,11 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
         // and reverts with ERC721NonexistentToken for unknown ids.
         _update(address(0), id, _msgSender());
         _burnedBitmap[id >> 8] |= uint256(1) << (id & 0xff);
-        if (bytes(_tokenURIs[id]).length != 0) delete _tokenURIs[id];
+        // The id can never come back, so its CID is dead state: clearing it earns the refund.
+        if (_cidDigests[id] != 0) {
+            delete _cidDigests[id];
+            _setDagPb(id, false);
+        }
     }
 
     function _isBurned(uint256 id) private view returns (bool) {
@@ -126,19 +154,25 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
 
     // ------------------------------------------------------------------ metadata
 
+    /// @notice `ipfs://<CIDv1 base32>` of the token's document, or else baseURI + id ("" without a base URI).
     function tokenURI(uint256 id) public view override returns (string memory) {
         _requireOwned(id);
-        string memory uri = _tokenURIs[id];
-        if (bytes(uri).length != 0) return uri;
+        bytes32 cid = _cidDigests[id];
+        if (cid != 0) return _ipfsURI(cid, _isDagPb(id));
         string memory base = _baseTokenURI;
         return bytes(base).length != 0 ? string.concat(base, id.toString()) : "";
     }
 
-    /// @notice Replaces the token's URI (empty string falls back to baseURI + id).
-    function setTokenURI(uint256 id, string calldata uri) external onlyOperator {
+    /**
+     * @notice Replaces the token's metadata CID (digest and codec, as for minting). A zero digest
+     *         falls back to baseURI + id.
+     */
+    function setTokenCID(uint256 id, bytes32 cid, bool dagPb) external onlyOperator {
         if (!editable) revert NotEditable();
+        if (dagPb && cid == 0) revert InvalidCid();
         _requireOwned(id);
-        _tokenURIs[id] = uri;
+        _cidDigests[id] = cid;
+        _setDagPb(id, dagPb);
         emit MetadataUpdate(id);
     }
 
@@ -154,6 +188,50 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
     function setBaseURI(string calldata baseURI_) external onlyOperator {
         _baseTokenURI = baseURI_;
         emit BatchMetadataUpdate(0, type(uint256).max);
+    }
+
+    function _isDagPb(uint256 id) private view returns (bool) {
+        return _dagPbBitmap[id >> 8] & (uint256(1) << (id & 0xff)) != 0;
+    }
+
+    /// @dev Writes the bit only when it changes: an edit between two raw CIDs touches no bitmap word.
+    function _setDagPb(uint256 id, bool dagPb) private {
+        uint256 word = _dagPbBitmap[id >> 8];
+        uint256 bit = uint256(1) << (id & 0xff);
+        uint256 updated = dagPb ? word | bit : word & ~bit;
+        if (updated != word) _dagPbBitmap[id >> 8] = updated;
+    }
+
+    /// @dev RFC 4648 base32 alphabet, lower case: exactly 32 bytes, so one word and `byte(i, …)` is the lookup.
+    bytes32 private constant BASE32_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
+
+    /**
+     * @dev `ipfs://` + multibase "b" + base32 (lower, unpadded) of the 36-byte binary CIDv1
+     *      `0x01 codec 0x12 0x20 digest`. Its first 4 bytes (32 bits) are fixed per codec, so the first
+     *      6 characters (30 bits) are too: "afkrei" (raw) / "afybei" (dag-pb). The remaining 2 bits
+     *      of 0x20 are zero, so what follows is the 258-bit string "00" ++ digest, padded with two zero
+     *      bits to 52 characters: character k (0..50) is the 5 bits of the digest ending at bit
+     *      5k + 2 from the top, and the last one is the digest's low 3 bits followed by "00".
+     *      66 bytes in all: "ipfs://b" (8) + 6 + 52.
+     */
+    function _ipfsURI(bytes32 digest, bool dagPb) private pure returns (string memory uri) {
+        bytes32 prefix = dagPb ? bytes32("ipfs://bafybei") : bytes32("ipfs://bafkrei");
+        bytes32 alphabet = BASE32_ALPHABET;
+        assembly ("memory-safe") {
+            uri := mload(0x40)
+            mstore(0x40, add(uri, 128)) // length word + 66 bytes, rounded up to 3 words
+            mstore(uri, 66)
+            let data := add(uri, 32)
+            mstore(data, prefix) // 14 prefix bytes; the rest of this word is overwritten below
+            mstore(add(data, 32), 0)
+            mstore(add(data, 64), 0) // bytes past the length stay zero, as ABI encoding expects
+            let out := add(data, 14)
+            for { let k := 0 } lt(k, 51) { k := add(k, 1) } {
+                // 5 bits whose lowest is digest bit 5k + 2 from the top, i.e. 253 - 5k from the bottom.
+                mstore8(add(out, k), byte(and(shr(sub(253, mul(5, k)), digest), 31), alphabet))
+            }
+            mstore8(add(out, 51), byte(shl(2, and(digest, 7)), alphabet))
+        }
     }
 
     function _baseURI() internal view override returns (string memory) {

@@ -30,7 +30,7 @@ const schema = z.object({
   OPERATOR_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RELAYER_COUNT: z.coerce.number().int().min(1).max(32).default(2),
-  MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(500).default(100),
+  MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(2000).default(500),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
   CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   WORKERS: bool.default(true),

@@ -19,7 +19,8 @@ import { artifact } from './chain/artifacts.js';
 import { SecretBox } from './util/secretbox.js';
 import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
-import { MINT_JOB, mintJobHandler, mintOutcome } from './services/assets.js';
+import { mintJobHandler, mintOutcome } from './services/assets.js';
+import { MINT_JOB } from './jobs/kinds.js';
 import { deployJobHandler, deployOutcome } from './services/collections.js';
 import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards/index.js';
 import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
@@ -124,7 +125,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       confirmations: config.confirmations,
       stuckMs: config.stuckSeconds * 1000,
     });
-    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender };
+    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender, groupCommit: core.store.groupCommit };
     sender.onOutcome('asset.mint', mintOutcome(ctx));
     sender.onOutcome('collection.deploy', deployOutcome(ctx));
     registerRewardOutcomes(ctx); // reward.deploy|allocate|claim|withdraw (forwarder address read from each tx's payload)

@@ -37,7 +37,7 @@ export interface TxOutcome {
  */
 export type TxEffect = (row: ChainTxRow, outcome: TxOutcome) => Promise<void>;
 
-interface Fees { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; at: number }
+interface Fees { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; blockGasLimit: bigint; at: number }
 
 export class ChainSender {
   readonly relayers: HDAccount[];
@@ -189,6 +189,11 @@ export class ChainSender {
     this.running = false;
     this.wake?.();
     await this.loopDone;
+  }
+
+  /** The latest block's gas limit (refreshed with the fees): transactions are sized against it. */
+  async blockGasLimit(): Promise<bigint> {
+    return (this.fees ?? (await this.refreshFees())).blockGasLimit;
   }
 
   /** Relayer balances for /health: on an external chain a low balance must be visible, not silent. */
@@ -360,7 +365,7 @@ export class ChainSender {
     const base = block.baseFeePerGas ?? (await this.client.getGasPrice());
     const priority = this.opts.embedded ? 1_000_000n : await this.client.estimateMaxPriorityFeePerGas().catch(() => 1_500_000_000n);
     // Room for the base fee to double several times before the transaction is stuck.
-    this.fees = { maxFeePerGas: base * 4n + priority, maxPriorityFeePerGas: priority, at: Date.now() };
+    this.fees = { maxFeePerGas: base * 4n + priority, maxPriorityFeePerGas: priority, blockGasLimit: block.gasLimit, at: Date.now() };
     return this.fees;
   }
 }

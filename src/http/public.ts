@@ -7,7 +7,8 @@ import { isUid } from '../util/ids.js';
 import * as s from './schemas.js';
 import { createUser, findUser, getUser } from '../services/users.js';
 import { getCollection } from '../services/collections.js';
-import { createAsset, getAsset, listAssetsOfUser } from '../services/assets.js';
+import { getAsset, listAssetsOfUser } from '../services/assets.js';
+import { createAsset } from '../services/asset-create.js';
 import { depositInfo } from '../services/wallets.js';
 import { rewardRoutes } from './rewards.js';
 import { createBurn, createTransfer, editAsset, getBurn, getTransfer, listBurns, listTransfers } from '../services/lifecycle.js';
@@ -46,7 +47,7 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   app.post('/asset', { schema: { ...tags('assets'), body: s.createAssetBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.body)));
+    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body)));
   });
 
   app.get('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam } }, async (req) => {

@@ -40,21 +40,29 @@ export class JobQueue {
   }
 
   async enqueue(tx: DbOrTx, opts: EnqueueOptions): Promise<void> {
+    await this.enqueueMany(tx, [opts]);
+  }
+
+  /** Inserts many jobs with one statement. */
+  async enqueueMany(tx: DbOrTx, jobs: EnqueueOptions[]): Promise<void> {
+    if (jobs.length === 0) return;
     const t = this.now();
     await tx
       .insertInto('jobs')
-      .values({
-        kind: opts.kind,
-        ref: opts.ref,
-        group_key: opts.groupKey ?? null,
-        payload: JSON.stringify(opts.payload ?? {}),
-        status: 'queued',
-        run_at: opts.runAt ?? t,
-        attempts: 0,
-        max_attempts: opts.maxAttempts ?? 25,
-        created_at: t,
-        updated_at: t,
-      })
+      .values(
+        jobs.map((opts) => ({
+          kind: opts.kind,
+          ref: opts.ref,
+          group_key: opts.groupKey ?? null,
+          payload: JSON.stringify(opts.payload ?? {}),
+          status: 'queued' as const,
+          run_at: opts.runAt ?? t,
+          attempts: 0,
+          max_attempts: opts.maxAttempts ?? 25,
+          created_at: t,
+          updated_at: t,
+        })),
+      )
       .execute();
   }
 
@@ -98,7 +106,12 @@ export class JobQueue {
   }
 
   async complete(tx: DbOrTx, jobId: number): Promise<void> {
-    await tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', '=', jobId).execute();
+    await this.completeMany(tx, [jobId]);
+  }
+
+  async completeMany(tx: DbOrTx, jobIds: number[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    await tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', 'in', jobIds).execute();
   }
 
   /** Puts a job back for later without counting it as a failure (e.g. waiting for a wallet or a deployment). */

@@ -16,7 +16,8 @@ import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { buildMetadata, type AssetData, type Attribute } from '../domain/assets.js';
 import { emitEvent } from '../services/events.js';
-import { getAsset, MINT_JOB } from '../services/assets.js';
+import { getAsset } from '../services/assets.js';
+import { MINT_JOB } from '../jobs/kinds.js';
 import { fetchImage, MetadataError } from './fetch-image.js';
 import { metadataStorage } from './store.js';
 import { enqueuePublish, PUBLISH_JOB, type PublishItem } from './publish.js';
@@ -61,7 +62,7 @@ export interface PrepareInput {
 export interface PreparedMetadata {
   /** The document; for stored documents, JSON.stringify of it is exactly the stored bytes. */
   metadata: Record<string, unknown>;
-  /** The per-token URI to mint with (or setTokenURI on edit); null = the collection's baseURI + id. */
+  /** The per-token URI to mint with (or setTokenCID on edit): a production App's ipfs:// CID; null = the collection's baseURI + id. */
   tokenUri: string | null;
 }
 
@@ -92,9 +93,9 @@ export async function prepareAssetMetadata(ctx: Ctx, input: PrepareInput): Promi
     const cid = (await storage.addToIpfs(document)).toString();
     tokenUri = `ipfs://${cid}`;
     publish.push({ cid, name: `${input.assetUid}-metadata.json` });
-  } else if (input.storeImage) {
-    tokenUri = `${ctx.config.publicUrl}/files/${await storage.files.put(document)}`;
   }
+  // A development App's document is served by the collection's metadata route (baseURI + id), which
+  // is also what the chain returns: the contract stores per-token CIDs only.
   // Outside any transaction of the caller: if this process dies before the caller commits, its retry
   // queues the same (idempotent) publish again; nothing is lost, at worst something is pinned twice.
   if (await enqueuePublish(ctx, ctx.db, publish)) ctx.queue.notify(PUBLISH_JOB);

@@ -1,112 +1,23 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
-import { encodeFunctionData, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { sql } from 'kysely';
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { DbOrTx, Tx } from '../store/db.js';
-import { isUniqueViolation } from '../store/db.js';
 import { artifact } from '../chain/artifacts.js';
 import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
 import { ApiError } from '../util/errors.js';
-import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
-import { emitEvent } from './events.js';
+import { emitEvent, emitEvents } from './events.js';
+import { mintBatchCalldata, mintGasFor } from '../chain/token-uri.js';
 import { assetView } from './views.js';
 import { requestWallet, WALLET_JOB } from './wallets.js';
-import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
-import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JOB } from '../metadata/prepare.js';
+import { MINT_JOB } from '../jobs/kinds.js';
 
-export const MINT_JOB = 'asset.mint';
 const MINT_TX = 'asset.mint';
 const MAX_MINT_ROUNDS = 5;
-
-export interface AssetParams {
-  user_uid: string;
-  collection_uid: string;
-  asset_external_id: string;
-  sale_price_in_usd?: number | null;
-  data: AssetData & { store_image_on_ipfs: boolean };
-}
-
-const nameTaken = () => ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
-const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
-
-/** Columns of a new asset row with nothing in flight: not burned, no transfer, burn or edit running. */
-export const NO_ACTIONS = { mint_error: null, mint_tx_id: null, is_burned: 0, is_transferring: 0, is_editing: 0, is_burning: 0, pending_edit: null } as const;
-
-export async function createAsset(ctx: Ctx, appUid: string, p: AssetParams): Promise<{ uid: string }> {
-  const uid = newUid();
-  let walletQueued = false;
-  // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
-  if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
-  let firstJob = MINT_JOB;
-  try {
-    await ctx.db.transaction().execute(async (tx) => {
-      const user = await tx.selectFrom('users').select(['uid', 'wallet_address']).where('uid', '=', p.user_uid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
-      const collection = await tx.selectFrom('collections').select(['uid', 'status']).where('uid', '=', p.collection_uid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!collection) throw ApiError.notFound('Collection');
-      const dup = await tx.selectFrom('assets').select('uid').where('app_uid', '=', appUid).where('asset_external_id', '=', p.asset_external_id).executeTakeFirst();
-      if (dup) throw externalIdTaken();
-      if (p.data.unique_name) {
-        const same = await tx
-          .selectFrom('assets')
-          .select('uid')
-          .where('collection_uid', '=', p.collection_uid)
-          .where((eb) => eb.or([eb('name', '=', p.data.name), eb('unique_name_key', '=', p.data.name)]))
-          .executeTakeFirst();
-        if (same) throw nameTaken();
-      }
-      // The token id is fixed now, so a replayed mint of this asset reverts on chain instead of minting twice.
-      const { next_token_id: tokenId } = await tx
-        .updateTable('collections')
-        .set((eb) => ({ next_token_id: eb('next_token_id', '+', 1) }))
-        .where('uid', '=', p.collection_uid)
-        .returning('next_token_id')
-        .executeTakeFirstOrThrow()
-        .then((r) => ({ next_token_id: Number(r.next_token_id) - 1 }));
-      const name = displayName(p.data.name, p.data.unique_name, tokenId);
-      const app = await tx.selectFrom('apps').select('environment').where('uid', '=', appUid).executeTakeFirstOrThrow();
-      // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
-      if (needsPreparation(app.environment, p.data.store_image_on_ipfs)) firstJob = PREPARE_JOB;
-      const t = nowIso();
-      await tx
-        .insertInto('assets')
-        .values({
-          uid,
-          app_uid: appUid,
-          collection_uid: p.collection_uid,
-          asset_external_id: p.asset_external_id,
-          mint_for_user_uid: p.user_uid,
-          name,
-          unique_name_key: p.data.unique_name ? name : null,
-          token_id: tokenId,
-          mint_status: 'pending',
-          ...NO_ACTIONS,
-          owner_user_uid: null,
-          owner_address: null,
-          mint_for_address: user.wallet_address,
-          token_uri: null,
-          sale_price_in_usd: p.sale_price_in_usd == null ? null : String(p.sale_price_in_usd),
-          metadata: JSON.stringify(buildMetadata(uid, name, p.data)),
-          store_image: p.data.store_image_on_ipfs ? 1 : 0,
-          created_at: t,
-          updated_at: t,
-        })
-        .execute();
-      if (!user.wallet_address) walletQueued = await requestWallet(ctx, tx, user.uid);
-      await ctx.queue.enqueue(tx, firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
-    });
-  } catch (err) {
-    if (isUniqueViolation(err, 'unique_name_key')) throw nameTaken();
-    if (isUniqueViolation(err, 'asset_external_id')) throw externalIdTaken();
-    throw err;
-  }
-  if (walletQueued) ctx.queue.notify(WALLET_JOB);
-  ctx.queue.notify(firstJob);
-  return { uid };
-}
 
 /** Asset rows with what their API view needs of the collection. */
 function withCollection(db: DbOrTx) {
@@ -156,15 +67,25 @@ export async function tokenMetadata(ctx: Ctx, collectionUid: string, tokenId: nu
 interface MintItem { asset_uid: string; token_id: number; to: string }
 interface MintPayload { collection_uid: string; contract: string; items: MintItem[]; rounds: Record<string, number> }
 
+/** Share of the block gas limit one mint transaction may take: two fit a block beside other traffic. */
+const BATCH_GAS_SHARE = 0.4;
+/** Some chains cap a single transaction's gas at 2^24 (EIP-7825) whatever the block allows. */
+const MAX_TX_GAS = 16_000_000;
+
+/**
+ * Mints claimed jobs: the ready ones are split per collection into chain transactions sized by gas (not a
+ * fixed count), each recorded with its assets and jobs in one transaction of three statements, then all
+ * broadcast. Relayers take the transactions in turn, so several are in flight at once.
+ */
 export function mintJobHandler(ctx: Ctx): JobHandler {
   const sender = ctx.sender!;
-  const { abi } = artifact('MintworksCollection');
+  const perTx = ctx.config.mintBatchSize;
   return {
     kind: MINT_JOB,
-    batchSize: ctx.config.mintBatchSize,
+    batchSize: perTx * Math.max(1, sender.relayers.length) * 2,
     leaseMs: 10_000, // short: a crashed worker's mints are picked up again soon
     pollMs: 500,
-    lingerMs: 50, // a burst of creates shares one mintBatch transaction instead of one each
+    lingerMs: 50, // a burst of creates shares mintBatch transactions instead of one each
     async handle(jobs) {
       const assets = await ctx.db
         .selectFrom('assets')
@@ -174,11 +95,12 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         .where('assets.uid', 'in', jobs.map((j) => j.ref))
         .execute();
       const byUid = new Map(assets.map((a) => [a.uid, a]));
-      const ready = new Map<string, { contract: string; jobs: Job[]; items: MintItem[]; uris: string[] }>();
+      const done: number[] = [];
+      const ready = new Map<string, { contract: string; jobs: Job[]; items: MintItem[]; uris: (string | null)[] }>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
         if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
-          await ctx.queue.complete(ctx.db, job.id); // already in a transaction, minted or gone
+          done.push(job.id); // already in a transaction, minted or gone
         } else if (!a.wallet_address) {
           // Waits for the wallet job, which wakes this group when the wallet exists.
           await ctx.db.transaction().execute(async (tx) => {
@@ -192,45 +114,87 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
           const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], uris: [] };
           group.jobs.push(job);
           group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
-          group.uris.push(a.pending_token_uri ?? ''); // '' = the collection's baseURI + id
+          group.uris.push(onChainUri(a.pending_token_uri));
           ready.set(a.collection_uid, group);
         }
       }
+      if (done.length) await ctx.queue.completeMany(ctx.db, done);
+      const gasBudget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(await sender.blockGasLimit()) * BATCH_GAS_SHARE)));
+      const rows: ChainTxRow[] = [];
       for (const [collectionUid, g] of ready) {
-        const data = encodeFunctionData({
-          abi,
-          functionName: 'mintBatch',
-          args: [g.items.map((i) => i.to as Address), g.items.map((i) => BigInt(i.token_id)), g.uris],
-        });
-        const rounds = Object.fromEntries(g.jobs.map((j) => [j.ref, (j.payload as { round?: number }).round ?? 1]));
-        const payload: MintPayload = { collection_uid: collectionUid, contract: g.contract, items: g.items, rounds };
-        const row = await ctx.db.transaction().execute(async (tx) => {
-          const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas: mintGas(g.items.length, g.uris) });
-          for (const item of g.items) {
-            await tx.updateTable('assets').set({ mint_tx_id: r.id, mint_for_address: item.to, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
-          }
-          for (const j of g.jobs) await ctx.queue.complete(tx, j.id);
-          return r;
-        });
-        await sender.broadcast([row]);
+        for (const [from, to] of splitByGas(g.uris, perTx, gasBudget)) {
+          const items = g.items.slice(from, to);
+          const batchJobs = g.jobs.slice(from, to);
+          const calls = items.map((i, k) => ({ to: i.to as Address, tokenId: i.token_id, tokenUri: g.uris[from + k] }));
+          const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, (j.payload as { round?: number }).round ?? 1]));
+          const payload: MintPayload = { collection_uid: collectionUid, contract: g.contract, items, rounds };
+          rows.push(
+            await ctx.db.transaction().execute(async (tx) => {
+              const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data: mintBatchCalldata(calls), gas: mintGasFor(calls) });
+              // The recipient is the user's wallet, as read above (a wallet never changes once created).
+              await tx
+                .updateTable('assets')
+                .set((eb) => ({ mint_tx_id: r.id, mint_for_address: eb.selectFrom('users').select('users.wallet_address').whereRef('users.uid', '=', 'assets.mint_for_user_uid'), updated_at: nowIso() }))
+                .where('uid', 'in', items.map((i) => i.asset_uid))
+                .execute();
+              await ctx.queue.completeMany(tx, batchJobs.map((j) => j.id));
+              return r;
+            }),
+          );
+        }
       }
+      if (rows.length) await sender.broadcast(rows);
     },
   };
 }
 
 /**
- * Gas for a batch mint: measured ~50k per token plus overhead; generous so a batch never runs out. A
- * per-token URI is stored on chain: one fresh storage slot (~22k) per 32 bytes plus its length slot.
+ * What the contract stores for a token: the CID of a production App's IPFS document; anything else
+ * (rows prepared before development documents moved to the metadata route) mints as base URI + id.
  */
-export function mintGas(n: number, uris: string[] = []): bigint {
-  const uriGas = uris.reduce((sum, u) => sum + (u ? 30_000 * (1 + Math.ceil(Buffer.byteLength(u) / 32)) : 0), 0);
-  return BigInt(80_000 + 70_000 * n + uriGas);
+function onChainUri(pendingTokenUri: string | null): string | null {
+  return pendingTokenUri?.startsWith('ipfs://') ? pendingTokenUri : null;
+}
+
+/** [from, to) ranges of at most `maxCount` items whose mint gas stays within `budget` (at least one each). */
+export function splitByGas(uris: (string | null)[], maxCount: number, budget: bigint): [number, number][] {
+  const base = mintGasFor([]);
+  const ranges: [number, number][] = [];
+  let from = 0;
+  while (from < uris.length) {
+    let gas = base + (mintGasFor([{ tokenUri: uris[from] }]) - base);
+    let to = from + 1;
+    for (; to < uris.length && to - from < maxCount; to++) {
+      const next = gas + mintGasFor([{ tokenUri: uris[to] }]) - base;
+      if (next > budget) break;
+      gas = next;
+    }
+    ranges.push([from, to]);
+    from = to;
+  }
+  return ranges;
+}
+
+const TRANSFER_TOPIC = keccak256(toHex('Transfer(address,address,uint256)'));
+const ZERO_TOPIC = pad('0x00');
+
+/** Token ids minted (Transfer from the zero address) by `contract` in a receipt: read off the topics. */
+export function mintedTokenIds(receipt: TransactionReceipt, contract: string): Set<number> {
+  const minted = new Set<number>();
+  if (receipt.status !== 'success') return minted;
+  const address = contract.toLowerCase();
+  for (const log of receipt.logs) {
+    const [topic, from, , id] = log.topics;
+    if (topic === TRANSFER_TOPIC && from === ZERO_TOPIC && id && log.address.toLowerCase() === address) minted.add(Number(BigInt(id)));
+  }
+  return minted;
 }
 
 /**
  * Applies a mint transaction. An asset counts as minted only when the chain shows it: a Transfer from
  * the zero address in this receipt, or else (reverted, dropped, rewound) `ownerOf` on the contract.
- * What the chain does not have is queued for minting again with the same token id.
+ * What the chain does not have is queued for minting again with the same token id. The minted ones
+ * are marked, with their events, in one statement each.
  */
 export function mintOutcome(ctx: Ctx) {
   const { abi } = artifact('MintworksCollection');
@@ -239,13 +203,7 @@ export function mintOutcome(ctx: Ctx) {
     const p = JSON.parse(row.payload) as MintPayload;
     let receipt: TransactionReceipt | null = outcome.receipt;
     if (!receipt && outcome.ok) receipt = await client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
-    const mintedHere = new Set<number>();
-    if (receipt && receipt.status === 'success') {
-      for (const log of parseEventLogs({ abi, logs: receipt.logs, eventName: 'Transfer' })) {
-        const args = log.args as { from: string; tokenId: bigint };
-        if (log.address.toLowerCase() === p.contract.toLowerCase() && BigInt(args.from) === 0n) mintedHere.add(Number(args.tokenId));
-      }
-    }
+    const mintedHere = receipt ? mintedTokenIds(receipt, p.contract) : new Set<number>();
     const exists = new Map<number, boolean>();
     for (const item of p.items) {
       if (mintedHere.has(item.token_id)) continue;
@@ -255,23 +213,22 @@ export function mintOutcome(ctx: Ctx) {
     const retry: string[] = [];
     await ctx.db.transaction().execute(async (tx) => {
       if (!(await claimOutcome(tx, row.id))) return;
+      const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
+      await markMinted(ctx, tx, onChain.map((i) => i.asset_uid), row.id);
       for (const item of p.items) {
-        if (mintedHere.has(item.token_id) || exists.get(item.token_id)) {
-          await markMinted(ctx, tx, item.asset_uid, row.id);
-        } else {
-          const round = (p.rounds[item.asset_uid] ?? 1) + 1;
-          const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
-          if (!asset) continue;
-          if (round > MAX_MINT_ROUNDS) {
-            await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${outcome.reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
-            const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
-            await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
-            continue;
-          }
-          await tx.updateTable('assets').set({ mint_status: 'pending', mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
-          await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: item.asset_uid, groupKey: asset.mint_for_user_uid, payload: { round } });
-          retry.push(item.asset_uid);
+        if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
+        const round = (p.rounds[item.asset_uid] ?? 1) + 1;
+        const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
+        if (!asset) continue;
+        if (round > MAX_MINT_ROUNDS) {
+          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${outcome.reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+          const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
+          await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
+          continue;
         }
+        await tx.updateTable('assets').set({ mint_status: 'pending', mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+        await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: item.asset_uid, groupKey: asset.mint_for_user_uid, payload: { round } });
+        retry.push(item.asset_uid);
       }
     });
     if (retry.length) {
@@ -281,22 +238,35 @@ export function mintOutcome(ctx: Ctx) {
   };
 }
 
-async function markMinted(ctx: Ctx, tx: Tx, assetUid: string, txId: number): Promise<void> {
-  const a = await withCollection(tx)
-    .where('assets.uid', '=', assetUid)
-    .executeTakeFirst();
-  if (!a || a.mint_status === 'minted') return; // idempotent: re-applied after a rewind
-  const tokenUri = a.pending_token_uri ?? `${ctx.config.publicUrl}/metadata/${a.collection_uid}/${a.token_id}`;
+/**
+ * Marks assets minted by transaction `txId`, with an `asset.minted` event each. Idempotent: an asset
+ * already minted is skipped (outcomes are re-applied after a rewind).
+ */
+async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<void> {
+  if (assetUids.length === 0) return;
+  const rows = await withCollection(tx).where('assets.uid', 'in', assetUids).where('assets.mint_status', '!=', 'minted').execute();
+  if (rows.length === 0) return;
   const t = nowIso();
+  const minted = rows.map((a) => ({ ...a, mint_status: 'minted' as const, mint_tx_id: txId, owner_user_uid: a.mint_for_user_uid, owner_address: a.mint_for_address, token_uri: onChainUri(a.pending_token_uri) ?? `${ctx.config.publicUrl}/metadata/${a.collection_uid}/${a.token_id}`, updated_at: t }));
+  // One statement: the owner is the wallet the token was minted to; the URI the prepared document's
+  // or else the collection's metadata route for the token id.
   await tx
     .updateTable('assets')
-    .set({ mint_status: 'minted', mint_tx_id: txId, owner_user_uid: a.mint_for_user_uid, owner_address: a.mint_for_address, token_uri: tokenUri, updated_at: t })
-    .where('uid', '=', assetUid)
+    .set((eb) => ({
+      mint_status: 'minted',
+      mint_tx_id: txId,
+      owner_user_uid: eb.ref('mint_for_user_uid'),
+      owner_address: eb.ref('mint_for_address'),
+      token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.config.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
+      updated_at: t,
+    }))
+    .where('uid', 'in', minted.map((a) => a.uid))
     .execute();
-  const view = assetView(
-    { ...a, mint_status: 'minted', mint_tx_id: txId, owner_user_uid: a.mint_for_user_uid, owner_address: a.mint_for_address, token_uri: tokenUri, updated_at: t },
-    { name: a.collection_name, contract_address: a.contract_address },
-    ctx.config,
-  );
-  await emitEvent(tx, a.app_uid, 'asset.minted', { asset: view });
+  const byApp = new Map<string, Record<string, unknown>[]>();
+  for (const a of minted) {
+    const list = byApp.get(a.app_uid) ?? [];
+    list.push({ asset: assetView(a, { name: a.collection_name, contract_address: a.contract_address }, ctx.config) });
+    byApp.set(a.app_uid, list);
+  }
+  for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);
 }

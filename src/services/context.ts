@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Db, Dialect } from '../store/db.js';
+import type { Db, Dialect, GroupCommit } from '../store/db.js';
 import type { JobQueue } from '../jobs/queue.js';
 import type { KeyRing } from '../chain/keys.js';
 import type { ChainSender } from '../chain/sender.js';
@@ -18,4 +18,6 @@ export interface Ctx {
   /** Absent in processes that do not talk to the chain (e.g. some CLI commands). */
   sender?: ChainSender;
   forwarder?: `0x${string}`;
+  /** The store's group commit for high-volume creates; a plain transaction when absent. */
+  groupCommit?: GroupCommit;
 }

@@ -3,7 +3,7 @@
 import type { DbOrTx } from '../store/db.js';
 import { newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
-import { enqueueDelivery } from '../webhooks/deliveries.js';
+import { enqueueDeliveries } from '../webhooks/deliveries.js';
 
 export type EventType =
   | 'user.wallet_created'
@@ -17,12 +17,18 @@ export type EventType =
   | 'reward.withdrawn';
 
 export async function emitEvent(tx: DbOrTx, appUid: string, type: EventType, data: Record<string, unknown>): Promise<string> {
-  const id = newEventId();
-  const createdAtMs = Date.now();
-  await tx
-    .insertInto('events')
-    .values({ id, app_uid: appUid, type, payload: JSON.stringify(data), event_time: nowIso(), created_at_ms: createdAtMs })
-    .execute();
-  await enqueueDelivery(tx, { eventId: id, appUid, type, eventTimeMs: createdAtMs }); // same transaction: never lost
+  const [id] = await emitEvents(tx, appUid, type, [data]);
   return id;
+}
+
+/** Many events of one App and type with one insert per table (a minted batch emits one per asset). */
+export async function emitEvents(tx: DbOrTx, appUid: string, type: EventType, data: Record<string, unknown>[]): Promise<string[]> {
+  if (data.length === 0) return [];
+  const createdAtMs = Date.now();
+  const eventTime = nowIso();
+  const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: JSON.stringify(d), event_time: eventTime, created_at_ms: createdAtMs }));
+  await tx.insertInto('events').values(rows).execute();
+  // Same transaction: never lost.
+  await enqueueDeliveries(tx, appUid, type, createdAtMs, rows.map((r) => r.id));
+  return rows.map((r) => r.id);
 }

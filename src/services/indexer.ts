@@ -8,7 +8,8 @@
 import { getAddress, parseAbiItem, type Address, type Hex, type Log } from 'viem';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
-import { getAsset, NO_ACTIONS } from './assets.js';
+import { getAsset } from './assets.js';
+import { NO_ACTIONS } from './asset-create.js';
 import { nowIso } from '../util/time.js';
 import { newUid } from '../util/ids.js';
 import { errMessage } from '../chain/sender.js';

@@ -12,6 +12,7 @@ import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { artifact } from '../chain/artifacts.js';
 import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
+import { setTokenCidCalldata } from '../chain/token-uri.js';
 import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest, type ForwardRequestData } from '../chain/forward.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
@@ -348,12 +349,16 @@ export function editJobHandler(ctx: Ctx): JobHandler {
           }
         }
         // Development Apps serve the document from the service at the unchanged URI: MetadataUpdate tells
-        // indexers to fetch it again. A new URI (IPFS documents) is set on chain, which emits it too.
-        const data = edit.token_uri
-          ? encodeFunctionData({ abi, functionName: 'setTokenURI', args: [BigInt(a.token_id), edit.token_uri] })
+        // indexers to fetch it again. A new IPFS document gets its CID set on chain, which emits it too.
+        // The contract stores only IPFS CIDs, so a development App's file-store URL is never set on chain:
+        // its token resolves to baseURI + id, which serves the edited document as well.
+        const setsCid = edit.token_uri?.startsWith('ipfs://') ?? false;
+        const data = setsCid
+          ? setTokenCidCalldata(a.token_id, edit.token_uri)
           : encodeFunctionData({ abi, functionName: 'refreshMetadata', args: [BigInt(a.token_id)] });
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const r = await sender.record(tx, { kind: EDIT_TX, ref: job.ref, payload: { asset_uid: job.ref }, to: a.contract_address as Address, data, gas: edit.token_uri ? 200_000n : 60_000n });
+          // setTokenCID measured ~36k (a raw CID replaced) to ~58k (the first dag-pb bit of its bitmap word).
+          const r = await sender.record(tx, { kind: EDIT_TX, ref: job.ref, payload: { asset_uid: job.ref }, to: a.contract_address as Address, data, gas: setsCid ? 100_000n : 60_000n });
           await ctx.queue.complete(tx, job.id);
           return r;
         });

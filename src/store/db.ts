@@ -1,11 +1,15 @@
 // One kysely database over SQLite (default, a file in DATA_DIR, WAL) or PostgreSQL (DATABASE_URL).
 // The schema and migrations are shared; the few dialect differences are named here.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+
+const require = createRequire(import.meta.url);
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -17,7 +21,17 @@ export interface Store {
   dialect: Dialect;
   describe: string;
   close(): Promise<void>;
+  /**
+   * A transaction for a high-volume write that must be durable before anyone is told about it (the
+   * 201 of a create). On SQLite its commit does not wait for the disk on the event loop: the WAL is
+   * flushed afterwards by one `fsync` in the thread pool, shared by every such commit in flight:
+   * `durable` settles then (the next group can be written meanwhile). On PostgreSQL it is a plain
+   * transaction, durable once committed.
+   */
+  groupCommit: GroupCommit;
 }
+
+export type GroupCommit = <T>(fn: (tx: Tx) => Promise<T>) => Promise<{ result: T; durable: Promise<void> }>;
 
 // int8 and numeric come back as strings from pg by default; every bigint we store (ms epochs, nonces,
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
@@ -31,7 +45,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
     // pool opens a new one on the next query.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy() };
+    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: async (fn) => ({ result: await db.transaction().execute(fn), durable: Promise.resolve() }) };
   }
   const file = url?.startsWith('sqlite:') ? path.resolve(url.slice('sqlite:'.length)) : path.join(opts.dataDir, 'mintworks.sqlite');
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -40,8 +54,120 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   database.pragma('synchronous = FULL'); // an accepted request must survive a power cut
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
-  return { db, dialect: 'sqlite', describe: file, close: () => db.destroy() };
+  // Checkpoints (copying the WAL back into the database file, with two fsyncs) would run inside some
+  // request's commit every 1000 pages; a thread of its own does them instead.
+  database.pragma('wal_autocheckpoint = 0');
+  const checkpointer = startCheckpointer(file);
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });
+  const wal = new WalSync(`${file}-wal`);
+  return {
+    db,
+    dialect: 'sqlite',
+    describe: file,
+    close: async () => {
+      await checkpointer.terminate();
+      await db.destroy();
+      wal.close();
+    },
+    groupCommit: async (fn) => {
+      // The connection is held throughout, so nothing else ever runs with synchronous = NORMAL.
+      const result = await db.connection().execute(async (conn) => {
+        await sql`pragma synchronous = NORMAL`.execute(conn);
+        try {
+          return await conn.transaction().execute(fn);
+        } finally {
+          await sql`pragma synchronous = FULL`.execute(conn);
+        }
+      });
+      return { result, durable: wal.sync() };
+    },
+  };
+}
+
+/**
+ * A worker thread with its own connection that checkpoints the WAL every `everyMs` (PASSIVE: it never
+ * waits for or blocks the writer; frames a reader still needs are copied on a later round), and
+ * truncates it after a quiet spell so it does not stay large. Eval'd source: it runs the same way from
+ * `dist/` and under tsx.
+ */
+function startCheckpointer(file: string, everyMs = 1000): Worker {
+  const code = `
+    const { workerData } = require('node:worker_threads');
+    const Database = require(workerData.module);
+    const db = new Database(workerData.file);
+    db.pragma('busy_timeout = 5000');
+    let idle = 0;
+    setInterval(() => {
+      try {
+        const [r] = db.pragma('wal_checkpoint(PASSIVE)');
+        idle = r.log === 0 ? idle + 1 : 0;
+        if (idle === 5) db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {}
+    }, workerData.everyMs);`;
+  const worker = new Worker(code, { eval: true, workerData: { module: require.resolve('better-sqlite3'), file, everyMs } });
+  worker.unref();
+  return worker;
+}
+
+/**
+ * fsync of the SQLite WAL file in the thread pool. With synchronous = NORMAL a WAL commit is written to
+ * the file but not flushed; flushing the file afterwards makes it exactly as durable as a FULL commit
+ * (which is that same write plus an fsync of the WAL). Any FULL commit flushes every earlier frame too,
+ * so a worker that reads such a row and then commits before acting on the chain never acts on a row a
+ * power cut could take back. One fsync runs at a time; callers that committed while it ran share the
+ * next one.
+ */
+class WalSync {
+  private fd: number | null = null;
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+
+  constructor(private readonly file: string) {}
+
+  sync(): Promise<void> {
+    if (!this.running) {
+      this.running = this.flush().finally(() => (this.running = null));
+      return this.running;
+    }
+    // The running fsync may have started before this caller's commit: it needs the next one.
+    this.queued ??= this.running.then(() => {
+      this.queued = null;
+      return this.sync();
+    });
+    return this.queued;
+  }
+
+  private async flush(): Promise<void> {
+    this.fd ??= fs.openSync(this.file, 'r');
+    const fd = this.fd;
+    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+  }
+
+  close(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew (parsing and planning it each time). The service
+ * issues the same few hundred SQL texts over and over, so prepared statements are kept by their text.
+ * Bounded: texts with a variable number of `?` (IN lists, multi-row inserts) would otherwise grow it
+ * without end.
+ */
+export function withStatementCache(database: SQLite.Database, max = 1000): SqliteDialectConfig['database'] {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (stmt) return stmt;
+      stmt = database.prepare(text);
+      if (cache.size >= max) cache.delete(cache.keys().next().value!); // oldest first
+      cache.set(text, stmt);
+      return stmt;
+    },
+  };
 }
 
 /**

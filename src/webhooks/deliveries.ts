@@ -29,25 +29,32 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'deliver
 const NOT_ATTEMPTED = { attempts: 0, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, recent_attempts: '[]', lease_until: null, locked_by: null } as const;
 
 export async function enqueueDelivery(tx: DbOrTx, ev: { eventId: string; appUid: string; type: string; eventTimeMs: number }): Promise<boolean> {
-  const ep = await tx.selectFrom('webhook_endpoints').select(['enabled', 'events_filter']).where('app_uid', '=', ev.appUid).executeTakeFirst();
-  if (!ep) return false;
-  if (ep.events_filter && !(JSON.parse(ep.events_filter) as string[]).includes(ev.type)) return false;
+  return (await enqueueDeliveries(tx, ev.appUid, ev.type, ev.eventTimeMs, [ev.eventId])) > 0;
+}
+
+/** Deliveries for events of one App and type, with one insert. Returns how many were queued. */
+export async function enqueueDeliveries(tx: DbOrTx, appUid: string, type: string, eventTimeMs: number, eventIds: string[]): Promise<number> {
+  const ep = await tx.selectFrom('webhook_endpoints').select(['enabled', 'events_filter']).where('app_uid', '=', appUid).executeTakeFirst();
+  if (!ep || eventIds.length === 0) return 0;
+  if (ep.events_filter && !(JSON.parse(ep.events_filter) as string[]).includes(type)) return 0;
   await tx
     .insertInto('webhook_deliveries')
-    .values({
-      event_id: ev.eventId,
-      app_uid: ev.appUid,
-      event_type: ev.type,
-      status: ep.enabled ? 'pending' : 'disabled',
-      event_time_ms: ev.eventTimeMs,
-      deadline_at: deadlineFor(ev.eventTimeMs),
-      next_attempt_at: ep.enabled ? ev.eventTimeMs : null,
-      ...NOT_ATTEMPTED,
-      created_at_ms: ev.eventTimeMs,
-      updated_at_ms: ev.eventTimeMs,
-    })
+    .values(
+      eventIds.map((eventId) => ({
+        event_id: eventId,
+        app_uid: appUid,
+        event_type: type,
+        status: ep.enabled ? ('pending' as const) : ('disabled' as const),
+        event_time_ms: eventTimeMs,
+        deadline_at: deadlineFor(eventTimeMs),
+        next_attempt_at: ep.enabled ? eventTimeMs : null,
+        ...NOT_ATTEMPTED,
+        created_at_ms: eventTimeMs,
+        updated_at_ms: eventTimeMs,
+      })),
+    )
     .execute();
-  return true;
+  return eventIds.length;
 }
 
 export interface DeliveryView {

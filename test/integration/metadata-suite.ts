@@ -291,13 +291,13 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
       assert.ok(Buffer.from(await img.arrayBuffer()).equals(images.devImage));
       assert.equal((await fetchPath(`/ipfs/${await rawCid(images.devImage)}`)).status, 404, 'not in the IPFS blockstore');
 
-      assert.ok(a.token_uri.startsWith(`${t.svc.url}/files/`), a.token_uri);
+      // The document is served by the collection's metadata route, which is also the on-chain tokenURI.
+      assert.equal(a.token_uri, `${t.svc.url}/metadata/${devCollection}/${a.token_id}`);
       const doc = await fetch(a.token_uri);
       assert.match(doc.headers.get('content-type') ?? '', /^application\/json/);
       const docBytes = Buffer.from(await doc.arrayBuffer());
-      assert.equal(a.token_uri, `${t.svc.url}/files/${sha256Hex(docBytes)}`);
       assert.deepEqual(JSON.parse(docBytes.toString('utf8')), a.metadata);
-      assert.equal((await fetchPath(`/ipfs/${await rawCid(docBytes)}`)).status, 404, 'the document is not on IPFS either');
+      assert.equal((await fetchPath(`/ipfs/${await rawCid(docBytes)}`)).status, 404, 'the document is not on IPFS');
       // Nor published: no publish job exists for a development App's files.
       const jobs = await t.svc.ctx.db.selectFrom('jobs').select('ref').where('kind', '=', 'ipfs.publish').execute();
       const devCids = [await rawCid(images.devImage), await rawCid(docBytes)];

@@ -1,0 +1,80 @@
+// POST /v1/asset and GET /v1/asset/<uid> against a bare Fastify route answering the same JSON, on the
+// same box in the same run (autocannon, 64 connections). The service runs as `node dist/main.js` with
+// its workers on, as in production: accepted assets are minted meanwhile. One JSON line per database.
+// On PostgreSQL it also measures two API processes (API=true WORKERS=false beside the first) sharing
+// the load.
+//   node --import tsx bench/http.ts            (BENCH_DB=sqlite|postgres for one; BENCH_SECONDS=10)
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import { freePort, waitFor } from '../test/helpers/env.js';
+import { dbsFromArgs, emit, load, peakRssMb, root, spawnMain, startService, type LoadResult } from './lib.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = 64;
+
+for (const db of dbsFromArgs()) {
+  const svc = await startService(db);
+  try {
+    const users = await Promise.all(Array.from({ length: 4 }, () => svc.api.post('/user', {}).then((r) => r.body.data.uid as string)));
+    // Wallets first, so the burst measures asset creation, not wallet creation.
+    for (const u of users) await svc.api.get(`/deposit?user_uid=${u}&collection_uid=${svc.collection}`);
+    const first = await svc.api.post('/asset', assetBody(users[0], svc.collection, 'first'));
+    const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
+
+    const barePort = await freePort();
+    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], { env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) }, execArgv: ['--import', 'tsx'] });
+    await new Promise((r) => bare.once('message', r));
+    const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
+    const postBody = JSON.stringify(assetBody(users[1], svc.collection, '[<id>]'));
+    const run = (base: string, method: 'GET' | 'POST', p: string) => load({ url: `${base}${p}`, method, headers, body: method === 'POST' ? postBody : undefined, connections, seconds });
+
+    const bareBase = `http://127.0.0.1:${barePort}`;
+    await run(bareBase, 'POST', '/v1/asset'); // warm-up of the load generator and the bare server
+    const barePost = await run(bareBase, 'POST', '/v1/asset');
+    const svcPost = await run(svc.base, 'POST', '/v1/asset');
+    const bareGet = await run(bareBase, 'GET', `/v1/asset/${first.body.data.uid}`);
+    const svcGet = await run(svc.base, 'GET', `/v1/asset/${first.body.data.uid}`);
+    bare.kill();
+
+    let twoApi: { post: LoadResult; ratio_vs_one: number } | undefined;
+    if (db === 'postgres') {
+      // A second API-only process on the same database and chain: two generators, 32 connections each.
+      const env2 = { ...svc.env, PORT: String(await freePort()), WORKERS: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${svc.env.ANVIL_PORT}` };
+      const second = spawnMain(env2, 'service2.log');
+      const base2 = `http://127.0.0.1:${env2.PORT}`;
+      try {
+        await waitFor('second API process', async () => (await fetch(`${base2}/health`).catch(() => null))?.status === 200, 60_000, 200);
+        const half = (base: string) => load({ url: `${base}/v1/asset`, method: 'POST', headers, body: postBody, connections: connections / 2, seconds });
+        const [a, b] = await Promise.all([half(svc.base), half(base2)]);
+        const post = { rps: a.rps + b.rps, p50: Math.max(a.p50, b.p50), p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors, total: a.total + b.total };
+        twoApi = { post, ratio_vs_one: +(post.rps / svcPost.rps).toFixed(2) };
+      } finally {
+        second.kill('SIGTERM');
+        await new Promise((r) => second.once('exit', r));
+      }
+    }
+
+    emit({
+      bench: 'http',
+      db,
+      connections,
+      seconds,
+      post_asset: { ...svcPost, bare_rps: barePost.rps, ratio: +(svcPost.rps / barePost.rps).toFixed(3) },
+      get_asset: { ...svcGet, bare_rps: bareGet.rps, ratio: +(svcGet.rps / bareGet.rps).toFixed(3) },
+      ...(twoApi ? { post_asset_two_api_processes: twoApi } : {}),
+      peak_rss_mb: Math.max(...svc.pids().map(peakRssMb)),
+    });
+  } finally {
+    await svc.stop();
+  }
+}
+
+function assetBody(user: string, collection: string, ext: string) {
+  return {
+    user_uid: user,
+    collection_uid: collection,
+    asset_external_id: ext,
+    sale_price_in_usd: 9.99,
+    data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] },
+  };
+}

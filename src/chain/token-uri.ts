@@ -1,0 +1,112 @@
+// Token URIs as MintworksCollection stores them. A production token's metadata document is an IPFS file
+// whose CID is CIDv1, sha2-256, codec raw (a single-chunk file, `bafkrei…`) or dag-pb (a larger one,
+// `bafybei…`); the contract keeps only the 32-byte digest plus one bit for the codec and rebuilds
+// `ipfs://<CIDv1 base32>` in tokenURI. A token without a per-token document (development Apps) gets
+// a zero digest and resolves to the collection's baseURI + id.
+//
+// Anything else cannot be stored, and a URI the contract would print differently than the service
+// recorded it (CIDv0 `Qm…`, base58btc `z…`, a path after the CID, another hash) must not be minted:
+// the token would point somewhere other than the asset says. Those throw instead of being converted.
+import { encodeFunctionData, toHex, zeroHash, type Address, type Hex } from 'viem';
+import { CID } from 'multiformats/cid';
+import * as Digest from 'multiformats/hashes/digest';
+import * as raw from 'multiformats/codecs/raw';
+import { artifact } from './artifacts.js';
+
+const DAG_PB = 0x70;
+const SHA2_256 = 0x12;
+const IPFS_SCHEME = 'ipfs://';
+
+/** The contract's arguments for one token's metadata: the CID's sha2-256 digest and whether its codec is dag-pb. */
+export interface CidArg {
+  /** zeroHash = no per-token document: baseURI + id. */
+  digest: Hex;
+  dagPb: boolean;
+}
+
+export interface MintItem {
+  to: Address;
+  tokenId: bigint | number;
+  /** `ipfs://<CIDv1 base32>` of the document, or null/'' for baseURI + id. */
+  tokenUri: string | null;
+}
+
+/**
+ * The contract arguments that make tokenURI return exactly `tokenUri`. null or '' gives the zero
+ * digest (baseURI + id). Throws for anything that is not `ipfs://` + a canonical (base32, lower case)
+ * CIDv1 with codec raw or dag-pb and a sha2-256 multihash.
+ */
+export function cidArg(tokenUri: string | null): CidArg {
+  if (tokenUri === null || tokenUri === '') return { digest: zeroHash, dagPb: false };
+  const fail = (why: string): never => {
+    throw new Error(`token URI ${JSON.stringify(tokenUri)} cannot be stored on chain: ${why} (expected ipfs://<CIDv1 base32, raw or dag-pb, sha2-256>)`);
+  };
+  if (!tokenUri.startsWith(IPFS_SCHEME)) fail('not an ipfs:// URI');
+  const s = tokenUri.slice(IPFS_SCHEME.length);
+  let cid: CID;
+  try {
+    cid = CID.parse(s);
+  } catch {
+    return fail('not a CID');
+  }
+  if (cid.version !== 1) fail('not a CIDv1');
+  if (cid.code !== raw.code && cid.code !== DAG_PB) fail(`codec 0x${cid.code.toString(16)} is neither raw nor dag-pb`);
+  if (cid.multihash.code !== SHA2_256 || cid.multihash.size !== 32) fail('the multihash is not sha2-256');
+  // The contract always prints base32 lower case; any other spelling of the same CID would differ.
+  if (cid.toString() !== s) fail(`not in canonical base32 form (${cid.toString()})`);
+  const digest = toHex(cid.multihash.digest);
+  // A zero digest means "no CID" on chain; no real document hashes to it, so refuse rather than mis-mint.
+  if (digest === zeroHash) fail('zero digest');
+  return { digest, dagPb: cid.code === DAG_PB };
+}
+
+/** The inverse of cidArg: the token URI the contract returns for these arguments (null = baseURI + id). */
+export function tokenUriOf(arg: CidArg): string | null {
+  if (arg.digest === zeroHash) return null;
+  const bytes = Buffer.from(arg.digest.slice(2), 'hex');
+  if (bytes.length !== 32) throw new Error(`digest ${arg.digest} is not 32 bytes`);
+  return `${IPFS_SCHEME}${CID.createV1(arg.dagPb ? DAG_PB : raw.code, Digest.create(SHA2_256, bytes)).toString()}`;
+}
+
+/** Calldata of `mintBatch(address[] to, uint256[] ids, bytes32[] cids, bool[] dagPb)`. Throws like cidArg. */
+export function mintBatchCalldata(items: readonly MintItem[]): Hex {
+  const args = items.map((i) => cidArg(i.tokenUri));
+  return encodeFunctionData({
+    abi: artifact('MintworksCollection').abi,
+    functionName: 'mintBatch',
+    args: [items.map((i) => i.to), items.map((i) => BigInt(i.tokenId)), args.map((a) => a.digest), args.map((a) => a.dagPb)],
+  });
+}
+
+/** Calldata of `setTokenCID(uint256 id, bytes32 cid, bool dagPb)` (edits of editable collections). Throws like cidArg. */
+export function setTokenCidCalldata(tokenId: bigint | number, tokenUri: string | null): Hex {
+  const { digest, dagPb } = cidArg(tokenUri);
+  return encodeFunctionData({
+    abi: artifact('MintworksCollection').abi,
+    functionName: 'setTokenCID',
+    args: [BigInt(tokenId), digest, dagPb],
+  });
+}
+
+// Gas limits from measurements on anvil (test/chain/contracts.test.ts prints them). The worst case is
+// every recipient a new holder (a fresh balance slot, ~17k more than for a wallet that already holds a
+// token) and every id in its own word of the burned-id bitmap (and, for dag-pb, of the codec bitmap):
+// measured per token in a batch of 100 that is ~50.7k without a CID, ~73.2k with a raw CID and ~95.5k
+// with a dag-pb CID (usual cost: ~29k, ~52k, ~52k). The limits are ~23% above the worst case, so a
+// batch never runs out, without reserving several times what it uses.
+const BATCH_OVERHEAD = 40_000; // intrinsic 21k, the operator check, calldata framing
+const GAS_PER_TOKEN = 62_000;
+const GAS_PER_CID = 28_000; // one fresh storage slot (22.1k) and the digest's calldata
+const GAS_PER_DAG_PB = 28_000; // a fresh word of the codec bitmap (22.1k), at worst
+
+/** A gas limit for mintBatch of these items: generous (never runs out) but proportional. Throws like cidArg. */
+export function mintGasFor(items: readonly Pick<MintItem, 'tokenUri'>[]): bigint {
+  let gas = BATCH_OVERHEAD;
+  for (const item of items) {
+    const { digest, dagPb } = cidArg(item.tokenUri);
+    gas += GAS_PER_TOKEN;
+    if (digest !== zeroHash) gas += GAS_PER_CID;
+    if (dagPb) gas += GAS_PER_DAG_PB;
+  }
+  return BigInt(gas);
+}

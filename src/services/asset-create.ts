@@ -1,0 +1,266 @@
+// POST /asset: creates run in groups. Each request still gets its own answer, given only after the
+// transaction holding its asset and mint job has committed, but the requests that arrive together share
+// that transaction: one commit (one fsync on SQLite, one round trip on PostgreSQL), one query per table
+// for the checks, one token id range per collection and multi-row inserts. Under load the cost of a
+// create is then a few rows, not a transaction.
+import type { Ctx } from './context.js';
+import type { Tx } from '../store/db.js';
+import { isUniqueViolation } from '../store/db.js';
+import { ApiError } from '../util/errors.js';
+import { newUid } from '../util/ids.js';
+import { nowIso } from '../util/time.js';
+import { requestWallet, WALLET_JOB } from './wallets.js';
+import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
+import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JOB } from '../metadata/prepare.js';
+import type { EnqueueOptions } from '../jobs/queue.js';
+
+import { MINT_JOB } from '../jobs/kinds.js';
+
+export interface AssetParams {
+  user_uid: string;
+  collection_uid: string;
+  asset_external_id: string;
+  sale_price_in_usd?: number | null;
+  data: AssetData & { store_image_on_ipfs: boolean };
+}
+
+/** Columns of a new asset row with nothing in flight: not burned, no transfer, burn or edit running. */
+export const NO_ACTIONS = { mint_error: null, mint_tx_id: null, is_burned: 0, is_transferring: 0, is_editing: 0, is_burning: 0, pending_edit: null } as const;
+
+const nameTaken = () => ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
+const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
+
+/** Most creates in one transaction (bounded by the databases' limits on bound parameters per statement). */
+const MAX_GROUP = 400;
+
+interface Request {
+  appUid: string;
+  environment: 'development' | 'production';
+  p: AssetParams;
+  uid: string;
+  resolve(r: { uid: string }): void;
+  reject(err: unknown): void;
+}
+
+type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError };
+
+export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams): Promise<{ uid: string }> {
+  // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
+  if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
+  return intakeOf(ctx).submit(appUid, environment, p);
+}
+
+const intakes = new WeakMap<Ctx, AssetIntake>();
+function intakeOf(ctx: Ctx): AssetIntake {
+  let i = intakes.get(ctx);
+  if (!i) intakes.set(ctx, (i = new AssetIntake(ctx)));
+  return i;
+}
+
+/**
+ * Collects the creates that arrive while a group is being written and writes them as the next group.
+ * A lone request under no load is written at once (after the current event-loop turn), so grouping
+ * adds no latency; under load, groups grow by themselves to the number of requests in flight.
+ */
+class AssetIntake {
+  private waiting: Request[] = [];
+  private writing = false;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  submit(appUid: string, environment: 'development' | 'production', p: AssetParams): Promise<{ uid: string }> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ appUid, environment, p, uid: newUid(), resolve, reject });
+      if (!this.writing) {
+        this.writing = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting.length) await this.writeGroup(this.waiting.splice(0, MAX_GROUP));
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Writes a group; returns once it is committed, and answers its requests once that is durable. */
+  private async writeGroup(group: Request[]): Promise<void> {
+    let outcomes: Outcome[];
+    let durable: Promise<void>;
+    try {
+      const commit = this.ctx.groupCommit ?? (async (fn) => ({ result: await this.ctx.db.transaction().execute(fn), durable: Promise.resolve() }));
+      ({ result: outcomes, durable } = await commit((tx) => writeCreates(this.ctx, tx, group)));
+    } catch (err) {
+      if (group.length === 1) {
+        group[0].reject(translate(err));
+        return;
+      }
+      // A race the checks could not see (e.g. the same external id from another process): each
+      // request on its own, so only the one concerned fails.
+      for (const r of group) await this.writeGroup([r]);
+      return;
+    }
+    durable.then(
+      () => this.answer(group, outcomes),
+      (err) => group.forEach((r) => r.reject(err)),
+    );
+  }
+
+  private answer(group: Request[], outcomes: Outcome[]): void {
+    const kinds = new Set<string>();
+    outcomes.forEach((o, i) => {
+      if (!o.ok) return group[i].reject(o.error);
+      kinds.add(o.firstJob);
+      if (o.walletQueued) kinds.add(WALLET_JOB);
+      group[i].resolve({ uid: group[i].uid });
+    });
+    for (const k of kinds) this.ctx.queue.notify(k);
+  }
+}
+
+function translate(err: unknown): unknown {
+  if (isUniqueViolation(err, 'unique_name_key')) return nameTaken();
+  if (isUniqueViolation(err, 'asset_external_id')) return externalIdTaken();
+  return err;
+}
+
+/**
+ * Writes a group of creates in `tx`: every check of a single create, in the same order (user, then
+ * collection, then external id, then name), answered per request; the accepted ones get their token ids
+ * (fixed now, so a replayed mint reverts on chain instead of minting twice), rows and first jobs.
+ */
+async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome[]> {
+  const userUids = [...new Set(group.map((r) => r.p.user_uid))];
+  const collectionUids = [...new Set(group.map((r) => r.p.collection_uid))];
+  const [users, collections, takenIds] = await Promise.all([
+    tx.selectFrom('users').select(['uid', 'app_uid', 'wallet_address']).where('uid', 'in', userUids).execute(),
+    tx.selectFrom('collections').select(['uid', 'app_uid']).where('uid', 'in', collectionUids).execute(),
+    takenExternalIds(tx, group),
+  ]);
+  const userOf = new Map(users.map((u) => [u.uid, u]));
+  const collectionOf = new Map(collections.map((c) => [c.uid, c]));
+
+  const outcomes: (Outcome | null)[] = [];
+  const accepted: number[] = [];
+  const namesTaken = new Set<string>(); // collection + name claimed earlier in this group
+  for (const [i, r] of group.entries()) {
+    const error = await check(tx, r, userOf, collectionOf, takenIds, namesTaken);
+    outcomes.push(error ? { ok: false, error } : null);
+    if (!error) accepted.push(i);
+  }
+  if (accepted.length === 0) return outcomes as Outcome[];
+
+  const tokenIds = await allocateTokenIds(tx, accepted.map((i) => group[i].p.collection_uid));
+  const t = nowIso();
+  const rows = [];
+  const jobs: EnqueueOptions[] = [];
+  const walletsQueued = new Set<string>();
+  for (const [k, i] of accepted.entries()) {
+    const { p, uid, appUid, environment } = group[i];
+    const tokenId = tokenIds[k];
+    const name = displayName(p.data.name, p.data.unique_name, tokenId);
+    const user = userOf.get(p.user_uid)!;
+    rows.push({
+      uid,
+      app_uid: appUid,
+      collection_uid: p.collection_uid,
+      asset_external_id: p.asset_external_id,
+      mint_for_user_uid: p.user_uid,
+      name,
+      unique_name_key: p.data.unique_name ? name : null,
+      token_id: tokenId,
+      mint_status: 'pending' as const,
+      ...NO_ACTIONS,
+      owner_user_uid: null,
+      owner_address: null,
+      mint_for_address: user.wallet_address,
+      token_uri: null,
+      sale_price_in_usd: p.sale_price_in_usd == null ? null : String(p.sale_price_in_usd),
+      metadata: JSON.stringify(buildMetadata(uid, name, p.data)),
+      store_image: p.data.store_image_on_ipfs ? 1 : 0,
+      created_at: t,
+      updated_at: t,
+    });
+    // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
+    const firstJob = needsPreparation(environment, p.data.store_image_on_ipfs) ? PREPARE_JOB : MINT_JOB;
+    jobs.push(firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
+    let walletQueued = false;
+    if (!user.wallet_address && !walletsQueued.has(user.uid)) {
+      walletsQueued.add(user.uid);
+      walletQueued = await requestWallet(ctx, tx, user.uid);
+    }
+    outcomes[i] = { ok: true, firstJob, walletQueued };
+  }
+  await tx.insertInto('assets').values(rows).execute();
+  await ctx.queue.enqueueMany(tx, jobs);
+  return outcomes as Outcome[];
+}
+
+async function check(
+  tx: Tx,
+  r: Request,
+  userOf: Map<string, { app_uid: string }>,
+  collectionOf: Map<string, { app_uid: string }>,
+  takenIds: Set<string>,
+  namesTaken: Set<string>,
+): Promise<ApiError | null> {
+  const { p, appUid } = r;
+  if (userOf.get(p.user_uid)?.app_uid !== appUid) return ApiError.client(404, 'not_found', 'User not found.');
+  if (collectionOf.get(p.collection_uid)?.app_uid !== appUid) return ApiError.notFound('Collection');
+  const extKey = `${appUid}\n${p.asset_external_id}`;
+  if (takenIds.has(extKey)) return externalIdTaken();
+  if (p.data.unique_name) {
+    const nameKey = `${p.collection_uid}\n${p.data.name}`;
+    if (namesTaken.has(nameKey)) return nameTaken();
+    const same = await tx
+      .selectFrom('assets')
+      .select('uid')
+      .where('collection_uid', '=', p.collection_uid)
+      .where((eb) => eb.or([eb('name', '=', p.data.name), eb('unique_name_key', '=', p.data.name)]))
+      .executeTakeFirst();
+    if (same) return nameTaken();
+    namesTaken.add(nameKey);
+  }
+  takenIds.add(extKey); // a second request with the same id in this group is a duplicate
+  return null;
+}
+
+/** `app uid \n external id` of the group's external ids that exist already. */
+async function takenExternalIds(tx: Tx, group: Request[]): Promise<Set<string>> {
+  const byApp = new Map<string, Set<string>>();
+  for (const r of group) {
+    const s = byApp.get(r.appUid) ?? new Set<string>();
+    s.add(r.p.asset_external_id);
+    byApp.set(r.appUid, s);
+  }
+  const taken = new Set<string>();
+  for (const [appUid, ids] of byApp) {
+    const rows = await tx.selectFrom('assets').select('asset_external_id').where('app_uid', '=', appUid).where('asset_external_id', 'in', [...ids]).execute();
+    for (const row of rows) taken.add(`${appUid}\n${row.asset_external_id}`);
+  }
+  return taken;
+}
+
+/** The next token ids for each entry of `collectionUids`, in order: one counter update per collection. */
+async function allocateTokenIds(tx: Tx, collectionUids: string[]): Promise<number[]> {
+  const need = new Map<string, number>();
+  for (const c of collectionUids) need.set(c, (need.get(c) ?? 0) + 1);
+  const next = new Map<string, number>();
+  for (const [uid, n] of need) {
+    const r = await tx
+      .updateTable('collections')
+      .set((eb) => ({ next_token_id: eb('next_token_id', '+', n) }))
+      .where('uid', '=', uid)
+      .returning('next_token_id')
+      .executeTakeFirstOrThrow();
+    next.set(uid, Number(r.next_token_id) - n);
+  }
+  return collectionUids.map((c) => {
+    const id = next.get(c)!;
+    next.set(c, id + 1);
+    return id;
+  });
+}
