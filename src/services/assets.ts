@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { DbOrTx, Tx } from '../store/db.js';
+import { precompiled, type DbOrTx, type Tx } from '../store/db.js';
 import { artifact } from '../chain/artifacts.js';
 import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
 import { ApiError } from '../util/errors.js';
@@ -28,11 +28,10 @@ function withCollection(db: DbOrTx) {
     .select(['collections.name as collection_name', 'collections.contract_address']);
 }
 
+const assetOfApp = precompiled(2, (db, uid, appUid) => withCollection(db).where('assets.uid', '=', uid).where('assets.app_uid', '=', appUid));
+
 export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
-  const row = await withCollection(db)
-    .where('assets.uid', '=', uid)
-    .where('assets.app_uid', '=', appUid)
-    .executeTakeFirst();
+  const [row] = await assetOfApp(db, uid, appUid);
   if (!row) throw ApiError.notFound('Asset');
   return assetView(row, { name: row.collection_name, contract_address: row.contract_address }, ctx.config);
 }

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 const require = createRequire(import.meta.url);
@@ -186,6 +186,27 @@ class ImmediateSqliteDialect extends SqliteDialect {
       }
     })(this.cfg);
   }
+}
+
+/**
+ * A query built once and reused with new values: building and compiling a Kysely query costs more than
+ * running a simple indexed SELECT on SQLite, so the hottest reads skip it. `build` receives placeholder
+ * values (one per parameter, in order) and must use each exactly where the real value goes.
+ */
+export function precompiled<R, N extends number>(count: N, build: (db: Db, ...placeholders: string[]) => Compilable<R>) {
+  let compiled: { sql: string; slots: number[]; fixed: readonly unknown[] } | null = null;
+  return async (db: DbOrTx, ...values: unknown[]): Promise<R[]> => {
+    if (!compiled) {
+      const marks = Array.from({ length: count }, (_, i) => `\u0000param${i}\u0000`);
+      const q = build(db as Db, ...marks).compile();
+      const slots = q.parameters.map((p) => marks.indexOf(p as string));
+      if (marks.some((_, i) => !slots.includes(i))) throw new Error('precompiled: a placeholder is not used by the query');
+      compiled = { sql: q.sql, slots, fixed: q.parameters };
+    }
+    const c = compiled;
+    const params = c.fixed.map((p, i) => (c.slots[i] >= 0 ? values[c.slots[i]] : p));
+    return (await db.executeQuery<R>(CompiledQuery.raw(c.sql, params))).rows;
+  };
 }
 
 export function redactUrl(u: string): string {
