@@ -1,0 +1,240 @@
+// Shared bench plumbing: the service as a real `node dist/main.js` process (its own DATA_DIR, SQLite or
+// a fresh PostgreSQL database), the Demo App's credentials, peak RSS from /proc, autocannon runs, and a
+// read-only view of the service's database for counting what the workers did.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../test/helpers/env.js';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export type DbKind = 'sqlite' | 'postgres';
+
+// autocannon ships no type declarations; loaded through require with the little of its shape used here,
+// so the bench files type-check under --strict without a declaration file.
+interface AutocannonOpts { url: string; method: string; headers?: Record<string, string>; body?: string; idReplacement: boolean; connections: number; duration: number }
+interface AutocannonResult { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number }
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: AutocannonOpts) => Promise<AutocannonResult>;
+
+// ------------------------------------------------------------------------------- service processes
+
+/** Where one service installation lives: its DATA_DIR, its database and the env of its processes. */
+export interface ServiceEnv {
+  db: DbKind;
+  dataDir: string;
+  env: Record<string, string>;
+  /** Drops the PostgreSQL database and removes DATA_DIR (the processes must be stopped first). */
+  dispose(): Promise<void>;
+}
+
+export async function prepareServiceEnv(db: DbKind, extraEnv: Record<string, string> = {}): Promise<ServiceEnv> {
+  const dataDir = tempDir('mintworks-bench-');
+  const pgdb = db === 'postgres' ? await freshPostgres() : null;
+  const env: Record<string, string> = {
+    PORT: String(await freePort()),
+    ANVIL_PORT: String(await freePort()),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    ...extraEnv,
+  };
+  return {
+    db,
+    dataDir,
+    env,
+    async dispose() {
+      // BENCH_KEEP_DATA=1 keeps both for a post-mortem (logs are in DATA_DIR/*.log).
+      if (process.env.BENCH_KEEP_DATA === '1') return void process.stderr.write(`kept ${dataDir} ${pgdb?.url ?? ''}\n`);
+      await pgdb?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One running `node dist/main.js`. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  pid: number;
+  base: string; // http://127.0.0.1:<port>
+  /** performance.now() when /health first answered 200. */
+  healthyAt: number;
+  /** VmHWM of this process (the embedded anvil is a separate process and not counted). */
+  peakRssMb(): number;
+  /** SIGTERM and wait for the exit (the service stops its embedded chain, which saves its state). */
+  stop(): Promise<void>;
+}
+
+/** Spawns the service with `env` and waits until /health answers 200; fails early if it exits first. */
+export async function launchService(env: Record<string, string>, opts: { logName?: string; timeoutMs?: number; pollMs?: number } = {}): Promise<ServiceProcess> {
+  const logName = opts.logName ?? 'service.log';
+  const child = spawnMain(env, logName);
+  const base = `http://127.0.0.1:${env.PORT}`;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitFor(
+      'service health',
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}); ${logTail(env.DATA_DIR, logName)}`);
+        return (await fetch(`${base}/health`).catch(() => null))?.status === 200;
+      },
+      opts.timeoutMs ?? 120_000,
+      opts.pollMs ?? 200,
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { child, pid: child.pid!, base, healthyAt: performance.now(), peakRssMb: () => peakRssMb(child.pid!), stop };
+}
+
+function logTail(dataDir: string, logName: string): string {
+  try {
+    return `log tail: ${fs.readFileSync(path.join(dataDir, logName), 'utf8').slice(-2000)}`;
+  } catch {
+    return 'no log';
+  }
+}
+
+export interface DemoCredentials { url: string; app: string; apiKey: string; token: string; collection: string }
+
+/** The Demo App the first start writes to DATA_DIR/demo.env. */
+export function readDemo(dataDir: string): DemoCredentials {
+  const demo = Object.fromEntries(
+    fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  return { url: demo.MW_URL, app: demo.MW_APP, apiKey: demo.MW_API_KEY, token: demo.MW_TOKEN, collection: demo.MW_COLLECTION };
+}
+
+export async function waitDeployed(api: ApiClient, collection: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor('collection deployed', async () => (await api.get(`/collection/${collection}`)).body?.data?.status === 'deployed', timeoutMs, 200);
+}
+
+/** Runs `fn(i)` for i in [0, n) with at most `concurrency` in flight. */
+export async function inParallel(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, concurrency) }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+export interface RunningService {
+  base: string; // http://127.0.0.1:<port>
+  api: ApiClient; // the Demo App
+  apiKey: string;
+  token: string;
+  collection: string;
+  dataDir: string;
+  env: Record<string, string>;
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/main.js` (API + workers + embedded chain) and waits for the Demo collection. */
+export async function startService(db: DbKind, extraEnv: Record<string, string> = {}): Promise<RunningService> {
+  const se = await prepareServiceEnv(db, extraEnv);
+  let proc: ServiceProcess | null = null;
+  try {
+    proc = await launchService(se.env);
+    const demo = readDemo(se.dataDir);
+    const api = new ApiClient(demo.url, demo.apiKey, demo.token);
+    await waitDeployed(api, demo.collection);
+    const p = proc;
+    return {
+      base: p.base,
+      api,
+      apiKey: demo.apiKey,
+      token: demo.token,
+      collection: demo.collection,
+      dataDir: se.dataDir,
+      env: se.env,
+      pids: () => [p.pid],
+      async stop() {
+        await p.stop();
+        await se.dispose();
+      },
+    };
+  } catch (err) {
+    await proc?.stop();
+    await se.dispose();
+    throw err;
+  }
+}
+
+export function spawnMain(env: Record<string, string>, logName: string): ChildProcess {
+  const log = fs.openSync(path.join(env.DATA_DIR, logName), 'a');
+  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+}
+
+/** Peak resident set size (VmHWM) of one process, in MB; 0 once it is gone. */
+export function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+// --------------------------------------------------------------------------------- database reader
+
+/** Plain SQL against the service's database, beside the running service (reads only). */
+export interface DbReader {
+  /** `$1, $2, …` placeholders, used in order (rewritten to `?` for SQLite). Values come back as JS values. */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export async function openDbReader(se: Pick<ServiceEnv, 'db' | 'dataDir' | 'env'>): Promise<DbReader> {
+  if (se.db === 'postgres') {
+    const client = new pg.Client({ connectionString: se.env.DATABASE_URL });
+    await client.connect();
+    // A bench must never write into the service's database by mistake.
+    await client.query('set session characteristics as transaction read only');
+    return {
+      query: async <T>(sql: string, params: unknown[] = []) => (await client.query(sql, params)).rows as T[],
+      close: () => client.end(),
+    };
+  }
+  const database = new SQLite(path.join(se.dataDir, 'mintworks.sqlite'), { readonly: true, fileMustExist: true });
+  database.pragma('busy_timeout = 5000');
+  return {
+    query: async <T>(sql: string, params: unknown[] = []) => database.prepare(sql.replace(/\$\d+/g, '?')).all(...params) as T[],
+    close: async () => void database.close(),
+  };
+}
+
+// ------------------------------------------------------------------------------------------- load
+
+export interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number }
+
+/** autocannon against one route; `body` may hold `[<id>]`, replaced by a fresh id per request. */
+export async function load(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections?: number; seconds?: number }): Promise<LoadResult> {
+  const r = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'GET',
+    headers: opts.headers,
+    body: opts.body,
+    idReplacement: true,
+    connections: opts.connections ?? 64,
+    duration: opts.seconds ?? 10,
+  });
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total };
+}
+
+export const dbsFromArgs = (): DbKind[] => {
+  const a = process.env.BENCH_DB;
+  return a === 'sqlite' || a === 'postgres' ? [a] : ['sqlite', 'postgres'];
+};
+
+export function emit(line: Record<string, unknown>): void {
+  console.log(JSON.stringify(line));
+}
