@@ -5,7 +5,7 @@
 // create is then a few rows, not a transaction.
 import type { Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
-import { isUniqueViolation } from '../store/db.js';
+import { isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -91,7 +91,7 @@ class AssetIntake {
     let outcomes: Outcome[];
     let durable: Promise<void>;
     try {
-      const commit = this.ctx.groupCommit ?? (async (fn) => ({ result: await this.ctx.db.transaction().execute(fn), durable: Promise.resolve() }));
+      const commit = this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db);
       ({ result: outcomes, durable } = await commit((tx) => writeCreates(this.ctx, tx, group)));
     } catch (err) {
       if (group.length === 1) {

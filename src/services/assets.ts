@@ -158,16 +158,13 @@ function onChainUri(pendingTokenUri: string | null): string | null {
 /** [from, to) ranges of at most `maxCount` items whose mint gas stays within `budget` (at least one each). */
 export function splitByGas(uris: (string | null)[], maxCount: number, budget: bigint): [number, number][] {
   const base = mintGasFor([]);
+  const itemGas = (tokenUri: string | null) => mintGasFor([{ tokenUri }]) - base;
   const ranges: [number, number][] = [];
   let from = 0;
   while (from < uris.length) {
-    let gas = base + (mintGasFor([{ tokenUri: uris[from] }]) - base);
+    let gas = base + itemGas(uris[from]);
     let to = from + 1;
-    for (; to < uris.length && to - from < maxCount; to++) {
-      const next = gas + mintGasFor([{ tokenUri: uris[to] }]) - base;
-      if (next > budget) break;
-      gas = next;
-    }
+    for (; to < uris.length && to - from < maxCount && gas + itemGas(uris[to]) <= budget; to++) gas += itemGas(uris[to]);
     ranges.push([from, to]);
     from = to;
   }

@@ -33,6 +33,11 @@ export interface Store {
 
 export type GroupCommit = <T>(fn: (tx: Tx) => Promise<T>) => Promise<{ result: T; durable: Promise<void> }>;
 
+/** A plain transaction, durable once committed (PostgreSQL, and contexts without a store's group commit). */
+export function plainGroupCommit(db: Db): GroupCommit {
+  return async (fn) => ({ result: await db.transaction().execute(fn), durable: Promise.resolve() });
+}
+
 // int8 and numeric come back as strings from pg by default; every bigint we store (ms epochs, nonces,
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -45,7 +50,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
     // pool opens a new one on the next query.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: async (fn) => ({ result: await db.transaction().execute(fn), durable: Promise.resolve() }) };
+    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db) };
   }
   const file = url?.startsWith('sqlite:') ? path.resolve(url.slice('sqlite:'.length)) : path.join(opts.dataDir, 'mintworks.sqlite');
   fs.mkdirSync(path.dirname(file), { recursive: true });
