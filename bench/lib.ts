@@ -171,7 +171,9 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
 
 export function spawnMain(env: Record<string, string>, logName: string): ChildProcess {
   const log = fs.openSync(path.join(env.DATA_DIR, logName), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+  // BENCH_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
 }
 
 /** Peak resident set size (VmHWM) of one process, in MB; 0 once it is gone. */

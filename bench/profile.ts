@@ -1,0 +1,71 @@
+// CPU profile of the service under POST /v1/asset load: runs `node --cpu-prof dist/main.js`, drives it
+// with autocannon, stops it, and prints the functions with the most self time (and by file).
+// The .cpuprofile files stay in DATA_DIR/profile for Chrome DevTools (BENCH_KEEP_DATA=1 keeps them).
+//   node --import tsx bench/profile.ts   (BENCH_DB=sqlite|postgres, BENCH_SECONDS=10, PROFILE_ROUTE=post|get,
+//                                         PROFILE_ENV='{"WORKERS":"false"}' for extra service settings)
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiClient } from '../test/helpers/env.js';
+import { dbsFromArgs, launchService, load, prepareServiceEnv, readDemo, waitDeployed } from './lib.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const route = process.env.PROFILE_ROUTE ?? 'post';
+const extra = JSON.parse(process.env.PROFILE_ENV ?? '{}') as Record<string, string>;
+
+interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+
+for (const db of dbsFromArgs()) {
+  const profDir = `/tmp/mintworks-profile-${process.pid}-${db}`;
+  fs.mkdirSync(profDir, { recursive: true });
+  // First start: the Demo collection deploys and a user gets a wallet. The profiled start follows with
+  // PROFILE_ENV (so WORKERS=false profiles the API alone).
+  const se = await prepareServiceEnv(db);
+  let proc = await launchService(se.env, { logName: 'setup.log' });
+  const demo = readDemo(se.dataDir);
+  const api = new ApiClient(demo.url, demo.apiKey, demo.token);
+  await waitDeployed(api, demo.collection);
+  const user = (await api.post('/user', {})).body.data.uid as string;
+  await api.get(`/deposit?user_uid=${user}&collection_uid=${demo.collection}`);
+  await proc.stop();
+  process.env.BENCH_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${profDir}`;
+  proc = await launchService({ ...se.env, ...extra });
+  delete process.env.BENCH_NODE_ARGS;
+  const svc = { base: proc.base, api, apiKey: demo.apiKey, token: demo.token, collection: demo.collection };
+  try {
+    const body = { user_uid: user, collection_uid: svc.collection, asset_external_id: '[<id>]', sale_price_in_usd: 9.99, data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } };
+    const first = (await svc.api.post('/asset', { ...body, asset_external_id: 'first' })).body.data.uid as string;
+    const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
+    const r = route === 'get'
+      ? await load({ url: `${svc.base}/v1/asset/${first}`, headers, seconds })
+      : await load({ url: `${svc.base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), seconds });
+    console.log(JSON.stringify({ db, route, ...r }));
+  } finally {
+    await proc.stop();
+    await se.dispose();
+  }
+  for (const f of fs.readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(fs.readFileSync(path.join(profDir, f), 'utf8')) as Profile;
+    summarize(f, p);
+  }
+}
+
+function summarize(name: string, p: Profile): void {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  if (total < 1e6) return; // threads that barely ran
+  const fnTotals = new Map<string, number>();
+  const fileTotals = new Map<string, number>();
+  for (const [id, t] of self) {
+    const n = byId.get(id)!;
+    const file = n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'nm:').replace(/.*\/dist\//, 'dist/');
+    const key = `${n.callFrame.functionName || '(anon)'} ${file}:${n.callFrame.lineNumber + 1}`;
+    fnTotals.set(key, (fnTotals.get(key) ?? 0) + t);
+    const pkg = file.startsWith('nm:') ? file.split('/').slice(0, file.startsWith('nm:@') ? 2 : 1).join('/') : file || n.callFrame.functionName;
+    fileTotals.set(pkg, (fileTotals.get(pkg) ?? 0) + t);
+  }
+  const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([key, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${key}`).join('\n');
+  console.log(`\n== ${name}: ${(total / 1e6).toFixed(1)} s sampled\n-- by function\n${top(fnTotals, 40)}\n-- by file\n${top(fileTotals, 25)}`);
+}
