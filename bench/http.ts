@@ -7,7 +7,7 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { freePort, waitFor } from '../test/helpers/env.js';
-import { dbsFromArgs, emit, load, peakRssMb, root, spawnMain, startService, type LoadResult } from './lib.js';
+import { dbsFromArgs, emit, load, root, serviceRssMb, spawnMain, startService, type LoadResult } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 64;
@@ -62,7 +62,7 @@ for (const db of dbsFromArgs()) {
       post_asset: { ...svcPost, bare_rps: barePost.rps, ratio: +(svcPost.rps / barePost.rps).toFixed(3) },
       get_asset: { ...svcGet, bare_rps: bareGet.rps, ratio: +(svcGet.rps / bareGet.rps).toFixed(3) },
       ...(twoApi ? { post_asset_two_api_processes: twoApi } : {}),
-      peak_rss_mb: Math.max(...svc.pids().map(peakRssMb)),
+      peak_rss_mb: Math.max(...svc.pids().map(serviceRssMb)),
     });
   } finally {
     await svc.stop();

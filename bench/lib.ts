@@ -61,7 +61,7 @@ export interface ServiceProcess {
   base: string; // http://127.0.0.1:<port>
   /** performance.now() when /health first answered 200. */
   healthyAt: number;
-  /** VmHWM of this process (the embedded anvil is a separate process and not counted). */
+  /** VmHWM of the service: this process plus its worker process (the embedded anvil is not counted). */
   peakRssMb(): number;
   /** SIGTERM and wait for the exit (the service stops its embedded chain, which saves its state). */
   stop(): Promise<void>;
@@ -91,7 +91,7 @@ export async function launchService(env: Record<string, string>, opts: { logName
     await stop();
     throw err;
   }
-  return { child, pid: child.pid!, base, healthyAt: performance.now(), peakRssMb: () => peakRssMb(child.pid!), stop };
+  return { child, pid: child.pid!, base, healthyAt: performance.now(), peakRssMb: () => serviceRssMb(child.pid!), stop };
 }
 
 function logTail(dataDir: string, logName: string): string {
@@ -184,6 +184,30 @@ export function peakRssMb(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/** Child processes of `pid` (Linux). */
+function childPids(pid: number): number[] {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Peak RSS of one service: its main process plus the node processes it started (the worker process),
+ * summed (an upper bound: the two peaks need not coincide). The embedded anvil is not counted.
+ */
+export function serviceRssMb(pid: number): number {
+  const nodeChildren = childPids(pid).filter((c) => {
+    try {
+      return !fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').includes('anvil');
+    } catch {
+      return false;
+    }
+  });
+  return [pid, ...nodeChildren].reduce((sum, p) => sum + peakRssMb(p), 0);
 }
 
 // --------------------------------------------------------------------------------- database reader

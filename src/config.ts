@@ -34,6 +34,8 @@ const schema = z.object({
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
   CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   WORKERS: bool.default(true),
+  WORKER_THREAD: bool.default(true),
+  WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
@@ -63,6 +65,15 @@ export type Config = {
   stuckSeconds: number;
   runWorkers: boolean;
   runApi: boolean;
+  /**
+   * `npm start` with both the API and the workers on runs the workers in a thread of their own, so
+   * minting never takes CPU from the API's event loop (WORKER_THREAD=false keeps them on it).
+   */
+  workerThread: boolean;
+  /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
+  workerNice: number;
+  /** Set only for the workers' thread: the JSON-RPC URL of the embedded chain the main thread started. */
+  embeddedRpcUrl?: string;
   demoApp: boolean;
   /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
   outboundAllowPrivate: boolean;
@@ -108,6 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stuckSeconds: c.CHAIN_STUCK_SECONDS,
     runWorkers: c.WORKERS,
     runApi: c.API,
+    workerThread: c.WORKER_THREAD,
+    workerNice: c.WORKER_NICE,
     demoApp: c.DEMO_APP,
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
     imageMaxBytes: c.IMAGE_MAX_BYTES,

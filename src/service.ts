@@ -34,6 +34,8 @@ import { publishJobHandler } from './metadata/publish.js';
 export interface Service {
   ctx: Ctx;
   url: string;
+  /** The chain's JSON-RPC URL (the embedded chain's, or CHAIN_RPC_URL). */
+  rpcUrl: string;
   http: FastifyInstance | null;
   chain: EmbeddedChain | null;
   indexer: ChainIndexer | null;
@@ -86,7 +88,12 @@ export async function openCore(config: Config, log: Logger): Promise<{ store: St
   return { store, box, keys, queue: new JobQueue(store.db, store.dialect) };
 }
 
-export async function startService(config: Config, log: Logger = createLogger(config)): Promise<Service> {
+export interface StartOptions {
+  /** What /health reports as `worker_thread` when the workers run in a thread of `npm start`. */
+  workers?: () => unknown;
+}
+
+export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
   const started = Date.now();
   const cleanups: (() => Promise<void>)[] = [];
   const stop = async () => {
@@ -103,6 +110,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let rpcUrl: string;
     if (config.chainRpcUrl) {
       rpcUrl = config.chainRpcUrl;
+    } else if (config.embeddedRpcUrl) {
+      rpcUrl = config.embeddedRpcUrl; // the worker process: its parent runs the embedded chain
     } else {
       chain = await startEmbeddedChain({ dataDir: config.dataDir, port: config.anvilPort, chainId: config.chainId, logger: log.child({ component: 'anvil' }) });
       cleanups.push(() => chain!.stop());
@@ -142,7 +151,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let indexer: ChainIndexer | null = null;
     if (config.runWorkers) {
       if (core.store.dialect === 'sqlite') {
-        // SQLite means one service process: whatever was running belonged to a previous run of it.
+        // On SQLite one service process runs the workers (in its workers' thread, or inline): whatever
+        // was running belonged to a previous run of them.
         await core.store.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('status', '=', 'running').execute();
       }
       sender.start();
@@ -184,7 +194,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
             relayers,
             store: core.store.dialect,
             chain: { chain_id: config.chainId, name: config.chainName, block: block === null ? null : Number(block), embedded: chain !== null },
-            workers: config.runWorkers,
+            workers: config.runWorkers || opts.workers !== undefined,
+            ...(opts.workers ? { worker_thread: opts.workers() } : {}),
             jobs: await core.queue.counts(),
             unconfirmed_transactions: await sender.pendingCount(),
             uptime_s: Math.round((Date.now() - started) / 1000),
@@ -197,7 +208,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
     }
     log.info({ url, store: core.store.describe, chainId: config.chainId, rpc: chain ? 'embedded anvil' : rpcUrl, ms: Date.now() - started }, 'mintworks ready');
-    return { ctx, url, http: httpServer, chain, indexer, stop };
+    return { ctx, url, rpcUrl, http: httpServer, chain, indexer, stop };
   } catch (err) {
     await stop();
     throw err;

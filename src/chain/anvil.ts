@@ -22,6 +22,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
+import { delay, isAlive, pollUntilDead } from '../util/processes.js';
 
 export interface EmbeddedChainOptions {
   dataDir: string;
@@ -85,27 +86,9 @@ export function anvilBinaryPath(): string {
 // ---------------------------------------------------------------------------
 // small helpers
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
-}
-
-/** True if `pid` exists and is not a zombie. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if (errCode(err) !== 'EPERM') return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state === 'Z' || state === 'X') return false;
-  } catch {
-    /* no procfs (non-Linux) or raced with exit: trust kill(0) */
-  }
-  return true;
 }
 
 /** argv of a process, or null if it cannot be read. */
@@ -236,17 +219,6 @@ async function terminatePid(pid: number, log: Logger): Promise<void> {
     throw err;
   }
   if (!(await pollUntilDead(pid, KILL_GRACE_MS))) throw new Error(`anvil pid ${pid} survived SIGKILL`);
-}
-
-async function pollUntilDead(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  let backoff = 10;
-  while (isAlive(pid)) {
-    if (Date.now() >= deadline) return false;
-    await delay(backoff);
-    backoff = Math.min(backoff * 2, 100);
-  }
-  return true;
 }
 
 interface PidFile {

@@ -66,9 +66,17 @@ export class JobQueue {
       .execute();
   }
 
+  /** Also told of every notify: the API process forwards them to its worker process. */
+  private forwards: ((kind: string) => void)[] = [];
+
   /** Call after the enqueueing transaction committed. */
   notify(kind: string): void {
     this.signals.emit(kind);
+    for (const f of this.forwards) f(kind);
+  }
+
+  forwardNotifications(to: (kind: string) => void): void {
+    this.forwards.push(to);
   }
 
   /**

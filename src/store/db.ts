@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type QueryResult, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 const require = createRequire(import.meta.url);
@@ -57,13 +57,15 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = FULL'); // an accepted request must survive a power cut
-  database.pragma('busy_timeout = 5000');
+  // No blocking busy handler: it would stall the event loop while another process (the worker process,
+  // the CLI) holds the write lock. BusyRetryConnection waits for the lock asynchronously instead.
+  database.pragma('busy_timeout = 0');
   database.pragma('foreign_keys = ON');
   // Checkpoints (copying the WAL back into the database file, with two fsyncs) would run inside some
   // request's commit every 1000 pages; a thread of its own does them instead.
   database.pragma('wal_autocheckpoint = 0');
   const checkpointer = startCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database) });
   const wal = new WalSync(`${file}-wal`);
   return {
     db,
@@ -145,7 +147,8 @@ class WalSync {
   private async flush(): Promise<void> {
     this.fd ??= fs.openSync(this.file, 'r');
     const fd = this.fd;
-    await new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+    // fdatasync, as SQLite itself uses: it flushes the data and the size, not the timestamps.
+    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
   }
 
   close(): void {
@@ -178,18 +181,64 @@ export function withStatementCache(database: SQLite.Database, max = 1000): Sqlit
 /**
  * Transactions take SQLite's write lock at BEGIN (BEGIN IMMEDIATE). With a plain deferred BEGIN, a
  * transaction that reads and then writes while another process (the CLI beside the service) has
- * written in between fails at once with "database is locked" instead of waiting busy_timeout.
+ * written in between fails at once with "database is locked" instead of waiting for the lock.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly cfg: SqliteDialectConfig) {
+  constructor(
+    private readonly cfg: SqliteDialectConfig,
+    private readonly database: SQLite.Database,
+  ) {
     super(cfg);
   }
   override createDriver() {
+    const database = this.database;
     return new (class extends SqliteDriver {
+      override async acquireConnection(): Promise<DatabaseConnection> {
+        return new BusyRetryConnection(await super.acquireConnection(), database);
+      }
       override async beginTransaction(connection: DatabaseConnection): Promise<void> {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
       }
     })(this.cfg);
+  }
+}
+
+/** How long a statement waits for another process's write lock before "database is locked". */
+export const SQLITE_LOCK_WAIT_MS = 5000;
+
+/**
+ * Waits for SQLite's write lock without blocking the event loop. better-sqlite3 is synchronous, so
+ * its busy handler (busy_timeout) would sleep on the event loop while another process writes; with
+ * busy_timeout = 0 a statement that finds the lock taken fails at once with SQLITE_BUSY, and is retried
+ * here after a short timer, while requests go on being parsed and grouped. Only statements outside a
+ * transaction are retried (BEGIN IMMEDIATE itself, autocommit statements): inside one the lock is held.
+ */
+export class BusyRetryConnection implements DatabaseConnection {
+  constructor(
+    private readonly inner: DatabaseConnection,
+    private readonly database: { readonly inTransaction: boolean },
+    private readonly waitMs = SQLITE_LOCK_WAIT_MS,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    let delay = 0;
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      try {
+        return await this.inner.executeQuery<R>(query);
+      } catch (err) {
+        const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
+        if (!busy || this.database.inTransaction || Date.now() >= deadline) throw err;
+        // Short and capped: the other writer's transactions last a few ms, and a long sleep would
+        // leave the lock idle while requests queue up behind this one.
+        await new Promise((r) => (delay === 0 ? setImmediate(r) : setTimeout(r, delay)));
+        delay = Math.min(delay + 1, 4);
+      }
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
   }
 }
 

@@ -1,0 +1,26 @@
+// Entry point of the workers' thread (see worker-thread.ts): the service with its workers and without
+// the API, on the main thread's database and chain.
+import os from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createLogger, startService } from './service.js';
+import type { FromWorkers, ToWorkers, WorkersThreadData } from './worker-thread.js';
+
+const { config } = workerData as WorkersThreadData;
+const log = createLogger(config).child({ thread: 'workers' });
+try {
+  os.setPriority(0, config.workerNice); // this thread only, on Linux
+} catch (err) {
+  log.warn({ err: (err as Error).message }, 'could not lower the workers thread priority (WORKER_NICE)');
+}
+const service = await startService(config, log);
+const port = parentPort!;
+port.on('message', (m: ToWorkers) => {
+  if ('wake' in m) for (const kind of m.wake) service.ctx.queue.notify(kind);
+  if ('stop' in m) {
+    void service.stop().then(() => {
+      port.postMessage({ stopped: true } satisfies FromWorkers);
+      port.close();
+    });
+  }
+});
+port.postMessage({ ready: true } satisfies FromWorkers);

@@ -1,0 +1,55 @@
+// BusyRetryConnection: SQLITE_BUSY outside a transaction waits (asynchronously) and retries; inside a
+// transaction, for other errors and past the deadline it gives up at once.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
+import { BusyRetryConnection } from '../../src/store/db.js';
+
+function busyThen(failures: number, code = 'SQLITE_BUSY') {
+  let calls = 0;
+  const inner: DatabaseConnection = {
+    async executeQuery<R>(): Promise<QueryResult<R>> {
+      calls++;
+      if (calls <= failures) throw Object.assign(new Error('database is locked'), { code });
+      return { rows: [] };
+    },
+    streamQuery: () => { throw new Error('unused'); },
+  };
+  return { inner, calls: () => calls };
+}
+
+const q = CompiledQuery.raw('begin immediate');
+
+describe('BusyRetryConnection', () => {
+  it('retries SQLITE_BUSY outside a transaction until the lock is free', async () => {
+    const c = busyThen(5);
+    await new BusyRetryConnection(c.inner, { inTransaction: false }).executeQuery(q);
+    assert.equal(c.calls(), 6);
+  });
+
+  it('keeps the event loop turning while it waits', async () => {
+    const c = busyThen(3);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    await new BusyRetryConnection(c.inner, { inTransaction: false }).executeQuery(q);
+    clearInterval(timer);
+    assert.ok(ticks > 0, 'timers ran during the wait');
+  });
+
+  it('does not retry inside a transaction, nor other errors', async () => {
+    const inTx = busyThen(1);
+    await assert.rejects(new BusyRetryConnection(inTx.inner, { inTransaction: true }).executeQuery(q), /locked/);
+    assert.equal(inTx.calls(), 1);
+    const other = busyThen(1, 'SQLITE_CONSTRAINT_UNIQUE');
+    await assert.rejects(new BusyRetryConnection(other.inner, { inTransaction: false }).executeQuery(q), /locked/);
+    assert.equal(other.calls(), 1);
+  });
+
+  it('gives up after the wait limit', async () => {
+    const c = busyThen(Number.MAX_SAFE_INTEGER);
+    const t0 = Date.now();
+    await assert.rejects(new BusyRetryConnection(c.inner, { inTransaction: false }, 50).executeQuery(q), /locked/);
+    assert.ok(Date.now() - t0 >= 50 && Date.now() - t0 < 1000);
+    assert.ok(c.calls() > 2);
+  });
+});
