@@ -15,7 +15,12 @@ const extra = JSON.parse(process.env.PROFILE_ENV ?? '{}') as Record<string, stri
 interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
 interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
 
-for (const db of dbsFromArgs()) {
+// `node --import tsx bench/profile.ts <file.cpuprofile>…` only summarises profiles taken elsewhere (e.g.
+// BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/p' with another bench).
+const files = process.argv.slice(2);
+for (const f of files) summarize(path.basename(f), JSON.parse(fs.readFileSync(f, 'utf8')) as Profile);
+
+for (const db of files.length ? [] : dbsFromArgs()) {
   const profDir = `/tmp/mintworks-profile-${process.pid}-${db}`;
   fs.mkdirSync(profDir, { recursive: true });
   // First start: the Demo collection deploys and a user gets a wallet. The profiled start follows with

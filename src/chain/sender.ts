@@ -159,6 +159,7 @@ export class ChainSender {
 
   /** Sends recorded transactions to the node. Errors are logged; the tracker retries. */
   async broadcast(rows: ChainTxRow[]): Promise<void> {
+    const sent: number[] = [];
     for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
       try {
         await this.client.request({ method: 'eth_sendRawTransaction', params: [row.raw as Hex] });
@@ -173,10 +174,10 @@ export class ChainSender {
           continue;
         }
       }
-      if (row.status === 'signed') {
-        await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', '=', row.id).where('status', '=', 'signed').execute();
-      }
+      if (row.status === 'signed') sent.push(row.id);
     }
+    // One statement (one commit) for the whole broadcast, not one per transaction.
+    if (sent.length) await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', 'in', sent).where('status', '=', 'signed').execute();
     this.wake?.();
   }
 

@@ -87,7 +87,11 @@ export class ChainIndexer {
     if (collections.length > 0) {
       const logs = await client.getLogs({ address: collections.map((c) => c.contract_address as Address), event: transferEvent, fromBlock: from + 1n, toBlock: to });
       const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
-      for (const log of logs) await this.apply(log as Log<bigint, number, false, typeof transferEvent>, byAddress.get(log.address.toLowerCase())!);
+      const known = await this.knownTokens(logs.map((l) => ({ collection: byAddress.get(l.address.toLowerCase())!.uid, tokenId: Number(l.args.tokenId) })));
+      for (const log of logs) {
+        const c = byAddress.get(log.address.toLowerCase())!;
+        await this.apply(log as Log<bigint, number, false, typeof transferEvent>, c, known.get(`${c.uid}:${Number(log.args.tokenId)}`));
+      }
     }
     const end = await client.getBlock({ blockNumber: to });
     await this.saveCursor(to, end.hash);
@@ -103,15 +107,42 @@ export class ChainIndexer {
   }
 
   /**
+   * The tokens of a range's logs as the database has them, read in bulk before the logs are applied
+   * (a burst of mints is thousands of logs). Only used to skip logs the database already agrees with:
+   * a row changed meanwhile at worst costs one ownerOf call, and every change re-reads its row.
+   */
+  private async knownTokens(tokens: { collection: string; tokenId: number }[]): Promise<Map<string, KnownToken>> {
+    const byCollection = new Map<string, number[]>();
+    for (const t of tokens) {
+      const ids = byCollection.get(t.collection);
+      if (ids) ids.push(t.tokenId);
+      else byCollection.set(t.collection, [t.tokenId]);
+    }
+    const known = new Map<string, KnownToken>();
+    for (const [collection, ids] of byCollection) {
+      const unique = [...new Set(ids)];
+      for (let i = 0; i < unique.length; i += 500) {
+        const rows = await this.ctx.db
+          .selectFrom('assets')
+          .select(['token_id', 'mint_status', 'is_transferring', 'is_burning', 'is_burned', 'owner_address'])
+          .where('collection_uid', '=', collection)
+          .where('token_id', 'in', unique.slice(i, i + 500))
+          .execute();
+        for (const r of rows) known.set(`${collection}:${Number(r.token_id)}`, r);
+      }
+    }
+    return known;
+  }
+
+  /**
    * Applies one Transfer log. When the database already agrees with the log, nothing is asked of the
    * chain. Otherwise the token's CURRENT owner on chain decides (not the log's `to`): logs read again
    * after a reorg or rewind, or out of order, can then never move the database back to a past owner.
    */
-  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string; contract_address: string | null }): Promise<void> {
+  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string; contract_address: string | null }, known: KnownToken | undefined): Promise<void> {
     const { tokenId } = log.args as { tokenId: bigint };
     const toAddr = (log.args.to as Address).toLowerCase();
     const ctx = this.ctx;
-    const known = await ctx.db.selectFrom('assets').selectAll().where('collection_uid', '=', c.uid).where('token_id', '=', Number(tokenId)).executeTakeFirst();
     // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
     if (known && (known.mint_status !== 'minted' || known.is_transferring || known.is_burning)) return;
     if (known && (known.is_burned ? BigInt(toAddr) === 0n : known.owner_address === toAddr)) return;
@@ -172,3 +203,6 @@ export class ChainIndexer {
     });
   }
 }
+
+/** What the indexer needs of a token's row to tell whether a log changes anything. */
+type KnownToken = { mint_status: string; is_transferring: number; is_burning: number; is_burned: number; owner_address: string | null };
