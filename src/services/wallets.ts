@@ -9,12 +9,14 @@ import { nowIso } from '../util/time.js';
 import { ApiError } from '../util/errors.js';
 import { requireUserRow } from './users.js';
 import { getAddress } from 'viem';
+import { sql } from 'kysely';
 
 export const WALLET_JOB = 'wallet.create';
 
 /** Queues wallet creation for a user who has none yet (idempotent: one open job per user). */
 export async function requestWallet(ctx: Ctx, tx: DbOrTx, userUid: string): Promise<boolean> {
-  const open = await tx.selectFrom('jobs').select('id').where('kind', '=', WALLET_JOB).where('ref', '=', userUid).where('status', 'in', ['queued', 'running']).executeTakeFirst();
+  // The kind as a literal: only then can the planners use the partial index on wallet jobs' ref.
+  const open = await tx.selectFrom('jobs').select('id').where('kind', '=', sql.lit(WALLET_JOB)).where('ref', '=', userUid).where('status', 'in', ['queued', 'running']).executeTakeFirst();
   if (open) return false;
   await ctx.queue.enqueue(tx, { kind: WALLET_JOB, ref: userUid });
   return true;

@@ -7,6 +7,7 @@ import { txReplacement } from './migrations/007_tx_replacement.js';
 import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 import { metadata } from './migrations/006_metadata.js';
+import { leanJobIndexes } from './migrations/008_lean_job_indexes.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -18,6 +19,7 @@ function migrations(store: Store): Record<string, Migration> {
     '005_rewards': rewards(store.dialect),
     '006_metadata': metadata(store.dialect),
     '007_tx_replacement': txReplacement(store.dialect),
+    '008_lean_job_indexes': leanJobIndexes(store.dialect),
   };
 }
 
