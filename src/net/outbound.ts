@@ -52,6 +52,11 @@ export interface OutboundRequestOptions {
   maxRedirects: number;
   policy: OutboundPolicy;
   signal?: AbortSignal;
+  /**
+   * Reuse connections to the same origin (webhooks: one endpoint gets many requests). A pooled socket
+   * was checked by the same rules when it connected, and pools are per origin and policy.
+   */
+  keepAlive?: boolean;
 }
 
 type ResolvedAddress = { address: string; family: number };
@@ -238,6 +243,44 @@ function guardedLookup(url: string, policy: OutboundPolicy): net.LookupFunction 
 
 // -------------------------------------------------------------------------------------- the request
 
+/**
+ * Idle pooled sockets are closed after this long: below the 5 s keep-alive timeout of Node's own HTTP
+ * server (and most others), so a request seldom meets a socket the receiver is just closing.
+ */
+const IDLE_SOCKET_MS = 4000;
+const MAX_POOLS = 1024;
+type Pool = { agent: http.Agent; hooks: typeof outboundTestHooks.resolve; allow: typeof outboundTestHooks.allowAddress };
+const pools = new Map<string, Pool>(); // insertion order = least recently used first
+
+/** The keep-alive agent of one origin under one policy (bounded: the least recently used go). */
+function pooledAgent(u: URL, policy: OutboundPolicy): http.Agent {
+  const key = `${u.protocol}//${u.host}|${policy.allowPrivate}`;
+  let pool = pools.get(key);
+  // Test hooks changed (another rule in force): sockets checked under the old one must not be reused.
+  if (pool && (pool.hooks !== outboundTestHooks.resolve || pool.allow !== outboundTestHooks.allowAddress)) {
+    pool.agent.destroy();
+    pool = undefined;
+  }
+  if (pool) pools.delete(key);
+  else {
+    const opts = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const, lookup: guardedLookup(u.origin, policy) };
+    pool = { agent: u.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts), hooks: outboundTestHooks.resolve, allow: outboundTestHooks.allowAddress };
+    if (pools.size >= MAX_POOLS) {
+      const [oldest, old] = pools.entries().next().value!;
+      old.agent.destroy();
+      pools.delete(oldest);
+    }
+  }
+  pools.set(key, pool);
+  return pool.agent;
+}
+
+/** Closes every pooled connection (shutdown, tests). */
+export function closeOutboundPools(): void {
+  for (const p of pools.values()) p.agent.destroy();
+  pools.clear();
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 export async function outboundRequest(url: string, opts: OutboundRequestOptions): Promise<OutboundResponse> {
@@ -278,7 +321,25 @@ function dropHeaders(h: Record<string, string>, names: string[]): Record<string,
   return Object.fromEntries(Object.entries(h).filter(([k]) => !names.includes(k.toLowerCase())));
 }
 
-function requestOnce(
+async function requestOnce(
+  u: URL,
+  href: string,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Buffer | undefined,
+  opts: OutboundRequestOptions,
+  signal: AbortSignal,
+): Promise<OutboundResponse> {
+  try {
+    return await requestOnSocket(u, href, method, headers, body, opts, signal);
+  } catch (err) {
+    // A pooled socket the receiver closed meanwhile: nothing reached it, so send once more on a new one.
+    if (!(err as { reusedSocket?: boolean }).reusedSocket || signal.aborted) throw err;
+    return requestOnSocket(u, href, method, headers, body, opts, signal);
+  }
+}
+
+function requestOnSocket(
   u: URL,
   href: string,
   method: string,
@@ -302,9 +363,12 @@ function requestOnce(
       req.destroy(reason);
     };
     const mod = u.protocol === 'https:' ? https : http;
-    // agent: false = a fresh connection per request, so every request goes through guardedLookup and no
-    // socket checked under one policy is ever reused under another.
-    const req = mod.request(u, { method, headers, agent: false, lookup: guardedLookup(href, opts.policy) }, (res) => {
+    // Without keepAlive, agent: false = a fresh connection per request, through guardedLookup. With it,
+    // the origin's pool, whose sockets connected through the same guardedLookup under the same policy.
+    const agentOpts = opts.keepAlive ? { agent: pooledAgent(u, opts.policy) } : { agent: false as const, lookup: guardedLookup(href, opts.policy) };
+    let responded = false;
+    const req = mod.request(u, { method, headers, ...agentOpts }, (res) => {
+      responded = true;
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
@@ -336,7 +400,12 @@ function requestOnce(
         if (!res.complete && !settled) finish(new Error('connection closed before the response was complete'));
       });
     });
-    req.on('error', (err) => finish(err));
+    req.on('error', (err) => {
+      // Only a request that got no response at all may be sent again (see requestOnce).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (req.reusedSocket && !responded && (code === 'ECONNRESET' || code === 'EPIPE')) Object.assign(err, { reusedSocket: true });
+      finish(err);
+    });
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     req.end(body);

@@ -7,22 +7,30 @@
 // - Isolation: at most `concurrency` requests in flight per process, at most `perEndpoint` for one App's
 //   endpoint. An App at its cap is left out of the claim query, so a hanging endpoint holds at most
 //   `perEndpoint` slots and its queue never stands in front of other Apps' events.
-// - Every attempt reads the App's configuration as it is then (URL, secrets, on/off).
-// - Throughput: a claim loads the events and endpoint configurations of its whole batch in two queries,
-//   and results are group-committed: attempts that finish while a write transaction is running go
-//   together into the next one (one commit, one fsync, under bursts), each guarded by its lease token.
+// - An endpoint that keeps failing is given a rest (breaker.ts): its deliveries wait, unattempted,
+//   instead of taking the dispatcher's capacity one failure at a time.
+// - Every attempt uses the App's configuration (URL, secrets, on/off) as read with its claim, at most
+//   a second before it starts.
+// - Throughput: deliveries are claimed ahead of the free slots (a finished request is followed at once
+//   by the next, without a claim round trip each); a claim loads the events and endpoint configurations
+//   of its whole batch in two queries; connections to an endpoint are kept alive; results are
+//   group-committed: attempts that finish while a write transaction is running go together into the
+//   next one, each guarded by its lease token. On SQLite no commit waits for the disk on the event loop:
+//   a claim is flushed (in the thread pool) before anything is sent, which also flushes every event
+//   committed before it; results are not waited for (a lost result means one more attempt).
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Ctx } from '../services/context.js';
-import type { Tx } from '../store/db.js';
+import { plainGroupCommit, type Tx } from '../store/db.js';
 import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
 import type { DeliveryRow } from './deliveries.js';
 import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
+import { EndpointBreakers } from './breaker.js';
 
 export interface WebhookSendRequest {
   url: string;
@@ -44,15 +52,23 @@ export type WebhookSender = (req: WebhookSendRequest) => Promise<WebhookSendResu
 
 export const RESPONSE_LOG_BYTES = 1024;
 
-/** The real sender: SSRF-guarded, no redirects (a 3xx is a failure), reads at most 1 KiB. */
+/** The real sender: SSRF-guarded, no redirects (a 3xx is a failure), reads at most 1 KiB, keep-alive. */
 export function httpSender(policy: OutboundPolicy): WebhookSender {
   return async (r) => {
-    const res = await outboundRequest(r.url, { method: 'POST', headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxBytes: RESPONSE_LOG_BYTES, maxRedirects: 0, policy, signal: r.signal });
+    const res = await outboundRequest(r.url, { method: 'POST', headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxBytes: RESPONSE_LOG_BYTES, maxRedirects: 0, policy, signal: r.signal, keepAlive: true });
     return { status: res.status, headers: res.headers, body: res.body.toString('utf8') };
   };
 }
 
 type Claimed = DeliveryRow & { token: string };
+/** A claimed delivery waiting for a free slot (its App below its cap, the process below its total). */
+type Ready = { row: Claimed; batch: Batch; claimedAt: number };
+
+/**
+ * Claimed deliveries wait at most this long for a slot before their lease is given back: the events
+ * and endpoint configuration read with the claim are then at most this old when the attempt starts.
+ */
+const READY_MAX_AGE_MS = 1000;
 type EventRow = { id: string; type: string; app_uid: string; event_time: string; payload: string };
 type Batch = { events: Map<string, EventRow>; endpoints: Map<string, EndpointRow> };
 type Write = (tx: Tx) => Promise<void>;
@@ -86,6 +102,11 @@ export class WebhookDispatcher {
 
   private readonly inflight = new Map<string, number>(); // app_uid -> requests in flight
   private total = 0;
+  // Claimed ahead of the free slots, so that a finished request is followed at once by the next one
+  // instead of a claim round trip per delivery.
+  private ready: Ready[] = [];
+  private readonly buffered = new Map<string, number>(); // app_uid -> deliveries in `ready`
+  private readonly breakers = new EndpointBreakers();
   private readonly tasks = new Set<Promise<void>>();
   private running = false;
   private loopDone: Promise<void> | null = null;
@@ -127,11 +148,17 @@ export class WebhookDispatcher {
     this.wake();
     await this.loopDone;
     await Promise.allSettled([...this.tasks]);
+    // Deliveries claimed but not started: their leases are given back, so they go at the next start
+    // (or to another process) without waiting for the leases to run out.
+    const left = this.ready.splice(0);
+    this.buffered.clear();
+    await Promise.all(left.map((r) => this.settle(r.row, {}))).catch((err) => this.log.warn({ err }, 'could not release claimed webhook deliveries'));
+    await this.record(async () => {}); // queued last: every result and release before it is written
   }
 
   /** One claim round, waiting for its deliveries to finish (for tests and benchmarks). */
   async runOnce(): Promise<number> {
-    const { rows, batch } = await this.claim();
+    const { rows, batch } = await this.claim(this.concurrency - this.total, this.perEndpoint);
     await Promise.all(rows.map((r) => this.launch(r, batch)));
     return rows.length;
   }
@@ -149,9 +176,19 @@ export class WebhookDispatcher {
     while (this.running) {
       let more = false;
       try {
-        const claimed = await this.claim();
-        for (const r of claimed.rows) void this.launch(r, claimed.batch);
-        more = claimed.more;
+        // Refill when less than one round of requests is waiting: up to twice the slots, at most
+        // four times the per-endpoint cap per App (counting its requests in flight).
+        const startable = this.startable();
+        if (startable < this.concurrency) {
+          const claimed = await this.claim(this.concurrency * 2 - this.total - startable, this.perEndpoint * 4);
+          const claimedAt = this.now();
+          for (const row of claimed.rows) {
+            this.ready.push({ row, batch: claimed.batch, claimedAt });
+            this.buffered.set(row.app_uid, (this.buffered.get(row.app_uid) ?? 0) + 1);
+          }
+          more = claimed.more;
+        }
+        this.pump();
       } catch (err) {
         this.log.error({ err }, 'webhook claim failed');
       }
@@ -159,6 +196,41 @@ export class WebhookDispatcher {
       // next time); otherwise nothing else is due until a slot frees, a signal or the next poll.
       if (!more) await this.sleep();
     }
+  }
+
+  /** Starts waiting deliveries while slots are free; gives back those that waited too long. */
+  private pump(): void {
+    if (!this.running) return; // stop() gives the waiting ones back
+    const t = this.now();
+    const kept: Ready[] = [];
+    for (const r of this.ready) {
+      const app = r.row.app_uid;
+      if (t - r.claimedAt > READY_MAX_AGE_MS) {
+        this.unbuffer(app);
+        void this.settle(r.row, {}).catch((err) => this.log.warn({ err, event: r.row.event_id }, 'could not release a webhook delivery'));
+      } else if (this.total < this.concurrency && (this.inflight.get(app) ?? 0) < this.breakers.allowance(app, t, this.perEndpoint)) {
+        this.unbuffer(app);
+        void this.launch(r.row, r.batch);
+      } else kept.push(r);
+    }
+    this.ready = kept;
+  }
+
+  /**
+   * Waiting deliveries whose App is below its cap: those an App at its cap holds (a hanging endpoint)
+   * must not stop the claims that would bring other Apps' events.
+   */
+  private startable(): number {
+    let n = 0;
+    const t = this.now();
+    for (const r of this.ready) if ((this.inflight.get(r.row.app_uid) ?? 0) < this.breakers.allowance(r.row.app_uid, t, this.perEndpoint)) n++;
+    return n;
+  }
+
+  private unbuffer(app: string): void {
+    const n = (this.buffered.get(app) ?? 1) - 1;
+    if (n <= 0) this.buffered.delete(app);
+    else this.buffered.set(app, n);
   }
 
   private wake(): void {
@@ -183,19 +255,22 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims due deliveries for the free slots, at most `perEndpoint` per App counting those in flight.
-   * Apps already at their cap are excluded in the query itself, so their backlog cannot fill the
+   * Claims up to `free` due deliveries, at most `perApp` per App counting those in flight and waiting.
+   * Apps already at that cap are excluded in the query itself, so their backlog cannot fill the
    * candidate list and hide other Apps' events.
    */
-  private async claim(): Promise<{ rows: Claimed[]; batch: Batch; more: boolean }> {
+  private async claim(free: number, perApp: number): Promise<{ rows: Claimed[]; batch: Batch; more: boolean }> {
     let more = false;
     const empty = () => ({ rows: [], batch: { events: new Map(), endpoints: new Map() }, more });
-    const free = this.concurrency - this.total;
     if (free <= 0) return empty();
     const t = this.now();
-    const full = [...this.inflight].filter(([, n]) => n >= this.perEndpoint).map(([app]) => app);
+    const held = new Map(this.inflight);
+    for (const [app, n] of this.buffered) held.set(app, (held.get(app) ?? 0) + n);
+    // Apps at their cap, and those whose endpoint's breaker is open (or probing with one request).
+    const capOf = (app: string) => (this.breakers.allowance(app, t, this.perEndpoint) < this.perEndpoint ? this.breakers.allowance(app, t, this.perEndpoint) : perApp);
+    const full = [...new Set([...held.keys(), ...this.breakers.tripped()])].filter((app) => (held.get(app) ?? 0) >= capOf(app));
     const token = `${this.workerId}:${randomUUID()}`;
-    const rows = await this.ctx.db.transaction().execute(async (tx) => {
+    const { result: rows, durable } = await this.commit(async (tx) => {
       let q = tx
         .selectFrom('webhook_deliveries')
         .select(['event_id', 'app_uid'])
@@ -207,13 +282,13 @@ export class WebhookDispatcher {
       q = q.orderBy('next_attempt_at').limit(limit);
       if (this.ctx.dialect === 'postgres') q = q.forUpdate().skipLocked();
       const candidates = await q.execute();
-      const counts = new Map(this.inflight);
+      const counts = new Map(held);
       const chosen: string[] = [];
       let skipped = false;
       for (const c of candidates) {
         if (chosen.length >= free) break;
         const n = counts.get(c.app_uid) ?? 0;
-        if (n >= this.perEndpoint) {
+        if (n >= capOf(c.app_uid)) {
           skipped = true;
           continue;
         }
@@ -225,6 +300,9 @@ export class WebhookDispatcher {
       return tx.updateTable('webhook_deliveries').set({ lease_until: t + this.leaseMs, locked_by: token }).where('event_id', 'in', chosen).returningAll().execute();
     });
     if (rows.length === 0) return empty();
+    // Nothing is sent about an event a power cut could still take back: the flush that makes this
+    // claim durable also flushes every event committed before it.
+    await durable;
     // What every attempt of the batch needs, read once: the events, and the endpoint configurations
     // as they are now (each attempt uses the configuration current when it starts).
     const [events, endpoints] = await Promise.all([
@@ -251,7 +329,8 @@ export class WebhookDispatcher {
       const n = (this.inflight.get(row.app_uid) ?? 1) - 1;
       if (n <= 0) this.inflight.delete(row.app_uid);
       else this.inflight.set(row.app_uid, n);
-      this.wake(); // a slot is free: the App may have more due
+      this.pump(); // a slot is free: the next waiting delivery takes it
+      if (this.startable() < this.concurrency) this.wake(); // time to claim more
     };
     const task = this.deliver(row, batch.events.get(row.event_id), batch.endpoints.get(row.app_uid), release)
       .catch((err) => this.log.error({ err, event: row.event_id }, 'webhook delivery failed unexpectedly'))
@@ -277,6 +356,11 @@ export class WebhookDispatcher {
       .execute();
   }
 
+  /** A write transaction whose flush to disk is not waited for on the event loop (SQLite). */
+  private commit<T>(fn: (tx: Tx) => Promise<T>): Promise<{ result: T; durable: Promise<void> }> {
+    return (this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db))(fn);
+  }
+
   // Group commit: writes submitted while a transaction is running go together into the next one.
   private pending: { write: Write; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
@@ -294,9 +378,12 @@ export class WebhookDispatcher {
       while (this.pending.length) {
         const batch = this.pending.splice(0, 200);
         try {
-          await this.ctx.db.transaction().execute(async (tx) => {
+          // Not waited for durability: a result lost to a power cut means one more attempt, which
+          // at-least-once delivery allows (receivers dedupe on event_id).
+          const { durable } = await this.commit(async (tx) => {
             for (const w of batch) await w.write(tx);
           });
+          durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
           for (const w of batch) w.resolve();
         } catch {
           // One bad write must not lose the others: write them one by one.
@@ -341,6 +428,7 @@ export class WebhookDispatcher {
     release();
     const t1 = Math.max(this.now(), t0);
     const ok = res !== null && res.status >= 200 && res.status < 300;
+    this.breakers.record(row.app_uid, ok, t1);
     if (res && !ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
     const nextRecent = pushRecent(recent, t0);
     const common = { attempts: attempt, last_attempt_at: t0, last_status_code: res?.status ?? null, last_error: error, recent_attempts: JSON.stringify(nextRecent) };
