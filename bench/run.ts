@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { root } from './lib.js';
 
-const SCRIPTS = ['http.ts', 'mint.ts', 'gas.ts', 'webhooks.ts'];
+const SCRIPTS = ['http.ts', 'mint.ts', 'gas.ts', 'webhooks.ts', 'webhook-lag.ts'];
 
 type Line = Record<string, any>;
 
@@ -66,7 +66,11 @@ const ROWS: Row[] = [
   { measure: 'Gas, production, single mint', bench: 'gas', value: (l) => l.prod_single, target: atMost(100_000) },
   { measure: 'Gas per token, development, batched', bench: 'gas', value: (l) => l.dev_batched_per_token, target: atMost(35_000) },
   { measure: 'Gas, development, single mint', bench: 'gas', value: (l) => l.dev_single },
-  { measure: 'Webhooks (8 Apps) ratio to raw POSTs', bench: 'webhooks', value: (l) => l.ratio_8_apps_to_baseline },
+  { measure: 'Webhooks (8 Apps) ratio to raw POSTs', bench: 'webhooks', value: (l) => l.ratio_8_apps_to_baseline, target: atLeast(0.3) },
+  { measure: 'Webhooks (8 Apps) ratio to kept-alive raw POSTs', bench: 'webhooks', value: (l) => l.ratio_8_apps_to_keepalive_baseline },
+  { measure: 'Webhooks: 7 Apps kept beside a hanging endpoint', bench: 'webhooks', value: (l) => l.isolation?.kept_beside_hanging, target: atLeast(0.9) },
+  { measure: 'Webhooks: 7 Apps kept beside a failing endpoint', bench: 'webhooks', value: (l) => l.isolation?.kept_beside_failing, target: atLeast(0.9) },
+  { measure: 'Last asset.minted after all minted, 1,600 assets / 8 Apps (s)', bench: 'webhook_lag', value: (l) => l.lag_s, target: atMost(3) },
 ];
 
 function summary(lines: Line[]): string {
