@@ -1,5 +1,7 @@
 // Management API [ours] (API.md §7): not reachable with an App's key; the operator token is required.
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { pageQuery, sendPage } from './paging.js';
+import { listUsersOfApp } from '../services/users.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -7,7 +9,7 @@ import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
 import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
-import { collectionView, userView } from '../services/views.js';
+import { collectionView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
 
@@ -59,10 +61,9 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
     },
   );
 
-  app.get('/apps/:uid/users', { schema: { ...tags, params: appParam } }, async (req) => {
+  app.get('/apps/:uid/users', { schema: { ...tags, params: appParam, querystring: z.object(pageQuery) } }, async (req, reply) => {
     await requireApp(req.params.uid);
-    const rows = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', req.params.uid).orderBy('created_at', 'desc').limit(500).execute();
-    return ok(rows.map((u) => userView(u, ctx.config)));
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
   });
 
   await adminWebhookRoutes(app, ctx);

@@ -5,6 +5,7 @@ import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import * as s from './schemas.js';
+import { sendPage } from './paging.js';
 import { createUser, findUser, getUser } from '../services/users.js';
 import { getCollection } from '../services/collections.js';
 import { getAsset, listAssetsOfUser } from '../services/assets.js';
@@ -54,9 +55,10 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await getAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset')));
   });
 
-  app.get('/asset', { schema: { ...tags('assets'), querystring: s.assetListQuery } }, async (req) => {
-    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(await listAssetsOfUser(ctx, req.appUid, req.query.user_uid));
+  app.get('/asset', { schema: { ...tags('assets'), querystring: s.assetListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   app.put('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam, body: s.editAssetBody } }, async (req) => {
@@ -71,9 +73,10 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await getTransfer(ctx, req.appUid, uidOr404(req.params.uid, 'Transfer')));
   });
 
-  app.get('/transfer', { schema: { ...tags('transfers'), querystring: s.userListQuery } }, async (req) => {
-    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(await listTransfers(ctx, req.appUid, req.query.user_uid));
+  app.get('/transfer', { schema: { ...tags('transfers'), querystring: s.userListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listTransfers(ctx, req.appUid, user_uid, page)));
   });
 
   app.post('/burn', { schema: { ...tags('burns'), body: s.burnBody } }, async (req, reply) => {
@@ -84,9 +87,10 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await getBurn(ctx, req.appUid, uidOr404(req.params.uid, 'Burn')));
   });
 
-  app.get('/burn', { schema: { ...tags('burns'), querystring: s.userListQuery } }, async (req) => {
-    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(await listBurns(ctx, req.appUid, req.query.user_uid));
+  app.get('/burn', { schema: { ...tags('burns'), querystring: s.userListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listBurns(ctx, req.appUid, user_uid, page)));
   });
 
   app.get('/deposit', { schema: { ...tags('deposits'), querystring: s.depositQuery } }, async (req) => {

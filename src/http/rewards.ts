@@ -4,6 +4,7 @@
 // Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
 // and /reward/claim win over /reward/{uid} whatever the registration order.
 import type { FastifyInstance } from 'fastify';
+import { pageQuery, sendPage } from './paging.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
@@ -77,7 +78,7 @@ const balanceQuery = z.object({
   user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
 });
 
-const userListQuery = z.object({ user_uid: z.string().optional() });
+const userListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });
 const uidParam = z.object({ uid: z.string() });
 
 export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
@@ -100,9 +101,10 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     app.get(`${base}/:uid`, { schema: { ...tags, params: uidParam } }, async (req) => {
       return ok(await getAllocation(ctx, req.appUid, uidOr404(req.params.uid, 'Allocation')));
     });
-    app.get(base, { schema: { ...tags, querystring: userListQuery } }, async (req) => {
-      if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-      return ok(await listAllocationsOfUser(ctx, req.appUid, req.query.user_uid));
+    app.get(base, { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
+      const { user_uid, ...page } = req.query;
+      if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+      return ok(sendPage(req, reply, ctx.config.publicUrl, await listAllocationsOfUser(ctx, req.appUid, user_uid, page)));
     });
   }
 
@@ -113,9 +115,10 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   app.get('/reward/claim/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
     return ok(await getClaim(ctx, req.appUid, uidOr404(req.params.uid, 'Claim')));
   });
-  app.get('/reward/claim', { schema: { ...tags, querystring: userListQuery } }, async (req) => {
-    if (req.query.user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(await listClaimsOfUser(ctx, req.appUid, req.query.user_uid));
+  app.get('/reward/claim', { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   // #17

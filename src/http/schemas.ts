@@ -1,6 +1,7 @@
 // Request schemas of the public API. They validate requests and generate /openapi.json, so the
 // documentation cannot drift from what is enforced.
 import { z } from 'zod';
+import { pageQuery } from './paging.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.
 z.config({
@@ -68,7 +69,7 @@ export const createAssetBody = z.object({
 
 export const editAssetBody = z.object({ data: z.object(assetDataFields) });
 
-export const assetListQuery = z.object({ user_uid: z.string().optional() });
+export const assetListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });
 
 export const depositQuery = z.object({
   user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
@@ -83,4 +84,4 @@ export const transferBody = z.object({
 
 export const burnBody = z.object({ asset_uid: text(32), from_user_uid: text(32) });
 
-export const userListQuery = z.object({ user_uid: z.string().optional() });
+export const userListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });

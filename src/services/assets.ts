@@ -15,6 +15,7 @@ import { mintBatchCalldata, mintGasFor } from '../chain/token-uri.js';
 import { assetView } from './views.js';
 import { requestWallet, WALLET_JOB } from './wallets.js';
 import { MINT_JOB } from '../jobs/kinds.js';
+import { keysetPage, pageOf, type PageRequest } from './pages.js';
 
 const MINT_TX = 'asset.mint';
 const MAX_MINT_ROUNDS = 5;
@@ -36,22 +37,23 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
   return assetView(row, { name: row.collection_name, contract_address: row.contract_address }, ctx.config);
 }
 
-/** Assets currently owned by a user (newest first); `[]` for an unknown user. */
-export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await withCollection(ctx.db)
-    .where('assets.app_uid', '=', appUid)
-    .where((eb) =>
-      eb.or([
-        eb('assets.owner_user_uid', '=', userUid),
-        // Not yet minted: it will be the user's; the hosted service lists it too.
-        eb.and([eb('assets.mint_for_user_uid', '=', userUid), eb('assets.mint_status', '!=', 'minted')]),
-      ]),
+/** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
+export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
+  // Two index lookups, united: what the user owns, and what is still on its way to them (not minted
+  // yet: it will be theirs; the hosted service lists it too). As one OR, a planner may read every asset
+  // of the App instead. The literal lets both planners use the partial index of unminted assets.
+  const q = withCollection(ctx.db)
+    .where('assets.uid', 'in', (eb) =>
+      eb
+        .selectFrom('assets as owned')
+        .select('owned.uid')
+        .where('owned.app_uid', '=', appUid)
+        .where('owned.owner_user_uid', '=', userUid)
+        .unionAll(eb.selectFrom('assets as coming').select('coming.uid').where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted'))),
     )
-    .where('assets.is_burned', '=', 0)
-    .orderBy('assets.created_at', 'desc')
-    .limit(1000)
-    .execute();
-  return rows.map((r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address }, ctx.config));
+    .where('assets.is_burned', '=', 0);
+  const rows = await keysetPage(q, 'assets', page).execute();
+  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address }, ctx.config));
 }
 
 /** The metadata document behind a token's URI (development Apps keep it in the service's storage). */

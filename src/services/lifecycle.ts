@@ -3,6 +3,7 @@
 // signed by the owning user's own key as ERC-2771 forward requests and relayed (users hold no gas);
 // edits are operator calls that emit ERC-4906 MetadataUpdate.
 import { encodeFunctionData, getAddress, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { keysetPage, pageOf, type PageRequest } from './pages.js';
 import type { Selectable } from 'kysely';
 import type { Ctx } from './context.js';
 import type { DbOrTx, Tx } from '../store/db.js';
@@ -98,9 +99,9 @@ export async function getTransfer(ctx: Ctx, appUid: string, uid: string) {
   return transferView(t);
 }
 
-export async function listTransfers(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await ctx.db.selectFrom('transfers').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid).orderBy('created_at', 'desc').limit(1000).execute();
-  return rows.map(transferView);
+export async function listTransfers(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
+  const rows = await keysetPage(ctx.db.selectFrom('transfers').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid), 'transfers', page).execute();
+  return pageOf(rows, page, transferView);
 }
 
 export async function getBurn(ctx: Ctx, appUid: string, uid: string) {
@@ -109,9 +110,9 @@ export async function getBurn(ctx: Ctx, appUid: string, uid: string) {
   return burnView(b);
 }
 
-export async function listBurns(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await ctx.db.selectFrom('burns').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid).orderBy('created_at', 'desc').limit(1000).execute();
-  return rows.map(burnView);
+export async function listBurns(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
+  const rows = await keysetPage(ctx.db.selectFrom('burns').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid), 'burns', page).execute();
+  return pageOf(rows, page, burnView);
 }
 
 interface ForwardItem { action: Action; uid: string; asset_uid: string; signer: string; nonce: string; round: number }

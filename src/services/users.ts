@@ -1,4 +1,5 @@
 import type { Ctx } from './context.js';
+import { keysetPage, pageOf, type PageRequest } from './pages.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -45,4 +46,10 @@ export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
   return u;
+}
+
+/** An App's users, a page at a time (newest first). */
+export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest = {}) {
+  const rows = await keysetPage(ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid), 'users', page).execute();
+  return pageOf(rows, page, (u) => userView(u, ctx.config));
 }

@@ -1,5 +1,6 @@
 // The reward use cases behind the API and the CLI: create, read, allocate, claim, withdraw.
 import type { Ctx } from '../context.js';
+import { keysetPage, pageOf, type PageRequest } from '../pages.js';
 import { isUniqueViolation } from '../../store/db.js';
 import { ApiError } from '../../util/errors.js';
 import { isUid, newUid } from '../../util/ids.js';
@@ -172,10 +173,10 @@ export async function getAllocation(ctx: Ctx, appUid: string, uid: string) {
   return allocationView(a);
 }
 
-/** Allocations to a user, newest first; [] for an unknown user. */
-export async function listAllocationsOfUser(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await ctx.db.selectFrom('allocations').selectAll().where('app_uid', '=', appUid).where('to_user_uid', '=', userUid).orderBy('created_at', 'desc').orderBy('uid', 'desc').limit(1000).execute();
-  return rows.map(allocationView);
+/** Allocations to a user, a page at a time (newest first); none for an unknown user. */
+export async function listAllocationsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
+  const rows = await keysetPage(ctx.db.selectFrom('allocations').selectAll().where('app_uid', '=', appUid).where('to_user_uid', '=', userUid), 'allocations', page).execute();
+  return pageOf(rows, page, allocationView);
 }
 
 // ------------------------------------------------------------------------------------------ claims
@@ -218,10 +219,10 @@ export async function getClaim(ctx: Ctx, appUid: string, uid: string) {
   return claimView(c);
 }
 
-/** Claims by a user, newest first; [] for an unknown user. */
-export async function listClaimsOfUser(ctx: Ctx, appUid: string, userUid: string) {
-  const rows = await ctx.db.selectFrom('claims').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid).orderBy('created_at', 'desc').orderBy('uid', 'desc').limit(1000).execute();
-  return rows.map(claimView);
+/** Claims by a user, a page at a time (newest first); none for an unknown user. */
+export async function listClaimsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
+  const rows = await keysetPage(ctx.db.selectFrom('claims').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid), 'claims', page).execute();
+  return pageOf(rows, page, claimView);
 }
 
 // ---------------------------------------------------------------------------------------- withdraw
