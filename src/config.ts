@@ -36,6 +36,7 @@ const schema = z.object({
   WORKERS: bool.default(true),
   WORKER_THREAD: bool.default(true),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  RETENTION_DAYS: z.coerce.number().int().min(0).max(36500).default(30),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
@@ -70,6 +71,8 @@ export type Config = {
    * minting never takes CPU from the API's event loop (WORKER_THREAD=false keeps them on it).
    */
   workerThread: boolean;
+  /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
+  retentionDays: number;
   /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
   workerNice: number;
   /** Set only for the workers' thread: the JSON-RPC URL of the embedded chain the main thread started. */
@@ -121,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     runApi: c.API,
     workerThread: c.WORKER_THREAD,
     workerNice: c.WORKER_NICE,
+    retentionDays: c.RETENTION_DAYS,
     demoApp: c.DEMO_APP,
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
     imageMaxBytes: c.IMAGE_MAX_BYTES,

@@ -25,6 +25,7 @@ import { deployJobHandler, deployOutcome } from './services/collections.js';
 import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards/index.js';
 import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
 import { ChainIndexer } from './services/indexer.js';
+import { Pruner } from './services/retention.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
 import { webhookDispatcher } from './webhooks/index.js';
@@ -175,6 +176,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
       webhooks.start();
       cleanups.push(() => webhooks.stop());
+      const pruner = new Pruner(ctx, config.retentionDays, log.child({ component: 'retention' }));
+      pruner.start();
+      cleanups.push(() => pruner.stop());
     }
 
     if (config.demoApp) await ensureDemoApp(ctx);
