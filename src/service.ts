@@ -151,15 +151,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let workers: WorkerPool | null = null;
     let indexer: ChainIndexer | null = null;
     if (config.runWorkers) {
-      if (core.store.dialect === 'sqlite') {
-        // On SQLite one service process runs the workers (in its workers' thread, or inline): whatever
-        // was running belonged to a previous run of them.
-        await core.store.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('status', '=', 'running').execute();
-      }
-      sender.start();
-      cleanups.push(() => sender.stop());
-      workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
-      workers.start([
+      const handlers = [
         walletJobHandler(ctx, MINT_JOB),
         deployJobHandler(ctx),
         prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
@@ -168,7 +160,16 @@ export async function startService(config: Config, log: Logger = createLogger(co
         forwardJobHandler(ctx), // transfers and burns
         editJobHandler(ctx),
         ...rewardJobHandlers(ctx),
-      ]);
+      ];
+      if (core.store.dialect === 'sqlite') {
+        // On SQLite one service process runs the workers (in its workers' thread, or inline): whatever
+        // was running belonged to a previous run of them. By kind, so that the claim index finds them.
+        await core.store.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('kind', 'in', handlers.map((h) => h.kind)).where('status', '=', 'running').execute();
+      }
+      sender.start();
+      cleanups.push(() => sender.stop());
+      workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
+      workers.start(handlers);
       cleanups.push(() => workers!.stop());
       indexer = new ChainIndexer(ctx);
       indexer.start();

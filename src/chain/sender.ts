@@ -6,6 +6,7 @@
 // a recorded transaction whose nonce is at or above the account's nonce on chain is not on chain, so
 // it is broadcast again, byte for byte, in nonce order (same nonce, same contract addresses).
 import type { Logger } from 'pino';
+import { sql } from 'kysely';
 import { keccak256, parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import type { Selectable } from 'kysely';
@@ -36,6 +37,9 @@ export interface TxOutcome {
  * `claimOutcome(tx, row.id)` inside its own transaction, skipping the work when it returns false.
  */
 export type TxEffect = (row: ChainTxRow, outcome: TxOutcome) => Promise<void>;
+
+/** `handled = 0` as a literal: the planners then use the partial index of unhandled transactions. */
+const UNHANDLED = sql.lit(0);
 
 interface Fees { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; blockGasLimit: bigint; at: number }
 
@@ -209,7 +213,7 @@ export class ChainSender {
 
   /** Number of recorded transactions whose outcome is not applied yet. */
   async pendingCount(): Promise<number> {
-    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', 0).executeTakeFirstOrThrow();
+    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', UNHANDLED).executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -236,7 +240,7 @@ export class ChainSender {
   }
 
   async trackOnce(): Promise<void> {
-    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', 0).orderBy('from_address').orderBy('nonce').limit(500).execute();
+    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', UNHANDLED).orderBy('from_address').orderBy('nonce').limit(500).execute();
     if (rows.length === 0) return;
     const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber({ cacheTime: 0 })) : 0;
     const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
@@ -333,7 +337,8 @@ export class ChainSender {
    */
   async reconcile(): Promise<void> {
     this.lastReconcile = Date.now();
-    const senders = await this.db.selectFrom('chain_txs').select('from_address').distinct().execute();
+    // Every account that ever sent has its nonce row (allocateNonce): the small table, not the history.
+    const senders = await this.db.selectFrom('relayers').select('address as from_address').where('chain_id', '=', this.chainId).execute();
     for (const { from_address } of senders) {
       const onChain = await this.client.getTransactionCount({ address: from_address as Address, blockTag: 'latest' });
       const lost = await this.db

@@ -163,6 +163,9 @@ class WalSync {
  * Bounded: texts with a variable number of `?` (IN lists, multi-row inserts) would otherwise grow it
  * without end.
  */
+/** Told of every distinct SQL text a SQLite store prepares (the query-plan test lists them so). */
+export const sqlObservers = new Set<(sql: string, database: SQLite.Database) => void>();
+
 export function withStatementCache(database: SQLite.Database, max = 1000): SqliteDialectConfig['database'] {
   const cache = new Map<string, SQLite.Statement>();
   return {
@@ -170,6 +173,7 @@ export function withStatementCache(database: SQLite.Database, max = 1000): Sqlit
     prepare(text: string) {
       let stmt = cache.get(text);
       if (stmt) return stmt;
+      for (const o of sqlObservers) o(text, database);
       stmt = database.prepare(text);
       if (cache.size >= max) cache.delete(cache.keys().next().value!); // oldest first
       cache.set(text, stmt);

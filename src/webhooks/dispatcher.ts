@@ -171,7 +171,7 @@ export class WebhookDispatcher {
   private async loop(): Promise<void> {
     if (this.ctx.dialect === 'sqlite') {
       // SQLite means one service process: any lease left belongs to a previous run of it.
-      await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
+      await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('status', '=', 'pending').where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
     }
     while (this.running) {
       let more = false;

@@ -2,9 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 
 /**
- * A user's asset list also shows the assets still on their way to them (not minted yet), found by
- * recipient. Without an index that half of the list read every asset of the App. Partial: only the
- * unminted are in it, so it stays small and minted assets cost it nothing.
+ * Indexes for reads that otherwise went through a whole table, all partial (only the rows such a read
+ * looks for are in them, so they stay small and cost the other rows nothing):
+ * - a user's asset list also shows the assets still on their way to them (not minted yet), by recipient;
+ * - the chain tracker and /health look for transactions whose outcome is not applied yet;
+ * - /health counts the jobs not done, by kind and status.
  */
 export function listIndexes(_dialect: Dialect) {
   return {
@@ -15,6 +17,8 @@ export function listIndexes(_dialect: Dialect) {
         .columns(['app_uid', 'mint_for_user_uid', 'created_at'])
         .where(sql.ref('mint_status'), '<>', sql.lit('minted'))
         .execute();
+      await db.schema.createIndex('chain_txs_unhandled_idx').on('chain_txs').columns(['from_address', 'nonce']).where(sql.ref('handled'), '=', sql.lit(0)).execute();
+      await db.schema.createIndex('jobs_unfinished_idx').on('jobs').columns(['kind', 'status']).where(sql.ref('status'), '<>', sql.lit('done')).execute();
     },
   };
 }
