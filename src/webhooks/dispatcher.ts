@@ -267,7 +267,10 @@ export class WebhookDispatcher {
     const held = new Map(this.inflight);
     for (const [app, n] of this.buffered) held.set(app, (held.get(app) ?? 0) + n);
     // Apps at their cap, and those whose endpoint's breaker is open (or probing with one request).
-    const capOf = (app: string) => (this.breakers.allowance(app, t, this.perEndpoint) < this.perEndpoint ? this.breakers.allowance(app, t, this.perEndpoint) : perApp);
+    const capOf = (app: string) => {
+      const allowed = this.breakers.allowance(app, t, this.perEndpoint);
+      return allowed < this.perEndpoint ? allowed : perApp;
+    };
     const full = [...new Set([...held.keys(), ...this.breakers.tripped()])].filter((app) => (held.get(app) ?? 0) >= capOf(app));
     const token = `${this.workerId}:${randomUUID()}`;
     const { result: rows, durable } = await this.commit(async (tx) => {
