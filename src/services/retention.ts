@@ -6,7 +6,8 @@
 //   - the raw signed bytes of chain transactions mined or reverted and handled (the row, hash, block
 //     and outcome stay: assets and transfers point at it).
 // Each table is walked in primary-key order (ids grow with time), a chunk per short transaction, and
-// the walk stops at the first row young enough to keep: never a full scan, never a long lock.
+// the walk stops at the first chunk with nothing old in it (a few rows out of time order, e.g. from
+// several processes, do not stop it early): never a full scan, never a long lock.
 import type { Logger } from 'pino';
 import type { Ctx } from './context.js';
 
@@ -58,7 +59,7 @@ export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promi
         out.events += Number(e.numDeletedRows);
       });
     }
-    if (rows.length < CHUNK || old.length < rows.length) break; // reached the rows to keep
+    if (rows.length < CHUNK || old.length === 0) break; // a whole chunk to keep: the rest is younger
     after = Number(rows[rows.length - 1].seq);
   }
 
@@ -67,7 +68,7 @@ export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promi
     const rows = await db.selectFrom('webhook_attempts').select(['id', 'attempted_at']).where('id', '>', after).orderBy('id').limit(CHUNK).execute();
     const old = rows.filter((r) => Number(r.attempted_at) < cutoff).map((r) => r.id);
     if (old.length) out.webhook_attempts += Number((await db.deleteFrom('webhook_attempts').where('id', 'in', old).executeTakeFirst()).numDeletedRows);
-    if (rows.length < CHUNK || old.length < rows.length) break;
+    if (rows.length < CHUNK || old.length === 0) break;
     after = Number(rows[rows.length - 1].id);
   }
 
@@ -76,7 +77,7 @@ export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promi
     const rows = await db.selectFrom('jobs').select(['id', 'status', 'created_at', 'updated_at']).where('id', '>', after).orderBy('id').limit(CHUNK).execute();
     const done = rows.filter((r) => (r.status === 'done' || r.status === 'failed') && Number(r.updated_at) < cutoff).map((r) => r.id);
     if (done.length) out.jobs += Number((await db.deleteFrom('jobs').where('id', 'in', done).where('status', 'in', ['done', 'failed']).executeTakeFirst()).numDeletedRows);
-    if (rows.length < CHUNK || rows.some((r) => Number(r.created_at) >= cutoff)) break;
+    if (rows.length < CHUNK || rows.every((r) => Number(r.created_at) >= cutoff)) break;
     after = Number(rows[rows.length - 1].id);
   }
 
@@ -85,7 +86,7 @@ export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promi
     const rows = await db.selectFrom('chain_txs').select(['id', 'status', 'handled', 'created_at', 'updated_at', 'raw']).where('id', '>', after).orderBy('id').limit(CHUNK).execute();
     const settled = rows.filter((r) => (r.status === 'mined' || r.status === 'reverted') && r.handled === 1 && r.raw !== '' && Number(r.updated_at) < cutoff).map((r) => r.id);
     if (settled.length) out.chain_tx_raw += Number((await db.updateTable('chain_txs').set({ raw: '' }).where('id', 'in', settled).where('handled', '=', 1).executeTakeFirst()).numUpdatedRows);
-    if (rows.length < CHUNK || rows.some((r) => Number(r.created_at) >= cutoff)) break;
+    if (rows.length < CHUNK || rows.every((r) => Number(r.created_at) >= cutoff)) break;
     after = Number(rows[rows.length - 1].id);
   }
   return out;

@@ -69,12 +69,22 @@ for (const db of ['sqlite', 'postgres'] as const) {
       assert.equal(later.jobs, 1);
     });
 
+    it('is not stopped by a young row before older ones (ids and clocks of several processes)', async () => {
+      const young = NOW + 59 * DAY;
+      await ctx.db.insertInto('webhook_attempts').values({ event_id: 'young', app_uid: '100000000003', attempt: 1, attempted_at: young, url: 'https://x', status_code: 200, latency_ms: 1, error: null, response_body: null }).execute();
+      const rows = Array.from({ length: 2500 }, (_, i) => ({ event_id: `late${i}`, app_uid: '100000000003', attempt: 1, attempted_at: OLD, url: 'https://x', status_code: 200, latency_ms: 1, error: null, response_body: null }));
+      for (let i = 0; i < rows.length; i += 500) await ctx.db.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).execute();
+      const pruned = await pruneOnce(ctx, 30, NOW + 60 * DAY);
+      assert.ok(pruned.webhook_attempts >= 2500, `${pruned.webhook_attempts} pruned`);
+      assert.deepEqual((await ctx.db.selectFrom('webhook_attempts').select('event_id').where('app_uid', '=', '100000000003').execute()).map((r) => r.event_id), ['young']);
+    });
+
     it('walks large tables in chunks', async () => {
       const rows = Array.from({ length: 4500 }, (_, i) => ({ event_id: `bulk${i}`, app_uid: '100000000002', attempt: 1, attempted_at: OLD, url: 'https://x', status_code: 200, latency_ms: 1, error: null, response_body: null }));
       for (let i = 0; i < rows.length; i += 500) await ctx.db.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).execute();
       const pruned = await pruneOnce(ctx, 30, NOW + 30 * DAY);
       assert.equal(pruned.webhook_attempts, 4500);
-      assert.equal(Number((await ctx.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), 0);
+      assert.equal(Number((await ctx.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll().as('n')).where('app_uid', '=', '100000000002').executeTakeFirstOrThrow()).n), 0);
     });
   });
 }
