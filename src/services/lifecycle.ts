@@ -35,7 +35,7 @@ type TransferRow = Selectable<TransferTable>;
 type BurnRow = Selectable<BurnTable>;
 
 export function transferView(t: TransferRow) {
-  const v = { uid: t.uid, asset_uid: t.asset_uid, from_user_uid: t.from_user_uid, to_address: getAddress(t.to_address), created_at: t.created_at, status: t.status };
+  const v = { uid: t.uid, asset_uid: t.asset_uid, from_user_uid: t.from_user_uid, to_address: t.to_address.toLowerCase(), created_at: t.created_at, status: t.status };
   // A cancelled transfer says why (an extra trailing key; the documented keys keep their order).
   return t.status === 'cancelled' ? { ...v, reason: t.reason } : v;
 }
