@@ -7,6 +7,7 @@ import { txReplacement } from './migrations/007_tx_replacement.js';
 import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 import { metadata } from './migrations/006_metadata.js';
+import { hardening } from './migrations/008_hardening.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -18,13 +19,19 @@ function migrations(store: Store): Record<string, Migration> {
     '005_rewards': rewards(store.dialect),
     '006_metadata': metadata(store.dialect),
     '007_tx_replacement': txReplacement(store.dialect),
+    '008_hardening': hardening(store.dialect),
   };
 }
 
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  return migrateTo(store, null);
+}
+
+/** Migrates up (or down) to the named migration; null = the latest. Tests use it to build old databases. */
+export async function migrateTo(store: Store, target: string | null): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(store) };
   const migrator = new Migrator({ db: store.db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
