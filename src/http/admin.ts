@@ -10,6 +10,7 @@ import { createCollection } from '../services/collections.js';
 import { collectionView, userView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
+import { str } from './schemas.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
@@ -24,7 +25,7 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
     }
   });
   const tags = { tags: ['admin'] };
-  const appParam = z.object({ uid: z.string() });
+  const appParam = z.object({ uid: str() });
   const requireApp = async (uid: string) => {
     const a = await getApp(ctx, uid);
     if (!a) throw ApiError.notFound('App');
@@ -33,7 +34,7 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/apps', { schema: tags }, async () => ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))));
 
-  app.post('/apps', { schema: { ...tags, body: z.object({ name: z.string().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
+  app.post('/apps', { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
     return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
   });
 
@@ -49,7 +50,7 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
       schema: {
         ...tags,
         params: appParam,
-        body: z.object({ name: z.string().min(1).max(100), symbol: z.string().min(1).max(16), editable_assets: z.boolean().default(false), description: z.string().max(2000).nullish(), external_url: z.url().nullish() }),
+        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish() }),
       },
     },
     async (req, reply) => {

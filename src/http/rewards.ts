@@ -11,6 +11,7 @@ import { ApiError } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import { AmountError, parseAmount } from '../domain/amounts.js';
 import { getApp } from '../services/apps.js';
+import { requiredStr, str } from './schemas.js';
 import {
   allocate,
   createReward,
@@ -36,7 +37,7 @@ function uidOr404(uid: string, resource: string): string {
   return uid;
 }
 
-const uidText = z.string({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
+const uidText = str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
 
 /**
  * An amount: JSON number or numeric string, checked with the exact decimal rules of
@@ -44,7 +45,7 @@ const uidText = z.string({ error: 'This field is required.' }).trim().min(1, 'Th
  * OpenAPI document stays a plain number|string).
  */
 export const amountField = z
-  .union([z.number(), z.string()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
+  .union([z.number(), str()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
   .superRefine((v, c) => {
     try {
       parseAmount(v);
@@ -60,7 +61,7 @@ const allocateBody = z.object({
   to_user_uid: uidText,
   amount: amountField,
   nonce: z
-    .union([z.string().trim().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)], {
+    .union([str().trim().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)], {
       error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a non-empty string (255 characters at most) or a non-negative integer.'),
     })
     .describe('Unique per reward: a repeated nonce is refused and nothing is allocated.'),
@@ -69,16 +70,16 @@ const allocateBody = z.object({
 const claimBody = z.object({
   reward_uid: uidText,
   from_user_uid: uidText,
-  to_address: z.string({ error: 'This field is required.' }).describe('Any address: receives the whole unclaimed balance.'),
+  to_address: str({ error: 'This field is required.' }).describe('Any address: receives the whole unclaimed balance.'),
 });
 
 const balanceQuery = z.object({
-  reward_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
-  user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+  reward_uid: requiredStr(),
+  user_uid: requiredStr(),
 });
 
-const userListQuery = z.object({ user_uid: z.string().optional() });
-const uidParam = z.object({ uid: z.string() });
+const userListQuery = z.object({ user_uid: str().optional() });
+const uidParam = z.object({ uid: str() });
 
 export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['rewards'] };
@@ -127,19 +128,19 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 // ------------------------------------------------------------------------------------- management
 
 const createRewardBody = z.object({
-  name: z.string().trim().min(1).max(100),
-  token_name: z.string().trim().min(1).max(100),
-  token_symbol: z.string().min(1).max(16),
+  name: str().trim().min(1).max(100),
+  token_name: str().trim().min(1).max(100),
+  token_symbol: str().min(1).max(16),
   supply: amountField,
-  withdraw_receiver: z.string().nullish(),
-  description: z.string().max(2000).nullish(),
+  withdraw_receiver: str().nullish(),
+  description: str().max(2000).nullish(),
 });
 
 /** [ours] Rewards of an App: create (deploys the contract), list, read, withdraw. */
 export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
-  const appParam = z.object({ uid: z.string() });
-  const rewardParam = z.object({ uid: z.string(), reward: z.string() });
+  const appParam = z.object({ uid: str() });
+  const rewardParam = z.object({ uid: str(), reward: str() });
   const requireApp = async (uid: string) => {
     if (!(await getApp(ctx, uid))) throw ApiError.notFound('App');
     return uid;
