@@ -1,6 +1,6 @@
 // Management API [ours] (API.md §7): not reachable with an App's key; the operator token is required.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
@@ -11,18 +11,29 @@ import { collectionView, userView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
 import { str } from './schemas.js';
+import { notFound } from './envelope.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
+/** The operator token check, for every request under /admin/v1: routes, unknown paths and bad URLs alike. */
+export function operatorGuard(ctx: Ctx) {
   const expected = digest(ctx.config.operatorToken ?? '');
-  app.addHook('onRequest', async (req) => {
+  return async (req: FastifyRequest): Promise<void> => {
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!ctx.config.operatorToken || !m || !timingSafeEqual(digest(m[1]), expected)) {
       throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
     }
+  };
+}
+
+export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
+  app.addHook('onRequest', operatorGuard(ctx));
+  // Unknown paths here run the hook above too: without the token they answer 401, not 404, so the
+  // management API's surface is not probeable without it.
+  app.setNotFoundHandler(async () => {
+    throw notFound();
   });
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });

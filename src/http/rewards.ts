@@ -92,10 +92,10 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 
   // #19-#21, also under the alias /reward/allocation.
   for (const base of ['/reward/allocate', '/reward/allocation']) {
-    app.post(base, { schema: { ...tags, body: allocateBody } }, async (req, reply) => {
+    app.post(base, { schema: { ...tags, body: allocateBody }, config: { exactNumbers: ['amount'] } }, async (req, reply) => {
       const b = req.body;
       const nonce = typeof b.nonce === 'string' ? b.nonce.trim() : b.nonce;
-      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce });
+      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce }, req.idempotency);
       return reply.code(201).send(ok(r));
     });
     app.get(`${base}/:uid`, { schema: { ...tags, params: uidParam } }, async (req) => {
@@ -109,7 +109,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 
   // #22-#24
   app.post('/reward/claim', { schema: { ...tags, body: claimBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body)));
+    return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body, req.idempotency)));
   });
   app.get('/reward/claim/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
     return ok(await getClaim(ctx, req.appUid, uidOr404(req.params.uid, 'Claim')));
@@ -150,7 +150,7 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await listRewards(ctx, await requireApp(req.params.uid)));
   });
 
-  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody } }, async (req, reply) => {
+  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
     return reply.code(201).send(ok(await createReward(ctx, await requireApp(req.params.uid), req.body)));
   });
 
