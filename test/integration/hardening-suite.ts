@@ -46,7 +46,7 @@ function assertEnvelope(r: ApiResponse, status: number, code?: string): void {
 const details = (r: ApiResponse): any[] => (Array.isArray(r.body.error.detail) ? r.body.error.detail : [r.body.error.detail]);
 
 /** A raw HTTP exchange on one socket (what fetch will not send: pipelining, huge headers). */
-function rawExchange(port: number, write: (s: net.Socket) => void | Promise<void>): Promise<string> {
+function rawExchange(port: number, write: (s: net.Socket) => unknown): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
     let out = '';
