@@ -1,5 +1,6 @@
 // Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
 // message naming the variable, so an operator never has to guess which one is wrong.
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -8,6 +9,21 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** One entry of TRUST_PROXY: an address, a CIDR range, or a named range of proxy-addr. */
+function isProxyEntry(s: string): boolean {
+  if (s === 'loopback' || s === 'linklocal' || s === 'uniquelocal') return true;
+  const [addr, bits, ...rest] = s.split('/');
+  const family = isIP(addr);
+  if (family === 0 || rest.length) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+const proxyList = z
+  .string()
+  .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean))
+  .refine((list) => list.every(isProxyEntry), 'must be a comma-separated list of proxy addresses or CIDR ranges (e.g. 10.0.0.1,192.168.0.0/16), or loopback, linklocal, uniquelocal');
 
 const schema = z.object({
   PORT: port.default(8080),
@@ -44,6 +60,9 @@ const schema = z.object({
   IPFS_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   PINNING_SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   PINNING_SERVICE_TOKEN: z.string().min(1).optional(),
+  RATE_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(6000),
+  RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(100),
+  TRUST_PROXY: proxyList.optional(),
 });
 
 export type Config = {
@@ -87,6 +106,12 @@ export type Config = {
   /** IPFS Pinning Service API base URL and its bearer token: production Apps' CIDs are pinned there. */
   pinningServiceUrl: string | undefined;
   pinningServiceToken: string | undefined;
+  /** Requests per minute per API key on /v1; 0 = no limit. */
+  rateLimit: number;
+  /** Failed authentications per minute per client address on /v1; 0 = no limit. */
+  authFailureLimit: number;
+  /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
+  trustProxy: string[];
 };
 
 export class ConfigError extends Error {}
@@ -131,5 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ipfsApiUrl: c.IPFS_API_URL?.replace(/\/+$/, ''),
     pinningServiceUrl: c.PINNING_SERVICE_URL?.replace(/\/+$/, ''),
     pinningServiceToken: c.PINNING_SERVICE_TOKEN,
+    rateLimit: c.RATE_LIMIT,
+    authFailureLimit: c.RATE_LIMIT_AUTH_FAILURES,
+    trustProxy: c.TRUST_PROXY ?? [],
   };
 }

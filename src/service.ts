@@ -17,6 +17,7 @@ import { ChainSender, claimOutcome } from './chain/sender.js';
 import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
 import { artifact } from './chain/artifacts.js';
 import { SecretBox } from './util/secretbox.js';
+import { preparePrivateDir } from './util/private-dir.js';
 import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
 import { mintJobHandler, mintOutcome } from './services/assets.js';
@@ -56,7 +57,7 @@ export function loadMasterKey(config: Config, log: Logger): string {
   if (config.masterKeyHex) return config.masterKeyHex;
   const file = path.join(config.dataDir, 'master.key');
   if (!fs.existsSync(file)) {
-    fs.mkdirSync(config.dataDir, { recursive: true });
+    preparePrivateDir(config.dataDir);
     fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
     log.warn({ file }, 'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production and keep it elsewhere.');
   }
@@ -75,7 +76,7 @@ export function loadOperatorToken(config: Config): string {
 
 /** Opens the store with migrations applied, and the secrets: enough for the CLI. */
 export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue }> {
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
@@ -231,7 +232,7 @@ async function assertSameChain(store: Store, chainId: number): Promise<void> {
 }
 
 function ensureDir(d: string): string {
-  fs.mkdirSync(d, { recursive: true });
+  preparePrivateDir(d);
   return d;
 }
 

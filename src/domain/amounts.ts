@@ -8,12 +8,12 @@
 //   and JavaScript's String(number) produce them ("1E-7", "1e+21") for perfectly ordinary values.
 //   Anything else is refused rather than guessed at: surrounding spaces, "+1", "0x10", "1_000",
 //   "1,5", ".5", "1.", leading zeros ("01"), "NaN", "Infinity", "".
-// - A JSON number. By the time the body is parsed it is a double, so 0.1 is really
-//   0.1000000000000000055511151231257827. We take the shortest decimal that round-trips to that
-//   double, String(n), which is exactly what the client wrote whenever the literal had at most 15
-//   significant digits (and what Python's Decimal(str(x)) would take). Clients needing more than 15
-//   significant digits must send a string: their own JSON encoder has already rounded the number
-//   before we could see it, so re-parsing the raw body would not recover it either.
+// - A JSON number. Its literal is read exactly from the request text (src/http/json-body.ts hands the
+//   literal over as a string, to the grammar above), so `1.0000000000000000001` is refused for its 19th
+//   decimal and `9007199254740993` stays 9007199254740993: neither passes through a double. A number
+//   that did become a double elsewhere (the CLI, a caller in code) is taken as String(n), the shortest
+//   decimal that round-trips to it, which is what was written whenever it had at most 15 significant
+//   digits.
 // - Trailing zeros beyond 18 decimals are no loss of precision and are accepted ("0.1000…000" with
 //   25 places is 0.1); a significant 19th decimal ("1e-19") is refused: it is not representable.
 // - The value must be > 0 and fit a uint256 in base units.

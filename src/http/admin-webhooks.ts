@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
 import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
+import { str } from './schemas.js';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../webhooks/deliveries.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
@@ -18,8 +19,8 @@ const ok = (data: unknown) => ({ success: true, data });
 
 export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin', 'webhooks'] };
-  const appParam = z.object({ uid: z.string() });
-  const eventParam = z.object({ uid: z.string(), id: z.string() });
+  const appParam = z.object({ uid: str() });
+  const eventParam = z.object({ uid: str(), id: str() });
   const requireApp = async (uid: string) => {
     const a = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
     if (!a) throw ApiError.notFound('App');
@@ -32,8 +33,8 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
         ...tags,
         params: appParam,
         body: z.object({
-          url: z.string().min(1).max(2048).optional(),
-          events: z.array(z.string()).max(50).nullish().describe('Event types to send; null or [] = all.'),
+          url: str().min(1).max(2048).optional(),
+          events: z.array(str()).max(50).nullish().describe('Event types to send; null or [] = all.'),
           enabled: z.boolean().optional().describe('Default true: setting the webhook again re-enables it.'),
           rotate_secret: z.boolean().optional().describe('New signing secret; the old one keeps signing for 24 h.'),
         }),

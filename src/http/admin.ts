@@ -2,7 +2,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { pageQuery, sendPage } from './paging.js';
 import { listUsersOfApp } from '../services/users.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
@@ -12,21 +12,33 @@ import { createCollection } from '../services/collections.js';
 import { collectionView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
+import { str } from './schemas.js';
+import { notFound } from './envelope.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
+/** The operator token check, for every request under /admin/v1: routes, unknown paths and bad URLs alike. */
+export function operatorGuard(ctx: Ctx) {
   const expected = digest(ctx.config.operatorToken ?? '');
-  app.addHook('onRequest', async (req) => {
+  return async (req: FastifyRequest): Promise<void> => {
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!ctx.config.operatorToken || !m || !timingSafeEqual(digest(m[1]), expected)) {
       throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
     }
+  };
+}
+
+export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
+  app.addHook('onRequest', operatorGuard(ctx));
+  // Unknown paths here run the hook above too: without the token they answer 401, not 404, so the
+  // management API's surface is not probeable without it.
+  app.setNotFoundHandler(async () => {
+    throw notFound();
   });
   const tags = { tags: ['admin'] };
-  const appParam = z.object({ uid: z.string() });
+  const appParam = z.object({ uid: str() });
   const requireApp = async (uid: string) => {
     const a = await getApp(ctx, uid);
     if (!a) throw ApiError.notFound('App');
@@ -35,7 +47,7 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/apps', { schema: tags }, async () => ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))));
 
-  app.post('/apps', { schema: { ...tags, body: z.object({ name: z.string().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
+  app.post('/apps', { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
     return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
   });
 
@@ -51,7 +63,7 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
       schema: {
         ...tags,
         params: appParam,
-        body: z.object({ name: z.string().min(1).max(100), symbol: z.string().min(1).max(16), editable_assets: z.boolean().default(false), description: z.string().max(2000).nullish(), external_url: z.url().nullish() }),
+        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish() }),
       },
     },
     async (req, reply) => {

@@ -1,19 +1,25 @@
 // The HTTP server: public API under /v1 (API.md), management under /admin/v1, token metadata, health,
 // OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { hasZodFastifySchemaValidationErrors, jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Ctx } from '../services/context.js';
-import { ApiError, errorBody } from '../util/errors.js';
+import { ApiError } from '../util/errors.js';
 import { publicRoutes } from './public.js';
-import { adminRoutes } from './admin.js';
+import { adminRoutes, operatorGuard } from './admin.js';
 import { miscRoutes, type Health } from './misc.js';
 import { metricsRoutes } from './metrics.js';
 import { metadataRoutes } from '../metadata/routes.js';
 import { ApiKeyResolver } from '../services/apps.js';
-import { authenticate } from './auth.js';
+import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
+import { apiGuard } from './guard.js';
+import { Idempotency } from './idempotency.js';
+import { bodyText, parseJsonBody } from './json-body.js';
+import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './envelope.js';
+
+export { redactQuery };
 
 export interface HttpDeps {
   ctx: Ctx;
@@ -21,33 +27,55 @@ export interface HttpDeps {
   logger: Logger;
 }
 
-/** Drops the query string from URLs that reach logs: one SDK puts api_secret in every query. */
-export function redactQuery(url: string): string {
-  const i = url.indexOf('?');
-  return i < 0 ? url : `${url.slice(0, i)}?<redacted>`;
+/** Which guarded area a raw URL is in (Fastify collapses duplicate slashes when routing, so do we). */
+function areaOf(url: string): 'v1' | 'admin' | null {
+  const path = url.split('?', 1)[0].replace(/\/{2,}/g, '/');
+  if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
+  if (path === '/admin/v1' || path.startsWith('/admin/v1/')) return 'admin';
+  return null;
 }
 
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
+  const { ctx } = deps;
+  const resolver = new ApiKeyResolver(ctx);
+  const counters = ctx.config.rateLimit > 0 || ctx.config.authFailureLimit > 0 ? new WindowCounters(dbCounterStore(ctx), { log: deps.logger.child({ component: 'rate-limits' }) }) : null;
+  const v1Guard = apiGuard(resolver, counters, { perKey: ctx.config.rateLimit, authFailures: ctx.config.authFailureLimit });
+  const adminGuard = operatorGuard(ctx);
+  const idempotency = new Idempotency(ctx);
+  const closing = closingGuard();
+
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
     // Fastify's own request lines would carry raw URLs (query strings hold secrets): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: false },
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // X-Forwarded-For is believed only from the configured proxies: anyone else could forge it to
+    // escape the per-address limit on failed authentication.
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
+    // Fastify's 503, bad-URL and client-error answers are not in the envelope: ours are.
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrors(async (req, reply) => {
+      const area = areaOf(req.url);
+      if (area === 'v1') await v1Guard(req, reply);
+      else if (area === 'admin') await adminGuard(req);
+    }),
+    clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  app.addHook('preClose', closing.preClose);
+  app.addHook('onRequest', closing.onRequest);
 
-  // An empty body with Content-Type: application/json means {} (one SDK sends that for POST /user).
+  // JSON bodies (src/http/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
-    const s = (body as string).trim();
-    if (s === '') return done(null, {});
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
-      done(null, JSON.parse(s));
-    } catch {
-      done(ApiError.client(400, 'invalid_json', 'Request body is not valid JSON.'), undefined);
+      const text = bodyText(body as Buffer);
+      req.rawBody = text; // the Idempotency-Key fingerprint covers the exact body
+      done(null, parseJsonBody(text, req.routeOptions.config?.exactNumbers));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
 
@@ -55,26 +83,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     req.log.info({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
-  app.setErrorHandler((err: FastifyError | ApiError, req: FastifyRequest, reply: FastifyReply) => {
-    if (err instanceof ApiError) return reply.code(err.status).send(err.toBody());
-    if (hasZodFastifySchemaValidationErrors(err)) {
-      const fields = err.validation.map((v) => ({
-        field: v.instancePath.replace(/^\//, '').replace(/\//g, '.') || (err.validationContext ?? 'body'),
-        code: v.keyword === 'invalid_type' && v.message === 'This field is required.' ? 'required' : 'invalid',
-        message: v.message ?? 'Invalid value.',
-      }));
-      return reply.code(400).send(ApiError.validation(fields).toBody());
-    }
-    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err, url: redactQuery(req.url) }, 'request failed');
-    const message = status === 413 ? 'Request body is too large.' : status >= 500 ? 'Internal server error.' : err.message;
-    const code = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status >= 500 ? 'internal_error' : 'bad_request';
-    return reply.code(status).send(errorBody(status, code, message));
+  app.setErrorHandler(errorHandler(idempotency));
+  app.setNotFoundHandler(async () => {
+    throw notFound();
   });
 
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send(errorBody(404, 'not_found', 'Not Found')));
-
-  await metricsRoutes(app, deps.ctx); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx); // before the route plugins: they inherit its onResponse hook
   await app.register(swagger, {
     openapi: {
       info: { title: 'Mintworks API', version: '1.0.0', description: 'Wire-compatible asset minting API. See README and API.md.' },
@@ -91,15 +105,20 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  const resolver = new ApiKeyResolver(deps.ctx);
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', authenticate(resolver));
+      // Before routing (unknown paths included): credentials and rate limits.
+      v1.addHook('onRequest', v1Guard);
       // Bodies are JSON: anything else is refused before it could be misread as an empty object.
-      v1.addHook('onRequest', async (req) => {
+      v1.addHook('onRequest', async (req: FastifyRequest) => {
         if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
           throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
         }
+      });
+      v1.addHook('onRequest', idempotency.checkHeader);
+      v1.addHook('preValidation', idempotency.begin);
+      v1.setNotFoundHandler(async () => {
+        throw notFound();
       });
       await publicRoutes(v1.withTypeProvider<ZodTypeProvider>(), deps.ctx);
     },
@@ -109,5 +128,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await miscRoutes(app, deps.ctx, deps.health);
   await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  counters?.start();
+  idempotency.startSweeper();
+  app.addHook('onClose', async () => {
+    idempotency.stop();
+    await counters?.stop();
+  });
   return app;
 }

@@ -28,7 +28,7 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = (t: string) => ({ tags: [t] });
 
   app.post('/user', { schema: { ...tags('users'), body: s.createUserBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createUser(ctx, req.appUid, req.body ?? {})));
+    return reply.code(201).send(ok(await createUser(ctx, req.appUid, req.body ?? {}, req.idempotency)));
   });
 
   app.get('/user/:uid', { schema: { ...tags('users'), params: s.uidParam } }, async (req) => {
@@ -48,7 +48,7 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   app.post('/asset', { schema: { ...tags('assets'), body: s.createAssetBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body)));
+    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency)));
   });
 
   app.get('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam } }, async (req) => {
@@ -62,11 +62,11 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   app.put('/asset/:uid', { schema: { ...tags('assets'), params: s.uidParam, body: s.editAssetBody } }, async (req) => {
-    return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data));
+    return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data, req.idempotency));
   });
 
   app.post('/transfer', { schema: { ...tags('transfers'), body: s.transferBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createTransfer(ctx, req.appUid, req.body)));
+    return reply.code(201).send(ok(await createTransfer(ctx, req.appUid, req.body, req.idempotency)));
   });
 
   app.get('/transfer/:uid', { schema: { ...tags('transfers'), params: s.uidParam } }, async (req) => {
@@ -80,7 +80,7 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   app.post('/burn', { schema: { ...tags('burns'), body: s.burnBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createBurn(ctx, req.appUid, req.body)));
+    return reply.code(201).send(ok(await createBurn(ctx, req.appUid, req.body, req.idempotency)));
   });
 
   app.get('/burn/:uid', { schema: { ...tags('burns'), params: s.uidParam } }, async (req) => {

@@ -12,6 +12,7 @@ import { ApiError } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import { AmountError, parseAmount } from '../domain/amounts.js';
 import { getApp } from '../services/apps.js';
+import { requiredStr, str } from './schemas.js';
 import {
   allocate,
   createReward,
@@ -37,7 +38,7 @@ function uidOr404(uid: string, resource: string): string {
   return uid;
 }
 
-const uidText = z.string({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
+const uidText = str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
 
 /**
  * An amount: JSON number or numeric string, checked with the exact decimal rules of
@@ -45,7 +46,7 @@ const uidText = z.string({ error: 'This field is required.' }).trim().min(1, 'Th
  * OpenAPI document stays a plain number|string).
  */
 export const amountField = z
-  .union([z.number(), z.string()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
+  .union([z.number(), str()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
   .superRefine((v, c) => {
     try {
       parseAmount(v);
@@ -61,7 +62,7 @@ const allocateBody = z.object({
   to_user_uid: uidText,
   amount: amountField,
   nonce: z
-    .union([z.string().trim().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)], {
+    .union([str().trim().min(1).max(255), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)], {
       error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a non-empty string (255 characters at most) or a non-negative integer.'),
     })
     .describe('Unique per reward: a repeated nonce is refused and nothing is allocated.'),
@@ -70,16 +71,16 @@ const allocateBody = z.object({
 const claimBody = z.object({
   reward_uid: uidText,
   from_user_uid: uidText,
-  to_address: z.string({ error: 'This field is required.' }).describe('Any address: receives the whole unclaimed balance.'),
+  to_address: str({ error: 'This field is required.' }).describe('Any address: receives the whole unclaimed balance.'),
 });
 
 const balanceQuery = z.object({
-  reward_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
-  user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+  reward_uid: requiredStr(),
+  user_uid: requiredStr(),
 });
 
-const userListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });
-const uidParam = z.object({ uid: z.string() });
+const userListQuery = z.object({ user_uid: str().optional(), ...pageQuery });
+const uidParam = z.object({ uid: str() });
 
 export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['rewards'] };
@@ -92,10 +93,10 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 
   // #19-#21, also under the alias /reward/allocation.
   for (const base of ['/reward/allocate', '/reward/allocation']) {
-    app.post(base, { schema: { ...tags, body: allocateBody } }, async (req, reply) => {
+    app.post(base, { schema: { ...tags, body: allocateBody }, config: { exactNumbers: ['amount'] } }, async (req, reply) => {
       const b = req.body;
       const nonce = typeof b.nonce === 'string' ? b.nonce.trim() : b.nonce;
-      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce });
+      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce }, req.idempotency);
       return reply.code(201).send(ok(r));
     });
     app.get(`${base}/:uid`, { schema: { ...tags, params: uidParam } }, async (req) => {
@@ -110,7 +111,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 
   // #22-#24
   app.post('/reward/claim', { schema: { ...tags, body: claimBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body)));
+    return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body, req.idempotency)));
   });
   app.get('/reward/claim/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
     return ok(await getClaim(ctx, req.appUid, uidOr404(req.params.uid, 'Claim')));
@@ -130,19 +131,19 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
 // ------------------------------------------------------------------------------------- management
 
 const createRewardBody = z.object({
-  name: z.string().trim().min(1).max(100),
-  token_name: z.string().trim().min(1).max(100),
-  token_symbol: z.string().min(1).max(16),
+  name: str().trim().min(1).max(100),
+  token_name: str().trim().min(1).max(100),
+  token_symbol: str().min(1).max(16),
   supply: amountField,
-  withdraw_receiver: z.string().nullish(),
-  description: z.string().max(2000).nullish(),
+  withdraw_receiver: str().nullish(),
+  description: str().max(2000).nullish(),
 });
 
 /** [ours] Rewards of an App: create (deploys the contract), list, read, withdraw. */
 export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
-  const appParam = z.object({ uid: z.string() });
-  const rewardParam = z.object({ uid: z.string(), reward: z.string() });
+  const appParam = z.object({ uid: str() });
+  const rewardParam = z.object({ uid: str(), reward: str() });
   const requireApp = async (uid: string) => {
     if (!(await getApp(ctx, uid))) throw ApiError.notFound('App');
     return uid;
@@ -152,7 +153,7 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await listRewards(ctx, await requireApp(req.params.uid)));
   });
 
-  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody } }, async (req, reply) => {
+  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
     return reply.code(201).send(ok(await createReward(ctx, await requireApp(req.params.uid), req.body)));
   });
 

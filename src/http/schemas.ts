@@ -16,9 +16,29 @@ z.config({
   },
 });
 
-const text = (max: number) => z.string().trim().min(1, 'This field may not be blank.').max(max, `Ensure this field has no more than ${max} characters.`);
-const httpUrl = z
-  .string()
+/**
+ * True for text that both databases store unchanged: PostgreSQL refuses NUL in text ("invalid byte
+ * sequence for encoding UTF8: 0x00") and an unpaired UTF-16 surrogate cannot be encoded as UTF-8 at
+ * all (it is silently replaced). Refusing both here keeps SQLite and PostgreSQL identical.
+ */
+export function isStorableText(s: string): boolean {
+  return !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+export const STORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired UTF-16 surrogates.';
+
+/**
+ * THE string type of every request schema (bodies, query strings, path parameters): a string that
+ * can be stored as given. Use it instead of z.string() everywhere a request is read; formats go on
+ * top of it (str().email(), str().url()) so that this check comes first and alone when it fails.
+ */
+export const str = (params?: Parameters<typeof z.string>[0]) => z.string(params).refine(isStorableText, { message: STORABLE_TEXT_MESSAGE, abort: true });
+
+/** A required query parameter: absent and empty both answer "This field is required.". */
+export const requiredStr = () => str({ error: 'This field is required.' }).min(1, 'This field is required.');
+
+const text = (max: number) => str().trim().min(1, 'This field may not be blank.').max(max, `Ensure this field has no more than ${max} characters.`);
+const httpUrl = str()
   .max(2048, 'Ensure this field has no more than 2048 characters.')
   .refine((s) => {
     try {
@@ -29,32 +49,32 @@ const httpUrl = z
     }
   }, 'Enter a valid URL.');
 
-export const uidParam = z.object({ uid: z.string() });
+export const uidParam = z.object({ uid: str() });
 
 export const createUserBody = z
   .object({
-    email: z.email({ error: 'Enter a valid email address.' }).max(254, 'Enter a valid email address.').nullish(),
+    email: str().email({ error: 'Enter a valid email address.' }).max(254, 'Enter a valid email address.').nullish(),
     user_external_id: text(255).nullish(),
   })
   .describe('Both fields are optional and unique per App.');
 
 export const userLookupQuery = z.object({
-  email: z.string().optional(),
-  user_external_id: z.string().optional(),
-  client_id: z.string().optional(),
+  email: str().optional(),
+  user_external_id: str().optional(),
+  client_id: str().optional(),
 });
 
 export const attribute = z.object({
-  trait_type: z.string().min(1, 'This field may not be blank.').max(255),
-  value: z.union([z.string().max(1024), z.number().finite()], { error: 'Must be a string or a number.' }),
-  display_type: z.string().max(64).nullish(),
+  trait_type: str().min(1, 'This field may not be blank.').max(255),
+  value: z.union([str().max(1024), z.number().finite()], { error: 'Must be a string or a number.' }),
+  display_type: str().max(64).nullish(),
 });
 
 const assetDataFields = {
   name: text(255),
   unique_name: z.boolean(),
   image_url: httpUrl,
-  description: z.string().max(10_000, 'Ensure this field has no more than 10000 characters.').nullish(),
+  description: str().max(10_000, 'Ensure this field has no more than 10000 characters.').nullish(),
   external_url: httpUrl.nullish(),
   attributes: z.array(attribute).max(100, 'Ensure this field has no more than 100 elements.').nullish(),
 };
@@ -69,19 +89,19 @@ export const createAssetBody = z.object({
 
 export const editAssetBody = z.object({ data: z.object(assetDataFields) });
 
-export const assetListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });
+export const assetListQuery = z.object({ user_uid: str().optional(), ...pageQuery });
 
 export const depositQuery = z.object({
-  user_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
-  collection_uid: z.string({ error: 'This field is required.' }).min(1, 'This field is required.'),
+  user_uid: requiredStr(),
+  collection_uid: requiredStr(),
 });
 
 export const transferBody = z.object({
   asset_uid: text(32),
   from_user_uid: text(32),
-  to_address: z.string().max(64, 'Enter a valid address: 0x followed by 40 hexadecimal characters.'),
+  to_address: str().max(64, 'Enter a valid address: 0x followed by 40 hexadecimal characters.'),
 });
 
 export const burnBody = z.object({ asset_uid: text(32), from_user_uid: text(32) });
 
-export const userListQuery = z.object({ user_uid: z.string().optional(), ...pageQuery });
+export const userListQuery = z.object({ user_uid: str().optional(), ...pageQuery });

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../util/private-dir.js';
 import { addBytes, catFile, FsBlockstore } from './unixfs.js';
 import type { CID } from 'multiformats/cid';
 
@@ -28,10 +29,10 @@ export class FileStore {
     const sha = crypto.createHash('sha256').update(bytes).digest('hex');
     const file = this.pathOf(sha);
     if (fs.existsSync(file)) return sha;
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR });
     // Temp file + rename: a reader never sees a half-written file under its final name.
     const tmp = `${file}.tmp-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
-    await fs.promises.writeFile(tmp, bytes, { flag: 'wx' });
+    await fs.promises.writeFile(tmp, bytes, { flag: 'wx', mode: PRIVATE_FILE });
     await fs.promises.rename(tmp, file);
     return sha;
   }

@@ -16,6 +16,7 @@ import { UnixFS } from 'ipfs-unixfs';
 // @ipld/dag-pb is installed as a dependency of ipfs-unixfs-importer (same major it encodes with).
 import * as dagPb from '@ipld/dag-pb';
 import { CID } from 'multiformats/cid';
+import { PRIVATE_DIR, PRIVATE_FILE } from '../util/private-dir.js';
 import * as raw from 'multiformats/codecs/raw';
 
 export const CHUNK_SIZE = 262_144;
@@ -103,10 +104,10 @@ export class FsBlockstore implements BlockSink {
   async put(cid: CID, bytes: Uint8Array): Promise<void> {
     const file = this.pathOf(cid);
     if (fs.existsSync(file)) return;
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR });
     // Temp file + rename: a crash mid-write leaves a stray temp file, never a truncated block under its name.
     const tmp = `${file}.tmp-${process.pid}-${crypto.randomBytes(6).toString('hex')}`;
-    await fs.promises.writeFile(tmp, bytes, { flag: 'wx' });
+    await fs.promises.writeFile(tmp, bytes, { flag: 'wx', mode: PRIVATE_FILE });
     await fs.promises.rename(tmp, file);
   }
 

@@ -52,9 +52,15 @@ export class ApiKeyResolver {
   private cache = new Map<string, ResolvedKey>();
   constructor(private readonly ctx: Ctx, private readonly ttlMs = 30_000) {}
 
-  async resolve(apiKey: string): Promise<ResolvedKey | null> {
+  /** The cached entry of a key, if fresh: no database access. */
+  cached(apiKey: string): ResolvedKey | null {
     const hit = this.cache.get(apiKey);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit;
+    return hit && Date.now() - hit.at < this.ttlMs ? hit : null;
+  }
+
+  async resolve(apiKey: string): Promise<ResolvedKey | null> {
+    const hit = this.cached(apiKey);
+    if (hit) return hit;
     const row = await this.ctx.db
       .selectFrom('api_keys')
       .innerJoin('apps', 'apps.uid', 'api_keys.app_uid')

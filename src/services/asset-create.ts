@@ -13,6 +13,7 @@ import { requestWallet, WALLET_JOB } from './wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
 import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JOB } from '../metadata/prepare.js';
 import type { EnqueueOptions } from '../jobs/queue.js';
+import { saveAnswers, type IdempotentWrite } from './idempotency.js';
 
 import { MINT_JOB } from '../jobs/kinds.js';
 
@@ -38,16 +39,17 @@ interface Request {
   environment: 'development' | 'production';
   p: AssetParams;
   uid: string;
+  idem?: IdempotentWrite;
   resolve(r: { uid: string }): void;
   reject(err: unknown): void;
 }
 
 type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError };
 
-export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams): Promise<{ uid: string }> {
+export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
   // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
   if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
-  return intakeOf(ctx).submit(appUid, environment, p);
+  return intakeOf(ctx).submit(appUid, environment, p, idem);
 }
 
 const intakes = new WeakMap<Ctx, AssetIntake>();
@@ -68,9 +70,9 @@ class AssetIntake {
 
   constructor(private readonly ctx: Ctx) {}
 
-  submit(appUid: string, environment: 'development' | 'production', p: AssetParams): Promise<{ uid: string }> {
+  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ appUid, environment, p, uid: newUid(), resolve, reject });
+      this.waiting.push({ appUid, environment, p, uid: newUid(), idem, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         setImmediate(() => void this.drain());
@@ -196,6 +198,8 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
   }
   await tx.insertInto('assets').values(rows).execute();
   await ctx.queue.enqueueMany(tx, jobs);
+  // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
+  await saveAnswers(tx, accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])));
   return outcomes as Outcome[];
 }
 

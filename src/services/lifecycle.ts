@@ -25,6 +25,7 @@ import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
 import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../metadata/prepare.js';
 import { MetadataError } from '../metadata/fetch-image.js';
+import { saveAnswer, type IdempotentWrite } from './idempotency.js';
 
 export const FORWARD_JOB = 'asset.forward';
 export const EDIT_JOB = 'asset.edit';
@@ -36,7 +37,7 @@ type TransferRow = Selectable<TransferTable>;
 type BurnRow = Selectable<BurnTable>;
 
 export function transferView(t: TransferRow) {
-  const v = { uid: t.uid, asset_uid: t.asset_uid, from_user_uid: t.from_user_uid, to_address: getAddress(t.to_address), created_at: t.created_at, status: t.status };
+  const v = { uid: t.uid, asset_uid: t.asset_uid, from_user_uid: t.from_user_uid, to_address: t.to_address.toLowerCase(), created_at: t.created_at, status: t.status };
   // A cancelled transfer says why (an extra trailing key; the documented keys keep their order).
   return t.status === 'cancelled' ? { ...v, reason: t.reason } : v;
 }
@@ -48,16 +49,16 @@ export function burnView(b: BurnRow) {
 
 // ------------------------------------------------------------------------------------ transfer, burn
 
-export async function createTransfer(ctx: Ctx, appUid: string, p: { asset_uid: string; from_user_uid: string; to_address: string }) {
+export async function createTransfer(ctx: Ctx, appUid: string, p: { asset_uid: string; from_user_uid: string; to_address: string }, idem?: IdempotentWrite) {
   const to = parseAddressField('to_address', p.to_address);
-  return startAction(ctx, appUid, 'transfer', p.asset_uid, p.from_user_uid, to);
+  return startAction(ctx, appUid, 'transfer', p.asset_uid, p.from_user_uid, to, idem);
 }
 
-export async function createBurn(ctx: Ctx, appUid: string, p: { asset_uid: string; from_user_uid: string }) {
-  return startAction(ctx, appUid, 'burn', p.asset_uid, p.from_user_uid, null);
+export async function createBurn(ctx: Ctx, appUid: string, p: { asset_uid: string; from_user_uid: string }, idem?: IdempotentWrite) {
+  return startAction(ctx, appUid, 'burn', p.asset_uid, p.from_user_uid, null, idem);
 }
 
-async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null): Promise<{ uid: string }> {
+async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null, idem: IdempotentWrite | undefined): Promise<{ uid: string }> {
   const uid = newUid();
   await ctx.db.transaction().execute(async (tx) => {
     const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
@@ -88,6 +89,7 @@ async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: s
       await tx.insertInto('burns').values({ uid, app_uid: appUid, asset_uid: assetUid, from_user_uid: fromUserUid, status: 'pending', reason: null, attempts: 0, created_at: t, updated_at: t }).execute();
     }
     await ctx.queue.enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
+    await saveAnswer(tx, idem, { uid });
   });
   ctx.queue.notify(FORWARD_JOB);
   return { uid };
@@ -256,7 +258,7 @@ interface PendingEdit {
   round: number;
 }
 
-export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: AssetData): Promise<null> {
+export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: AssetData, idem?: IdempotentWrite): Promise<null> {
   const info = await ctx.db
     .selectFrom('assets')
     .innerJoin('apps', 'apps.uid', 'assets.app_uid')
@@ -306,6 +308,7 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
       // The new unique name is reserved now (the unique index decides races); the rest applies when done.
       await tx.updateTable('assets').set({ is_editing: 1, pending_edit: JSON.stringify(edit), unique_name_key: edit.unique_name_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
       await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid });
+      await saveAnswer(tx, idem, null);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'unique_name_key')) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Ctx } from './context.js';
 import { keysetPage, pageOf, type PageRequest } from './pages.js';
 import { ApiError } from '../util/errors.js';
@@ -5,9 +6,13 @@ import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { isUniqueViolation } from '../store/db.js';
 import { userView } from './views.js';
+import { emailKey } from '../domain/email.js';
+import { saveAnswer, type IdempotentWrite } from './idempotency.js';
 
-export async function createUser(ctx: Ctx, appUid: string, input: { email?: string | null; user_external_id?: string | null }) {
+/** POST /user: email unique per App in any letter case (stored as given); external ids compare exactly. */
+export async function createUser(ctx: Ctx, appUid: string, input: { email?: string | null; user_external_id?: string | null }, idem?: IdempotentWrite) {
   const email = input.email ?? null;
+  const key = email === null ? null : emailKey(email);
   const ext = input.user_external_id ?? null;
   const uid = newUid();
   try {
@@ -16,10 +21,18 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
         .selectFrom('users')
         .select('uid')
         .where('app_uid', '=', appUid)
-        .where((eb) => eb.or([...(email !== null ? [eb('email', '=', email)] : []), ...(ext !== null ? [eb('user_external_id', '=', ext)] : []), eb.lit(false)]))
+        .where((eb) =>
+          eb.or([
+            // `email =` also finds users from before migration 008 whose case-variant email has no key
+            ...(email !== null ? [eb('email_key', '=', key), eb('email', '=', email)] : []),
+            ...(ext !== null ? [eb('user_external_id', '=', ext)] : []),
+            eb.lit(false),
+          ]),
+        )
         .executeTakeFirst();
       if (clash) throw userExists();
-      await tx.insertInto('users').values({ uid, app_uid: appUid, email, user_external_id: ext, wallet_address: null, wallet_created_at: null, created_at: nowIso() }).execute();
+      await tx.insertInto('users').values({ uid, app_uid: appUid, email, email_key: key, user_external_id: ext, wallet_address: null, wallet_created_at: null, created_at: nowIso() }).execute();
+      await saveAnswer(tx, idem, { uid });
     });
   } catch (err) {
     // Two concurrent creates with the same email: the unique index decides, with the same answer.
@@ -37,8 +50,22 @@ export async function getUser(ctx: Ctx, appUid: string, uid: string) {
   return userView(u, ctx.config);
 }
 
+/**
+ * GET /user?email= (case-insensitive) or ?user_external_id= (exact). Of users from before migration 008
+ * whose emails differ only by case, the one spelled exactly as asked wins, else the oldest (the one
+ * holding the key).
+ */
 export async function findUser(ctx: Ctx, appUid: string, by: 'email' | 'user_external_id', value: string) {
-  const u = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid).where(by, '=', value).executeTakeFirst();
+  const q = ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid);
+  const u =
+    by === 'email'
+      ? await q
+          .where((eb) => eb.or([eb('email_key', '=', emailKey(value)), eb('email', '=', value)]))
+          .orderBy(sql`case when email = ${value} then 0 else 1 end`)
+          .orderBy('created_at')
+          .limit(1)
+          .executeTakeFirst()
+      : await q.where('user_external_id', '=', value).executeTakeFirst();
   return u ? userView(u, ctx.config) : null;
 }
 

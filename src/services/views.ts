@@ -1,5 +1,4 @@
 // The API objects of API.md §4, built from rows. Key order is part of the contract.
-import { getAddress } from 'viem';
 import type { Selectable } from 'kysely';
 import type { Config } from '../config.js';
 import type { AssetTable, CollectionTable, UserTable } from '../store/schema.js';
@@ -8,10 +7,12 @@ type UserRow = Selectable<UserTable>;
 type CollectionRow = Selectable<CollectionTable>;
 type AssetRow = Selectable<AssetTable>;
 
-const checksum = (a: string | null): string | null => (a ? getAddress(a) : null);
+/** Addresses leave in lower-case hex (API.md §2), as the hosted service answers them. */
+export const lowerHex = (a: string | null): string | null => (a ? a.toLowerCase() : null);
 
+/** `chain` and `network` are the configured chain name exactly as given (API.md §2: "Amoy", never "amoy"). */
 export function network(config: Config) {
-  return { chain: config.chainName, network: config.chainName.toLowerCase(), chain_id: config.chainId };
+  return { chain: config.chainName, network: config.chainName, chain_id: config.chainId };
 }
 
 export function userView(u: UserRow, config: Config) {
@@ -22,7 +23,7 @@ export function userView(u: UserRow, config: Config) {
     email: u.email,
     user_external_id: u.user_external_id,
     wallets: u.wallet_address
-      ? [{ address: checksum(u.wallet_address), explorer_url: `${config.explorerUrl}/address/${checksum(u.wallet_address)}`, network: n.network, chain_id: n.chain_id }]
+      ? [{ address: lowerHex(u.wallet_address), explorer_url: `${config.explorerUrl}/address/${lowerHex(u.wallet_address)}`, network: n.network, chain_id: n.chain_id }]
       : [],
   };
 }
@@ -37,11 +38,11 @@ export function collectionView(c: CollectionRow, config: Config) {
     status: c.status === 'failed' ? 'deploying' : c.status,
     type: 'ERC721',
     editable_assets: c.editable === 1,
-    contract_address: deployed ? checksum(c.contract_address) : null,
+    contract_address: deployed ? lowerHex(c.contract_address) : null,
     symbol: c.symbol,
     description: c.description,
     external_url: c.external_url,
-    explorer_url: deployed && c.contract_address ? `${config.explorerUrl}/address/${checksum(c.contract_address)}` : null,
+    explorer_url: deployed && c.contract_address ? `${config.explorerUrl}/address/${lowerHex(c.contract_address)}` : null,
     chain: n.chain,
     network: n.network,
     chain_id: n.chain_id,
@@ -66,10 +67,10 @@ export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract
     is_transferable: minted && !burned && !transferring && a.owner_user_uid !== null,
     is_editing: a.is_editing === 1,
     mint_for_user_uid: a.mint_for_user_uid,
-    mint_for_address: checksum(a.mint_for_address),
+    mint_for_address: lowerHex(a.mint_for_address),
     owner_user_uid: minted ? a.owner_user_uid : null,
-    owner_address: minted ? checksum(a.owner_address) : null,
-    explorer_url: minted && c.contract_address ? `${config.explorerUrl}/token/${checksum(c.contract_address)}?a=${a.token_id}` : null,
+    owner_address: minted ? lowerHex(a.owner_address) : null,
+    explorer_url: minted && c.contract_address ? `${config.explorerUrl}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
     token_uri: minted ? a.token_uri : null,
     sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
     metadata: JSON.parse(a.metadata) as Record<string, unknown>,

@@ -8,8 +8,8 @@ import { userView } from './views.js';
 import { nowIso } from '../util/time.js';
 import { ApiError } from '../util/errors.js';
 import { requireUserRow } from './users.js';
-import { getAddress } from 'viem';
 import { sql } from 'kysely';
+import { network } from './views.js';
 
 export const WALLET_JOB = 'wallet.create';
 
@@ -61,11 +61,12 @@ export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, col
   const c = await ctx.db.selectFrom('collections').select('uid').where('uid', '=', collectionUid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!c) throw ApiError.notFound('Collection');
   const address = u.wallet_address ?? (await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid)));
-  const checksummed = getAddress(address);
+  const wallet = address.toLowerCase();
+  const n = network(ctx.config);
   return {
-    network: ctx.config.chainName.toLowerCase(),
-    chain_id: ctx.config.chainId,
-    wallet_address: checksummed,
-    qr_code_data: `ethereum:${checksummed}@${ctx.config.chainId}`,
+    network: n.network,
+    chain_id: n.chain_id,
+    wallet_address: wallet,
+    qr_code_data: `ethereum:${wallet}@${n.chain_id}`,
   };
 }

@@ -7,8 +7,9 @@ import { txReplacement } from './migrations/007_tx_replacement.js';
 import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 import { metadata } from './migrations/006_metadata.js';
-import { leanJobIndexes } from './migrations/008_lean_job_indexes.js';
-import { listIndexes } from './migrations/009_list_indexes.js';
+import { hardening } from './migrations/008_hardening.js';
+import { leanJobIndexes } from './migrations/009_lean_job_indexes.js';
+import { listIndexes } from './migrations/010_list_indexes.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -20,15 +21,21 @@ function migrations(store: Store): Record<string, Migration> {
     '005_rewards': rewards(store.dialect),
     '006_metadata': metadata(store.dialect),
     '007_tx_replacement': txReplacement(store.dialect),
-    '008_lean_job_indexes': leanJobIndexes(store.dialect),
-    '009_list_indexes': listIndexes(store.dialect),
+    '008_hardening': hardening(store.dialect),
+    '009_lean_job_indexes': leanJobIndexes(store.dialect),
+    '010_list_indexes': listIndexes(store.dialect),
   };
 }
 
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  return migrateTo(store, null);
+}
+
+/** Migrates up (or down) to the named migration; null = the latest. Tests use it to build old databases. */
+export async function migrateTo(store: Store, target: string | null): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(store) };
   const migrator = new Migrator({ db: store.db, provider });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

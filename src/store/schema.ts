@@ -22,7 +22,8 @@ export interface ApiKeyTable {
 export interface UserTable {
   uid: string;
   app_uid: string;
-  email: string | null;
+  email: string | null; // as given
+  email_key: Generated<string | null>; // lower-cased email, unique per App (migration 008); null without email
   user_external_id: string | null;
   wallet_address: string | null; // lower-case hex
   wallet_created_at: string | null;
@@ -190,6 +191,25 @@ export interface Database {
   allocations: AllocationTable;
   claims: ClaimTable;
   reward_balances: RewardBalanceTable;
+  rate_limits: RateLimitTable;
+  idempotency_keys: IdempotencyKeyTable;
+}
+
+// Migration 008. A fixed-window counter per bucket (`key:<api key>`, `ip:<address>`).
+export interface RateLimitTable {
+  bucket: string;
+  window_start: number; // window number: epoch ms / window length
+  hits: number;
+}
+
+// The stored first answer to a request with an Idempotency-Key, per App. Times are epoch ms.
+export interface IdempotencyKeyTable {
+  app_uid: string;
+  idem_key: string;
+  fingerprint: string; // sha256 of method, path and body
+  status_code: number;
+  response: string; // the JSON body sent
+  created_at_ms: number;
 }
 
 // Webhooks (migration 002). Times are epoch ms.

@@ -44,17 +44,23 @@ export function deadlineFor(eventTimeMs: number): number {
 }
 
 /**
- * `Retry-After` in ms from `nowMs`: delta-seconds or an HTTP-date; null when absent or malformed.
- * Past dates give 0.
+ * The longest a receiver's `Retry-After` can hold an event back: the steady retry interval. A receiver
+ * answering `Retry-After: 86400` (or a date next year) would otherwise park the event until it expires.
+ */
+export const MAX_RETRY_AFTER_MS = 1 * HOUR;
+
+/**
+ * `Retry-After` in ms from `nowMs`: delta-seconds or an HTTP-date, at most MAX_RETRY_AFTER_MS; null when
+ * absent or malformed. Past dates give 0.
  */
 export function parseRetryAfter(value: string | undefined | null, nowMs: number): number | null {
   if (value == null) return null;
   const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * SECOND;
+  if (/^\d+$/.test(v)) return Math.min(Number(v) * SECOND, MAX_RETRY_AFTER_MS);
   if (!/[a-z]/i.test(v)) return null; // "1.5", "-3": not delta-seconds, and not a date either
   const t = Date.parse(v);
   if (Number.isNaN(t)) return null;
-  return Math.max(0, t - nowMs);
+  return Math.min(Math.max(0, t - nowMs), MAX_RETRY_AFTER_MS);
 }
 
 /**

@@ -63,11 +63,25 @@ export function signatureHeaders(secrets: readonly string[], id: string, timesta
   };
 }
 
+/** How far a signed timestamp may be from the receiver's clock (as Standard Webhooks' libraries allow). */
+export const TIMESTAMP_TOLERANCE_S = 5 * 60;
+
 /**
  * Receiver side of our scheme (used by the tests and documented for receivers): true when one entry
- * of the header was made by `secret` for this id, timestamp and body.
+ * of the header was made by `secret` for this id, timestamp and body, and the timestamp is within
+ * `toleranceSeconds` of `nowSeconds` (default: now, 5 minutes), so a captured request cannot be
+ * replayed later.
  */
-export function verifyOurSignature(header: string, secret: string, id: string, timestampSeconds: number, body: string | Buffer): boolean {
+export function verifyOurSignature(
+  header: string,
+  secret: string,
+  id: string,
+  timestampSeconds: number,
+  body: string | Buffer,
+  opts: { nowSeconds?: number; toleranceSeconds?: number } = {},
+): boolean {
+  const now = opts.nowSeconds ?? Date.now() / 1000;
+  if (!Number.isFinite(timestampSeconds) || Math.abs(now - timestampSeconds) > (opts.toleranceSeconds ?? TIMESTAMP_TOLERANCE_S)) return false;
   const expected = hmac(secret, id, timestampSeconds, body);
   const kid = keyId(secret);
   for (const entry of header.trim().split(/\s+/)) {

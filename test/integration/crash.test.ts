@@ -121,7 +121,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
         await Promise.all(
           minted.slice(k, k + 100).map(async (a, j) => {
             assert.equal(mints.get(BigInt(a.token_id)), 1, `token ${a.token_id} minted exactly once`);
-            const owner = await rpc.readContract({ address: coll.contract_address, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] });
+            const owner = (await rpc.readContract({ address: coll.contract_address, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] })).toLowerCase();
             assert.equal(owner, wallets.get(assets[k + j].user));
             assert.equal(a.owner_address, owner);
           }),

@@ -42,13 +42,15 @@ describe('job retry backoff', () => {
 
 describe('addresses from requests', () => {
   const good = '0x52908400098527886E0F7030069857D2E4169EE7'; // EIP-55 test vector
-  it('accepts lower case, upper case and valid checksums, returning lower case', () => {
+  it('accepts any letter case (API.md §2), returning lower case', () => {
     assert.deepEqual(checkAddress(good), { ok: true, address: good.toLowerCase() });
     assert.deepEqual(checkAddress(good.toLowerCase()), { ok: true, address: good.toLowerCase() });
     assert.deepEqual(checkAddress('0x' + good.slice(2).toUpperCase()), { ok: true, address: good.toLowerCase() });
+    // mixed case that is not the EIP-55 checksum: the same address all the same
+    assert.deepEqual(checkAddress(good.replace('E0F', 'e0F')), { ok: true, address: good.toLowerCase() });
+    assert.deepEqual(checkAddress('0X' + good.slice(2)), { ok: true, address: good.toLowerCase() });
   });
-  it('refuses a wrong checksum, bad length or characters, and the zero address', () => {
-    assert.match((checkAddress(good.replace('E0F', 'e0F')) as { message: string }).message, /checksum/);
+  it('refuses a bad length or characters, and the zero address', () => {
     assert.equal(checkAddress('0x1234').ok, false);
     assert.equal(checkAddress(good.slice(2)).ok, false);
     assert.equal(checkAddress('0x' + 'g'.repeat(40)).ok, false);

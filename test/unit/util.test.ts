@@ -68,6 +68,17 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ MASTER_KEY: 'short' }), /MASTER_KEY/);
     assert.throws(() => loadConfig({ CHAIN_ID: '-1' }), /CHAIN_ID/);
   });
+  it('rate limits: RATE_LIMIT per API key (default 6000, 0 = off), failed authentications per address, trusted proxies', () => {
+    const d = loadConfig({});
+    assert.equal(d.rateLimit, 6000);
+    assert.equal(d.authFailureLimit, 100);
+    assert.deepEqual(d.trustProxy, [], 'X-Forwarded-For is believed from nobody by default');
+    assert.equal(loadConfig({ RATE_LIMIT: '0' }).rateLimit, 0);
+    assert.equal(loadConfig({ RATE_LIMIT_AUTH_FAILURES: '0' }).authFailureLimit, 0);
+    for (const bad of ['-1', '1.5', 'lots']) assert.throws(() => loadConfig({ RATE_LIMIT: bad }), /RATE_LIMIT/);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback,::1,fd00::/8' }).trustProxy, ['10.0.0.1', '192.168.0.0/16', 'loopback', '::1', 'fd00::/8']);
+    for (const bad of ['true', '*', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '1']) assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad);
+  });
   it('treats empty values as unset and strips a trailing slash of PUBLIC_URL', () => {
     assert.equal(loadConfig({ PORT: '' }).port, 8080);
     assert.equal(loadConfig({ PUBLIC_URL: 'https://mint.example.com/' }).publicUrl, 'https://mint.example.com');

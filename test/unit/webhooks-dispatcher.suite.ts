@@ -135,7 +135,7 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
         assert.equal(s.headers['x-webhook-attempt'], String(i + 1));
         assert.equal(JSON.parse(s.body).attempt, i + 1);
         assert.equal(s.headers['webhook-timestamp'], String(Math.floor(s.at / 1000)));
-        assert.ok(verifyOurSignature(s.headers['x-webook-signature'], secret, id, Number(s.headers['webhook-timestamp']), s.body));
+        assert.ok(verifyOurSignature(s.headers['x-webook-signature'], secret, id, Number(s.headers['webhook-timestamp']), s.body, { nowSeconds: s.at / 1000 }));
       });
       // The first attempt is at (about) real time, so the library's 5-minute tolerance accepts it.
       new Webhook(secret).verify(sent[0].body, sent[0].headers);
@@ -266,17 +266,17 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       assert.equal(resend.headers['x-webhook-attempt'], '2');
       assert.equal(resend.headers['webhook-id'], id);
       const ts = Number(resend.headers['webhook-timestamp']);
-      assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], newSecret, id, ts, resend.body));
-      assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], oldSecret, id, ts, resend.body), 'the old secret still signs during the rotation');
+      assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], newSecret, id, ts, resend.body, { nowSeconds: resend.at / 1000 }));
+      assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], oldSecret, id, ts, resend.body, { nowSeconds: resend.at / 1000 }), 'the old secret still signs during the rotation');
       assert.equal(resend.headers['webhook-signature'].split(' ').length, 2);
-      assert.equal(verifyOurSignature(sent[0].headers['x-webook-signature'], newSecret, id, Number(sent[0].headers['webhook-timestamp']), sent[0].body), false);
+      assert.equal(verifyOurSignature(sent[0].headers['x-webook-signature'], newSecret, id, Number(sent[0].headers['webhook-timestamp']), sent[0].body, { nowSeconds: sent[0].at / 1000 }), false);
       // Once the grace period is over, only the new secret signs.
       const later = (await ctx.db.selectFrom('webhook_endpoints').select('previous_valid_until').where('app_uid', '=', app).executeTakeFirstOrThrow()).previous_valid_until!;
       const again = await emit(app);
       clock = Math.max(later, (await delivery(again)).next_attempt_at!);
       await d.runOnce();
       assert.equal(sent[2].headers['webhook-signature'].split(' ').length, 1);
-      assert.ok(verifyOurSignature(sent[2].headers['x-webook-signature'], newSecret, again, Number(sent[2].headers['webhook-timestamp']), sent[2].body));
+      assert.ok(verifyOurSignature(sent[2].headers['x-webook-signature'], newSecret, again, Number(sent[2].headers['webhook-timestamp']), sent[2].body, { nowSeconds: sent[2].at / 1000 }));
     });
 
     it('delivers events emitted after the webhook is set, filtered by type; redelivery can send older ones', async () => {

@@ -157,5 +157,11 @@ describe('webhook retry schedule', () => {
     assert.equal(parseRetryAfter('soon', now), null);
     assert.equal(parseRetryAfter('1.5', now), null);
     assert.equal(parseRetryAfter('-3', now), null);
+    // Never more than an hour: a receiver cannot park an event until it expires.
+    assert.equal(parseRetryAfter('3600', now), HOUR);
+    assert.equal(parseRetryAfter('86400', now), HOUR);
+    assert.equal(parseRetryAfter('99999999999999999999', now), HOUR);
+    assert.equal(parseRetryAfter('Mon, 26 Feb 2024 15:00:00 GMT', now), HOUR);
+    assert.equal(parseRetryAfter('Tue, 26 Feb 2030 13:00:00 GMT', now), HOUR);
   });
 });

@@ -75,6 +75,23 @@ describe('webhook signatures', () => {
     assert.equal(verifyOurSignature(ours, secret, 'other', ts, body), false);
   });
 
+  it('our receiver helper refuses a timestamp more than 5 minutes from its clock (replays of captured requests)', () => {
+    const secret = newWebhookSecret();
+    const t = Date.now();
+    const ts = Math.floor(t / 1000);
+    const { body, headers } = buildRequest(event, 1, t, [secret]);
+    const ours = headers['x-webook-signature'];
+    assert.ok(verifyOurSignature(ours, secret, event.id, ts, body, { nowSeconds: ts + 300 }));
+    assert.ok(verifyOurSignature(ours, secret, event.id, ts, body, { nowSeconds: ts - 300 }), 'a receiver clock behind ours');
+    assert.equal(verifyOurSignature(ours, secret, event.id, ts, body, { nowSeconds: ts + 301 }), false);
+    assert.equal(verifyOurSignature(ours, secret, event.id, ts, body, { nowSeconds: ts - 301 }), false);
+    assert.equal(verifyOurSignature(ours, secret, event.id, ts, body, { nowSeconds: ts + 3600, toleranceSeconds: 3600 }), true);
+    assert.equal(verifyOurSignature(ours, secret, event.id, NaN, body), false);
+    // The default is the real clock: a request signed an hour ago is refused even with a valid HMAC.
+    const old = buildRequest(event, 1, t - 3600_000, [secret]);
+    assert.equal(verifyOurSignature(old.headers['x-webook-signature'], secret, event.id, ts - 3600, old.body), false);
+  });
+
   it('during a rotation carry both signatures, each verifiable on its own', () => {
     const fresh = newWebhookSecret();
     const old = newWebhookSecret();

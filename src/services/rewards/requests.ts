@@ -9,6 +9,7 @@ import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/a
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
 import { createWalletNow } from '../wallets.js';
 import { parseAddressField } from '../../domain/address.js';
+import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
 import { REWARD_DEPLOY_JOB, ALLOCATE_JOB, CLAIM_JOB, WITHDRAW_JOB, rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
 
@@ -117,7 +118,7 @@ export interface AllocationRequest {
  * (and guarded by a unique index), the budget is reduced, the user's wallet is created if needed, the
  * allocation, its ledger entry and its job are written. A refused request changes nothing.
  */
-export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest): Promise<{ uid: string }> {
+export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   if (req.amount <= 0n) throw new Error('allocate: amount must be positive');
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const nonce = String(req.nonce);
@@ -158,6 +159,7 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest)
       ledger.allocated += req.amount;
       await writeLedger(tx, reward.uid, user.uid, ledger);
       await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
+      await saveAnswer(tx, idem, { uid });
     });
   } catch (err) {
     if (isUniqueViolation(err, 'nonce')) throw duplicateNonce();
@@ -192,7 +194,7 @@ export interface ClaimRequest {
  * unclaimed balance at that time). The reward row is share-locked so that a withdrawal requested
  * concurrently either sees this claim (and waits for it) or is seen by it (and the claim is refused).
  */
-export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest): Promise<{ uid: string }> {
+export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   const to = parseAddressField('to_address', req.to_address);
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const uid = newUid();
@@ -208,6 +210,7 @@ export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest):
       .values({ uid, app_uid: appUid, reward_uid: reward.uid, from_user_uid: user.uid, to_address: to, amount: null, status: 'pending', error: null, tx_id: null, rounds: 0, created_at: t, updated_at: t })
       .execute();
     await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
+    await saveAnswer(tx, idem, { uid });
   });
   ctx.queue.notify(CLAIM_JOB);
   return { uid };

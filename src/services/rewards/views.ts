@@ -1,17 +1,14 @@
 // The Reward, Balance, Allocation and Claim objects of API.md §4, built from rows. Key order is part of
 // the contract. Amounts leave as JSON numbers made from the exact decimal (see domain/amounts.ts).
-import { getAddress } from 'viem';
 import type { Selectable } from 'kysely';
 import type { Config } from '../../config.js';
 import type { AllocationTable, ClaimTable, RewardTable } from '../../store/schema.js';
 import { formatUnits, unitsFromDb, unitsToNumber } from '../../domain/amounts.js';
-import { network } from '../views.js';
+import { lowerHex, network } from '../views.js';
 
 export type RewardRow = Selectable<RewardTable>;
 export type AllocationRow = Selectable<AllocationTable>;
 export type ClaimRow = Selectable<ClaimTable>;
-
-const checksum = (a: string | null): string | null => (a ? getAddress(a) : null);
 
 export function rewardView(r: RewardRow, config: Config) {
   const n = network(config);
@@ -23,10 +20,10 @@ export function rewardView(r: RewardRow, config: Config) {
     token_type: 'ERC20',
     token_name: r.token_name,
     created_at: r.created_at,
-    contract_address: deployed ? checksum(r.contract_address) : null,
-    withdraw_receiver: checksum(r.withdraw_receiver),
+    contract_address: deployed ? lowerHex(r.contract_address) : null,
+    withdraw_receiver: lowerHex(r.withdraw_receiver),
     description: r.description,
-    explorer_url: deployed ? `${config.explorerUrl}/address/${checksum(r.contract_address)}` : null,
+    explorer_url: deployed ? `${config.explorerUrl}/address/${lowerHex(r.contract_address)}` : null,
     chain: n.chain,
     network: n.network,
     chain_id: n.chain_id,
@@ -68,7 +65,7 @@ export function claimView(c: ClaimRow) {
     uid: c.uid,
     reward_uid: c.reward_uid,
     from_user_uid: c.from_user_uid,
-    to_address: checksum(c.to_address),
+    to_address: lowerHex(c.to_address),
     amount: unitsToNumber(unitsFromDb(c.amount)), // what was claimed: 0 until done
     created_at: c.created_at,
     status: c.status, // pending | done; failed only when the chain refused it for good (with `reason`)

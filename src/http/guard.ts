@@ -1,0 +1,73 @@
+// What runs before any /v1 route (and before "Not Found"): authentication and rate limits.
+//
+// - Requests per minute per API key (RATE_LIMIT): counted after authentication, decided in memory
+//   (src/services/rate-limits.ts), so an App over its limit costs nothing and never slows another.
+// - Failed authentications per minute per client address (RATE_LIMIT_AUTH_FAILURES). Once an address is
+//   over it, its requests are refused before their credentials are even looked at, unless they are
+//   credentials this process has verified already (a working client behind the same address keeps
+//   working). The address is the socket's peer; X-Forwarded-For counts only from TRUST_PROXY proxies.
+// Every answer carries x-ratelimit-limit / -remaining / -reset (Unix seconds): the API key's budget,
+// or for a request that did not authenticate, the address's budget of failures.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyResolver } from '../services/apps.js';
+import type { Usage, WindowCounters } from '../services/rate-limits.js';
+import { ApiError } from '../util/errors.js';
+import { knownGood, readCredentials, verifyCredentials, type Credentials } from './auth.js';
+
+export interface Limits {
+  /** Requests per minute per API key; 0 = none. */
+  perKey: number;
+  /** Failed authentications per minute per client address; 0 = none. */
+  authFailures: number;
+}
+
+function budgetHeaders(reply: FastifyReply, limit: number, u: Usage): void {
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - u.used)));
+  reply.header('x-ratelimit-reset', String(Math.ceil(u.resetAt)));
+}
+
+function tooMany(reply: FastifyReply, u: Usage, message: string): ApiError {
+  reply.header('retry-after', String(Math.max(1, Math.ceil(u.resetAt - Date.now() / 1000))));
+  return ApiError.client(429, 'rate_limited', message);
+}
+
+export function apiGuard(resolver: ApiKeyResolver, counters: WindowCounters | null, limits: Limits) {
+  const perKey = counters ? limits.perKey : 0;
+  const authFailures = counters ? limits.authFailures : 0;
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const address = `ip:${req.ip}`;
+    let app;
+    try {
+      let creds: Credentials | null = null;
+      let missing: unknown = null;
+      try {
+        creds = readCredentials(req);
+      } catch (err) {
+        missing = err;
+      }
+      if (authFailures > 0) {
+        const u = counters!.usage(address);
+        if (u.used >= authFailures && !(creds && knownGood(resolver, creds))) {
+          budgetHeaders(reply, authFailures, u);
+          throw tooMany(reply, u, 'Too many failed authentication attempts from this address: try again later.');
+        }
+      }
+      if (!creds) throw missing;
+      app = { creds, key: await verifyCredentials(resolver, creds) };
+    } catch (err) {
+      if (authFailures > 0 && err instanceof ApiError && err.status === 401) {
+        counters!.hit(address);
+        budgetHeaders(reply, authFailures, counters!.usage(address));
+      }
+      throw err;
+    }
+    if (perKey > 0) {
+      const u = counters!.take(`key:${app.creds.apiKey}`, perKey);
+      budgetHeaders(reply, perKey, u);
+      if (!u.allowed) throw tooMany(reply, u, `Rate limit exceeded: ${perKey} requests per minute for this API key.`);
+    }
+    req.appUid = app.key.appUid;
+    req.appEnvironment = app.key.environment;
+  };
+}

@@ -1,0 +1,3 @@
+import { fuzzSuite } from './fuzz-suite.js';
+
+fuzzSuite('postgres');

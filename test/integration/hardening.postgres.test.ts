@@ -1,0 +1,3 @@
+import { hardeningSuite } from './hardening-suite.js';
+
+hardeningSuite('postgres');
