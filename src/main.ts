@@ -18,20 +18,45 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config);
-  let service: Service;
+  let service: Service | null = null;
   let workers: WorkersThread | null = null;
+  let stopping = false;
+  let requested: string | null = null; // a stop asked for while starting: carried out once started
+  const shutdown = async (reason: string, code = 0) => {
+    if (!service) return void (requested ??= reason);
+    if (stopping) return;
+    stopping = true;
+    log.info({ reason }, 'shutting down');
+    await workers?.stop();
+    await service.stop();
+    log.info('stopped');
+    process.exit(code);
+  };
+  // From the very start: a signal during start-up must not kill the process before it can stop the
+  // embedded chain it started.
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // `npm start` passes SIGTERM and SIGINT on (the script execs node), but a supervisor may also kill
+  // whatever started us without a word: a parent that is gone stops the service as SIGTERM would, so
+  // nothing is left holding the ports.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown('parent exited');
+  }, 500).unref();
+
   try {
     if (config.runApi && config.runWorkers && config.workerThread) {
       let thread: WorkersThread | null = null;
-      service = await startService({ ...config, runWorkers: false }, log, { workers: () => thread?.status() ?? { thread: true, running: false } });
-      const rpc = service.chain ? { embeddedRpcUrl: service.rpcUrl } : {};
+      const api = await startService({ ...config, runWorkers: false }, log, { workers: () => thread?.status() ?? { thread: true, running: false } });
+      const rpc = api.chain ? { embeddedRpcUrl: api.rpcUrl } : {};
       thread = new WorkersThread({ config: { ...config, ...rpc, runApi: false, demoApp: false }, log });
       workers = thread;
-      service.ctx.queue.forwardNotifications((kind) => thread!.wake(kind));
+      api.ctx.queue.forwardNotifications((kind) => thread!.wake(kind));
       await thread.start().catch(async (err) => {
-        await service.stop();
+        await api.stop();
         throw err;
       });
+      service = api;
     } else {
       service = await startService(config, log);
     }
@@ -39,23 +64,12 @@ async function main(): Promise<void> {
     log.fatal({ err: (err as Error).message }, 'mintworks failed to start');
     process.exit(1);
   }
-  let stopping = false;
-  const shutdown = async (signal: string, code = 0) => {
+  service.onFatal((err) => {
     if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    await workers?.stop();
-    await service.stop();
-    log.info('stopped');
-    process.exit(code);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  service.chain?.onExit((code, signal) => {
-    if (stopping) return;
-    log.fatal({ code, signal }, 'the embedded chain exited unexpectedly; stopping');
-    void shutdown('chain-exit', 1);
+    log.fatal({ err: err.message }, 'mintworks cannot go on; stopping');
+    void shutdown('fatal', 1);
   });
+  if (requested) await shutdown(requested);
 }
 
 void main();

@@ -39,7 +39,10 @@ export interface Service {
   /** The chain's JSON-RPC URL (the embedded chain's, or CHAIN_RPC_URL). */
   rpcUrl: string;
   http: FastifyInstance | null;
+  /** The embedded chain (replaced when it is restarted after dying), or null with CHAIN_RPC_URL. */
   chain: EmbeddedChain | null;
+  /** Called when the service cannot go on (the embedded chain died and cannot be restarted). */
+  onFatal(cb: (err: Error) => void): void;
   indexer: ChainIndexer | null;
   stop(): Promise<void>;
 }
@@ -98,7 +101,10 @@ export interface StartOptions {
 export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
   const started = Date.now();
   const cleanups: (() => Promise<void>)[] = [];
+  let stopped = false;
+  const fatalListeners: ((err: Error) => void)[] = [];
   const stop = async () => {
+    stopped = true;
     for (const c of cleanups.reverse()) await c().catch((err) => log.error({ err }, 'shutdown step failed'));
     cleanups.length = 0;
   };
@@ -109,15 +115,40 @@ export async function startService(config: Config, log: Logger = createLogger(co
 
     // The chain: a real JSON-RPC endpoint, or anvil started here.
     let chain: EmbeddedChain | null = null;
+    let chainRestarting = false;
+    let service: Service | null = null;
     let rpcUrl: string;
     if (config.chainRpcUrl) {
       rpcUrl = config.chainRpcUrl;
     } else if (config.embeddedRpcUrl) {
       rpcUrl = config.embeddedRpcUrl; // the worker process: its parent runs the embedded chain
     } else {
-      chain = await startEmbeddedChain({ dataDir: config.dataDir, port: config.anvilPort, chainId: config.chainId, logger: log.child({ component: 'anvil' }) });
-      cleanups.push(() => chain!.stop());
+      const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: config.chainId, logger: log.child({ component: 'anvil' }) };
+      chain = await startEmbeddedChain(chainOptions);
+      cleanups.push(() => chain!.stop()); // whichever chain runs then
       rpcUrl = chain.rpcUrl;
+      // A chain that dies is started again on its saved state (the same URL, so nothing else changes);
+      // what the restart rewound is found by the tracker's reconciliation and sent again.
+      const supervise = (c: EmbeddedChain) =>
+        c.onExit(async () => {
+          chainRestarting = true;
+          for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
+            await new Promise((r) => setTimeout(r, 500 * attempt));
+            if (stopped) return;
+            try {
+              chain = await startEmbeddedChain(chainOptions);
+              if (service) service.chain = chain;
+              supervise(chain);
+              chainRestarting = false;
+              log.warn({ attempt }, 'the embedded chain was restarted');
+              return;
+            } catch (err) {
+              log.error({ err: (err as Error).message, attempt }, 'restarting the embedded chain failed');
+            }
+          }
+          if (!stopped) for (const cb of fatalListeners) cb(new Error('the embedded chain died and could not be restarted'));
+        });
+      supervise(chain);
     }
     const client = createPublicClient({
       chain: defineChain({ id: config.chainId, name: config.chainName, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }),
@@ -195,8 +226,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
           const [block, relayers] = await Promise.all([client.getBlockNumber().catch(() => null), sender.relayerStatus(), ping(core.store.db)]);
           const low = relayers.filter((r) => r.low);
           return {
-            ready: block !== null,
-            status: block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
+            ready: block !== null && !chainRestarting,
+            status: chainRestarting ? 'chain restarting' : block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
             relayers,
             store: core.store.dialect,
             chain: { chain_id: config.chainId, name: config.chainName, block: block === null ? null : Number(block), embedded: chain !== null },
@@ -214,7 +245,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
       if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
     }
     log.info({ url, store: core.store.describe, chainId: config.chainId, rpc: chain ? 'embedded anvil' : rpcUrl, ms: Date.now() - started }, 'mintworks ready');
-    return { ctx, url, rpcUrl, http: httpServer, chain, indexer, stop };
+    service = { ctx, url, rpcUrl, http: httpServer, chain, indexer, stop, onFatal: (cb) => void fatalListeners.push(cb) };
+    return service;
   } catch (err) {
     await stop();
     throw err;

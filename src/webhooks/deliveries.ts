@@ -131,9 +131,14 @@ export async function getDelivery(ctx: Ctx, appUid: string, eventId: string): Pr
 
 /** The attempt log, newest first: of one event, or of the whole App. */
 export async function listAttempts(ctx: Ctx, appUid: string, opts: { eventId?: string; limit?: number } = {}): Promise<AttemptView[]> {
-  let q = ctx.db.selectFrom('webhook_attempts').selectAll().where('app_uid', '=', appUid);
-  if (opts.eventId) q = q.where('event_id', '=', opts.eventId);
-  const rows = await q.orderBy('id', 'desc').limit(clampLimit(opts.limit)).execute();
+  const limit = clampLimit(opts.limit);
+  if (opts.eventId) {
+    // One event's attempts are few: read them by event and sort here. With `ORDER BY id LIMIT` a
+    // planner may walk the App's whole attempt log by id instead, looking for this event.
+    const rows = await ctx.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', opts.eventId).where('app_uid', '=', appUid).execute();
+    return rows.sort((a, b) => b.id - a.id).slice(0, limit).map(attemptView);
+  }
+  const rows = await ctx.db.selectFrom('webhook_attempts').selectAll().where('app_uid', '=', appUid).orderBy('id', 'desc').limit(limit).execute();
   return rows.map(attemptView);
 }
 
