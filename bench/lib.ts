@@ -38,6 +38,7 @@ export async function prepareServiceEnv(db: DbKind, extraEnv: Record<string, str
     ANVIL_PORT: String(await freePort()),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    RATE_LIMIT: '0', // one API key drives all the load: the per-key limit would cap the bench, not the service
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...extraEnv,
   };

@@ -1,6 +1,6 @@
 // Management API [ours] (API.md §7): not reachable with an App's key; the operator token is required.
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { pageQuery, sendPage } from './paging.js';
+import { sendPage } from './paging.js';
 import { listUsersOfApp } from '../services/users.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -12,7 +12,7 @@ import { createCollection } from '../services/collections.js';
 import { collectionView } from '../services/views.js';
 import { adminWebhookRoutes } from './admin-webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
-import { str } from './schemas.js';
+import { pageQuery, str } from './schemas.js';
 import { notFound } from './envelope.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;

@@ -1,13 +1,7 @@
 // Paged lists over HTTP: `limit` and `cursor` query parameters, the page's entries as the plain array
 // the SDKs expect, and `Link: <…>; rel="next"` when another page follows (RFC 8288).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
-import { MAX_PAGE_SIZE, type Page } from '../services/pages.js';
-
-export const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Entries per page (default and most: ${MAX_PAGE_SIZE}).`),
-  cursor: z.string().max(200).optional().describe('From the `Link: <…>; rel="next"` header of the previous page.'),
-};
+import type { Page } from '../services/pages.js';
 
 /** Sets the Link header of the next page (an absolute URL under `publicUrl`) and returns the entries. */
 export function sendPage<T>(req: FastifyRequest, reply: FastifyReply, publicUrl: string, page: Page<T>): T[] {

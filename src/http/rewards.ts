@@ -4,7 +4,7 @@
 // Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
 // and /reward/claim win over /reward/{uid} whatever the registration order.
 import type { FastifyInstance } from 'fastify';
-import { pageQuery, sendPage } from './paging.js';
+import { sendPage } from './paging.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
@@ -12,7 +12,7 @@ import { ApiError } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import { AmountError, parseAmount } from '../domain/amounts.js';
 import { getApp } from '../services/apps.js';
-import { requiredStr, str } from './schemas.js';
+import { pageQuery, requiredStr, str } from './schemas.js';
 import {
   allocate,
   createReward,

@@ -1,7 +1,7 @@
 // Request schemas of the public API. They validate requests and generate /openapi.json, so the
 // documentation cannot drift from what is enforced.
 import { z } from 'zod';
-import { pageQuery } from './paging.js';
+import { MAX_PAGE_SIZE } from '../services/pages.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.
 z.config({
@@ -33,6 +33,12 @@ export const STORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaire
  * top of it (str().email(), str().url()) so that this check comes first and alone when it fails.
  */
 export const str = (params?: Parameters<typeof z.string>[0]) => z.string(params).refine(isStorableText, { message: STORABLE_TEXT_MESSAGE, abort: true });
+
+/** `limit` and `cursor` of the paged lists (see paging.ts). */
+export const pageQuery = {
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().describe(`Entries per page (default and most: ${MAX_PAGE_SIZE}).`),
+  cursor: str().max(200).optional().describe('From the `Link: <…>; rel="next"` header of the previous page.'),
+};
 
 /** A required query parameter: absent and empty both answer "This field is required.". */
 export const requiredStr = () => str({ error: 'This field is required.' }).min(1, 'This field is required.');
