@@ -297,7 +297,7 @@ export async function outboundRequest(url: string, opts: OutboundRequestOptions)
     let headers = { ...(opts.headers ?? {}) };
     for (let hop = 0; ; hop++) {
       const u = checkUrlShape(current, opts.policy);
-      const res = await requestOnce(u, current, method, headers, body, opts, controller.signal);
+      const res = await requestOnce({ u, href: current, method, headers, body, opts, signal: controller.signal });
       const location = res.headers.location;
       if (!REDIRECTS.has(res.status) || !location || hop >= opts.maxRedirects) return res;
       const next = new URL(location, u);
@@ -321,33 +321,28 @@ function dropHeaders(h: Record<string, string>, names: string[]): Record<string,
   return Object.fromEntries(Object.entries(h).filter(([k]) => !names.includes(k.toLowerCase())));
 }
 
-async function requestOnce(
-  u: URL,
-  href: string,
-  method: string,
-  headers: Record<string, string>,
-  body: string | Buffer | undefined,
-  opts: OutboundRequestOptions,
-  signal: AbortSignal,
-): Promise<OutboundResponse> {
+/** One request of a (possibly redirected) exchange. */
+interface Hop {
+  u: URL;
+  href: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string | Buffer | undefined;
+  opts: OutboundRequestOptions;
+  signal: AbortSignal;
+}
+
+async function requestOnce(hop: Hop): Promise<OutboundResponse> {
   try {
-    return await requestOnSocket(u, href, method, headers, body, opts, signal);
+    return await requestOnSocket(hop);
   } catch (err) {
     // A pooled socket the receiver closed meanwhile: nothing reached it, so send once more on a new one.
-    if (!(err as { reusedSocket?: boolean }).reusedSocket || signal.aborted) throw err;
-    return requestOnSocket(u, href, method, headers, body, opts, signal);
+    if (!(err as { reusedSocket?: boolean }).reusedSocket || hop.signal.aborted) throw err;
+    return requestOnSocket(hop);
   }
 }
 
-function requestOnSocket(
-  u: URL,
-  href: string,
-  method: string,
-  headers: Record<string, string>,
-  body: string | Buffer | undefined,
-  opts: OutboundRequestOptions,
-  signal: AbortSignal,
-): Promise<OutboundResponse> {
+function requestOnSocket({ u, href, method, headers, body, opts, signal }: Hop): Promise<OutboundResponse> {
   return new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | null, value?: OutboundResponse) => {

@@ -9,6 +9,7 @@
 // Existing files (a DATA_DIR from an earlier version, or files copied in): tightened at start.
 import fs from 'node:fs';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 export const PRIVATE_FILE = 0o600;
 export const PRIVATE_DIR = 0o700;
@@ -16,7 +17,8 @@ export const PRIVATE_DIR = 0o700;
 const prepared = new Set<string>();
 
 export function preparePrivateDir(dir: string): void {
-  process.umask(0o077);
+  // The umask belongs to the process: the main thread sets it (a worker thread may not, and need not).
+  if (isMainThread) process.umask(0o077);
   const abs = path.resolve(dir);
   if (prepared.has(abs)) return; // once per process: the walk below is over every stored file
   fs.mkdirSync(abs, { recursive: true, mode: PRIVATE_DIR });
