@@ -14,6 +14,7 @@ import { JobQueue } from './jobs/queue.js';
 import { WorkerPool } from './jobs/worker.js';
 import { KeyRing } from './chain/keys.js';
 import { ChainSender, claimOutcome } from './chain/sender.js';
+import { isChainUnreachable } from './chain/unreachable.js';
 import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
 import { artifact } from './chain/artifacts.js';
 import { SecretBox } from './util/secretbox.js';
@@ -200,7 +201,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       }
       sender.start();
       cleanups.push(() => sender.stop());
-      workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`);
+      workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
       workers.start(handlers);
       cleanups.push(() => workers!.stop());
       indexer = new ChainIndexer(ctx);

@@ -32,7 +32,7 @@ export class JobQueue {
   readonly signals = new EventEmitter();
 
   constructor(
-    private readonly db: Db,
+    readonly db: Db,
     private readonly dialect: Dialect,
     private readonly now: () => number = Date.now,
   ) {

@@ -16,6 +16,8 @@ export interface JobHandler {
   onDead?(job: Job, error: string): Promise<void>;
 }
 
+const OUTAGE_RETRY_MS = 5000;
+
 export class WorkerPool {
   private running = false;
   private loops: Promise<void>[] = [];
@@ -26,6 +28,8 @@ export class WorkerPool {
     private readonly queue: JobQueue,
     private readonly log: Logger,
     private readonly workerId: string,
+    /** Errors that are an outage, not a failure of the job: it waits and runs again, attempt not spent. */
+    private readonly isOutage: (err: unknown) => boolean = () => false,
   ) {}
 
   start(handlers: JobHandler[]): void {
@@ -68,6 +72,11 @@ export class WorkerPool {
       await h.handle(jobs);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
+      if (this.isOutage(err)) {
+        this.log.warn({ kind: h.kind, jobs: jobs.length, err: message }, `outage: jobs wait ${OUTAGE_RETRY_MS / 1000} s (attempts not spent)`);
+        for (const j of jobs) await this.queue.defer(this.queue.db, j.id, OUTAGE_RETRY_MS);
+        return;
+      }
       this.log.warn({ kind: h.kind, jobs: jobs.map((j) => j.id), err: message }, 'job failed, will retry');
       for (const j of jobs) {
         const final = await this.queue.fail(j, message);

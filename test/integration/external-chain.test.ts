@@ -1,5 +1,6 @@
 // Mintworks against an external chain (CHAIN_RPC_URL): here a separate anvil the service did not start
-// and does not fund. Unfunded accounts are reported clearly instead of failing silently.
+// and does not fund. Unfunded accounts are reported clearly instead of failing silently; a node that goes
+// away for a while stops nothing: requests are accepted, and the work waits for it.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -7,14 +8,19 @@ import { createPublicClient, http } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service } from '../../src/service.js';
-import { freePort, tempDir } from '../helpers/env.js';
+import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+import { createApp } from '../../src/services/apps.js';
+import { createCollection } from '../../src/services/collections.js';
+import { signAppToken } from '../../src/services/tokens.js';
 
 describe('external chain (CHAIN_RPC_URL)', () => {
   let chain: EmbeddedChain;
   let svc: Service | null = null;
   const dataDir = tempDir();
+  const chainOptions = { dataDir: tempDir(), port: 0, chainId: 31337, logger: pino({ level: 'silent' }) };
   before(async () => {
-    chain = await startEmbeddedChain({ dataDir: tempDir(), port: await freePort(), chainId: 31337, logger: pino({ level: 'silent' }) });
+    chainOptions.port = await freePort();
+    chain = await startEmbeddedChain(chainOptions);
   });
   after(async () => {
     await svc?.stop();
@@ -38,5 +44,28 @@ describe('external chain (CHAIN_RPC_URL)', () => {
     assert.equal(h.chain.embedded, false);
     assert.equal(h.status, 'relayer balance low');
     assert.ok(h.relayers.length >= 1 && h.relayers.every((r: any) => r.low === true && r.balance_wei === '0'));
+  });
+
+  it('while the chain is down, requests are still accepted and mints wait (no attempt spent); they resume once it is back', async () => {
+    const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
+    const h = await (await fetch(`${svc!.url}/health`)).json();
+    for (const r of h.relayers) await rpc.request({ method: 'anvil_setBalance' as any, params: [r.address, '0xde0b6b3a7640000'] as any });
+    const app = await createApp(svc!.ctx, 'Outage', 'development');
+    const api = new ApiClient(`${svc!.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
+    const { uid: collection } = await createCollection(svc!.ctx, app.uid, { name: 'Outage', symbol: 'OUT', editable: false });
+    await waitFor('collection deployed', async () => (await api.get(`/collection/${collection}`)).body.data.status === 'deployed', 30_000);
+    const user = (await api.post('/user', {})).body.data.uid;
+
+    await chain.stop(); // the node goes away (its state is kept)
+    const created = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'outage-1', data: { name: 'Outage', unique_name: false, image_url: 'https://example.com/o.png', store_image_on_ipfs: false } });
+    assert.equal(created.status, 201, created.raw);
+    const job = () => svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
+    // The mint job is tried while the node is down, and put back without spending attempts.
+    await waitFor('the mint tried during the outage', async () => (await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at > Date.now() - 1000 && (await job()).status === 'queued', 20_000, 100);
+    assert.equal((await job()).attempts, 0);
+    assert.equal((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, false);
+
+    chain = await startEmbeddedChain(chainOptions); // back, same URL
+    await waitFor('minted once the chain is back', async () => (await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted === true, 60_000, 200);
   });
 });
