@@ -8,6 +8,7 @@ import { rewards } from './migrations/005_rewards.js';
 import { webhooks } from './migrations/002_webhooks.js';
 import { metadata } from './migrations/006_metadata.js';
 import { leanJobIndexes } from './migrations/008_lean_job_indexes.js';
+import { consoleLists } from './migrations/009_console_lists.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -20,6 +21,7 @@ function migrations(store: Store): Record<string, Migration> {
     '006_metadata': metadata(store.dialect),
     '007_tx_replacement': txReplacement(store.dialect),
     '008_lean_job_indexes': leanJobIndexes(store.dialect),
+    '009_console_lists': consoleLists(store.dialect),
   };
 }
 
