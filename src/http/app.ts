@@ -14,6 +14,7 @@ import { metricsRoutes } from './metrics.js';
 import { metadataRoutes } from '../metadata/routes.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { authenticate } from './auth.js';
+import { consoleRoutes } from '../console/index.js';
 
 export interface HttpDeps {
   ctx: Ctx;
@@ -108,6 +109,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(async (admin) => adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx), { prefix: '/admin/v1' });
   await miscRoutes(app, deps.ctx, deps.health);
   await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
+  await consoleRoutes(app, deps); // the developer console: /console (browser app) and /console/api
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }
