@@ -83,7 +83,7 @@ export function readCookie(req: FastifyRequest, name: string): string | undefine
 }
 
 export function sessionCookie(id: string, maxAgeMs: number, secure: boolean): string {
-  const attrs = [`${SESSION_COOKIE}=${id}`, 'Path=/console', `Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}`, 'HttpOnly', 'SameSite=Strict'];
+  const attrs = [`${SESSION_COOKIE}=${id}`, 'Path=/console', `Max-Age=${Math.max(0, Math.round(maxAgeMs / 1000))}`, 'HttpOnly', 'SameSite=Strict'];
   if (secure) attrs.push('Secure');
   return attrs.join('; ');
 }
