@@ -358,6 +358,17 @@ describe('developer console in a browser', () => {
     }
     console.log(`asset pages with 100,000 assets: ${timings.map((ms) => `${Math.round(ms)} ms`).join(', ')}`);
     for (const ms of timings) assert.ok(ms < 300, `a page of assets took ${Math.round(ms)} ms`);
+
+    // Live: a pending asset on screen turns minted when its row does, with no reload.
+    const pending = await t.svc.ctx.db.selectFrom('assets').select('uid').where('app_uid', '=', big.uid).where('mint_status', '=', 'pending').limit(1).executeTakeFirstOrThrow();
+    await page.goto(`${base}/console/apps/${big.uid}/assets/${pending.uid}`);
+    await page.locator('dd [data-status="not_minted"]').waitFor();
+    await t.svc.ctx.db
+      .updateTable('assets')
+      .set((eb) => ({ mint_status: 'minted', owner_user_uid: eb.ref('mint_for_user_uid'), owner_address: eb.ref('mint_for_address') }))
+      .where('uid', '=', pending.uid)
+      .execute();
+    await page.locator('dd [data-status="minted"]').waitFor({ timeout: 5000 });
   });
 
   it('signs out: the session ends and every open page returns to the sign-in form', async () => {
