@@ -363,8 +363,14 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
         .execute()
     : [];
   const txs = [...(mintTx ? [mintTx] : []), ...editTxs, ...forwardTxs].sort((x, y) => x.created_at - y.created_at);
+  const actionOf = new Map<string, string>([...transfers.map((r) => [r.uid, 'transfer'] as const), ...burns.map((r) => [r.uid, 'burn'] as const)]);
+  const kindOf = (t: (typeof txs)[number]) => {
+    if (t.kind !== 'forward') return TX_LABEL[t.kind] ?? t.kind;
+    const items = (JSON.parse(t.payload) as { items?: { uid: string }[] }).items ?? [];
+    return items.map((i) => actionOf.get(i.uid)).find(Boolean) ?? TX_LABEL.forward;
+  };
   const transactions: TxRow[] = txs.map((t) => ({
-    kind: TX_LABEL[t.kind] ?? t.kind,
+    kind: kindOf(t),
     hash: t.hash,
     status: t.status,
     block_number: t.block_number === null ? null : Number(t.block_number),

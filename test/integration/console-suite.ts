@@ -283,6 +283,19 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(u.user.wallets.length, 1);
       assert.deepEqual(u.assets.map((a: any) => a.uid), [uid]);
       assert.deepEqual([u.transfers, u.burns, u.allocations, u.claims], [[], [], [], []]);
+
+      // A transfer: its relayed transaction and the steps join the asset's page, and the user's.
+      const tr = await app.api.post('/transfer', { asset_uid: uid, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' });
+      assert.equal(tr.status, 201, tr.raw);
+      const moved = await waitFor('transferred', async () => {
+        const d = await data(`/apps/${app.uid}/assets/${uid}`);
+        return d.history.some((h: any) => h.event === 'transferred') ? d : null;
+      });
+      assert.deepEqual(moved.transactions.map((x: any) => x.kind), ['mint', 'transfer']);
+      assert.deepEqual(moved.history.map((h: any) => h.event), ['created', 'mint sent', 'minted', 'transfer requested', 'transferred']);
+      assert.equal(moved.asset.owner_user_uid, null);
+      assert.equal(moved.asset.owner_address, '0x000000000000000000000000000000000000dEaD');
+      assert.deepEqual((await data(`/apps/${app.uid}/users/${user}`)).transfers.map((x: any) => x.status), ['done']);
       assert.equal((await call('GET', `/apps/${app.uid}/assets/${newUid()}`)).status, 404);
       assert.equal((await call('GET', `/apps/${bigApp}/assets/${uid}`)).status, 404, 'another App: not found');
     });
