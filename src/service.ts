@@ -32,6 +32,7 @@ import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
 import { webhookDispatcher } from './webhooks/index.js';
 import { prepareJobHandler } from './metadata/prepare.js';
+import { printConsoleWelcome } from './console/welcome.js';
 import { publishJobHandler } from './metadata/publish.js';
 
 export interface Service {
@@ -74,7 +75,10 @@ export function loadMasterKey(config: Config, log: Logger): string {
 export function loadOperatorToken(config: Config): string {
   if (config.operatorToken) return config.operatorToken;
   const file = path.join(config.dataDir, 'operator.token');
-  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  if (!fs.existsSync(file)) {
+    fs.writeFileSync(file, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    if (config.logLevel !== 'silent') printConsoleWelcome(config.publicUrl, fs.readFileSync(file, 'utf8').trim(), file);
+  }
   return fs.readFileSync(file, 'utf8').trim();
 }
 

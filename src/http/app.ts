@@ -20,6 +20,7 @@ import { bodyText, parseJsonBody } from './json-body.js';
 import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './envelope.js';
 
 export { redactQuery };
+import { consoleRoutes } from '../console/index.js';
 
 export interface HttpDeps {
   ctx: Ctx;
@@ -127,6 +128,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(async (admin) => adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx), { prefix: '/admin/v1' });
   await miscRoutes(app, deps.ctx, deps.health);
   await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
+  await consoleRoutes(app, deps); // the developer console: /console (browser app) and /console/api
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   counters?.start();

@@ -50,7 +50,14 @@ export interface ResolvedKey {
  */
 export class ApiKeyResolver {
   private cache = new Map<string, ResolvedKey>();
-  constructor(private readonly ctx: Ctx, private readonly ttlMs = 30_000) {}
+  constructor(private readonly ctx: Ctx, private readonly ttlMs = 30_000) {
+    resolvers.add(new WeakRef(this));
+  }
+
+  /** Drops a key from the cache: its secret was rotated in this process (other processes: within the TTL). */
+  forget(apiKey: string): void {
+    this.cache.delete(apiKey);
+  }
 
   /** The cached entry of a key, if fresh: no database access. */
   cached(apiKey: string): ResolvedKey | null {
@@ -77,5 +84,16 @@ export class ApiKeyResolver {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(apiKey, entry);
     return entry;
+  }
+}
+
+const resolvers = new Set<WeakRef<ApiKeyResolver>>();
+
+/** Every resolver of this process forgets `apiKey` (after its secret was rotated). */
+export function forgetApiKey(apiKey: string): void {
+  for (const ref of resolvers) {
+    const r = ref.deref();
+    if (r) r.forget(apiKey);
+    else resolvers.delete(ref);
   }
 }

@@ -10,6 +10,7 @@ import { metadata } from './migrations/006_metadata.js';
 import { hardening } from './migrations/008_hardening.js';
 import { leanJobIndexes } from './migrations/009_lean_job_indexes.js';
 import { listIndexes } from './migrations/010_list_indexes.js';
+import { consoleLists } from './migrations/011_console_lists.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -24,6 +25,7 @@ function migrations(store: Store): Record<string, Migration> {
     '008_hardening': hardening(store.dialect),
     '009_lean_job_indexes': leanJobIndexes(store.dialect),
     '010_list_indexes': listIndexes(store.dialect),
+    '011_console_lists': consoleLists(store.dialect),
   };
 }
 

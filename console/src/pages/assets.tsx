@@ -1,0 +1,208 @@
+import { useEffect, useState } from 'preact/hooks';
+import { qs } from '../api';
+import { useApi, useFocusHeading } from '../hooks';
+import { navigate, withQuery, type Location } from '../router';
+import type { AssetDetail, AssetRow, AssetStatus, CollectionRow, Page } from '../../../src/console/types';
+import { ErrorBox, ExternalLink, Loading, Mono, Pager, Section, Short, Status, Table, Time, type Column, onInput } from '../ui';
+
+const STATUSES: [AssetStatus, string][] = [
+  ['not_minted', 'Not minted'],
+  ['minted', 'Minted'],
+  ['transferring', 'Transferring'],
+  ['burning', 'Burning'],
+  ['burned', 'Burned'],
+  ['failed', 'Failed'],
+];
+
+const TRANSITIONAL = new Set<AssetStatus>(['not_minted', 'transferring', 'burning']);
+export const hasTransitional = (rows: AssetRow[]) => rows.some((a) => TRANSITIONAL.has(a.status));
+
+function Thumb({ src }: { src: string | null }) {
+  if (!src) return <span class="thumb empty" aria-hidden="true" />;
+  return <img class="thumb" src={src} alt="" loading="lazy" referrerPolicy="no-referrer" width={40} height={40} />;
+}
+
+export function assetColumns(appUid: string): Column<AssetRow>[] {
+  return [
+    { title: 'Image', cell: (a) => <Thumb src={a.image} />, class: 'narrow' },
+    { title: 'Name', cell: (a) => <a href={`/console/apps/${appUid}/assets/${a.uid}`}>{a.name}</a> },
+    { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
+    { title: 'Token id', cell: (a) => a.token_id, class: 'num' },
+    { title: 'Collection', cell: (a) => a.collection_name },
+    {
+      title: 'Owner',
+      cell: (a) => (a.owner_user_uid ? <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a> : a.owner_address ? <Short value={a.owner_address} /> : <span class="muted">—</span>),
+    },
+    {
+      title: 'Status',
+      cell: (a) => (
+        <>
+          <Status value={a.status} />
+          {a.error && <div class="field-error small-text">{a.error}</div>}
+        </>
+      ),
+    },
+  ];
+}
+
+export function AssetsPage({ appUid, loc }: { appUid: string; loc: Location }) {
+  const collection = loc.query.get('collection') ?? '';
+  const status = loc.query.get('status') ?? '';
+  const q = loc.query.get('q') ?? '';
+  const after = loc.query.get('after') ?? undefined;
+  const collections = useApi<CollectionRow[]>(`/apps/${appUid}/collections`);
+  // Live: the first page refreshes every few seconds; any page with an asset in flight, sooner.
+  const assets = useApi<Page<AssetRow>>(`/apps/${appUid}/assets${qs({ collection, status, q, cursor: after })}`, (d) => (d && hasTransitional(d.items) ? 1500 : after ? false : 5000));
+  const heading = useFocusHeading(`assets-${appUid}`);
+  const [search, setSearch] = useState(q);
+  useEffect(() => setSearch(q), [q]);
+
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Assets
+      </h1>
+      <form
+        class="filters"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+        }}
+      >
+        <div class="field">
+          <label for="asset-collection">Collection</label>
+          <select id="asset-collection" value={collection} onChange={(e) => navigate(withQuery(loc, { collection: e.currentTarget.value, after: undefined }))}>
+            <option value="">All collections</option>
+            {collections.data?.map((c) => (
+              <option value={c.uid} key={c.uid}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="asset-status">Status</label>
+          <select id="asset-status" value={status} onChange={(e) => navigate(withQuery(loc, { status: e.currentTarget.value, after: undefined }))}>
+            <option value="">Any status</option>
+            {STATUSES.map(([v, label]) => (
+              <option value={v} key={v}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="asset-search">Find an asset</label>
+          <input id="asset-search" type="search" placeholder="uid or external id" value={search} onInput={onInput(setSearch)} />
+        </div>
+        <button type="submit">Find</button>
+        {q && (
+          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+            Clear
+          </button>
+        )}
+      </form>
+      <ErrorBox error={assets.error} />
+      {!assets.data ? (
+        <Loading />
+      ) : (
+        <>
+          <Table caption="Assets, newest first" rows={assets.data.items} rowKey={(a) => a.uid} columns={assetColumns(appUid)} empty={collection || status || q ? 'No asset matches.' : 'No asset yet: assets are created through the API (POST /v1/asset).'} />
+          {!q && <Pager loc={loc} next={assets.data.next_cursor} />}
+        </>
+      )}
+    </>
+  );
+}
+
+export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: string }) {
+  const detail = useApi<AssetDetail>(`/apps/${appUid}/assets/${encodeURIComponent(assetUid)}`, (d) => (d && TRANSITIONAL.has(d.asset.status) ? 1500 : 10000));
+  const heading = useFocusHeading(`asset-${assetUid}`);
+  const d = detail.data;
+  const a = d?.asset;
+  return (
+    <>
+      <p class="back">
+        <a href={`/console/apps/${appUid}/assets`}>← Assets</a>
+      </p>
+      <h1 ref={heading} tabIndex={-1}>
+        {a ? a.name : `Asset ${assetUid}`}
+      </h1>
+      <ErrorBox error={detail.error} />
+      {!d || !a ? (
+        !detail.error && <Loading />
+      ) : (
+        <>
+          <div class="asset-head">
+            {a.image ? <img class="asset-image" src={a.image} alt={`Image of ${a.name}`} referrerPolicy="no-referrer" /> : <div class="asset-image empty">no image</div>}
+            <dl class="props">
+              <dt>UID</dt>
+              <dd>
+                <Mono>{a.uid}</Mono>
+              </dd>
+              <dt>External id</dt>
+              <dd>{a.asset_external_id}</dd>
+              <dt>Status</dt>
+              <dd>
+                <Status value={a.status} />
+                {a.error && <div class="field-error">{a.error}</div>}
+              </dd>
+              <dt>Token id</dt>
+              <dd>
+                {a.token_id} {a.explorer_url && <ExternalLink href={a.explorer_url}>explorer</ExternalLink>}
+              </dd>
+              <dt>Collection</dt>
+              <dd>
+                {d.collection.name} {d.collection.contract_address && <Short value={d.collection.contract_address} />} {d.collection.explorer_url && <ExternalLink href={d.collection.explorer_url}>contract</ExternalLink>}
+              </dd>
+              <dt>Owner</dt>
+              <dd>{a.owner_user_uid ? <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a> : a.owner_address ? <Mono>{a.owner_address}</Mono> : '—'}</dd>
+              <dt>Minted for</dt>
+              <dd>
+                <a href={`/console/apps/${appUid}/users/${a.mint_for_user_uid}`}>{a.mint_for_user_uid}</a>
+              </dd>
+              <dt>Token URI</dt>
+              <dd>{a.token_uri ? /^https?:/.test(a.token_uri) ? <ExternalLink href={a.token_uri}>{a.token_uri}</ExternalLink> : <Mono>{a.token_uri}</Mono> : <span class="muted">set when minted</span>}</dd>
+              <dt>Sale price</dt>
+              <dd>{a.sale_price_in_usd === null ? '—' : `$${a.sale_price_in_usd}`}</dd>
+              <dt>Created</dt>
+              <dd>
+                <Time iso={a.created_at} />
+              </dd>
+            </dl>
+          </div>
+          <Section title="Metadata">
+            <pre class="json" tabIndex={0} aria-label="Metadata document">
+              {JSON.stringify(a.metadata, null, 2)}
+            </pre>
+          </Section>
+          <Section title="Transactions">
+            <Table
+              caption="Chain transactions of this asset"
+              rows={d.transactions}
+              rowKey={(t) => t.hash}
+              empty="No transaction yet."
+              columns={[
+                { title: 'Kind', cell: (t) => t.kind },
+                { title: 'Hash', cell: (t) => <ExternalLink href={t.explorer_url}><Short value={t.hash} keep={8} /></ExternalLink> },
+                { title: 'Status', cell: (t) => <Status value={t.status} title={t.error} /> },
+                { title: 'Block', cell: (t) => t.block_number ?? '—', class: 'num' },
+                { title: 'Sent', cell: (t) => <Time iso={t.time} /> },
+              ]}
+            />
+          </Section>
+          <Section title="History">
+            <ol class="history">
+              {d.history.map((h, i) => (
+                <li key={i}>
+                  <Time iso={h.time} /> <strong>{h.event}</strong> {h.detail && <span class="muted">{h.detail}</span>}
+                </li>
+              ))}
+            </ol>
+          </Section>
+        </>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,84 @@
+import { useState } from 'preact/hooks';
+import { post } from '../api';
+import { useApi, useFocusHeading } from '../hooks';
+import type { CollectionRow } from '../../../src/console/types';
+import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
+
+export function CollectionsPage({ appUid }: { appUid: string }) {
+  // Live: while a collection deploys, the list is read again every 1.5 s until it shows deployed.
+  const list = useApi<CollectionRow[]>(`/apps/${appUid}/collections`, (d) => (d?.some((c) => c.status === 'deploying') ? 1500 : 15000));
+  const heading = useFocusHeading(`collections-${appUid}`);
+  const [name, setName] = useState('');
+  const [symbol, setSymbol] = useState('');
+  const [description, setDescription] = useState('');
+  const [editable, setEditable] = useState(false);
+  const [created, setCreated] = useState<string | null>(null);
+  const create = useAction(() => post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable }));
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const r = await create.run();
+    if (r) {
+      setCreated(r.uid);
+      setName('');
+      setSymbol('');
+      setDescription('');
+      setEditable(false);
+      list.reload();
+    }
+  };
+
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Collections
+      </h1>
+      <ErrorBox error={list.error} />
+      {!list.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption="Collections, newest first"
+          rows={list.data}
+          rowKey={(c) => c.uid}
+          empty="No collection yet."
+          columns={[
+            { title: 'Name', cell: (c) => <a href={`/console/apps/${appUid}/assets?collection=${c.uid}`}>{c.name}</a> },
+            { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
+            { title: 'Symbol', cell: (c) => c.symbol ?? '—' },
+            { title: 'Editable assets', cell: (c) => (c.editable_assets ? 'yes' : 'no') },
+            { title: 'Status', cell: (c) => <Status value={c.status} /> },
+            { title: 'Contract', cell: (c) => (c.contract_address ? <ExternalLink href={c.explorer_url}><Short value={c.contract_address} /></ExternalLink> : <span class="muted">—</span>) },
+            { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
+          ]}
+        />
+      )}
+      <Section title="New collection">
+        <form class="card form" onSubmit={submit} aria-label="New collection">
+          <Field label="Name" id="collection-name" error={create.error?.field('name')}>
+            <input id="collection-name" required maxLength={100} value={name} onInput={onInput(setName)} />
+          </Field>
+          <Field label="Symbol" id="collection-symbol" hint="1–16 letters or digits, e.g. SWD" error={create.error?.field('symbol')}>
+            <input id="collection-symbol" required maxLength={16} pattern="[A-Za-z0-9]{1,16}" value={symbol} onInput={onInput(setSymbol)} aria-describedby="collection-symbol-hint" />
+          </Field>
+          <Field label="Description" id="collection-description">
+            <textarea id="collection-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />
+          </Field>
+          <div class="check">
+            <input id="collection-editable" type="checkbox" checked={editable} onChange={(e) => setEditable(e.currentTarget.checked)} />
+            <label for="collection-editable">Editable assets</label>
+          </div>
+          <ErrorBox error={create.error} />
+          <button type="submit" class="primary" disabled={create.busy}>
+            Create collection
+          </button>
+          {created && (
+            <p role="status" class="muted">
+              Collection <Mono>{created}</Mono> created: its contract is deploying.
+            </p>
+          )}
+        </form>
+      </Section>
+    </>
+  );
+}

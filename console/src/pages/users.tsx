@@ -1,0 +1,178 @@
+import { useEffect, useState } from 'preact/hooks';
+import { qs } from '../api';
+import { useApi, useFocusHeading } from '../hooks';
+import { navigate, withQuery, type Location } from '../router';
+import type { Page, UserDetail, UserRow } from '../../../src/console/types';
+import { ErrorBox, ExternalLink, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput } from '../ui';
+import { assetColumns, hasTransitional } from './assets';
+
+export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
+  const q = loc.query.get('q') ?? '';
+  const after = loc.query.get('after') ?? undefined;
+  const users = useApi<Page<UserRow>>(`/apps/${appUid}/users${qs({ q, cursor: after })}`, () => (after ? false : 5000));
+  const heading = useFocusHeading(`users-${appUid}`);
+  const [search, setSearch] = useState(q);
+  useEffect(() => setSearch(q), [q]);
+
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Users
+      </h1>
+      <form
+        role="search"
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+        }}
+      >
+        <div class="field">
+          <label for="user-search">Search users</label>
+          <input id="user-search" type="search" placeholder="uid, email or external id" value={search} onInput={onInput(setSearch)} />
+        </div>
+        <button type="submit">Search</button>
+        {q && (
+          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+            Clear
+          </button>
+        )}
+      </form>
+      <ErrorBox error={users.error} />
+      {!users.data ? (
+        <Loading />
+      ) : (
+        <>
+          <Table
+            caption={q ? `Users matching ${q}` : 'Users, newest first'}
+            rows={users.data.items}
+            rowKey={(u) => u.uid}
+            empty={q ? 'No user matches.' : 'No user yet: users are created through the API (POST /v1/user).'}
+            columns={[
+              { title: 'UID', cell: (u) => <a href={`/console/apps/${appUid}/users/${u.uid}`}>{u.uid}</a> },
+              { title: 'Email', cell: (u) => u.email ?? <span class="muted">—</span> },
+              { title: 'External id', cell: (u) => u.user_external_id ?? <span class="muted">—</span> },
+              { title: 'Wallet', cell: (u) => (u.wallets.length ? u.wallets.map((w) => <Short value={w.address} />) : <span class="muted">not created yet</span>) },
+              { title: 'Created', cell: (u) => <Time iso={u.created_at} /> },
+            ]}
+          />
+          {!q && <Pager loc={loc} next={users.data.next_cursor} />}
+        </>
+      )}
+    </>
+  );
+}
+
+export function UserPage({ appUid, userUid }: { appUid: string; userUid: string }) {
+  const detail = useApi<UserDetail>(`/apps/${appUid}/users/${encodeURIComponent(userUid)}`, (d) => {
+    if (!d) return false;
+    const busy = hasTransitional(d.assets) || [...d.transfers, ...d.burns, ...d.allocations, ...d.claims].some((r) => r.status === 'pending');
+    return busy ? 1500 : 10000;
+  });
+  const heading = useFocusHeading(`user-${userUid}`);
+  const d = detail.data;
+  return (
+    <>
+      <p class="back">
+        <a href={`/console/apps/${appUid}/users`}>← Users</a>
+      </p>
+      <h1 ref={heading} tabIndex={-1}>
+        User {userUid}
+      </h1>
+      <ErrorBox error={detail.error} />
+      {!d ? (
+        !detail.error && <Loading />
+      ) : (
+        <>
+          <dl class="props">
+            <dt>UID</dt>
+            <dd>
+              <Mono>{d.user.uid}</Mono>
+            </dd>
+            <dt>Email</dt>
+            <dd>{d.user.email ?? '—'}</dd>
+            <dt>External id</dt>
+            <dd>{d.user.user_external_id ?? '—'}</dd>
+            <dt>Wallet</dt>
+            <dd>
+              {d.user.wallets.length
+                ? d.user.wallets.map((w) => (
+                    <span key={w.address}>
+                      <Mono>{w.address}</Mono> <ExternalLink href={w.explorer_url}>explorer</ExternalLink>
+                    </span>
+                  ))
+                : 'not created yet (created at the first mint)'}
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <Time iso={d.user.created_at} />
+            </dd>
+          </dl>
+          <Section title={`Assets (${d.assets.length})`}>
+            <Table caption="Assets of this user" rows={d.assets} rowKey={(a) => a.uid} columns={assetColumns(appUid)} empty="No asset." />
+          </Section>
+          <Section title={`Transfers (${d.transfers.length})`}>
+            <Table
+              caption="Transfers by this user"
+              rows={d.transfers}
+              rowKey={(t) => t.uid}
+              empty="No transfer."
+              columns={[
+                { title: 'UID', cell: (t) => <Mono>{t.uid}</Mono> },
+                { title: 'Asset', cell: (t) => <a href={`/console/apps/${appUid}/assets/${t.asset_uid}`}>{t.asset_uid}</a> },
+                { title: 'To', cell: (t) => <Short value={t.to_address} /> },
+                { title: 'Status', cell: (t) => <Status value={t.status} title={t.reason} /> },
+                { title: 'Created', cell: (t) => <Time iso={t.created_at} /> },
+              ]}
+            />
+          </Section>
+          <Section title={`Burns (${d.burns.length})`}>
+            <Table
+              caption="Burns by this user"
+              rows={d.burns}
+              rowKey={(b) => b.uid}
+              empty="No burn."
+              columns={[
+                { title: 'UID', cell: (b) => <Mono>{b.uid}</Mono> },
+                { title: 'Asset', cell: (b) => <a href={`/console/apps/${appUid}/assets/${b.asset_uid}`}>{b.asset_uid}</a> },
+                { title: 'Status', cell: (b) => <Status value={b.status} /> },
+                { title: 'Created', cell: (b) => <Time iso={b.created_at} /> },
+              ]}
+            />
+          </Section>
+          <Section title={`Allocations (${d.allocations.length})`}>
+            <Table
+              caption="Reward allocations to this user"
+              rows={d.allocations}
+              rowKey={(a) => a.uid}
+              empty="No allocation."
+              columns={[
+                { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
+                { title: 'Reward', cell: (a) => <a href={`/console/apps/${appUid}/rewards/${a.reward_uid}`}>{a.reward_uid}</a> },
+                { title: 'Amount', cell: (a) => a.amount },
+                { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
+                { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
+              ]}
+            />
+          </Section>
+          <Section title={`Claims (${d.claims.length})`}>
+            <Table
+              caption="Reward claims by this user"
+              rows={d.claims}
+              rowKey={(c) => c.uid}
+              empty="No claim."
+              columns={[
+                { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
+                { title: 'Reward', cell: (c) => <a href={`/console/apps/${appUid}/rewards/${c.reward_uid}`}>{c.reward_uid}</a> },
+                { title: 'Amount', cell: (c) => c.amount },
+                { title: 'To', cell: (c) => <Short value={c.to_address} /> },
+                { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
+                { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
+              ]}
+            />
+          </Section>
+        </>
+      )}
+    </>
+  );
+}

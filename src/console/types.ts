@@ -1,0 +1,257 @@
+// What the console's JSON API (/console/api) answers, shared by the server (src/console/api.ts) and
+// the browser app (console/src): type-only, no imports, so the browser bundle takes nothing from here.
+// Every answer is wrapped in the API's envelope: { success: true, data: <one of these> }.
+
+/** A page of a list read newest first; `next_cursor` asks for the page after it (null: the last page). */
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface SessionInfo {
+  signed_in: boolean;
+  expires_at: string | null;
+}
+
+export type Environment = 'development' | 'production';
+
+export interface AppSummary {
+  uid: string;
+  name: string;
+  environment: Environment;
+  created_at: string;
+  api_key: string | null;
+}
+
+/** A new App, or a rotated secret: the secret is shown this once. */
+export interface AppCredentials {
+  uid: string;
+  api_key: string;
+  api_secret: string;
+}
+
+export interface AppCounts {
+  users: number;
+  collections: number;
+  assets: number;
+  assets_minted: number;
+  assets_pending: number;
+  assets_failed: number;
+  assets_burned: number;
+  transfers: number;
+  transfers_pending: number;
+  burns: number;
+  rewards: number;
+  allocations: number;
+  claims: number;
+  webhook_failing: number;
+}
+
+export interface Overview {
+  app: AppSummary;
+  counts: AppCounts;
+}
+
+export type ActivityRange = '24h' | '30d';
+
+export interface Activity {
+  range: ActivityRange;
+  bucket: 'hour' | 'day';
+  /** One point per bucket, oldest first; `t` is the bucket's start (ISO). By the assets' creation time. */
+  points: { t: string; mints: number; sales_usd: number }[];
+}
+
+export interface ChainStatus {
+  status: string;
+  ready: boolean;
+  chain: { chain_id: number; name: string; block: number | null; embedded: boolean };
+  relayers: { address: string; balance_wei: string; low: boolean }[];
+  unconfirmed_transactions: number;
+  jobs: Record<string, number>;
+}
+
+export interface Wallet {
+  address: string;
+  explorer_url: string;
+}
+
+export interface UserRow {
+  uid: string;
+  email: string | null;
+  user_external_id: string | null;
+  wallets: Wallet[];
+  created_at: string;
+}
+
+export type AssetStatus = 'not_minted' | 'minted' | 'transferring' | 'burning' | 'burned' | 'failed';
+
+export interface AssetRow {
+  uid: string;
+  name: string;
+  asset_external_id: string;
+  /** The metadata's image as a URL the console can show (ipfs:// mapped to this service's gateway), or null. */
+  image: string | null;
+  /** Fixed at creation: the token id the asset is (or will be) minted with. */
+  token_id: number;
+  collection_uid: string;
+  collection_name: string;
+  owner_user_uid: string | null;
+  owner_address: string | null;
+  status: AssetStatus;
+  error: string | null;
+  created_at: string;
+}
+
+export interface TxRow {
+  kind: string;
+  hash: string;
+  status: string;
+  block_number: number | null;
+  from: string;
+  explorer_url: string;
+  error: string | null;
+  time: string;
+}
+
+export interface HistoryItem {
+  time: string;
+  event: string;
+  detail: string | null;
+}
+
+export interface AssetDetail {
+  asset: AssetRow & {
+    metadata: Record<string, unknown>;
+    token_uri: string | null;
+    mint_for_user_uid: string;
+    sale_price_in_usd: number | null;
+    explorer_url: string | null;
+  };
+  collection: { uid: string; name: string; contract_address: string | null; explorer_url: string | null };
+  transactions: TxRow[];
+  history: HistoryItem[];
+}
+
+export interface TransferRow {
+  uid: string;
+  asset_uid: string;
+  from_user_uid: string;
+  to_address: string;
+  created_at: string;
+  status: string;
+  reason?: string | null;
+}
+
+export interface BurnRow {
+  uid: string;
+  asset_uid: string;
+  from_user_uid: string;
+  created_at: string;
+  status: string;
+}
+
+export interface AllocationRow {
+  uid: string;
+  reward_uid: string;
+  to_user_uid: string;
+  amount: number;
+  nonce: string | number;
+  created_at: string;
+  status: string;
+  reason?: string;
+}
+
+export interface ClaimRow {
+  uid: string;
+  reward_uid: string;
+  from_user_uid: string;
+  to_address: string | null;
+  amount: number;
+  created_at: string;
+  status: string;
+  reason?: string;
+}
+
+export interface UserDetail {
+  user: UserRow;
+  assets: AssetRow[];
+  transfers: TransferRow[];
+  burns: BurnRow[];
+  allocations: AllocationRow[];
+  claims: ClaimRow[];
+}
+
+export interface CollectionRow {
+  uid: string;
+  name: string;
+  symbol: string | null;
+  description: string | null;
+  editable_assets: boolean;
+  status: 'deploying' | 'deployed';
+  contract_address: string | null;
+  explorer_url: string | null;
+  created_at: string;
+}
+
+export interface RewardRow {
+  uid: string;
+  name: string;
+  status: 'deploying' | 'deployed';
+  token_name: string;
+  token_symbol: string;
+  supply: string;
+  unallocated: string;
+  contract_address: string | null;
+  explorer_url: string | null;
+  withdraw_receiver: string | null;
+  withdraw_status: 'requested' | 'done' | null;
+  withdrawn_amount: string | null;
+  withdrawn_at: string | null;
+  description: string | null;
+  created_at: string;
+}
+
+export interface WebhookConfig {
+  app_uid: string;
+  url: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  events: string[] | null;
+  key_id: string;
+  previous_key_id: string | null;
+  previous_key_valid_until: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Only when created or rotated: shown once. */
+  secret?: string;
+}
+
+export interface WebhookSettings {
+  webhook: WebhookConfig | null;
+  /** Every event type a filter may name. */
+  event_types: string[];
+}
+
+export interface DeliveryRow {
+  event_id: string;
+  event: string;
+  event_time: string;
+  status: 'pending' | 'delivered' | 'expired' | 'disabled';
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  /** The first 1 KiB of the last attempt's response body. */
+  last_response: string | null;
+}
+
+export interface ApiKeyInfo {
+  api_key: string;
+  created_at: string;
+}
+
+export interface BearerToken {
+  token: string;
+  expires_at: string;
+}

@@ -1,0 +1,4 @@
+// The console's API on PostgreSQL.
+import { consoleSuite } from './console-suite.js';
+
+consoleSuite('postgres');
