@@ -142,6 +142,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
             if (stopped) return;
             try {
               chain = await startEmbeddedChain(chainOptions);
+              if (stopped) return void (await chain.stop()); // the service stopped meanwhile: no orphan
               if (service) service.chain = chain;
               supervise(chain);
               chainRestarting = false;
