@@ -8,6 +8,7 @@ import type { AssetTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
 import { userView } from '../services/views.js';
 import { listBurns, listTransfers } from '../services/lifecycle.js';
+import { userAssetUids } from '../services/assets.js';
 import { listAllocationsOfUser, listClaimsOfUser } from '../services/rewards/index.js';
 import { allocationView, claimView } from '../services/rewards/views.js';
 import { collectionView } from '../services/views.js';
@@ -193,15 +194,7 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
   if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
   const [assets, transfers, burns, allocations, claims] = await Promise.all([
     assetRows(ctx)
-      // As the API's list: what the user owns and what is on its way to them, two index lookups.
-      .where('assets.uid', 'in', (eb) =>
-        eb
-          .selectFrom('assets as owned')
-          .select('owned.uid')
-          .where('owned.app_uid', '=', appUid)
-          .where('owned.owner_user_uid', '=', userUid)
-          .unionAll(eb.selectFrom('assets as coming').select('coming.uid').where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted'))),
-      )
+      .where('assets.uid', 'in', userAssetUids(appUid, userUid)) // as the API's list
       .orderBy('assets.created_at', 'desc')
       .limit(500)
       .execute(),

@@ -1,7 +1,8 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
 import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Database } from '../store/schema.js';
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -37,21 +38,25 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
   return assetView(row, { name: row.collection_name, contract_address: row.contract_address }, ctx.config);
 }
 
+/**
+ * The uids of a user's assets: what they own, and what is still on its way to them (not minted yet: it
+ * will be theirs; the hosted service lists it too). Two index lookups, united: as one OR, a planner may
+ * read every asset of the App instead. The literal lets both planners use the partial index of
+ * unminted assets. For `where('assets.uid', 'in', userAssetUids(appUid, userUid))`.
+ */
+export function userAssetUids(appUid: string, userUid: string) {
+  return (eb: ExpressionBuilder<Database, 'assets'>) =>
+    eb
+      .selectFrom('assets as owned')
+      .select('owned.uid')
+      .where('owned.app_uid', '=', appUid)
+      .where('owned.owner_user_uid', '=', userUid)
+      .unionAll(eb.selectFrom('assets as coming').select('coming.uid').where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted')));
+}
+
 /** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  // Two index lookups, united: what the user owns, and what is still on its way to them (not minted
-  // yet: it will be theirs; the hosted service lists it too). As one OR, a planner may read every asset
-  // of the App instead. The literal lets both planners use the partial index of unminted assets.
-  const q = withCollection(ctx.db)
-    .where('assets.uid', 'in', (eb) =>
-      eb
-        .selectFrom('assets as owned')
-        .select('owned.uid')
-        .where('owned.app_uid', '=', appUid)
-        .where('owned.owner_user_uid', '=', userUid)
-        .unionAll(eb.selectFrom('assets as coming').select('coming.uid').where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted'))),
-    )
-    .where('assets.is_burned', '=', 0);
+  const q = withCollection(ctx.db).where('assets.uid', 'in', userAssetUids(appUid, userUid)).where('assets.is_burned', '=', 0);
   const rows = await keysetPage(q, 'assets', page).execute();
   return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address }, ctx.config));
 }
