@@ -131,6 +131,8 @@ describe('developer console in a browser', () => {
     // Keyboard only: the heading has focus, Tab reaches the field, Enter submits.
     await page.reload();
     await page.getByLabel('Operator token').waitFor();
+    // The page puts the focus on its heading once rendered: wait for that, or Tab races it.
+    await page.waitForFunction(() => document.activeElement?.id === 'signin-title');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'operator-token');
     await page.keyboard.type(t.svc.ctx.config.operatorToken!);
@@ -174,6 +176,14 @@ describe('developer console in a browser', () => {
     assert.equal(await page.getByText(apiSecret).count(), 0);
   });
 
+  /** Stops (and restarts) block production of the embedded chain, which otherwise mines at once. */
+  const setMining = async (on: boolean) => {
+    const rpc = (method: string, params: unknown[]) => fetch(t.svc.chain!.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    await rpc('evm_setIntervalMining', [on ? 1 : 0]);
+    await rpc('evm_setAutomine', [on]);
+    if (on) await rpc('evm_mine', []); // what waited in the mempool
+  };
+
   it('creates a collection: the new row shows deploying, then deployed, without a reload', async () => {
     await page.getByRole('link', { name: 'Browser Game' }).click();
     await page.getByRole('navigation', { name: 'App sections' }).getByRole('link', { name: 'Collections' }).click();
@@ -183,12 +193,19 @@ describe('developer console in a browser', () => {
     await page.getByLabel('Description').fill('Sharp things');
     await page.getByLabel('Editable assets').check();
     await assertLabelled(page, 'the Collections page');
-    await page.getByRole('button', { name: 'Create collection' }).click();
-    const status = page.getByRole('status').filter({ hasText: 'created' });
-    await status.waitFor();
-    collectionUid = /Collection (\d{12}) created/.exec((await status.textContent())!)![1];
+    // The chain holds its blocks until the page has shown "deploying": a deployment faster than the
+    // page's first look at the row would otherwise skip that state.
+    await setMining(false);
+    try {
+      await page.getByRole('button', { name: 'Create collection' }).click();
+      const status = page.getByRole('status').filter({ hasText: 'created' });
+      await status.waitFor();
+      collectionUid = /Collection (\d{12}) created/.exec((await status.textContent())!)![1];
+      await rowOf(page, collectionUid).locator('[data-status="deploying"]').waitFor();
+    } finally {
+      await setMining(true);
+    }
     const row = rowOf(page, collectionUid);
-    await row.locator('[data-status="deploying"]').waitFor();
     await row.locator('[data-status="deployed"]').waitFor({ timeout: 30_000 });
     await row.getByText('yes').waitFor(); // editable
     assert.equal((await t.svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', collectionUid).executeTakeFirstOrThrow()).status, 'deployed');
