@@ -9,6 +9,7 @@ import { ApiError } from '../util/errors.js';
 import { userView } from '../services/views.js';
 import { listBurns, listTransfers } from '../services/lifecycle.js';
 import { userAssetUids } from '../services/assets.js';
+import { deliveriesOf } from '../webhooks/deliveries.js';
 import { listAllocationsOfUser, listClaimsOfUser } from '../services/rewards/index.js';
 import { allocationView, claimView } from '../services/rewards/views.js';
 import { collectionView } from '../services/views.js';
@@ -459,12 +460,7 @@ export async function listRewardClaims(ctx: Ctx, appUid: string, rewardUid: stri
 
 /** The delivery log: one row per event sent (or to send) to the App's webhook, newest first. */
 export async function deliveryLog(ctx: Ctx, appUid: string, q: { cursor?: string; limit: number; status?: DeliveryRow['status']; eventId?: string }): Promise<Page<DeliveryRow>> {
-  let qb = ctx.db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('events as e', 'e.id', 'd.event_id')
-    .selectAll('d')
-    .select('e.event_time')
-    .where('d.app_uid', '=', appUid);
+  let qb = deliveriesOf(ctx, appUid);
   if (q.status) qb = qb.where('d.status', '=', q.status);
   if (q.eventId) qb = qb.where('d.event_id', '=', q.eventId);
   if (q.cursor) {

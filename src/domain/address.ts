@@ -1,5 +1,5 @@
 // Addresses a user sends us (to_address, withdraw_receiver): 0x + 40 hex digits in any letter case
-// (API.md §2: "inputs are accepted in any case"; the case of an address carries no meaning, and an
+// (the case of an address carries no meaning, and an
 // EIP-55 checksum is not required of API clients); never the zero address (tokens sent there are lost).
 // Pure: returns the lower-case form the database stores and the API answers, or why it is refused.
 import { ApiError } from '../util/errors.js';

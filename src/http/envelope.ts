@@ -1,4 +1,4 @@
-// Every failure answers in the error envelope of API.md §2, including the ones Fastify and Node's HTTP
+// Every failure answers in the error envelope of the API, including the ones Fastify and Node's HTTP
 // parser produce themselves: an undecodable URL, an over-long path segment, oversized headers, a
 // request while the server is closing, an unknown route, a body that is not JSON.
 import type { Socket } from 'node:net';

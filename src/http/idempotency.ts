@@ -1,4 +1,4 @@
-// The Idempotency-Key header on POST and PUT under /v1 (API.md §2), per App:
+// The Idempotency-Key header on POST and PUT under /v1, per App:
 // - the same key with the same request (method, route, path parameters, exact body) within 24 h: the
 //   first answer again, status and body, with `idempotent-replayed: true`;
 // - the same key with another request: 422;

@@ -1,4 +1,4 @@
-// Request bodies (API.md §1): JSON in UTF-8; an empty body means {}; number literals of amount fields are
+// Request bodies: JSON in UTF-8; an empty body means {}; number literals of amount fields are
 // read exactly.
 //
 // JSON.parse turns every number into a double, so `1.0000000000000000001` would arrive as 1 and

@@ -1,4 +1,4 @@
-// The public API v1 (API.md §3). Handlers read as the use case: validate, call the service, envelope.
+// The public API v1. Handlers read as the use case: validate, call the service, envelope.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Ctx } from '../services/context.js';

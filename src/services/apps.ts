@@ -1,5 +1,5 @@
 // Apps (tenants) and their API keys. The secret is shown once, stored sealed, and is the HS256 key of
-// the App's bearer tokens (API.md §1).
+// the App's bearer tokens.
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from './context.js';
 import { newUid } from '../util/ids.js';

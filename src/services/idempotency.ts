@@ -1,4 +1,4 @@
-// Idempotency-Key (API.md §2): the first successful answer to a POST/PUT that carried a key is stored
+// Idempotency-Key: the first successful answer to a POST/PUT that carried a key is stored
 // in the SAME transaction as the operation it answers, so either both exist or neither does: a retry
 // after a crash, a timeout or a lost answer finds the operation done and gets its answer again, never a
 // second operation. Failed requests change nothing and store nothing, so retrying one runs it again.

@@ -7,10 +7,10 @@ type UserRow = Selectable<UserTable>;
 type CollectionRow = Selectable<CollectionTable>;
 type AssetRow = Selectable<AssetTable>;
 
-/** Addresses leave in lower-case hex (API.md §2), as the hosted service answers them. */
+/** Addresses leave in lower-case hex, as the hosted service answers them. */
 export const lowerHex = (a: string | null): string | null => (a ? a.toLowerCase() : null);
 
-/** `chain` and `network` are the configured chain name exactly as given (API.md §2: "Amoy", never "amoy"). */
+/** `chain` and `network` are the configured chain name exactly as given ("Amoy", never "amoy"). */
 export function network(config: Config) {
   return { chain: config.chainName, network: config.chainName, chain_id: config.chainId };
 }

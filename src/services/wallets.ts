@@ -53,7 +53,7 @@ export function walletJobHandler(ctx: Ctx, wakeKind: string): JobHandler {
 }
 
 /**
- * GET /deposit (API.md #16): ERC-681 deposit data. Asking for it creates the wallet; since a wallet is
+ * GET /deposit: ERC-681 deposit data. Asking for it creates the wallet; since a wallet is
  * a pure derivation, it is created right in the request, so the caller gets an address at once.
  */
 export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, collectionUid: string) {

@@ -1,4 +1,4 @@
-// Delivery state per event and the attempt log (API.md §6): what the console, the management API and
+// Delivery state per event and the attempt log: what the console, the management API and
 // the CLI show, and the two ways a delivery starts: with its event, or by a manual redelivery.
 //
 // Which events are delivered: those emitted while the App has a webhook configured (and that pass its
@@ -104,14 +104,14 @@ export function attemptView(a: AttemptRow): AttemptView {
   return { event_id: a.event_id, attempt: a.attempt, time: isoOfMs(a.attempted_at), url: a.url, status_code: a.status_code, latency_ms: a.latency_ms, error: a.error, response: a.response_body };
 }
 
+/** An App's deliveries with their events' time: the base of the management API's and the console's logs. */
+export function deliveriesOf(ctx: Ctx, appUid: string) {
+  return ctx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').selectAll('d').select('e.event_time').where('d.app_uid', '=', appUid);
+}
+
 /** Deliveries of an App, newest event first. */
 export async function listDeliveries(ctx: Ctx, appUid: string, opts: { status?: DeliveryStatus; limit?: number } = {}): Promise<DeliveryView[]> {
-  let q = ctx.db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('events as e', 'e.id', 'd.event_id')
-    .selectAll('d')
-    .select('e.event_time')
-    .where('d.app_uid', '=', appUid);
+  let q = deliveriesOf(ctx, appUid);
   if (opts.status) q = q.where('d.status', '=', opts.status);
   const rows = await q.orderBy('d.event_time_ms', 'desc').orderBy('e.seq', 'desc').limit(clampLimit(opts.limit)).execute();
   return rows.map(deliveryView);

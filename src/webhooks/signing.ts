@@ -1,4 +1,4 @@
-// Webhook signatures (API.md §6). Pure functions of the secret(s), the event id, the timestamp and the
+// Webhook signatures. Pure functions of the secret(s), the event id, the timestamp and the
 // exact bytes of the body.
 //
 // One HMAC serves both schemes, so a receiver can use either:

@@ -302,7 +302,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('deposit (API.md #16)', () => {
+    describe('deposit', () => {
       it('creates the wallet and answers ERC-681 data; 404 for an unknown user', async () => {
         const user = (await app.api.post('/user', {})).body.data.uid;
         const r = await app.api.get(`/deposit?user_uid=${user}&collection_uid=${collection}`);

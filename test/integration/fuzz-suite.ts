@@ -1,10 +1,10 @@
-// Property-based fuzzing of the 24 endpoints of API.md against a real service (HTTP + workers + embedded
+// Property-based fuzzing of the 24 endpoints of the public API against a real service (HTTP + workers + embedded
 // anvil), once per database. Requests are drawn around real fixtures (uids of this App and of another,
 // minted assets, a deployed reward) and mutated: wrong types, NUL and lone surrogates, malformed and
 // non-UTF-8 bodies, odd content types, bad percent-encoding, exact amount literals, Idempotency-Keys,
 // missing or foreign credentials. Properties of every answer:
 //   - never 5xx;
-//   - JSON; a failure is the error envelope of API.md §2 (type consistent with the status, `detail` an
+//   - JSON; a failure is the error envelope of the API (type consistent with the status, `detail` an
 //     object or a non-empty array of objects with `message` last), a success is {success, data};
 //   - rate-limit headers on every /v1 answer;
 //   - a 4xx changes nothing: the row counts of every table a request can write are unchanged.

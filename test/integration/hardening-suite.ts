@@ -27,7 +27,7 @@ const uid6 = () => Math.random().toString(36).slice(2, 8);
 const RATE_LIMIT = 40;
 const AUTH_FAILURES = 30;
 
-/** The error envelope of API.md §2, checked strictly. */
+/** The error envelope of the API, checked strictly. */
 function assertEnvelope(r: ApiResponse, status: number, code?: string): void {
   assert.equal(r.status, status, r.raw);
   assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
@@ -316,7 +316,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('Idempotency-Key on POST and PUT (API.md §2)', () => {
+    describe('Idempotency-Key on POST and PUT', () => {
       const withKey = (a: TestApp, method: string, p: string, body: unknown, key: string) => a.api.call(method, p, body, { 'Idempotency-Key': key });
 
       it('same key, same body: the first answer again (status and body); another body: 422; keys are per App', async () => {
@@ -429,7 +429,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('exact amount literals (API.md §1)', () => {
+    describe('exact amount literals', () => {
       it('JSON number literals are read exactly: the 19th decimal is refused, 9007199254740993 stays exact', async () => {
         const a = await t.newApp();
         const user = (await a.api.post('/user', {})).body.data.uid;
@@ -461,7 +461,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('emails: unique and looked up case-insensitively, stored as given (API.md #1)', () => {
+    describe('emails: unique and looked up case-insensitively, stored as given', () => {
       it('in the API; external ids stay case-sensitive', async () => {
         const a = await t.newApp();
         const email = `Mixed.Case-${uid6()}@Example.COM`;
@@ -533,7 +533,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('wire details (API.md §2)', () => {
+    describe('wire details', () => {
       it('network is the configured chain name as given; addresses answer in lower case; inputs in any case', async () => {
         const c = (await app.api.get(`/collection/${collection}`)).body.data;
         assert.equal(c.network, 'Amoy');

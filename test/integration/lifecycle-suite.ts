@@ -57,7 +57,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
     }
 
     const asset = async (uid: string) => (await app.api.get(`/asset/${uid}`)).body.data;
-    // Lower case, as the API answers addresses (API.md §2).
+    // Lower case, as the API answers addresses.
     const ownerOf = (id: number, c: Address = contract) => rpc().readContract({ address: c, abi: erc721, functionName: 'ownerOf', args: [BigInt(id)] }).then((a) => a.toLowerCase());
 
     it('mint → edit → transfer out → deposit back → transfer to a user → burn → transfer refused', async () => {

@@ -42,7 +42,7 @@ describe('job retry backoff', () => {
 
 describe('addresses from requests', () => {
   const good = '0x52908400098527886E0F7030069857D2E4169EE7'; // EIP-55 test vector
-  it('accepts any letter case (API.md §2), returning lower case', () => {
+  it('accepts any letter case, returning lower case', () => {
     assert.deepEqual(checkAddress(good), { ok: true, address: good.toLowerCase() });
     assert.deepEqual(checkAddress(good.toLowerCase()), { ok: true, address: good.toLowerCase() });
     assert.deepEqual(checkAddress('0x' + good.slice(2).toUpperCase()), { ok: true, address: good.toLowerCase() });
