@@ -86,7 +86,9 @@ export function loadOperatorToken(config: Config): string {
 export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue }> {
   preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
+  const checkpoints = config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread';
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints });
   try {
     const applied = await migrateToLatest(store);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');

@@ -5,7 +5,7 @@
 // its cursor changed (reorg, or a rewound embedded chain) it steps back and reads the range again —
 // a log that disagrees with the database is settled by the token's current owner on chain, so reading a
 // range again (or a log late) never moves an asset back to a past owner.
-import { getAddress, parseAbiItem, type Address, type Hex, type Log } from 'viem';
+import { getAddress, parseAbiItem, type Address, type Hex } from 'viem';
 import type { Ctx } from './context.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
@@ -13,9 +13,9 @@ import { NO_ACTIONS } from './asset-create.js';
 import { nowIso } from '../util/time.js';
 import { newUid } from '../util/ids.js';
 import { errMessage } from '../chain/sender.js';
+import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../chain/transfer-logs.js';
 
 const CURSOR = 'collections.transfers';
-const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)');
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
 const MAX_RANGE = 2000n;
 const REWIND_DEPTH = 64n;
@@ -85,12 +85,13 @@ export class ChainIndexer {
     const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
     const collections = await this.ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'contract_address']).where('status', '=', 'deployed').execute();
     if (collections.length > 0) {
-      const logs = await client.getLogs({ address: collections.map((c) => c.contract_address as Address), event: transferEvent, fromBlock: from + 1n, toBlock: to });
+      const raw = await client.request({ method: 'eth_getLogs', params: [transferFilter(collections.map((c) => c.contract_address!), from + 1n, to)] });
       const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
-      const known = await this.knownTokens(logs.map((l) => ({ collection: byAddress.get(l.address.toLowerCase())!.uid, tokenId: Number(l.args.tokenId) })));
+      const logs = decodeTransferLogs(raw as RpcLog[]).filter((l) => byAddress.has(l.address));
+      const known = await this.knownTokens(logs.map((l) => ({ collection: byAddress.get(l.address)!.uid, tokenId: Number(l.tokenId) })));
       for (const log of logs) {
-        const c = byAddress.get(log.address.toLowerCase())!;
-        await this.apply(log as Log<bigint, number, false, typeof transferEvent>, c, known.get(`${c.uid}:${Number(log.args.tokenId)}`));
+        const c = byAddress.get(log.address)!;
+        await this.apply(log, c, known.get(`${c.uid}:${Number(log.tokenId)}`));
       }
     }
     const end = await client.getBlock({ blockNumber: to });
@@ -139,9 +140,8 @@ export class ChainIndexer {
    * chain. Otherwise the token's CURRENT owner on chain decides (not the log's `to`): logs read again
    * after a reorg or rewind, or out of order, can then never move the database back to a past owner.
    */
-  private async apply(log: Log<bigint, number, false, typeof transferEvent>, c: { uid: string; app_uid: string; contract_address: string | null }, known: KnownToken | undefined): Promise<void> {
-    const { tokenId } = log.args as { tokenId: bigint };
-    const toAddr = (log.args.to as Address).toLowerCase();
+  private async apply(log: TransferLog, c: { uid: string; app_uid: string; contract_address: string | null }, known: KnownToken | undefined): Promise<void> {
+    const { tokenId, to: toAddr } = log;
     const ctx = this.ctx;
     // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
     if (known && (known.mint_status !== 'minted' || known.is_transferring || known.is_burning)) return;
@@ -182,7 +182,7 @@ export class ChainIndexer {
           uid,
           app_uid: c.app_uid,
           collection_uid: c.uid,
-          asset_external_id: `deposit:${log.address.toLowerCase()}:${tokenId}`,
+          asset_external_id: `deposit:${log.address}:${tokenId}`,
           mint_for_user_uid: user.uid,
           name,
           unique_name_key: null,

@@ -42,7 +42,15 @@ export function plainGroupCommit(db: Db): GroupCommit {
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export function openStore(opts: { databaseUrl?: string; dataDir: string }): Store {
+/**
+ * Who checkpoints a SQLite WAL (copies it back into the database file): a thread of the store's own
+ * (`thread`, the default), a timer on this thread's event loop with a connection of its own (`inline`:
+ * for the workers' thread, which the API does not wait on), or someone else (`none`: the process's
+ * workers' thread does it, or a short-lived CLI). Each thread costs an isolate (~17 MB).
+ */
+export type Checkpoints = 'thread' | 'inline' | 'none';
+
+export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpoints?: Checkpoints }): Store {
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -56,7 +64,12 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = FULL'); // an accepted request must survive a power cut
+  // Commits do not flush the WAL themselves: with synchronous = FULL every commit would hold SQLite's
+  // write lock through an fsync, and every other writer (the workers' thread, the API's next group, the
+  // CLI) would wait on the disk. DurableSqliteDriver flushes the WAL right after each commit instead,
+  // before the transaction's caller goes on, so a commit is exactly as durable as with FULL when anyone
+  // acts on it, and the lock is already free.
+  database.pragma('synchronous = NORMAL');
   // No blocking busy handler: it would stall the event loop while another process (the worker process,
   // the CLI) holds the write lock. BusyRetryConnection waits for the lock asynchronously instead.
   database.pragma('busy_timeout = 0');
@@ -64,65 +77,89 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string }): Stor
   // Checkpoints (copying the WAL back into the database file, with two fsyncs) would run inside some
   // request's commit every 1000 pages; a thread of its own does them instead.
   database.pragma('wal_autocheckpoint = 0');
-  const checkpointer = startCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database) });
+  const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
   const wal = new WalSync(`${file}-wal`);
+  const dialect = new DurableSqliteDialect(withStatementCache(database), database, wal);
+  const db = new Kysely<Database>({ dialect });
   return {
     db,
     dialect: 'sqlite',
     describe: file,
     close: async () => {
-      await checkpointer.terminate();
+      await checkpointer.stop();
       await db.destroy();
       wal.close();
     },
     groupCommit: async (fn) => {
-      // The connection is held throughout, so nothing else ever runs with synchronous = NORMAL.
-      const result = await db.connection().execute(async (conn) => {
-        await sql`pragma synchronous = NORMAL`.execute(conn);
+      // The connection is held throughout, so the commit whose flush is deferred is this one.
+      return db.connection().execute(async (conn) => {
+        const driver = dialect.driver!;
+        driver.deferNextSync = true;
         try {
-          return await conn.transaction().execute(fn);
+          const result = await conn.transaction().execute(fn);
+          return { result, durable: driver.takeDeferredSync() };
         } finally {
-          await sql`pragma synchronous = FULL`.execute(conn);
+          driver.deferNextSync = false;
         }
       });
-      return { result, durable: wal.sync() };
     },
   };
 }
 
 /**
- * A worker thread with its own connection that checkpoints the WAL every `everyMs` (PASSIVE: it never
- * waits for or blocks the writer; frames a reader still needs are copied on a later round), and
- * truncates it after a quiet spell so it does not stay large. Eval'd source: it runs the same way from
- * `dist/` and under tsx.
+ * Checkpoints the WAL every `everyMs` on a connection of its own (PASSIVE: it never waits for or blocks
+ * the writer; frames a reader still needs are copied on a later round), and truncates it after a quiet
+ * spell so it does not stay large. In a thread: eval'd source, so it runs the same way from `dist/` and
+ * under tsx.
  */
-function startCheckpointer(file: string, everyMs = 1000): Worker {
+function startCheckpointer(file: string, where: Checkpoints, everyMs = 1000): { stop(): Promise<void> } {
+  if (where === 'none') return { stop: async () => {} };
+  if (where === 'inline') {
+    const db = new SQLite(file);
+    db.pragma('busy_timeout = 0'); // never sleep on this event loop; a busy round is retried next time
+    const round = checkpointRound(db);
+    const timer = setInterval(round, everyMs);
+    timer.unref();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        db.close();
+      },
+    };
+  }
   const code = `
     const { workerData } = require('node:worker_threads');
     const Database = require(workerData.module);
     const db = new Database(workerData.file);
     db.pragma('busy_timeout = 5000');
-    let idle = 0;
-    setInterval(() => {
-      try {
-        const [r] = db.pragma('wal_checkpoint(PASSIVE)');
-        idle = r.log === 0 ? idle + 1 : 0;
-        if (idle === 5) db.pragma('wal_checkpoint(TRUNCATE)');
-      } catch {}
-    }, workerData.everyMs);`;
+    const round = (${checkpointRound.toString()})(db);
+    setInterval(round, workerData.everyMs);`;
   const worker = new Worker(code, { eval: true, workerData: { module: require.resolve('better-sqlite3'), file, everyMs } });
   worker.unref();
-  return worker;
+  return { stop: async () => void (await worker.terminate()) };
+}
+
+/** One checkpoint round on `db` (plain JavaScript: it is also eval'd in the checkpointer thread). */
+function checkpointRound(db: { pragma(s: string): unknown }): () => void {
+  let idle = 0;
+  return () => {
+    try {
+      const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      idle = r.log === 0 ? idle + 1 : 0;
+      if (idle === 5) db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      /* busy: the next round copies what this one could not */
+    }
+  };
 }
 
 /**
  * fsync of the SQLite WAL file in the thread pool. With synchronous = NORMAL a WAL commit is written to
  * the file but not flushed; flushing the file afterwards makes it exactly as durable as a FULL commit
- * (which is that same write plus an fsync of the WAL). Any FULL commit flushes every earlier frame too,
- * so a worker that reads such a row and then commits before acting on the chain never acts on a row a
- * power cut could take back. One fsync runs at a time; callers that committed while it ran share the
- * next one.
+ * (which is that same write plus an fsync of the WAL). The WAL is one file written in order, so every
+ * flush also covers every earlier commit of any connection: a worker that reads a row and then commits
+ * before acting on the chain never acts on a row a power cut could take back. One fsync runs at a time;
+ * callers that committed while it ran share the next one.
  */
 class WalSync {
   private fd: number | null = null;
@@ -166,7 +203,7 @@ class WalSync {
 /** Told of every distinct SQL text a SQLite store prepares (the query-plan test lists them so). */
 export const sqlObservers = new Set<(sql: string, database: SQLite.Database) => void>();
 
-export function withStatementCache(database: SQLite.Database, max = 1000): SqliteDialectConfig['database'] {
+export function withStatementCache(database: SQLite.Database, max = 1000): CachedStatements {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => database.close(),
@@ -182,28 +219,68 @@ export function withStatementCache(database: SQLite.Database, max = 1000): Sqlit
   };
 }
 
+/** A statement cache that also tells whether a SQL text writes (for the flush after autocommit writes). */
+export interface CachedStatements {
+  prepare(text: string): SQLite.Statement;
+  close(): void;
+}
+
 /**
  * Transactions take SQLite's write lock at BEGIN (BEGIN IMMEDIATE). With a plain deferred BEGIN, a
  * transaction that reads and then writes while another process (the CLI beside the service) has
  * written in between fails at once with "database is locked" instead of waiting for the lock.
+ * Every commit, and every write outside a transaction, is followed by a flush of the WAL (WalSync)
+ * before it returns: see `synchronous = NORMAL` above.
  */
-class ImmediateSqliteDialect extends SqliteDialect {
+class DurableSqliteDialect extends SqliteDialect {
+  driver: DurableSqliteDriver | null = null;
+
   constructor(
-    private readonly cfg: SqliteDialectConfig,
+    private readonly statements: CachedStatements,
     private readonly database: SQLite.Database,
+    private readonly wal: WalSync,
+  ) {
+    super({ database: statements });
+  }
+  override createDriver() {
+    this.driver = new DurableSqliteDriver({ database: this.statements }, this.statements, this.database, this.wal);
+    return this.driver;
+  }
+}
+
+class DurableSqliteDriver extends SqliteDriver {
+  /** Set by a group commit holding the connection: its commit hands the flush back instead of awaiting it. */
+  deferNextSync = false;
+  private deferred: Promise<void> | null = null;
+
+  constructor(
+    cfg: SqliteDialectConfig,
+    private readonly statements: CachedStatements,
+    private readonly database: SQLite.Database,
+    private readonly wal: WalSync,
   ) {
     super(cfg);
   }
-  override createDriver() {
-    const database = this.database;
-    return new (class extends SqliteDriver {
-      override async acquireConnection(): Promise<DatabaseConnection> {
-        return new BusyRetryConnection(await super.acquireConnection(), database);
-      }
-      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-      }
-    })(this.cfg);
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const writes = (text: string) => !this.statements.prepare(text).readonly;
+    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync() });
+  }
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+    const durable = this.wal.sync();
+    if (!this.deferNextSync) return durable;
+    this.deferNextSync = false;
+    this.deferred = durable;
+    durable.catch(() => {}); // the group commit's caller handles it
+  }
+  takeDeferredSync(): Promise<void> {
+    const d = this.deferred ?? Promise.resolve();
+    this.deferred = null;
+    return d;
   }
 }
 
@@ -222,6 +299,8 @@ export class BusyRetryConnection implements DatabaseConnection {
     private readonly inner: DatabaseConnection,
     private readonly database: { readonly inTransaction: boolean },
     private readonly waitMs = SQLITE_LOCK_WAIT_MS,
+    /** A write outside a transaction is flushed (`sync`) before it returns, as a commit is. */
+    private readonly durability?: { writes(sql: string): boolean; sync(): Promise<void> },
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -229,7 +308,9 @@ export class BusyRetryConnection implements DatabaseConnection {
     const deadline = Date.now() + this.waitMs;
     for (;;) {
       try {
-        return await this.inner.executeQuery<R>(query);
+        const result = await this.inner.executeQuery<R>(query);
+        if (this.durability && !this.database.inTransaction && this.durability.writes(query.sql)) await this.durability.sync();
+        return result;
       } catch (err) {
         const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
         if (!busy || this.database.inTransaction || Date.now() >= deadline) throw err;

@@ -49,8 +49,47 @@ describe('store fast paths (SQLite)', () => {
       throw new Error('boom');
     }), /boom/);
     assert.equal(await store.db.selectFrom('meta').select('key').where('key', '=', 'x1').executeTakeFirst(), undefined);
+  });
+
+  it('every commit and every write outside a transaction returns only once the WAL is flushed; a group commit hands the flush back', async () => {
+    // Commits run with synchronous = NORMAL (no fsync under the write lock); the flush follows them.
     const [sync] = (await store.db.executeQuery<{ synchronous: number }>(CompiledQuery.raw('pragma synchronous'))).rows;
-    assert.equal(sync.synchronous, 2, 'FULL again for everything else');
+    assert.equal(sync.synchronous, 1);
+    const real = fs.fdatasync;
+    let flushed = 0;
+    let release: () => void = () => {};
+    let gate: Promise<void> | null = null;
+    (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) =>
+      real(fd, (err) => void (gate ?? Promise.resolve()).then(() => { flushed++; cb(err); }))) as typeof fs.fdatasync;
+    try {
+      await store.db.transaction().execute((tx) => tx.insertInto('meta').values({ key: 'f1', value: '1' }).execute());
+      assert.equal(flushed, 1, 'a transaction resolves after its flush');
+      await store.db.insertInto('meta').values({ key: 'f2', value: '2' }).execute();
+      assert.equal(flushed, 2, 'an autocommit write too');
+      await store.db.updateTable('meta').set({ value: '3' }).where('key', '=', 'f2').returning('key').execute();
+      assert.equal(flushed, 3, 'a write returning rows too');
+      await store.db.selectFrom('meta').selectAll().execute();
+      assert.equal(flushed, 3, 'a read does not flush');
+      await assert.rejects(store.db.transaction().execute(async (tx) => {
+        await tx.insertInto('meta').values({ key: 'f3', value: '3' }).execute();
+        throw new Error('boom');
+      }), /boom/);
+      assert.equal(flushed, 3, 'a rollback does not flush');
+
+      gate = new Promise<void>((r) => (release = r));
+      const { durable } = await store.groupCommit((tx) => tx.insertInto('meta').values({ key: 'f4', value: '4' }).execute());
+      assert.equal(flushed, 3, 'the group commit returned before its flush');
+      let settled = false;
+      void durable.then(() => (settled = true));
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(settled, false, 'durable waits for the flush');
+      release();
+      await durable;
+      assert.equal(flushed, 4);
+    } finally {
+      (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = real;
+      release();
+    }
   });
 });
 

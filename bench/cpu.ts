@@ -1,0 +1,95 @@
+// CPU time per request, by thread, for POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify
+// route answering the same JSON. Wall-clock rates swing with whatever else a shared machine runs; CPU
+// time spent per request barely does, so this is the measure to optimise with while others work
+// (the ratio of CPU per request, bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
+//   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false)
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../test/helpers/env.js';
+import { dbsFromArgs, emit, load, root, startService } from './lib.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 8);
+const connections = 64;
+const TICK_MS = 1000 / 100; // USER_HZ
+
+/** CPU ms so far of every thread of `pid` (and of its child processes), keyed by a readable name. */
+function cpuByThread(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (k: string, ms: number) => out.set(k, (out.get(k) ?? 0) + ms);
+  const walk = (p: number, label: string) => {
+    let tids: string[] = [];
+    try {
+      tids = fs.readdirSync(`/proc/${p}/task`);
+    } catch {
+      return;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
+        add(`${label}:${tid === String(p) ? 'main' : comm}`, ms);
+      } catch {
+        /* the thread ended */
+      }
+    }
+    try {
+      for (const c of fs.readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) {
+        const cmd = fs.readFileSync(`/proc/${c}/cmdline`, 'utf8');
+        walk(Number(c), cmd.includes('anvil') ? 'anvil' : 'child');
+      }
+    } catch {
+      /* no children */
+    }
+  };
+  walk(pid, 'svc');
+  return out;
+}
+
+async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>) {
+  const before = cpuByThread(pid);
+  const r = await run();
+  const after = cpuByThread(pid);
+  const perReq: Record<string, number> = {};
+  let total = 0;
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d <= 0) continue;
+    perReq[k] = (perReq[k] ?? 0) + d;
+    total += d;
+  }
+  const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, r.total));
+  return { rps: r.rps, p99: r.p99, total_us: us(total), by_thread_us: Object.fromEntries(Object.entries(perReq).filter(([, v]) => us(v) > 0).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, us(v)])) };
+}
+
+for (const db of dbsFromArgs()) {
+  const svc = await startService(db, process.env.CPU_WORKERS === 'false' ? { WORKERS: 'false' } : {});
+  try {
+    const user = (await svc.api.post('/user', {})).body.data.uid as string;
+    await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
+    const body = { user_uid: user, collection_uid: svc.collection, asset_external_id: '[<id>]', sale_price_in_usd: 9.99, data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } };
+    const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
+    const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
+    const barePort = await freePort();
+    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], { env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) }, execArgv: ['--import', 'tsx'] });
+    await new Promise((r) => bare.once('message', r));
+    const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
+    const post = (base: string) => () => load({ url: `${base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), connections, seconds });
+    const get = (base: string) => () => load({ url: `${base}/v1/asset/${first.body.data.uid}`, headers, connections, seconds });
+    const bareBase = `http://127.0.0.1:${barePort}`;
+    await post(bareBase)(); // warm-up
+    const svcPid = svc.pids()[0];
+    const res = {
+      bare_post: await measure(bare.pid!, post(bareBase)),
+      post: await measure(svcPid, post(svc.base)),
+      bare_get: await measure(bare.pid!, get(bareBase)),
+      get: await measure(svcPid, get(svc.base)),
+    };
+    bare.kill();
+    emit({ bench: 'cpu', db, connections, seconds, ...res, post_cpu_ratio: +(res.bare_post.total_us / res.post.total_us).toFixed(3), get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3) });
+  } finally {
+    await svc.stop();
+  }
+}
