@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type QueryResult, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 const require = createRequire(import.meta.url);
@@ -194,6 +194,9 @@ class ImmediateSqliteDialect extends SqliteDialect {
   ) {
     super(cfg);
   }
+  override createQueryCompiler() {
+    return new LocklessSqliteCompiler();
+  }
   override createDriver() {
     const database = this.database;
     return new (class extends SqliteDriver {
@@ -204,6 +207,24 @@ class ImmediateSqliteDialect extends SqliteDialect {
         await connection.executeQuery(CompiledQuery.raw('begin immediate'));
       }
     })(this.cfg);
+  }
+}
+
+/** The row-locking clauses of a SELECT (store/locks.ts): SQLite has no such syntax. */
+const ROW_LOCKS = new Set(['ForUpdate', 'ForNoKeyUpdate', 'ForShare', 'ForKeyShare', 'NoWait', 'SkipLocked']);
+
+/**
+ * Leaves row locks out of SQLite's SQL. A transaction there holds the database's write lock from BEGIN
+ * IMMEDIATE on, which already gives what FOR UPDATE / FOR SHARE / SKIP LOCKED ask for, so the code
+ * above the store can ask for row locks without knowing the database.
+ */
+class LocklessSqliteCompiler extends SqliteQueryCompiler {
+  protected override visitSelectQuery(node: SelectQueryNode): void {
+    const mods = node.endModifiers;
+    if (mods?.some((m) => m.modifier !== undefined && ROW_LOCKS.has(m.modifier))) {
+      node = { ...node, endModifiers: mods.filter((m) => m.modifier === undefined || !ROW_LOCKS.has(m.modifier)) };
+    }
+    super.visitSelectQuery(node);
   }
 }
 
