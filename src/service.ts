@@ -31,7 +31,7 @@ import { Pruner } from './services/retention.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
 import { webhookDispatcher } from './webhooks/index.js';
-import { prepareJobHandler } from './metadata/prepare.js';
+import { prepareJobHandler } from './services/asset-prepare.js';
 import { printConsoleWelcome } from './console/welcome.js';
 import { publishJobHandler } from './metadata/publish.js';
 
@@ -201,11 +201,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
         editJobHandler(ctx),
         ...rewardJobHandlers(ctx),
       ];
-      if (core.store.dialect === 'sqlite') {
-        // On SQLite one service process runs the workers (in its workers' thread, or inline): whatever
-        // was running belonged to a previous run of them. By kind, so that the claim index finds them.
-        await core.store.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('kind', 'in', handlers.map((h) => h.kind)).where('status', '=', 'running').execute();
-      }
+      // Where one process runs every worker (SQLite), what was running belonged to a previous run of
+      // them. By kind, so that the claim index finds them.
+      await core.queue.releaseAbandoned(handlers.map((h) => h.kind));
       sender.start();
       cleanups.push(() => sender.stop());
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`, isChainUnreachable);

@@ -17,8 +17,7 @@
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
 // (src/http/rewards.ts, src/http/admin-webhooks.ts).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
 import type { Health } from '../http/misc.js';
@@ -32,6 +31,7 @@ import { getApiKey, rotateApiSecret, bearerToken } from '../services/api-keys.js
 import { parseAmount } from '../domain/amounts.js';
 import { amountField, adminRewardRoutes } from '../http/rewards.js';
 import { adminWebhookRoutes } from '../http/admin-webhooks.js';
+import { ok, type App } from '../http/route-kit.js';
 import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
 import { redeliver } from '../webhooks/deliveries.js';
 import { ConsoleSessions, SESSION_COOKIE, SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';
@@ -52,8 +52,6 @@ import {
 } from './queries.js';
 import type { ChainStatus } from './types.js';
 
-type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
-const ok = (data: unknown) => ({ success: true, data });
 
 export interface ConsoleApiDeps {
   ctx: Ctx;

@@ -1,30 +1,22 @@
 // Management API for webhooks [ours] (API.md §6, §7), under /admin/v1: the operator token is checked by
-// the hook of adminRoutes, which registers these routes.
+// the hook of that scope (app.ts); the console mounts the same routes behind its session.
 //   PUT  /apps/:uid/webhook                          create or change (url, events, enabled, rotate_secret)
 //   GET  /apps/:uid/webhook                          the configuration (never the secret)
 //   GET  /apps/:uid/webhook/events?status=&limit=    delivery state per event, newest first
 //   GET  /apps/:uid/webhook/events/:id/attempts      the attempt log of one event, newest first
 //   POST /apps/:uid/webhook/events/:id/redeliver     send an event again now
-import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
 import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
 import { str } from './schemas.js';
+import { ok, requireApp, type App } from './route-kit.js';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../webhooks/deliveries.js';
-
-type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
-const ok = (data: unknown) => ({ success: true, data });
 
 export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin', 'webhooks'] };
   const appParam = z.object({ uid: str() });
   const eventParam = z.object({ uid: str(), id: str() });
-  const requireApp = async (uid: string) => {
-    const a = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
-    if (!a) throw ApiError.notFound('App');
-  };
 
   app.put(
     '/apps/:uid/webhook',
@@ -50,7 +42,7 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   );
 
   app.get('/apps/:uid/webhook', { schema: { ...tags, params: appParam } }, async (req) => {
-    await requireApp(req.params.uid);
+    await requireApp(ctx, req.params.uid);
     const wh = await getWebhook(ctx, req.params.uid);
     if (!wh) throw ApiError.notFound('Webhook');
     return ok(wh);
@@ -60,20 +52,20 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
     '/apps/:uid/webhook/events',
     { schema: { ...tags, params: appParam, querystring: z.object({ status: z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]]).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
     async (req) => {
-      await requireApp(req.params.uid);
+      await requireApp(ctx, req.params.uid);
       return ok(await listDeliveries(ctx, req.params.uid, { status: req.query.status, limit: req.query.limit }));
     },
   );
 
   app.get('/apps/:uid/webhook/events/:id/attempts', { schema: { ...tags, params: eventParam } }, async (req) => {
-    await requireApp(req.params.uid);
+    await requireApp(ctx, req.params.uid);
     const d = await getDelivery(ctx, req.params.uid, req.params.id);
     if (!d) throw ApiError.notFound('Event');
     return ok(await listAttempts(ctx, req.params.uid, { eventId: req.params.id, limit: 1000 }));
   });
 
   app.post('/apps/:uid/webhook/events/:id/redeliver', { schema: { ...tags, params: eventParam } }, async (req) => {
-    await requireApp(req.params.uid);
+    await requireApp(ctx, req.params.uid);
     return ok(await redeliver(ctx, req.params.uid, req.params.id));
   });
 }

@@ -125,7 +125,15 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     },
     { prefix: '/v1' },
   );
-  await app.register(async (admin) => adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx), { prefix: '/admin/v1' });
+  await app.register(
+    async (admin) => {
+      // The operator token, checked on the scope itself before routing: every route under /admin/v1
+      // (whichever file declares it) and every unknown path there is behind it by construction.
+      admin.addHook('onRequest', adminGuard);
+      await adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx);
+    },
+    { prefix: '/admin/v1' },
+  );
   await miscRoutes(app, deps.ctx, deps.health);
   await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
   await consoleRoutes(app, deps); // the developer console: /console (browser app) and /console/api

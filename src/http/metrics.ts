@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Ctx } from '../services/context.js';
+import { openDeliveryCounts } from '../webhooks/deliveries.js';
 
 export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
   const registry = new Registry();
@@ -59,9 +60,7 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
     registers: [registry],
     async collect() {
       this.reset();
-      // Only the open ones: counting every delivery ever made would read the whole table on each scrape.
-      const rows = await ctx.db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['pending', 'disabled']).groupBy('status').execute();
-      for (const r of rows) this.set({ status: r.status }, Number(r.n));
+      for (const r of await openDeliveryCounts(ctx)) this.set({ status: r.status }, r.n);
     },
   });
 

@@ -1,10 +1,8 @@
 // The public API v1. Handlers read as the use case: validate, call the service, envelope.
-import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
-import { isUid } from '../util/ids.js';
 import * as s from './schemas.js';
+import { ok, uidOr404, type App } from './route-kit.js';
 import { sendPage } from './paging.js';
 import { createUser, findUser, getUser } from '../services/users.js';
 import { getCollection } from '../services/collections.js';
@@ -13,16 +11,6 @@ import { createAsset } from '../services/asset-create.js';
 import { depositInfo } from '../services/wallets.js';
 import { rewardRoutes } from './rewards.js';
 import { createBurn, createTransfer, editAsset, getBurn, getTransfer, listBurns, listTransfers } from '../services/lifecycle.js';
-
-type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
-const ok = (data: unknown) => ({ success: true, data });
-
-/** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
-function uidOr404(uid: string, resource: string, message = `${resource} not found.`): string {
-  if (uid === '') throw ApiError.client(404, 'not_found', 'Not Found'); // `GET /user/` is no lookup
-  if (!isUid(uid)) throw ApiError.client(404, 'not_found', message);
-  return uid;
-}
 
 export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = (t: string) => ({ tags: [t] });
@@ -95,7 +83,7 @@ export async function publicRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/deposit', { schema: { ...tags('deposits'), querystring: s.depositQuery } }, async (req) => {
     const { user_uid, collection_uid } = req.query;
-    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User', 'User not found.'), uidOr404(collection_uid, 'Collection')));
+    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User'), uidOr404(collection_uid, 'Collection')));
   });
 
   await rewardRoutes(app, ctx);

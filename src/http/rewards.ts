@@ -3,16 +3,13 @@
 //
 // Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
 // and /reward/claim win over /reward/{uid} whatever the registration order.
-import type { FastifyInstance } from 'fastify';
 import { sendPage } from './paging.js';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
 import { ApiError } from '../util/errors.js';
-import { isUid } from '../util/ids.js';
 import { AmountError, parseAmount } from '../domain/amounts.js';
-import { getApp } from '../services/apps.js';
 import { pageQuery, requiredStr, str } from './schemas.js';
+import { ok, requireApp, uidOr404, type App } from './route-kit.js';
 import {
   allocate,
   createReward,
@@ -27,16 +24,6 @@ import {
   requestClaim,
   requestWithdraw,
 } from '../services/rewards/index.js';
-
-type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
-const ok = (data: unknown) => ({ success: true, data });
-
-/** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
-function uidOr404(uid: string, resource: string): string {
-  if (uid === '') throw ApiError.client(404, 'not_found', 'Not Found'); // `GET /reward/claim/` is no lookup
-  if (!isUid(uid)) throw ApiError.notFound(resource);
-  return uid;
-}
 
 const uidText = str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
 
@@ -144,24 +131,20 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });
   const rewardParam = z.object({ uid: str(), reward: str() });
-  const requireApp = async (uid: string) => {
-    if (!(await getApp(ctx, uid))) throw ApiError.notFound('App');
-    return uid;
-  };
 
   app.get('/apps/:uid/rewards', { schema: { ...tags, params: appParam } }, async (req) => {
-    return ok(await listRewards(ctx, await requireApp(req.params.uid)));
+    return ok(await listRewards(ctx, await requireApp(ctx, req.params.uid)));
   });
 
   app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createReward(ctx, await requireApp(req.params.uid), req.body)));
+    return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
   });
 
   app.get('/apps/:uid/rewards/:reward', { schema: { ...tags, params: rewardParam } }, async (req) => {
-    return ok(await getRewardAdmin(ctx, await requireApp(req.params.uid), req.params.reward));
+    return ok(await getRewardAdmin(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
   });
 
   app.post('/apps/:uid/rewards/:reward/withdraw', { schema: { ...tags, params: rewardParam } }, async (req) => {
-    return ok(await requestWithdraw(ctx, await requireApp(req.params.uid), req.params.reward));
+    return ok(await requestWithdraw(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
   });
 }

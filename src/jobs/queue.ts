@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Db, DbOrTx, Dialect } from '../store/db.js';
+import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
@@ -81,13 +82,13 @@ export class JobQueue {
 
   /**
    * Claims up to `limit` runnable jobs of a kind: queued and due, or running with an expired lease
-   * (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so many workers never block each other;
-   * SQLite serialises writers anyway.
+   * (their worker died). The candidates are locked skipping those another worker holds
+   * (store/locks.ts), so workers in many processes never block each other.
    */
   async claim(kind: string, limit: number, workerId: string, leaseMs: number): Promise<Job[]> {
     const t = this.now();
     return this.db.transaction().execute(async (tx) => {
-      let q = tx
+      const q = tx
         .selectFrom('jobs')
         .select('id')
         .where('kind', '=', kind)
@@ -100,8 +101,7 @@ export class JobQueue {
         .orderBy('run_at')
         .orderBy('id')
         .limit(limit);
-      if (this.dialect === 'postgres') q = q.forUpdate().skipLocked();
-      const ids = (await q.execute()).map((r) => r.id);
+      const ids = (await skipLocked(q).execute()).map((r) => r.id);
       if (ids.length === 0) return [];
       const rows = await tx
         .updateTable('jobs')
@@ -159,6 +159,37 @@ export class JobQueue {
       .where('group_key', '=', groupKey)
       .where('status', '=', 'queued')
       .execute();
+  }
+
+  /**
+   * Puts back the jobs of these kinds left running by a previous run of the workers, when one process
+   * runs every worker (store/locks.ts): they need not wait for their leases to run out. Elsewhere the
+   * leases decide (another process may be running them).
+   */
+  async releaseAbandoned(kinds: string[]): Promise<void> {
+    if (!workersInOneProcess(this.dialect) || kinds.length === 0) return;
+    await this.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('kind', 'in', kinds).where('status', '=', 'running').execute();
+  }
+
+  /** Fails a running job for good now, without further attempts (e.g. its input can never work). */
+  async failNow(tx: DbOrTx, jobId: number, error: string): Promise<void> {
+    await tx.updateTable('jobs').set({ status: 'failed', lease_until: null, last_error: error.slice(0, 2000), updated_at: this.now() }).where('id', '=', jobId).where('status', '=', 'running').execute();
+  }
+
+  /**
+   * Deletes jobs finished (done or failed for good) before `cutoff`, walking the table in id order a
+   * chunk at a time; jobs still queued or running are kept whatever their age. Returns how many went.
+   */
+  async pruneFinished(cutoff: number, chunk = 2000): Promise<number> {
+    let deleted = 0;
+    for (let after = 0; ; ) {
+      const rows = await this.db.selectFrom('jobs').select(['id', 'status', 'created_at', 'updated_at']).where('id', '>', after).orderBy('id').limit(chunk).execute();
+      const done = rows.filter((r) => (r.status === 'done' || r.status === 'failed') && Number(r.updated_at) < cutoff).map((r) => r.id);
+      if (done.length) deleted += Number((await this.db.deleteFrom('jobs').where('id', 'in', done).where('status', 'in', ['done', 'failed']).executeTakeFirst()).numDeletedRows);
+      if (rows.length < chunk || rows.every((r) => Number(r.created_at) >= cutoff)) break;
+      after = Number(rows[rows.length - 1].id);
+    }
+    return deleted;
   }
 
   async counts(): Promise<Record<string, number>> {

@@ -6,19 +6,14 @@
 //  - development App: the copy and the document go to the service's file store (PUBLIC_URL/files/<sha256>);
 //    production App: both become UnixFS in the blockstore, `image` = ipfs://<image cid>, token URI =
 //    ipfs://<document cid>, the exact CIDs any IPFS node computes for these bytes.
-// The fetch runs in a job (`asset.prepare`) ahead of the mint job, never in the request: a slow image
-// server cannot hold an API request, and transient failures are retried with the queue's backoff.
-import type { Ctx } from '../services/context.js';
-import type { Job } from '../jobs/queue.js';
-import type { JobHandler } from '../jobs/worker.js';
+// The fetch runs in a job (`asset.prepare`, services/asset-prepare.ts) ahead of the mint job, never in
+// the request: a slow image server cannot hold an API request, and transient failures are retried with
+// the queue's backoff.
+import type { InfraCtx } from '../infra-context.js';
 import { OutboundBlockedError, assertAllowedUrl } from '../net/outbound.js';
 import { ApiError } from '../util/errors.js';
-import { nowIso } from '../util/time.js';
 import { buildMetadata, type AssetData, type Attribute } from '../domain/assets.js';
-import { emitEvent } from '../services/events.js';
-import { getAsset } from '../services/assets.js';
-import { MINT_JOB } from '../jobs/kinds.js';
-import { fetchImage, MetadataError } from './fetch-image.js';
+import { fetchImage } from './fetch-image.js';
 import { metadataStorage } from './store.js';
 import { enqueuePublish, PUBLISH_JOB, type PublishItem } from './publish.js';
 
@@ -39,7 +34,7 @@ export function needsPreparation(env: AppEnvironment, storeImage: boolean): bool
  * the field. DNS trouble is not refused here: the worker retries it and fails the asset visibly if it
  * persists. The worker's fetch re-checks everything at connect time; this is early feedback.
  */
-export async function assertImageUrlFetchable(ctx: Ctx, url: string): Promise<void> {
+export async function assertImageUrlFetchable(ctx: InfraCtx, url: string): Promise<void> {
   try {
     await assertAllowedUrl(url, { allowPrivate: ctx.config.outboundAllowPrivate });
   } catch (err) {
@@ -71,7 +66,7 @@ export interface PreparedMetadata {
  * edit path (PUT /asset) for new documents. Throws MetadataError: `permanent` says whether retrying can help.
  * Idempotent: the same input stores the same bytes under the same names.
  */
-export async function prepareAssetMetadata(ctx: Ctx, input: PrepareInput): Promise<PreparedMetadata> {
+export async function prepareAssetMetadata(ctx: InfraCtx, input: PrepareInput): Promise<PreparedMetadata> {
   const storage = metadataStorage(ctx.config);
   const production = input.appEnvironment === 'production';
   const publish: PublishItem[] = [];
@@ -112,69 +107,4 @@ export function assetDataFromDocument(doc: Record<string, unknown>): AssetData {
     external_url: typeof doc.external_url === 'string' ? doc.external_url : null,
     attributes: Array.isArray(doc.attributes) ? (doc.attributes as Attribute[]) : null,
   };
-}
-
-/** The prepare job: store image and document, record the token URI, then hand the asset to the mint job. */
-export function prepareJobHandler(ctx: Ctx): JobHandler {
-  return {
-    kind: PREPARE_JOB,
-    batchSize: 8,
-    leaseMs: 120_000, // > the 15 s fetch timeout plus storing, with room: a lease must outlive the work
-    pollMs: 1000,
-    async handle(jobs) {
-      // Fetches run side by side; each job settles on its own (one bad image fails only its asset).
-      await Promise.all(jobs.map((job) => prepareOne(ctx, job)));
-    },
-  };
-}
-
-async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
-  try {
-    const a = await ctx.db
-      .selectFrom('assets')
-      .innerJoin('apps', 'apps.uid', 'assets.app_uid')
-      .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment'])
-      .where('assets.uid', '=', job.ref)
-      .executeTakeFirst();
-    if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
-      await ctx.queue.complete(ctx.db, job.id); // gone, failed or already minting
-      return;
-    }
-    const prepared = await prepareAssetMetadata(ctx, {
-      appEnvironment: a.environment,
-      assetUid: a.uid,
-      name: a.name,
-      data: assetDataFromDocument(JSON.parse(a.metadata) as Record<string, unknown>),
-      storeImage: a.store_image === 1,
-    });
-    await ctx.db.transaction().execute(async (tx) => {
-      await tx.updateTable('assets').set({ metadata: JSON.stringify(prepared.metadata), pending_token_uri: prepared.tokenUri, updated_at: nowIso() }).where('uid', '=', a.uid).execute();
-      await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: a.uid, groupKey: a.mint_for_user_uid, payload: { round: 1 } });
-      await ctx.queue.complete(tx, job.id);
-    });
-    ctx.queue.notify(MINT_JOB);
-  } catch (err) {
-    const e = err instanceof MetadataError ? err : new MetadataError(`metadata could not be stored: ${(err as Error).message}`, false);
-    if (e.permanent) {
-      await failAsset(ctx, job, e.message);
-    } else if (await ctx.queue.fail(job, e.message)) {
-      await failAsset(ctx, job, `${e.message} (gave up after ${job.attempts} attempts)`);
-    } else {
-      ctx.log.warn({ asset: job.ref, attempt: job.attempts, err: e.message }, 'asset metadata not prepared yet, will retry');
-    }
-  }
-}
-
-/** The asset fails visibly: mint_status failed, mint_error says why, and an asset.mint_failed event. */
-async function failAsset(ctx: Ctx, job: Job, reason: string): Promise<void> {
-  ctx.log.warn({ asset: job.ref, err: reason }, 'asset cannot be minted: metadata preparation failed');
-  await ctx.db.transaction().execute(async (tx) => {
-    const a = await tx.selectFrom('assets').select(['app_uid', 'mint_status']).where('uid', '=', job.ref).executeTakeFirst();
-    if (a && a.mint_status === 'pending') {
-      await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: reason.slice(0, 1000), updated_at: nowIso() }).where('uid', '=', job.ref).execute();
-      await emitEvent(tx, a.app_uid, 'asset.mint_failed', { asset: await getAsset(ctx, a.app_uid, job.ref, tx) });
-    }
-    // The job ends failed with the reason, as a final transient failure already has (visible in /health counts).
-    await tx.updateTable('jobs').set({ status: 'failed', lease_until: null, last_error: reason.slice(0, 2000), updated_at: Date.now() }).where('id', '=', job.id).where('status', '=', 'running').execute();
-  });
 }

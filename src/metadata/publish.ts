@@ -6,7 +6,7 @@
 //
 // These endpoints are the operator's own configuration (often a node on localhost), not a user's URL,
 // so they are called directly rather than through the SSRF guard.
-import type { Ctx } from '../services/context.js';
+import type { InfraCtx } from '../infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -23,7 +23,7 @@ interface PublishPayload { target: Target; name: string }
 export interface PublishItem { cid: string; name: string }
 
 /** Targets configured for this installation (pure). */
-export function publishTargets(config: Ctx['config']): Target[] {
+export function publishTargets(config: InfraCtx['config']): Target[] {
   const t: Target[] = [];
   if (config.ipfsApiUrl) t.push('kubo');
   if (config.pinningServiceUrl && config.pinningServiceToken) t.push('pinning');
@@ -31,7 +31,7 @@ export function publishTargets(config: Ctx['config']): Target[] {
 }
 
 /** Queues publishing of files already in the blockstore. Returns false when nothing is configured. */
-export async function enqueuePublish(ctx: Ctx, db: DbOrTx, items: PublishItem[]): Promise<boolean> {
+export async function enqueuePublish(ctx: InfraCtx, db: DbOrTx, items: PublishItem[]): Promise<boolean> {
   const targets = publishTargets(ctx.config);
   if (targets.length === 0 || items.length === 0) return false;
   for (const item of items) {
@@ -66,7 +66,7 @@ export function kuboAddedCid(body: string): string | null {
   return null;
 }
 
-async function publishToKubo(ctx: Ctx, cidStr: string, name: string): Promise<void> {
+async function publishToKubo(ctx: InfraCtx, cidStr: string, name: string): Promise<void> {
   const cid = parseCid(cidStr);
   if (!cid) throw new PermanentPublishError(`invalid CID ${cidStr}`);
   const bytes = await metadataStorage(ctx.config).catIpfs(cid);
@@ -81,7 +81,7 @@ async function publishToKubo(ctx: Ctx, cidStr: string, name: string): Promise<vo
   if (addedV1 !== cid.toString()) throw new PermanentPublishError(`Kubo computed ${added ?? 'no CID'} for the file this service addressed as ${cidStr}`);
 }
 
-async function publishToPinningService(ctx: Ctx, cid: string, name: string): Promise<void> {
+async function publishToPinningService(ctx: InfraCtx, cid: string, name: string): Promise<void> {
   const res = await fetch(`${ctx.config.pinningServiceUrl}/pins`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.config.pinningServiceToken}` },
@@ -93,7 +93,7 @@ async function publishToPinningService(ctx: Ctx, cid: string, name: string): Pro
   if (!res.ok) throw new Error(`pinning service answered HTTP ${res.status}: ${text.slice(0, 200)}`);
 }
 
-export function publishJobHandler(ctx: Ctx): JobHandler {
+export function publishJobHandler(ctx: InfraCtx): JobHandler {
   return {
     kind: PUBLISH_JOB,
     batchSize: 4,

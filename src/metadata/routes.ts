@@ -4,7 +4,7 @@
 // Content is immutable (named by its hash), so it is cached for a year. It is typed from the stored bytes
 // and served with a CSP sandbox: an uploaded SVG opened directly from this origin can run no script.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../services/context.js';
+import type { InfraCtx } from '../infra-context.js';
 import { errorBody } from '../util/errors.js';
 import { sniffContentType } from './sniff.js';
 import { IMMUTABLE_CACHE, isSha256Hex, metadataStorage } from './store.js';
@@ -23,7 +23,7 @@ function sendContent(req: FastifyRequest, reply: FastifyReply, bytes: Buffer, et
   return reply.type(sniffContentType(bytes)).send(bytes);
 }
 
-export async function metadataRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
+export async function metadataRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: InfraCtx): Promise<void> {
   const storage = metadataStorage(ctx.config);
 
   app.get<{ Params: { sha: string } }>('/files/:sha', { schema: { hide: true } }, async (req, reply) => {

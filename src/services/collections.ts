@@ -56,6 +56,12 @@ export async function getCollection(ctx: Ctx, appUid: string, uid: string) {
   return collectionView(c, ctx.config);
 }
 
+/** An App's collections, newest first (the management API). */
+export async function listCollectionsOfApp(ctx: Ctx, appUid: string) {
+  const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').execute();
+  return rows.map((c) => collectionView(c, ctx.config));
+}
+
 export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
   return `${ctx.config.publicUrl}/metadata/${collectionUid}/`;
 }

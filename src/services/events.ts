@@ -1,20 +1,12 @@
 // Events are written in the same transaction as the state change that causes them; the webhook
 // dispatcher delivers them later (at least once, with this stable id).
 import type { DbOrTx } from '../store/db.js';
+import type { EventType } from '../domain/events.js';
 import { newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { enqueueDeliveries } from '../webhooks/deliveries.js';
 
-export type EventType =
-  | 'user.wallet_created'
-  | 'asset.minted'
-  | 'asset.mint_failed'
-  | 'asset.edited'
-  | 'asset.transferred'
-  | 'asset.burned'
-  | 'reward.allocated'
-  | 'reward.claimed'
-  | 'reward.withdrawn';
+export type { EventType };
 
 export async function emitEvent(tx: DbOrTx, appUid: string, type: EventType, data: Record<string, unknown>): Promise<string> {
   const [id] = await emitEvents(tx, appUid, type, [data]);

@@ -20,7 +20,7 @@ import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
 import { assetPrecondition, type Action } from '../domain/lifecycle.js';
-import { parseAddressField } from '../domain/address.js';
+import { parseAddressField } from './fields.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
 import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../metadata/prepare.js';

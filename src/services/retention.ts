@@ -73,13 +73,7 @@ export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promi
   }
 
   // Finished jobs. Jobs still queued or running are kept whatever their age; the walk steps over them.
-  for (let after = 0; ; ) {
-    const rows = await db.selectFrom('jobs').select(['id', 'status', 'created_at', 'updated_at']).where('id', '>', after).orderBy('id').limit(CHUNK).execute();
-    const done = rows.filter((r) => (r.status === 'done' || r.status === 'failed') && Number(r.updated_at) < cutoff).map((r) => r.id);
-    if (done.length) out.jobs += Number((await db.deleteFrom('jobs').where('id', 'in', done).where('status', 'in', ['done', 'failed']).executeTakeFirst()).numDeletedRows);
-    if (rows.length < CHUNK || rows.every((r) => Number(r.created_at) >= cutoff)) break;
-    after = Number(rows[rows.length - 1].id);
-  }
+  out.jobs = await ctx.queue.pruneFinished(cutoff, CHUNK);
 
   // Raw bytes of settled chain transactions ('' once pruned).
   for (let after = 0; ; ) {

@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type QueryResult, type SqliteDialectConfig, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 const require = createRequire(import.meta.url);
@@ -242,6 +242,9 @@ class DurableSqliteDialect extends SqliteDialect {
   ) {
     super({ database: statements });
   }
+  override createQueryCompiler() {
+    return new LocklessSqliteCompiler();
+  }
   override createDriver() {
     this.driver = new DurableSqliteDriver({ database: this.statements }, this.statements, this.database, this.wal);
     return this.driver;
@@ -281,6 +284,24 @@ class DurableSqliteDriver extends SqliteDriver {
     const d = this.deferred ?? Promise.resolve();
     this.deferred = null;
     return d;
+  }
+}
+
+/** The row-locking clauses of a SELECT (store/locks.ts): SQLite has no such syntax. */
+const ROW_LOCKS = new Set(['ForUpdate', 'ForNoKeyUpdate', 'ForShare', 'ForKeyShare', 'NoWait', 'SkipLocked']);
+
+/**
+ * Leaves row locks out of SQLite's SQL. A transaction there holds the database's write lock from BEGIN
+ * IMMEDIATE on, which already gives what FOR UPDATE / FOR SHARE / SKIP LOCKED ask for, so the code
+ * above the store can ask for row locks without knowing the database.
+ */
+class LocklessSqliteCompiler extends SqliteQueryCompiler {
+  protected override visitSelectQuery(node: SelectQueryNode): void {
+    const mods = node.endModifiers;
+    if (mods?.some((m) => m.modifier !== undefined && ROW_LOCKS.has(m.modifier))) {
+      node = { ...node, endModifiers: mods.filter((m) => m.modifier === undefined || !ROW_LOCKS.has(m.modifier)) };
+    }
+    super.visitSelectQuery(node);
   }
 }
 

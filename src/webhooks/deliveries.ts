@@ -8,7 +8,7 @@
 // send any of them with a redelivery. Events emitted while the webhook is disabled are kept as
 // `disabled` and sent when it is enabled again, if that is within their 72 hours.
 import type { Selectable } from 'kysely';
-import type { Ctx } from '../services/context.js';
+import type { InfraCtx } from '../infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
@@ -105,19 +105,26 @@ export function attemptView(a: AttemptRow): AttemptView {
 }
 
 /** An App's deliveries with their events' time: the base of the management API's and the console's logs. */
-export function deliveriesOf(ctx: Ctx, appUid: string) {
+export function deliveriesOf(ctx: InfraCtx, appUid: string) {
   return ctx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').selectAll('d').select('e.event_time').where('d.app_uid', '=', appUid);
 }
 
+/** Deliveries still open (pending, disabled), counted by status over every App (the metrics gauge). */
+export async function openDeliveryCounts(ctx: InfraCtx): Promise<{ status: DeliveryStatus; n: number }[]> {
+  // Only the open ones: counting every delivery ever made would read the whole table on each scrape.
+  const rows = await ctx.db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['pending', 'disabled']).groupBy('status').execute();
+  return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
+}
+
 /** Deliveries of an App, newest event first. */
-export async function listDeliveries(ctx: Ctx, appUid: string, opts: { status?: DeliveryStatus; limit?: number } = {}): Promise<DeliveryView[]> {
+export async function listDeliveries(ctx: InfraCtx, appUid: string, opts: { status?: DeliveryStatus; limit?: number } = {}): Promise<DeliveryView[]> {
   let q = deliveriesOf(ctx, appUid);
   if (opts.status) q = q.where('d.status', '=', opts.status);
   const rows = await q.orderBy('d.event_time_ms', 'desc').orderBy('e.seq', 'desc').limit(clampLimit(opts.limit)).execute();
   return rows.map(deliveryView);
 }
 
-export async function getDelivery(ctx: Ctx, appUid: string, eventId: string): Promise<DeliveryView | null> {
+export async function getDelivery(ctx: InfraCtx, appUid: string, eventId: string): Promise<DeliveryView | null> {
   const row = await ctx.db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
@@ -130,7 +137,7 @@ export async function getDelivery(ctx: Ctx, appUid: string, eventId: string): Pr
 }
 
 /** The attempt log, newest first: of one event, or of the whole App. */
-export async function listAttempts(ctx: Ctx, appUid: string, opts: { eventId?: string; limit?: number } = {}): Promise<AttemptView[]> {
+export async function listAttempts(ctx: InfraCtx, appUid: string, opts: { eventId?: string; limit?: number } = {}): Promise<AttemptView[]> {
   const limit = clampLimit(opts.limit);
   if (opts.eventId) {
     // One event's attempts are few: read them by event alone and sort and check the App here. With the
@@ -153,7 +160,7 @@ function clampLimit(n: number | undefined): number {
  * later of its 72-hour deadline and one hour from now. The hourly cap still holds: the dispatcher will
  * not start an 11th attempt within an hour, however often this is called.
  */
-export async function redeliver(ctx: Ctx, appUid: string, eventId: string, now = Date.now()): Promise<DeliveryView> {
+export async function redeliver(ctx: InfraCtx, appUid: string, eventId: string, now = Date.now()): Promise<DeliveryView> {
   await ctx.db.transaction().execute(async (tx) => {
     const ev = await tx.selectFrom('events').select(['id', 'type', 'created_at_ms']).where('id', '=', eventId).where('app_uid', '=', appUid).executeTakeFirst();
     if (!ev) throw ApiError.notFound('Event');

@@ -23,8 +23,9 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { Ctx } from '../services/context.js';
+import type { InfraCtx } from '../infra-context.js';
 import { plainGroupCommit, type Tx } from '../store/db.js';
+import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
@@ -116,7 +117,7 @@ export class WebhookDispatcher {
   private readonly onSignal = () => this.wake();
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: InfraCtx,
     opts: DispatcherOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
@@ -169,8 +170,8 @@ export class WebhookDispatcher {
   }
 
   private async loop(): Promise<void> {
-    if (this.ctx.dialect === 'sqlite') {
-      // SQLite means one service process: any lease left belongs to a previous run of it.
+    if (workersInOneProcess(this.ctx.dialect)) {
+      // Any lease left belongs to a previous run of this process.
       await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('status', '=', 'pending').where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
     }
     while (this.running) {
@@ -282,8 +283,7 @@ export class WebhookDispatcher {
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]));
       if (full.length) q = q.where('app_uid', 'not in', full);
       const limit = Math.max(free * 4, 64);
-      q = q.orderBy('next_attempt_at').limit(limit);
-      if (this.ctx.dialect === 'postgres') q = q.forUpdate().skipLocked();
+      q = skipLocked(q.orderBy('next_attempt_at').limit(limit));
       const candidates = await q.execute();
       const counts = new Map(held);
       const chosen: string[] = [];

@@ -2,8 +2,8 @@
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';
-import type { Ctx } from '../services/context.js';
-import type { EventType } from '../services/events.js';
+import type { InfraCtx } from '../infra-context.js';
+import type { EventType } from '../domain/events.js';
 import type { DbOrTx } from '../store/db.js';
 import type { WebhookEndpointTable } from '../store/schema.js';
 import type { SecretBox } from '../util/secretbox.js';
@@ -94,7 +94,7 @@ export function normaliseEventFilter(events: string[] | null | undefined): strin
   return list.sort();
 }
 
-async function validateUrl(ctx: Ctx, url: string): Promise<void> {
+async function validateUrl(ctx: InfraCtx, url: string): Promise<void> {
   const invalid = (message: string) => ApiError.validation([{ field: 'url', code: 'invalid', message }]);
   if (url.length > 2048) throw invalid('Ensure this field has no more than 2048 characters.');
   try {
@@ -110,7 +110,7 @@ async function validateUrl(ctx: Ctx, url: string): Promise<void> {
  * Changing the URL or re-enabling makes waiting events due at once (the hourly cap still applies);
  * re-enabling also brings back events held while it was disabled, if they are still within 72 h.
  */
-export async function setWebhook(ctx: Ctx, appUid: string, s: WebhookSettings): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
+export async function setWebhook(ctx: InfraCtx, appUid: string, s: WebhookSettings): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const url = s.url?.trim();
@@ -193,7 +193,7 @@ async function releaseHeld(tx: DbOrTx, appUid: string, now: number): Promise<voi
   await tx.updateTable('webhook_deliveries').set({ status: 'expired', next_attempt_at: null, updated_at_ms: now }).where('app_uid', '=', appUid).where('status', '=', 'disabled').where('deadline_at', '<=', now).execute();
 }
 
-export async function getWebhook(ctx: Ctx, appUid: string): Promise<WebhookView | null> {
+export async function getWebhook(ctx: InfraCtx, appUid: string): Promise<WebhookView | null> {
   const row = await getEndpoint(ctx.db, appUid);
   return row ? webhookView(row) : null;
 }

@@ -1,10 +1,10 @@
 // Webhooks (API.md §6, issue 6): configuration per App, signed delivery with retries for 72 hours,
 // isolation between Apps, and an attempt log. The composition root starts one dispatcher per worker
 // process: `const webhooks = webhookDispatcher(ctx); webhooks.start(); … await webhooks.stop();`
-import type { Ctx } from '../services/context.js';
+import type { InfraCtx } from '../infra-context.js';
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 
-export function webhookDispatcher(ctx: Ctx, opts: DispatcherOptions = {}): WebhookDispatcher {
+export function webhookDispatcher(ctx: InfraCtx, opts: DispatcherOptions = {}): WebhookDispatcher {
   return new WebhookDispatcher(ctx, opts);
 }
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { once } from 'node:events';
 import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -44,6 +45,24 @@ function assertEnvelope(r: ApiResponse, status: number, code?: string): void {
 }
 
 const details = (r: ApiResponse): any[] => (Array.isArray(r.body.error.detail) ? r.body.error.detail : [r.body.error.detail]);
+
+/**
+ * Every route of a Fastify server with its methods, read from its printed route tree (Fastify has no
+ * route list): a line is a path segment indented 4 characters per level, with its methods if a route
+ * ends there.
+ */
+function routeTable(http: FastifyInstance): { path: string; methods: string[] }[] {
+  const out: { path: string; methods: string[] }[] = [];
+  const segments: string[] = [];
+  for (const line of http.printRoutes().split('\n')) {
+    const m = /^((?:[│ ] {3})*)[├└]── (.*?)(?: \(([A-Z]+(?:, [A-Z]+)*)\))?$/.exec(line);
+    if (!m) continue;
+    segments.length = m[1].length / 4;
+    segments.push(m[2]);
+    if (m[3]) out.push({ path: segments.join(''), methods: m[3].split(', ') });
+  }
+  return out;
+}
 
 /** A raw HTTP exchange on one socket (what fetch will not send: pipelining, huge headers). */
 function rawExchange(port: number, write: (s: net.Socket) => unknown): Promise<string> {
@@ -216,6 +235,30 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         assertEnvelope(await admin.get('/nope'), 404, 'not_found');
         assertEnvelope(await admin.get('/apps/%ff'), 400, 'bad_url');
         assertEnvelope(await new ApiClient(t.svc.url).get('/nope'), 404, 'not_found');
+      });
+
+      it('every route in the management API\'s route table refuses a request without the operator token: 401', async () => {
+        const routes = routeTable(t.svc.http!).filter((r) => r.path.startsWith('/admin/v1/'));
+        // The server's own table: the management routes of every route file are in it.
+        for (const p of ['/admin/v1/apps', '/admin/v1/apps/:uid/users', '/admin/v1/apps/:uid/webhook/events/:id/redeliver', '/admin/v1/apps/:uid/rewards/:reward/withdraw']) {
+          assert.ok(routes.some((r) => r.path === p), `${p} is in the route table`);
+        }
+        let checked = 0;
+        for (const r of routes) {
+          const url = t.svc.url + r.path.replace(/:\w+/g, '100000000001').replace(/\*$/, 'x');
+          for (const method of r.methods) {
+            const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
+            for (const auth of [undefined, 'Bearer not-the-operator-token', `Bearer ${app.api.token}`]) {
+              const headers: Record<string, string> = { 'x-api-key': app.apiKey, ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}) };
+              const res = await fetch(url, { method, headers, body });
+              const raw = await res.text();
+              if (method === 'HEAD') assert.equal(res.status, 401, `${method} ${r.path}`);
+              else assertEnvelope({ status: res.status, body: JSON.parse(raw), raw, headers: res.headers }, 401, 'unauthorized');
+              checked++;
+            }
+          }
+        }
+        assert.ok(checked >= 3 * 20, `${checked} requests`);
       });
 
       it('bodies: not JSON 415, malformed 400, not UTF-8 400, an array where an object goes 400', async () => {

@@ -2,7 +2,7 @@
 // header, while the plain call (as the SDKs make it) still answers an array — the first page.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiClient } from '../helpers/env.js';
+import { ApiClient, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const ASSETS = 2500;
@@ -53,8 +53,9 @@ for (const db of ['sqlite', 'postgres'] as const) {
         let url: string | null = `${api.base}/asset?user_uid=${user}&limit=${limit}`;
         let pages = 0;
         while (url) {
-          const page = new ApiClient(url, api.apiKey, api.token);
-          const r = await page.get('');
+          // Typed: `url` is narrowed through this loop's own assignments, which tsc cannot infer around.
+          const page: ApiClient = new ApiClient(url, api.apiKey, api.token);
+          const r: ApiResponse<{ data: { uid: string; created_at: string }[] }> = await page.get('');
           assert.equal(r.status, 200, r.raw);
           assert.ok(r.body.data.length <= limit);
           seen.push(...r.body.data);

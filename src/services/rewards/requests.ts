@@ -8,7 +8,7 @@ import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
 import { createWalletNow } from '../wallets.js';
-import { parseAddressField } from '../../domain/address.js';
+import { parseAddressField } from '../fields.js';
 import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
 import { REWARD_DEPLOY_JOB, ALLOCATE_JOB, CLAIM_JOB, WITHDRAW_JOB, rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';

@@ -3,6 +3,7 @@
 import { type Hex, type TransactionReceipt } from 'viem';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../../store/db.js';
+import { lockForShare, lockForUpdate } from '../../store/locks.js';
 import { type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
 import { ApiError } from '../../util/errors.js';
 import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
@@ -36,12 +37,11 @@ export const withdrawnError = () => ApiError.client(400, 'reward_withdrawn', 'Re
 
 // --------------------------------------------------------------------------------------- helpers
 
-/** The reward row, locked for the rest of `tx` on PostgreSQL (SQLite serialises transactions anyway). */
-export async function lockReward(ctx: Ctx, tx: Tx, uid: string, mode: 'update' | 'share', appUid?: string): Promise<RewardRow | undefined> {
+/** The reward row, locked for the rest of `tx` (store/locks.ts). */
+export async function lockReward(_ctx: Ctx, tx: Tx, uid: string, mode: 'update' | 'share', appUid?: string): Promise<RewardRow | undefined> {
   let q = tx.selectFrom('rewards').selectAll().where('uid', '=', uid);
   if (appUid !== undefined) q = q.where('app_uid', '=', appUid);
-  if (ctx.dialect === 'postgres') q = mode === 'update' ? q.forUpdate() : q.forShare();
-  return q.executeTakeFirst();
+  return (mode === 'update' ? lockForUpdate(q) : lockForShare(q)).executeTakeFirst();
 }
 
 export interface LedgerRow extends Ledger {
@@ -49,7 +49,7 @@ export interface LedgerRow extends Ledger {
 }
 
 /** The (reward, user) ledger row, locked; created with zeros when `create` and missing. */
-export async function lockLedger(ctx: Ctx, tx: Tx, rewardUid: string, userUid: string, create: boolean): Promise<LedgerRow | null> {
+export async function lockLedger(_ctx: Ctx, tx: Tx, rewardUid: string, userUid: string, create: boolean): Promise<LedgerRow | null> {
   if (create) {
     await tx
       .insertInto('reward_balances')
@@ -57,9 +57,7 @@ export async function lockLedger(ctx: Ctx, tx: Tx, rewardUid: string, userUid: s
       .onConflict((oc) => oc.columns(['reward_uid', 'user_uid']).doNothing())
       .execute();
   }
-  let q = tx.selectFrom('reward_balances').selectAll().where('reward_uid', '=', rewardUid).where('user_uid', '=', userUid);
-  if (ctx.dialect === 'postgres') q = q.forUpdate();
-  const r = await q.executeTakeFirst();
+  const r = await lockForUpdate(tx.selectFrom('reward_balances').selectAll().where('reward_uid', '=', rewardUid).where('user_uid', '=', userUid)).executeTakeFirst();
   if (!r) return null;
   return { allocated: unitsFromDb(r.allocated), allocatedDone: unitsFromDb(r.allocated_done), claimed: unitsFromDb(r.claimed), claimUid: r.claim_uid };
 }

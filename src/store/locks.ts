@@ -1,0 +1,36 @@
+// Row locks and worker leases: what the two databases mean by them, for the code above the store, so
+// that no service, dispatcher or job has to know which database it runs on.
+//
+// PostgreSQL has row locks, and several processes may run workers against one database. SQLite has
+// neither: every write transaction holds the whole database from its BEGIN (IMMEDIATE, see db.ts),
+// which already excludes every other writer, and one service process runs the workers. The SQLite
+// store therefore leaves the locking clauses below out of the SQL it sends.
+import type { SelectQueryBuilder } from 'kysely';
+import type { Dialect } from './db.js';
+
+/** The rows read stay locked against writers until the transaction ends (FOR UPDATE). */
+export function lockForUpdate<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return q.forUpdate();
+}
+
+/** The rows read cannot change until the transaction ends; other readers may lock them too (FOR SHARE). */
+export function lockForShare<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return q.forShare();
+}
+
+/**
+ * Claims the rows read, passing over those another transaction has locked (FOR UPDATE SKIP LOCKED):
+ * workers in several processes then never wait for each other.
+ */
+export function skipLocked<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return q.forUpdate().skipLocked();
+}
+
+/**
+ * True when one process runs every worker of the installation, so that a lease found when the workers
+ * start can only have been left by a previous run of that process (and is taken back at once instead of
+ * waiting for it to run out). SQLite: yes. PostgreSQL: other processes may hold live leases.
+ */
+export function workersInOneProcess(dialect: Dialect): boolean {
+  return dialect === 'sqlite';
+}
