@@ -11,6 +11,7 @@ import { hardening } from './migrations/008_hardening.js';
 import { leanJobIndexes } from './migrations/009_lean_job_indexes.js';
 import { listIndexes } from './migrations/010_list_indexes.js';
 import { consoleLists } from './migrations/011_console_lists.js';
+import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store): Record<string, Migration> {
@@ -26,6 +27,7 @@ function migrations(store: Store): Record<string, Migration> {
     '009_lean_job_indexes': leanJobIndexes(store.dialect),
     '010_list_indexes': listIndexes(store.dialect),
     '011_console_lists': consoleLists(store.dialect),
+    '013_lean_asset_indexes': leanAssetIndexes(store.dialect),
   };
 }
 
