@@ -196,13 +196,14 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
           symbol: z.string().trim().regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
           description: z.string().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
+          chain_id: z.number().int().positive().nullish(),
         }),
       },
     },
     async (req, reply) => {
       const b = req.body;
       const uid = await requireApp(req.params.uid);
-      return reply.code(201).send(ok(await createCollection(ctx, uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description || null })));
+      return reply.code(201).send(ok(await createCollection(ctx, uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description || null, chain_id: b.chain_id })));
     },
   );
 

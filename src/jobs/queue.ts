@@ -80,6 +80,20 @@ export class JobQueue {
   }
 
   /**
+   * This queue as seen by one chain's work: the kinds it enqueues, wakes and announces are mapped
+   * (`asset.mint` -> that chain's mint kind), everything else is this queue itself.
+   */
+  mapped(kindOf: (kind: string) => string): JobQueue {
+    const base = this;
+    const view = Object.create(base) as JobQueue;
+    view.enqueueMany = (tx, jobs) => base.enqueueMany(tx, jobs.map((j) => ({ ...j, kind: kindOf(j.kind) })));
+    view.enqueue = (tx, opts) => view.enqueueMany(tx, [opts]);
+    view.notify = (kind) => base.notify(kindOf(kind));
+    view.wakeGroup = (tx, kind, groupKey) => base.wakeGroup(tx, kindOf(kind), groupKey);
+    return view;
+  }
+
+  /**
    * Claims up to `limit` runnable jobs of a kind: queued and due, or running with an expired lease
    * (their worker died). PostgreSQL uses FOR UPDATE SKIP LOCKED so many workers never block each other;
    * SQLite serialises writers anyway.
