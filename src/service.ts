@@ -293,8 +293,7 @@ async function bringUp(rt: ChainRuntime, timeoutMs: number): Promise<void> {
   for (;;) {
     if (await rt.step()) return;
     // Waiting for the forwarder's deployment is progress; an unfunded account is not.
-    const h = await rt.refresh();
-    if (h.reason !== 'deploying the forwarder') return;
+    if (rt.waitingFor !== 'deploying the forwarder') return;
     if (Date.now() > deadline) throw new Error(`the forwarder contract at ${rt.forwarderAddress} did not appear on chain ${rt.spec.id} within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -74,6 +74,11 @@ export class ChainRuntime {
     return this.verdict.ready;
   }
 
+  /** What the chain waits for (null when ready). */
+  get waitingFor(): string | null {
+    return this.verdict.reason;
+  }
+
   /** Called once the chain is ready for the first time (its forwarder exists, its relayers are funded). */
   onFirstReady(cb: () => void): void {
     this.readyListeners.push(cb);
@@ -115,11 +120,13 @@ export class ChainRuntime {
     }
     const wasReady = this.verdict.ready;
     await this.refresh();
-    if (this.verdict.ready && !wasReady) {
-      this.deps.log.info({ chain: this.spec.id, name: this.spec.name }, 'chain ready');
+    // Ready only once the forwarder's listeners ran (its code may have appeared since the check above).
+    if (!this.forwarder && this.verdict.ready) this.verdict = { ...this.verdict, ready: false, reason: 'deploying the forwarder' };
+    if (this.verdict.ready && !wasReady) this.deps.log.info({ chain: this.spec.id, name: this.spec.name }, 'chain ready');
+    if (this.verdict.ready) {
       const first = this.readyListeners.splice(0);
       for (const cb of first) cb();
-    } else if (!this.verdict.ready && wasReady) {
+    } else if (wasReady) {
       this.deps.log.warn({ chain: this.spec.id, reason: this.verdict.reason }, 'chain not ready: its work waits');
     }
     return this.verdict.ready;

@@ -53,6 +53,7 @@ export class ChainSender {
   private wake: (() => void) | null = null;
   private lastReconcile = 0;
   private sentAt = new Map<number, number>();
+  private lastLoopError: string | null = null;
 
   constructor(
     private readonly db: Db,
@@ -224,8 +225,12 @@ export class ChainSender {
         if (Date.now() - this.lastReconcile > 5000) await this.reconcile();
         if (!this.fees || Date.now() - this.fees.at > 10_000) await this.refreshFees();
         await this.trackOnce();
+        this.lastLoopError = null;
       } catch (err) {
-        this.log.error({ err: errMessage(err) }, 'chain tracker error');
+        // An outage is reported once, not every pass, until the tracker works again.
+        const message = errMessage(err);
+        if (message !== this.lastLoopError) this.log.error({ err: message }, 'chain tracker error');
+        this.lastLoopError = message;
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, 250);
