@@ -50,6 +50,8 @@ export class ChainRuntime {
   private loopDone: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private lastError: string | null = null;
+  private readAt = 0;
+  private fresh: Promise<unknown> | null = null;
 
   constructor(
     readonly spec: ChainSpec,
@@ -119,9 +121,8 @@ export class ChainRuntime {
       }
     }
     const wasReady = this.verdict.ready;
+    // Ready only once the forwarder's listeners ran (its code may appear between the check above and this reading).
     await this.refresh();
-    // Ready only once the forwarder's listeners ran (its code may have appeared since the check above).
-    if (!this.forwarder && this.verdict.ready) this.verdict = { ...this.verdict, ready: false, reason: 'deploying the forwarder' };
     if (this.verdict.ready && !wasReady) this.deps.log.info({ chain: this.spec.id, name: this.spec.name }, 'chain ready');
     if (this.verdict.ready) {
       const first = this.readyListeners.splice(0);
@@ -147,7 +148,7 @@ export class ChainRuntime {
           this.verdict = { ...this.verdict, ready: false, reason: err instanceof WrongChainError ? message : 'chain unreachable' };
         }
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, this.verdict.ready ? 10_000 : 1000);
+          const timer = setTimeout(done, this.verdict.ready ? 5000 : 1000);
           const self = this;
           function done() {
             clearTimeout(timer);
@@ -169,8 +170,24 @@ export class ChainRuntime {
 
   /** Reads the chain (fast, bounded) and judges it with the same rule as /health. */
   async refresh(): Promise<ChainVerdict> {
-    this.verdict = judgeChain(await this.reading());
+    const verdict = judgeChain(await this.reading());
+    this.verdict = verdict.ready && !this.forwarder && this.initialised ? { ...verdict, ready: false, reason: 'deploying the forwarder' } : verdict;
+    this.readAt = Date.now();
     return this.verdict;
+  }
+
+  /**
+   * Whether the chain is ready, judged from a reading at most `maxAgeMs` old (read again otherwise):
+   * work about to be sent learns of an outage or an empty relayer within that time.
+   */
+  async readyNow(maxAgeMs: number): Promise<boolean> {
+    if (Date.now() - this.readAt > maxAgeMs && this.forwarder) {
+      this.fresh ??= this.refresh()
+        .catch(() => this.verdict)
+        .finally(() => (this.fresh = null));
+      await this.fresh;
+    }
+    return this.verdict.ready;
   }
 
   private async hasForwarderCode(client: PublicClient = this.client): Promise<boolean> {

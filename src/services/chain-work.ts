@@ -17,6 +17,8 @@ import { ChainIndexer } from './indexer.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
 const NOT_READY_DELAY_MS = 2000;
+/** A chain's readiness is read again before work is sent when the last reading is older than this. */
+const READY_MAX_AGE_MS = 1000;
 
 /** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
 export function chainContext(shared: Ctx, rt: ChainRuntime): Ctx {
@@ -37,7 +39,7 @@ function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
     ...h,
     kind: kindOn(ctx, h.kind, rt.spec.id),
     async handle(jobs) {
-      if (!rt.ready) {
+      if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
         for (const j of jobs) await ctx.queue.defer(ctx.db, j.id, NOT_READY_DELAY_MS);
         return;
       }
