@@ -50,7 +50,7 @@ import {
   listUsers,
   userDetail,
 } from './queries.js';
-import type { ChainStatus } from './types.js';
+import type { ChainOption, ChainStatus } from './types.js';
 
 type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 const ok = (data: unknown) => ({ success: true, data });
@@ -184,6 +184,7 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
   });
 
   // ------------------------------------------------------------------------------- collections
+  app.get('/chains', async () => ok(ctx.config.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
   app.get('/apps/:uid/collections', { schema: { params: appParam } }, async (req) => ok(await listCollections(ctx, await requireApp(req.params.uid))));
 
   app.post(

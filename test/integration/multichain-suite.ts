@@ -128,6 +128,14 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       assert.equal(d.explorer_url, `https://amoy.polygonscan.com/address/${d.contract_address}`);
     });
 
+    it('the console offers the chains and creates a collection on the one chosen', async () => {
+      const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
+      assert.deepEqual((await consoleApi.get('/chains')).body.data, [{ chain_id: 31337, name: 'Anvil' }, { chain_id: AMOY, name: 'Amoy' }]);
+      const r = await consoleApi.post(`/apps/${app.uid}/collections`, { name: 'Console Amoy', symbol: 'CAM', chain_id: AMOY });
+      assert.equal(r.status, 201, r.raw);
+      assert.equal((await deployed(r.body.data.uid)).chain_id, AMOY);
+    });
+
     it('assets mint on both chains to the user; a wallet per chain, each with its user.wallet_created', async () => {
       const [a1, a2] = [await newAsset(user, amoyCollection, 'amoy-1'), await newAsset(user, homeCollection, 'home-1')];
       const [m1, m2] = await Promise.all([minted(a1), minted(a2)]);
