@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { assembleChains, ChainConfigError, parseChainsVar, type ChainSpec } from './chain/chains.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -35,6 +36,8 @@ const schema = z.object({
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')
     .optional(),
   CHAIN_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CHAINS: z.string().optional(),
+  EMBEDDED_CHAIN: bool.optional(),
   ANVIL_PORT: port.default(8545),
   CHAIN_ID: z.coerce.number().int().positive().default(31337),
   CHAIN_NAME: z.string().min(1).default('Anvil'),
@@ -73,9 +76,12 @@ export type Config = {
   databaseUrl: string | undefined;
   chainRpcUrl: string | undefined;
   anvilPort: number;
+  /** The default chain's id, name and explorer (the embedded chain, else the first external one). */
   chainId: number;
   chainName: string;
   explorerUrl: string;
+  /** Every chain served, the default one first (see src/chain/chains.ts). */
+  chains: ChainSpec[];
   masterKeyHex: string | undefined;
   operatorToken: string | undefined;
   logLevel: string;
@@ -127,6 +133,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parsed.data;
   if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) throw new ConfigError('Invalid configuration:\n  PINNING_SERVICE_TOKEN: required when PINNING_SERVICE_URL is set');
   const publicUrl = (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, '');
+  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) throw new ConfigError('Invalid configuration:\n  EMBEDDED_CHAIN: CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
+  let chains: ChainSpec[];
+  try {
+    chains = assembleChains(
+      {
+        embedded: c.EMBEDDED_CHAIN ?? !c.CHAIN_RPC_URL,
+        chainId: c.CHAIN_ID,
+        chainName: c.CHAIN_NAME,
+        chainRpcUrl: c.CHAIN_RPC_URL?.replace(/\/+$/, ''),
+        explorerUrl: (c.EXPLORER_URL ?? `${publicUrl}/explorer`).replace(/\/+$/, ''),
+        confirmations: c.CHAIN_CONFIRMATIONS,
+      },
+      c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS) : [],
+    );
+  } catch (err) {
+    if (err instanceof ChainConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    throw err;
+  }
   return {
     port: c.PORT,
     host: c.HOST,
@@ -135,9 +159,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     chainRpcUrl: c.CHAIN_RPC_URL,
     anvilPort: c.ANVIL_PORT,
-    chainId: c.CHAIN_ID,
-    chainName: c.CHAIN_NAME,
-    explorerUrl: (c.EXPLORER_URL ?? `${publicUrl}/explorer`).replace(/\/+$/, ''),
+    chainId: chains[0].id,
+    chainName: chains[0].name,
+    explorerUrl: chains[0].explorer,
+    chains,
     masterKeyHex: c.MASTER_KEY,
     operatorToken: c.OPERATOR_TOKEN,
     logLevel: c.LOG_LEVEL,

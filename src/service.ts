@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
-import { createPublicClient, defineChain, getContractAddress, http, type Address, type PublicClient } from 'viem';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { openStore, ping, type Store } from './store/db.js';
@@ -13,20 +12,16 @@ import { migrateToLatest } from './store/migrate.js';
 import { JobQueue } from './jobs/queue.js';
 import { WorkerPool } from './jobs/worker.js';
 import { KeyRing } from './chain/keys.js';
-import { ChainSender, claimOutcome } from './chain/sender.js';
+import { ChainRuntime, WrongChainError } from './chain/runtime.js';
 import { isChainUnreachable } from './chain/unreachable.js';
 import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
-import { artifact } from './chain/artifacts.js';
 import { SecretBox } from './util/secretbox.js';
 import { preparePrivateDir } from './util/private-dir.js';
 import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
-import { mintJobHandler, mintOutcome } from './services/assets.js';
-import { MINT_JOB } from './jobs/kinds.js';
-import { deployJobHandler, deployOutcome } from './services/collections.js';
-import { registerRewardOutcomes, rewardJobHandlers } from './services/rewards/index.js';
-import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './services/lifecycle.js';
-import { ChainIndexer } from './services/indexer.js';
+import { CHAIN_JOB_KINDS, kindOn } from './jobs/kinds.js';
+import type { ChainIndexer } from './services/indexer.js';
+import { startChainWork } from './services/chain-work.js';
 import { Pruner } from './services/retention.js';
 import { buildHttp } from './http/app.js';
 import { ensureDemoApp } from './demo.js';
@@ -38,13 +33,16 @@ import { publishJobHandler } from './metadata/publish.js';
 export interface Service {
   ctx: Ctx;
   url: string;
-  /** The chain's JSON-RPC URL (the embedded chain's, or CHAIN_RPC_URL). */
+  /** The default chain's JSON-RPC URL (the embedded chain's, or the first external chain's). */
   rpcUrl: string;
+  /** Every chain served, the default one first. */
+  runtimes: ChainRuntime[];
   http: FastifyInstance | null;
   /** The embedded chain (replaced when it is restarted after dying), or null with CHAIN_RPC_URL. */
   chain: EmbeddedChain | null;
   /** Called when the service cannot go on (the embedded chain died and cannot be restarted). */
   onFatal(cb: (err: Error) => void): void;
+  /** The default chain's indexer (each chain has its own). */
   indexer: ChainIndexer | null;
   stop(): Promise<void>;
 }
@@ -83,21 +81,23 @@ export function loadOperatorToken(config: Config): string {
 }
 
 /** Opens the store with migrations applied, and the secrets: enough for the CLI. */
-export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue }> {
+export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue; homeChainId: number }> {
   preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
   const checkpoints = config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread';
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints });
   try {
-    const applied = await migrateToLatest(store);
+    const applied = await migrateToLatest(store, config.chains[0].id);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');
   } catch (err) {
     await store.close();
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
   }
   const keys = await KeyRing.open(store.db, box);
-  return { store, box, keys, queue: new JobQueue(store.db, store.dialect) };
+  // Recorded by the migrations (migration 012) for every database.
+  const home = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
+  return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value) };
 }
 
 export interface StartOptions {
@@ -120,98 +120,108 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const core = await openCore(config, log);
     cleanups.push(() => core.store.close());
 
-    // The chain: a real JSON-RPC endpoint, or anvil started here.
+    const homeChainId = checkHomeChain(core.homeChainId, config);
+
+    // The chains: anvil started here (the embedded chain), and external JSON-RPC endpoints.
     let chain: EmbeddedChain | null = null;
     let chainRestarting = false;
     let service: Service | null = null;
-    let rpcUrl: string;
-    if (config.chainRpcUrl) {
-      rpcUrl = config.chainRpcUrl;
-    } else if (config.embeddedRpcUrl) {
-      rpcUrl = config.embeddedRpcUrl; // the worker process: its parent runs the embedded chain
-    } else {
-      const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: config.chainId, logger: log.child({ component: 'anvil' }) };
-      chain = await startEmbeddedChain(chainOptions);
-      cleanups.push(() => chain!.stop()); // whichever chain runs then
-      rpcUrl = chain.rpcUrl;
-      // A chain that dies is started again on its saved state (the same URL, so nothing else changes);
-      // what the restart rewound is found by the tracker's reconciliation and sent again.
-      const supervise = (c: EmbeddedChain) =>
-        c.onExit(async () => {
-          chainRestarting = true;
-          for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
-            await new Promise((r) => setTimeout(r, 500 * attempt));
-            if (stopped) return;
+    const runtimes: ChainRuntime[] = [];
+    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds };
+    for (const spec of config.chains) {
+      let rpcUrl: string;
+      if (!spec.embedded) {
+        rpcUrl = spec.rpc!;
+      } else if (config.embeddedRpcUrl) {
+        rpcUrl = config.embeddedRpcUrl; // the workers' thread: the main thread runs the embedded chain
+      } else {
+        const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }) };
+        chain = await startEmbeddedChain(chainOptions);
+        cleanups.push(() => chain!.stop()); // whichever chain runs then
+        rpcUrl = chain.rpcUrl;
+        // A chain that dies is started again on its saved state (the same URL, so nothing else changes);
+        // what the restart rewound is found by the tracker's reconciliation and sent again.
+        const supervise = (c: EmbeddedChain) =>
+          c.onExit(async () => {
+            chainRestarting = true;
+            for (let attempt = 1; attempt <= 3 && !stopped; attempt++) {
+              await new Promise((r) => setTimeout(r, 500 * attempt));
+              if (stopped) return;
+              try {
+                chain = await startEmbeddedChain(chainOptions);
+                if (stopped) return void (await chain.stop()); // the service stopped meanwhile: no orphan
+                if (service) service.chain = chain;
+                supervise(chain);
+                chainRestarting = false;
+                log.warn({ attempt }, 'the embedded chain was restarted');
+                return;
+              } catch (err) {
+                log.error({ err: (err as Error).message, attempt }, 'restarting the embedded chain failed');
+              }
+            }
+            if (!stopped) for (const cb of fatalListeners) cb(new Error('the embedded chain died and could not be restarted'));
+          });
+        supervise(chain);
+      }
+      runtimes.push(new ChainRuntime(spec, rpcUrl, { ...runtimeDeps, log: log.child({ component: 'chain', chain: spec.id }) }));
+    }
+    const primary = runtimes[0];
+
+    // The shared context: the default chain's sender (for what has no chain of its own), every chain's context by id.
+    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender: primary.sender, groupCommit: core.store.groupCommit, homeChainId, chains: new Map() };
+    const works = runtimes.map((rt) => startChainWork(ctx, rt, config.runWorkers));
+    works.forEach((w, i) => ctx.chains!.set(runtimes[i].spec.id, w.ctx));
+    cleanups.push(async () => {
+      for (const w of works) await w.stop();
+    });
+    cleanups.push(async () => {
+      for (const rt of runtimes) await rt.stop();
+    });
+    primary.onForwarder((f) => void (ctx.forwarder = f));
+
+    // Bringing the chains up. The embedded chain is ours: it must come up, as before. An external chain
+    // that is down or unfunded does not hold the start back: it comes up in the background, and /health
+    // says what it waits for. A node that answers with another chain id stops the start.
+    if (config.runWorkers) {
+      await Promise.all(
+        runtimes.map(async (rt) => {
+          if (rt.spec.embedded) {
+            await bringUp(rt, 60_000);
+          } else {
             try {
-              chain = await startEmbeddedChain(chainOptions);
-              if (stopped) return void (await chain.stop()); // the service stopped meanwhile: no orphan
-              if (service) service.chain = chain;
-              supervise(chain);
-              chainRestarting = false;
-              log.warn({ attempt }, 'the embedded chain was restarted');
-              return;
+              await rt.connect();
+              await bringUp(rt, 60_000);
             } catch (err) {
-              log.error({ err: (err as Error).message, attempt }, 'restarting the embedded chain failed');
+              if (err instanceof WrongChainError) throw err;
+              log.warn({ chain: rt.spec.id, rpc: rt.rpcUrl, err: (err as Error).message }, 'chain not available yet: its work waits for it');
             }
           }
-          if (!stopped) for (const cb of fatalListeners) cb(new Error('the embedded chain died and could not be restarted'));
-        });
-      supervise(chain);
+          rt.startMonitor();
+        }),
+      );
+    } else {
+      // Without workers this process only reads the chains (health, explorer); it checks their ids.
+      for (const rt of runtimes) await rt.connect().catch((err) => { if (err instanceof WrongChainError) throw err; });
+      for (const rt of runtimes) {
+        // The forwarder's address is fixed; the effects that need it are registered on the sender all the same.
+        rt.refresh().then(() => undefined, () => undefined);
+      }
     }
-    const client = createPublicClient({
-      chain: defineChain({ id: config.chainId, name: config.chainName, nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }),
-      transport: http(rpcUrl, { timeout: 15_000, retryCount: 2 }),
-      pollingInterval: 250,
-    }) as PublicClient;
-    const actualChainId = await client.getChainId().catch((err) => {
-      throw new Error(`cannot reach the chain at ${rpcUrl} (CHAIN_RPC_URL): ${(err as Error).message}`);
-    });
-    if (actualChainId !== config.chainId) throw new Error(`the chain at ${rpcUrl} has chain id ${actualChainId}, but CHAIN_ID is ${config.chainId}`);
-    await assertSameChain(core.store, config.chainId);
-
-    const sender = new ChainSender(core.store.db, client, core.keys, config.chainId, log.child({ component: 'chain' }), {
-      relayerCount: config.relayerCount,
-      embedded: !config.chainRpcUrl,
-      confirmations: config.confirmations,
-      stuckMs: config.stuckSeconds * 1000,
-    });
-    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender, groupCommit: core.store.groupCommit };
-    sender.onOutcome('asset.mint', mintOutcome(ctx));
-    sender.onOutcome('collection.deploy', deployOutcome(ctx));
-    registerRewardOutcomes(ctx); // reward.deploy|allocate|claim|withdraw (forwarder address read from each tx's payload)
-    sender.onOutcome('forwarder.deploy', async (row) => {
-      await core.store.db.transaction().execute((tx) => claimOutcome(tx, row.id));
-    });
-    await sender.init();
-    ctx.forwarder = await ensureForwarder(ctx, sender, log);
-    // Effects that relay through the forwarder need its address; until registered, outcomes wait.
-    sender.onOutcome('forward', forwardOutcome(ctx));
-    sender.onOutcome('asset.edit', editOutcome(ctx));
 
     let workers: WorkerPool | null = null;
-    let indexer: ChainIndexer | null = null;
     if (config.runWorkers) {
       const handlers = [
-        walletJobHandler(ctx, MINT_JOB),
-        deployJobHandler(ctx),
+        walletJobHandler(ctx),
         prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
-        mintJobHandler(ctx),
         publishJobHandler(ctx), // optional IPFS node / pinning service
-        forwardJobHandler(ctx), // transfers and burns
-        editJobHandler(ctx),
-        ...rewardJobHandlers(ctx),
       ];
       // Where one process runs every worker (SQLite), what was running belonged to a previous run of
       // them. By kind, so that the claim index finds them.
-      await core.queue.releaseAbandoned(handlers.map((h) => h.kind));
-      sender.start();
-      cleanups.push(() => sender.stop());
+      const kinds = [...handlers.map((h) => h.kind), ...config.chains.flatMap((c) => CHAIN_JOB_KINDS.map((k) => kindOn(ctx, k, c.id)))];
+      await core.queue.releaseAbandoned(kinds);
       workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
       workers.start(handlers);
       cleanups.push(() => workers!.stop());
-      indexer = new ChainIndexer(ctx);
-      indexer.start();
-      cleanups.push(() => indexer!.stop());
       const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
       webhooks.start();
       cleanups.push(() => webhooks.stop());
@@ -219,6 +229,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       pruner.start();
       cleanups.push(() => pruner.stop());
     }
+    const indexer = works[0].indexer;
 
     if (config.demoApp) await ensureDemoApp(ctx);
 
@@ -229,18 +240,22 @@ export async function startService(config: Config, log: Logger = createLogger(co
         ctx,
         logger: log,
         health: async () => {
-          const [block, relayers] = await Promise.all([client.getBlockNumber().catch(() => null), sender.relayerStatus(), ping(core.store.db)]);
+          const [chains] = await Promise.all([Promise.all(runtimes.map((rt) => rt.health(rt.spec.embedded && chainRestarting))), ping(core.store.db)]);
+          const first = chains[0];
+          const relayers = first.accounts.filter((a) => a.role === 'relayer').map((a) => ({ address: a.address, balance_wei: a.balance_wei ?? '-1', low: a.low }));
           const low = relayers.filter((r) => r.low);
           return {
-            ready: block !== null && !chainRestarting,
-            status: chainRestarting ? 'chain restarting' : block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
+            // The default chain answering is what makes the service ready; every chain says its own state.
+            ready: first.block !== null && !chainRestarting,
+            status: chainRestarting ? 'chain restarting' : first.block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
             relayers,
             store: core.store.dialect,
-            chain: { chain_id: config.chainId, name: config.chainName, block: block === null ? null : Number(block), embedded: chain !== null },
+            chain: { chain_id: first.chain_id, name: first.name, block: first.block, embedded: first.embedded },
+            chains,
             workers: config.runWorkers || opts.workers !== undefined,
             ...(opts.workers ? { worker_thread: opts.workers() } : {}),
             jobs: await core.queue.counts(),
-            unconfirmed_transactions: await sender.pendingCount(),
+            unconfirmed_transactions: await primary.sender.pendingCount(),
             uptime_s: Math.round((Date.now() - started) / 1000),
           };
         },
@@ -250,8 +265,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
       const addr = httpServer.server.address();
       if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
     }
-    log.info({ url, store: core.store.describe, chainId: config.chainId, rpc: chain ? 'embedded anvil' : rpcUrl, ms: Date.now() - started }, 'mintworks ready');
-    service = { ctx, url, rpcUrl, http: httpServer, chain, indexer, stop, onFatal: (cb) => void fatalListeners.push(cb) };
+    log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
+    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {
     await stop();
@@ -260,46 +275,31 @@ export async function startService(config: Config, log: Logger = createLogger(co
 }
 
 /**
- * One installation serves one chain: its records (contracts, nonces, token ids) mean nothing on another.
- * The embedded chain's state file does not remember its chain id, so the database does.
+ * The database's home chain: the chain every record was on before there were several (recorded in
+ * `meta` by the first start). The embedded chain's state file does not remember its chain id, so an
+ * embedded chain started with another CHAIN_ID than the one this database recorded for it is refused.
  */
-async function assertSameChain(store: Store, chainId: number): Promise<void> {
-  await store.db.insertInto('meta').values({ key: 'chain_id', value: String(chainId) }).onConflict((oc) => oc.column('key').doNothing()).execute();
-  const row = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
-  if (row.value !== String(chainId)) throw new Error(`CHAIN_ID is ${chainId}, but this database (DATA_DIR / DATABASE_URL) belongs to chain ${row.value}; use a new DATA_DIR/DATABASE_URL for another chain`);
+function checkHomeChain(home: number, config: Config): number {
+  const embedded = config.chains.find((c) => c.embedded);
+  if (embedded && embedded.id !== home && !config.chains.some((c) => c.id === home)) {
+    throw new Error(`CHAIN_ID is ${embedded.id}, but this database (DATA_DIR / DATABASE_URL) belongs to chain ${home}; use a new DATA_DIR/DATABASE_URL for another chain`);
+  }
+  return home;
+}
+
+/** Steps a chain until it is ready or cannot go on without outside help (funds, the node). */
+async function bringUp(rt: ChainRuntime, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await rt.step()) return;
+    // Waiting for the forwarder's deployment is progress; an unfunded account is not.
+    if (rt.waitingFor !== 'deploying the forwarder') return;
+    if (Date.now() > deadline) throw new Error(`the forwarder contract at ${rt.forwarderAddress} did not appear on chain ${rt.spec.id} within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 function ensureDir(d: string): string {
   preparePrivateDir(d);
   return d;
-}
-
-/**
- * The ERC-2771 forwarder that collections trust. It is the deployer account's first transaction, so
- * its address is fixed for an installation and survives a rewound chain (it is simply deployed again).
- */
-async function ensureForwarder(ctx: Ctx, sender: ChainSender, log: Logger): Promise<Address> {
-  const deployer = ctx.keys.deployer();
-  const address = getContractAddress({ from: deployer.address, nonce: 0n });
-  const hasCode = async () => ((await sender.client.getCode({ address })) ?? '0x') !== '0x';
-  if (await hasCode()) return address;
-  const recorded = await ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', 'forwarder.deploy').executeTakeFirst();
-  if (!recorded) {
-    const nonce = await sender.client.getTransactionCount({ address: deployer.address });
-    if (nonce !== 0) throw new Error(`the deployer account ${deployer.address} has been used (nonce ${nonce}) but holds no forwarder: this chain does not belong to this DATA_DIR's seed`);
-    if ((await sender.client.getBalance({ address: deployer.address })) === 0n) {
-      throw new Error(`the deployer account ${deployer.address} has no funds on chain ${ctx.config.chainId}: send it some native currency for gas (it deploys the ERC-2771 forwarder once), then start again`);
-    }
-    const { bytecode } = artifact('MintworksForwarder');
-    const row = await ctx.db.transaction().execute((tx) => sender.record(tx, { kind: 'forwarder.deploy', ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
-    await sender.broadcast([row]);
-  }
-  const deadline = Date.now() + 60_000;
-  while (!(await hasCode())) {
-    if (Date.now() > deadline) throw new Error(`the forwarder contract at ${address} did not appear on chain within 60 s`);
-    await sender.trackOnce();
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  log.info({ forwarder: address }, 'forwarder contract ready');
-  return address;
 }

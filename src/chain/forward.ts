@@ -67,24 +67,25 @@ export function forwardResults(receipt: TransactionReceipt, forwarder: Address):
 }
 
 /**
- * The next forwarder nonce of a user, from the database (so concurrent actions of one user get
+ * The next forwarder nonce of a user on a chain, from the database (so concurrent actions of one user get
  * consecutive nonces), starting from the chain's count the first time.
  */
-export async function allocateForwarderNonce(tx: Tx, user: Address, readChainNonce: () => Promise<bigint>): Promise<bigint> {
+export async function allocateForwarderNonce(tx: Tx, chainId: number, user: Address, readChainNonce: () => Promise<bigint>): Promise<bigint> {
   const address = user.toLowerCase();
   const row = await tx
     .updateTable('forwarder_nonces')
     .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: Date.now() }))
+    .where('chain_id', '=', chainId)
     .where('address', '=', address)
     .returning('next_nonce')
     .executeTakeFirst();
   if (row) return BigInt(row.next_nonce) - 1n;
   const start = await readChainNonce();
-  await tx.insertInto('forwarder_nonces').values({ address, next_nonce: Number(start) + 1, updated_at: Date.now() }).execute();
+  await tx.insertInto('forwarder_nonces').values({ chain_id: chainId, address, next_nonce: Number(start) + 1, updated_at: Date.now() }).execute();
   return start;
 }
 
 /** After a request was skipped (wrong nonce), start again from the chain's count. */
-export async function resyncForwarderNonce(tx: Tx, user: Address, chainNonce: bigint): Promise<void> {
-  await tx.updateTable('forwarder_nonces').set({ next_nonce: Number(chainNonce), updated_at: Date.now() }).where('address', '=', user.toLowerCase()).execute();
+export async function resyncForwarderNonce(tx: Tx, chainId: number, user: Address, chainNonce: bigint): Promise<void> {
+  await tx.updateTable('forwarder_nonces').set({ next_nonce: Number(chainNonce), updated_at: Date.now() }).where('chain_id', '=', chainId).where('address', '=', user.toLowerCase()).execute();
 }

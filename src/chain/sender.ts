@@ -53,6 +53,7 @@ export class ChainSender {
   private wake: (() => void) | null = null;
   private lastReconcile = 0;
   private sentAt = new Map<number, number>();
+  private lastLoopError: string | null = null;
 
   constructor(
     private readonly db: Db,
@@ -97,7 +98,7 @@ export class ChainSender {
       await this.db
         .insertInto('relayers')
         .values({ address: a.address.toLowerCase(), chain_id: this.chainId, idx: i, next_nonce: 0, updated_at: t })
-        .onConflict((oc) => oc.column('address').doNothing())
+        .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
         .execute();
     }
     await this.refreshFees();
@@ -143,11 +144,11 @@ export class ChainSender {
   }
 
   private async allocateNonce(tx: Tx, from: string): Promise<number> {
-    const existing = await tx.selectFrom('relayers').select('next_nonce').where('address', '=', from).executeTakeFirst();
+    const existing = await tx.selectFrom('relayers').select('next_nonce').where('chain_id', '=', this.chainId).where('address', '=', from).executeTakeFirst();
     if (!existing) {
       // The deployer and other system accounts: start from the chain's count, then count ourselves.
       const onChain = await this.client.getTransactionCount({ address: from as Address, blockTag: 'pending' });
-      const recorded = await tx.selectFrom('chain_txs').select((eb) => eb.fn.max('nonce').as('n')).where('from_address', '=', from).executeTakeFirst();
+      const recorded = await tx.selectFrom('chain_txs').select((eb) => eb.fn.max('nonce').as('n')).where('chain_id', '=', this.chainId).where('from_address', '=', from).executeTakeFirst();
       const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
       await tx.insertInto('relayers').values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() }).execute();
       return start;
@@ -155,6 +156,7 @@ export class ChainSender {
     const row = await tx
       .updateTable('relayers')
       .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: Date.now() }))
+      .where('chain_id', '=', this.chainId)
       .where('address', '=', from)
       .returning('next_nonce')
       .executeTakeFirstOrThrow();
@@ -213,7 +215,7 @@ export class ChainSender {
 
   /** Number of recorded transactions whose outcome is not applied yet. */
   async pendingCount(): Promise<number> {
-    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', UNHANDLED).executeTakeFirstOrThrow();
+    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', UNHANDLED).where('chain_id', '=', this.chainId).executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
@@ -223,8 +225,12 @@ export class ChainSender {
         if (Date.now() - this.lastReconcile > 5000) await this.reconcile();
         if (!this.fees || Date.now() - this.fees.at > 10_000) await this.refreshFees();
         await this.trackOnce();
+        this.lastLoopError = null;
       } catch (err) {
-        this.log.error({ err: errMessage(err) }, 'chain tracker error');
+        // An outage is reported once, not every pass, until the tracker works again.
+        const message = errMessage(err);
+        if (message !== this.lastLoopError) this.log.error({ err: message }, 'chain tracker error');
+        this.lastLoopError = message;
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, 250);
@@ -240,7 +246,7 @@ export class ChainSender {
   }
 
   async trackOnce(): Promise<void> {
-    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', UNHANDLED).orderBy('from_address').orderBy('nonce').limit(500).execute();
+    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', UNHANDLED).where('chain_id', '=', this.chainId).orderBy('from_address').orderBy('nonce').limit(500).execute();
     if (rows.length === 0) return;
     const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber({ cacheTime: 0 })) : 0;
     const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
@@ -344,13 +350,14 @@ export class ChainSender {
       const lost = await this.db
         .updateTable('chain_txs')
         .set({ status: 'sent', block_number: null, block_hash: null, handled: 0, updated_at: Date.now() })
+        .where('chain_id', '=', this.chainId)
         .where('from_address', '=', from_address)
         .where('nonce', '>=', onChain)
         .where('status', 'in', ['mined', 'reverted'])
         .returning(['id', 'nonce', 'kind'])
         .execute();
       // Sent but not mined although the account has moved past its nonce: another transaction used the nonce.
-      const stale = await this.db.selectFrom('chain_txs').selectAll().where('from_address', '=', from_address).where('nonce', '<', onChain).where('status', 'in', ['signed', 'sent']).execute();
+      const stale = await this.db.selectFrom('chain_txs').selectAll().where('chain_id', '=', this.chainId).where('from_address', '=', from_address).where('nonce', '<', onChain).where('status', 'in', ['signed', 'sent']).execute();
       for (const row of stale) {
         if (await this.receiptFor(row)) continue; // the tracker picks it up
         this.log.error({ tx: row.id, kind: row.kind, nonce: row.nonce, account: from_address }, 'transaction dropped: its nonce was used by another transaction');
@@ -362,7 +369,7 @@ export class ChainSender {
       }
       // An account used outside Mintworks (external chain): never reuse a nonce the chain already saw.
       const pending = await this.client.getTransactionCount({ address: from_address as Address, blockTag: 'pending' });
-      await this.db.updateTable('relayers').set({ next_nonce: pending }).where('address', '=', from_address).where('next_nonce', '<', pending).execute();
+      await this.db.updateTable('relayers').set({ next_nonce: pending }).where('chain_id', '=', this.chainId).where('address', '=', from_address).where('next_nonce', '<', pending).execute();
     }
   }
 

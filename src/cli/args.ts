@@ -32,6 +32,15 @@ export function flag(flags: Flags, name: string, required: boolean, usage = ''):
   return v;
 }
 
+/** --chain ID: the chain a new collection or reward is deployed on (absent: the default chain). */
+export function chainFlag(flags: Flags, usage = ''): number | undefined {
+  const v = flag(flags, 'chain', false, usage);
+  if (flags.chain === true) throw new UsageError(`--chain needs a chain id${usage ? `\n\n${usage}` : ''}`);
+  if (v === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,15}$/.test(v)) throw new UsageError(`--chain must be a chain id (a positive integer), not "${v}"${usage ? `\n\n${usage}` : ''}`);
+  return Number(v);
+}
+
 /** The uid of the App named by --app, which must exist. */
 export async function requireApp(db: Db, flags: Flags, usage = ''): Promise<string> {
   const uid = flag(flags, 'app', true, usage)!;

@@ -8,7 +8,7 @@ import { createApp, getApp, listApps } from '../services/apps.js';
 import { createCollection } from '../services/collections.js';
 import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { flag, parseArgs, UsageError, type Flags } from './args.js';
+import { chainFlag, flag, parseArgs, UsageError, type Flags } from './args.js';
 import { webhookCommand, WEBHOOK_USAGE } from './webhooks.js';
 import { rewardCommand, REWARD_USAGE } from './rewards.js';
 
@@ -16,7 +16,7 @@ const USAGE = `mintworks <command> [options] [--json]
 
   app create --name N --environment development|production   create an App -> {uid, api_key, api_secret}
   app list                                                    list Apps
-  collection create --app UID --name N --symbol S [--editable] [--description D]
+  collection create --app UID --name N --symbol S [--editable] [--description D] [--chain ID]
                                                               create a collection (deployed by the service) -> {uid}
   token --app UID [--expires SECONDS]                         print a bearer token for curl -> {token, api_key}
 ${WEBHOOK_USAGE}
@@ -33,7 +33,7 @@ async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
   const config = loadConfig();
   const log = pino({ level: 'warn' }, pino.destination(2));
   const core = await openCore(config, log);
-  const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys };
+  const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, homeChainId: core.homeChainId };
   try {
     const appOf = async () => {
       const uid = str(flags, 'app')!;
@@ -59,6 +59,7 @@ async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
           symbol: str(flags, 'symbol')!,
           editable: flags.editable === true || flags.editable === 'true',
           description: str(flags, 'description', false) ?? null,
+          chain_id: chainFlag(flags),
         });
         return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
       }

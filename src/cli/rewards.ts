@@ -6,12 +6,12 @@
 // The commands only write the database (the reward and its job); the running service deploys the
 // contract and sends the withdrawal, picking the jobs up by polling.
 import type { Ctx } from '../services/context.js';
-import { flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
+import { chainFlag, flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
 import { ApiError } from '../util/errors.js';
 import { createReward, listRewards, requestWithdraw } from '../services/rewards/index.js';
 
 export const REWARD_USAGE = `  reward create --app UID --name N --token-name T --token-symbol S --supply AMOUNT
-                [--withdraw-receiver ADDR] [--description D]
+                [--withdraw-receiver ADDR] [--description D] [--chain ID]
                                                               create an ERC-20 reward (deployed by the service) -> {uid}
   reward withdraw --app UID --reward UID                      send what the reward still holds to its withdraw receiver
   reward list --app UID                                       rewards of an App, with budget and withdrawal state`;
@@ -37,6 +37,7 @@ export async function rewardCommand(ctx: Ctx, words: string[], flags: Flags): Pr
           supply: flag(flags, 'supply', true)!,
           withdraw_receiver: flag(flags, 'withdraw-receiver', false) ?? null,
           description: flag(flags, 'description', false) ?? null,
+          chain_id: chainFlag(flags, REWARD_USAGE),
         });
         return { json: r, text: `Reward ${r.uid} created; the running service deploys its contract (status deploying -> deployed).` };
       }

@@ -50,7 +50,7 @@ import {
   listUsers,
   userDetail,
 } from './queries.js';
-import type { ChainStatus } from './types.js';
+import type { ChainOption, ChainStatus } from './types.js';
 
 
 export interface ConsoleApiDeps {
@@ -182,6 +182,7 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
   });
 
   // ------------------------------------------------------------------------------- collections
+  app.get('/chains', async () => ok(ctx.config.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
   app.get('/apps/:uid/collections', { schema: { params: appParam } }, async (req) => ok(await listCollections(ctx, await requireApp(req.params.uid))));
 
   app.post(
@@ -194,13 +195,14 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
           symbol: z.string().trim().regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
           description: z.string().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
+          chain_id: z.number().int().positive().nullish(),
         }),
       },
     },
     async (req, reply) => {
       const b = req.body;
       const uid = await requireApp(req.params.uid);
-      return reply.code(201).send(ok(await createCollection(ctx, uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description || null })));
+      return reply.code(201).send(ok(await createCollection(ctx, uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description || null, chain_id: b.chain_id })));
     },
   );
 

@@ -6,7 +6,8 @@ import { sql, type Selectable } from 'kysely';
 import type { Ctx } from '../services/context.js';
 import type { AssetTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
-import { userView } from '../services/views.js';
+import { chainOf, userView, type WalletRow } from '../services/views.js';
+import { walletsOf } from '../services/users.js';
 import { listBurns, listTransfers } from '../services/lifecycle.js';
 import { userAssetUids } from '../services/assets.js';
 import { deliveriesOf } from '../webhooks/deliveries.js';
@@ -153,8 +154,8 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
 
 const checksum = (a: string) => getAddress(a);
 
-function userRow(u: Parameters<typeof userView>[0], ctx: Ctx): UserRow {
-  const v = userView(u, ctx.config);
+function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
+  const v = userView(u, wallets, ctx.config);
   return { uid: v.uid, email: v.email, user_external_id: v.user_external_id, wallets: v.wallets.map((w) => ({ address: w.address!, explorer_url: w.explorer_url })), created_at: v.created_at };
 }
 
@@ -179,7 +180,8 @@ export async function listUsers(ctx: Ctx, appUid: string, q: { cursor?: string; 
       if (u.uid === search || u.email?.startsWith(search) || u.user_external_id?.startsWith(search)) seen.set(u.uid, u);
     }
     const rows = [...seen.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).slice(0, q.limit);
-    return { items: rows.map((u) => userRow(u, ctx)), next_cursor: null };
+    const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+    return { items: rows.map((u) => userRow(u, ctx, wallets)), next_cursor: null };
   }
   let qb = base();
   if (q.cursor) {
@@ -187,7 +189,8 @@ export async function listUsers(ctx: Ctx, appUid: string, q: { cursor?: string; 
     qb = qb.where((eb) => eb(eb.refTuple('created_at', 'uid'), '<', eb.tuple(at as string, uid as string)));
   }
   const rows = await qb.orderBy('created_at', 'desc').orderBy('uid', 'desc').limit(q.limit + 1).execute();
-  return pageOf(rows, q.limit, (u) => userRow(u, ctx), (u) => [u.created_at, u.uid]);
+  const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+  return pageOf(rows, q.limit, (u) => userRow(u, ctx, wallets), (u) => [u.created_at, u.uid]);
 }
 
 export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Promise<UserDetail> {
@@ -204,7 +207,7 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
     listAllocationsOfUser(ctx, appUid, userUid).then((p) => p.items),
     listClaimsOfUser(ctx, appUid, userUid).then((p) => p.items),
   ]);
-  return { user: userRow(u, ctx), assets: assets.map(assetRow), transfers, burns, allocations, claims };
+  return { user: userRow(u, ctx, await walletsOf(ctx.db, [u.uid])), assets: assets.map(assetRow), transfers, burns, allocations, claims };
 }
 
 // ------------------------------------------------------------------------------------------- assets
@@ -339,12 +342,12 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address', 'collections.status as collection_status'])
+    .select(['collections.name as collection_name', 'collections.contract_address', 'collections.status as collection_status', 'collections.chain_id'])
     .where('assets.uid', '=', assetUid)
     .where('assets.app_uid', '=', appUid)
     .executeTakeFirst();
   if (!a) throw ApiError.notFound('Asset');
-  const explorer = ctx.config.explorerUrl;
+  const explorer = chainOf(ctx.config, a.chain_id).explorer;
   const [transfers, burns, editTxs, mintTx] = await Promise.all([
     ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),
     ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),

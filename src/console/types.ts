@@ -70,6 +70,12 @@ export interface ChainStatus {
   jobs: Record<string, number>;
 }
 
+/** A chain new collections can be deployed on (the default one first). */
+export interface ChainOption {
+  chain_id: number;
+  name: string;
+}
+
 export interface Wallet {
   address: string;
   explorer_url: string;

@@ -54,13 +54,13 @@ export async function adminRoutes(app: App, ctx: Ctx): Promise<void> {
       schema: {
         ...tags,
         params: appParam,
-        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish() }),
+        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish(), chain_id: z.number().int().positive().nullish() }),
       },
     },
     async (req, reply) => {
       await requireApp(ctx, req.params.uid);
       const b = req.body;
-      return reply.code(201).send(ok(await createCollection(ctx, req.params.uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description, external_url: b.external_url })));
+      return reply.code(201).send(ok(await createCollection(ctx, req.params.uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description, external_url: b.external_url, chain_id: b.chain_id })));
     },
   );
 

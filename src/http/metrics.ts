@@ -41,7 +41,9 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
     help: 'Recorded chain transactions whose outcome is not applied yet',
     registers: [registry],
     async collect() {
-      if (ctx.sender) this.set(await ctx.sender.pendingCount());
+      // Every chain's (each sender counts its own chain's).
+      const senders = ctx.chains?.size ? [...ctx.chains.values()].map((c) => c.sender!) : ctx.sender ? [ctx.sender] : [];
+      if (senders.length) this.set((await Promise.all(senders.map((x) => x.pendingCount()))).reduce((x, y) => x + y, 0));
     },
   });
   new Gauge({

@@ -124,6 +124,7 @@ const createRewardBody = z.object({
   supply: amountField,
   withdraw_receiver: str().nullish(),
   description: str().max(2000).nullish(),
+  chain_id: z.number().int().positive().nullish(),
 });
 
 /** [ours] Rewards of an App: create (deploys the contract), list, read, withdraw. */

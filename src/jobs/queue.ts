@@ -81,6 +81,20 @@ export class JobQueue {
   }
 
   /**
+   * This queue as seen by one chain's work: the kinds it enqueues, wakes and announces are mapped
+   * (`asset.mint` -> that chain's mint kind), everything else is this queue itself.
+   */
+  mapped(kindOf: (kind: string) => string): JobQueue {
+    const base = this;
+    const view = Object.create(base) as JobQueue;
+    view.enqueueMany = (tx, jobs) => base.enqueueMany(tx, jobs.map((j) => ({ ...j, kind: kindOf(j.kind) })));
+    view.enqueue = (tx, opts) => view.enqueueMany(tx, [opts]);
+    view.notify = (kind) => base.notify(kindOf(kind));
+    view.wakeGroup = (tx, kind, groupKey) => base.wakeGroup(tx, kindOf(kind), groupKey);
+    return view;
+  }
+
+  /**
    * Claims up to `limit` runnable jobs of a kind: queued and due, or running with an expired lease
    * (their worker died). The candidates are locked skipping those another worker holds
    * (store/locks.ts), so workers in many processes never block each other.

@@ -15,7 +15,7 @@ import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JO
 import type { EnqueueOptions } from '../jobs/queue.js';
 import { saveAnswers, type IdempotentWrite } from './idempotency.js';
 
-import { MINT_JOB } from '../jobs/kinds.js';
+import { kindOn, MINT_JOB } from '../jobs/kinds.js';
 
 export interface AssetParams {
   user_uid: string;
@@ -45,6 +45,7 @@ interface Request {
 }
 
 type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError };
+// `firstJob` is the job kind to announce: chain job kinds are already those of the collection's chain.
 
 export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
   // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
@@ -137,13 +138,16 @@ function translate(err: unknown): unknown {
 async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome[]> {
   const userUids = [...new Set(group.map((r) => r.p.user_uid))];
   const collectionUids = [...new Set(group.map((r) => r.p.collection_uid))];
-  const [users, collections, takenIds] = await Promise.all([
-    tx.selectFrom('users').select(['uid', 'app_uid', 'wallet_address']).where('uid', 'in', userUids).execute(),
-    tx.selectFrom('collections').select(['uid', 'app_uid']).where('uid', 'in', collectionUids).execute(),
+  const [users, collections, takenIds, wallets] = await Promise.all([
+    tx.selectFrom('users').select(['uid', 'app_uid']).where('uid', 'in', userUids).execute(),
+    tx.selectFrom('collections').select(['uid', 'app_uid', 'chain_id']).where('uid', 'in', collectionUids).execute(),
     takenExternalIds(tx, group),
+    tx.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids).execute(),
   ]);
   const userOf = new Map(users.map((u) => [u.uid, u]));
   const collectionOf = new Map(collections.map((c) => [c.uid, c]));
+  // The user's wallet on a chain, by `user uid @ chain id`.
+  const walletOn = new Map(wallets.map((w) => [`${w.user_uid}@${w.chain_id}`, w.address]));
 
   const outcomes: (Outcome | null)[] = [];
   const accepted: number[] = [];
@@ -165,6 +169,9 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
     const tokenId = tokenIds[k];
     const name = displayName(p.data.name, p.data.unique_name, tokenId);
     const user = userOf.get(p.user_uid)!;
+    const chainId = Number(collectionOf.get(p.collection_uid)!.chain_id);
+    const walletKey = `${user.uid}@${chainId}`;
+    const walletAddress = walletOn.get(walletKey) ?? null;
     rows.push({
       uid,
       app_uid: appUid,
@@ -178,7 +185,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
       ...NO_ACTIONS,
       owner_user_uid: null,
       owner_address: null,
-      mint_for_address: user.wallet_address,
+      mint_for_address: walletAddress,
       token_uri: null,
       sale_price_in_usd: p.sale_price_in_usd == null ? null : String(p.sale_price_in_usd),
       metadata: JSON.stringify(buildMetadata(uid, name, p.data)),
@@ -187,12 +194,13 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
       updated_at: t,
     });
     // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
-    const firstJob = needsPreparation(environment, p.data.store_image_on_ipfs) ? PREPARE_JOB : MINT_JOB;
-    jobs.push(firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
+    const firstJob = needsPreparation(environment, p.data.store_image_on_ipfs) ? PREPARE_JOB : kindOn(ctx, MINT_JOB, chainId);
+    jobs.push(firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: firstJob, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
     let walletQueued = false;
-    if (!user.wallet_address && !walletsQueued.has(user.uid)) {
-      walletsQueued.add(user.uid);
-      walletQueued = await requestWallet(ctx, tx, user.uid);
+    // The first mint on a chain creates the user's wallet there.
+    if (!walletAddress && !walletsQueued.has(walletKey)) {
+      walletsQueued.add(walletKey);
+      walletQueued = await requestWallet(ctx, tx, user.uid, chainId);
     }
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }

@@ -3,7 +3,7 @@
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { MINT_JOB } from '../jobs/kinds.js';
+import { MINT_JOB, queueOn } from '../jobs/kinds.js';
 import { nowIso } from '../util/time.js';
 import { MetadataError } from '../metadata/fetch-image.js';
 import { assetDataFromDocument, prepareAssetMetadata, PREPARE_JOB } from '../metadata/prepare.js';
@@ -29,7 +29,8 @@ async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
     const a = await ctx.db
       .selectFrom('assets')
       .innerJoin('apps', 'apps.uid', 'assets.app_uid')
-      .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment'])
+      .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+      .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment', 'collections.chain_id'])
       .where('assets.uid', '=', job.ref)
       .executeTakeFirst();
     if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
@@ -45,10 +46,10 @@ async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
     });
     await ctx.db.transaction().execute(async (tx) => {
       await tx.updateTable('assets').set({ metadata: JSON.stringify(prepared.metadata), pending_token_uri: prepared.tokenUri, updated_at: nowIso() }).where('uid', '=', a.uid).execute();
-      await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: a.uid, groupKey: a.mint_for_user_uid, payload: { round: 1 } });
+      await queueOn(ctx, a.chain_id).enqueue(tx, { kind: MINT_JOB, ref: a.uid, groupKey: a.mint_for_user_uid, payload: { round: 1 } });
       await ctx.queue.complete(tx, job.id);
     });
-    ctx.queue.notify(MINT_JOB);
+    queueOn(ctx, a.chain_id).notify(MINT_JOB);
   } catch (err) {
     const e = err instanceof MetadataError ? err : new MetadataError(`metadata could not be stored: ${(err as Error).message}`, false);
     if (e.permanent) {

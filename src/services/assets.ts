@@ -27,7 +27,7 @@ function withCollection(db: DbOrTx) {
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address']);
+    .select(['collections.name as collection_name', 'collections.contract_address', 'collections.chain_id']);
 }
 
 const assetOfApp = precompiled(2, (db, uid, appUid) => withCollection(db).where('assets.uid', '=', uid).where('assets.app_uid', '=', appUid));
@@ -35,7 +35,7 @@ const assetOfApp = precompiled(2, (db, uid, appUid) => withCollection(db).where(
 export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
   const [row] = await assetOfApp(db, uid, appUid);
   if (!row) throw ApiError.notFound('Asset');
-  return assetView(row, { name: row.collection_name, contract_address: row.contract_address }, ctx.config);
+  return assetView(row, { name: row.collection_name, contract_address: row.contract_address, chain_id: row.chain_id }, ctx.config);
 }
 
 /**
@@ -58,7 +58,7 @@ export function userAssetUids(appUid: string, userUid: string) {
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
   const q = withCollection(ctx.db).where('assets.uid', 'in', userAssetUids(appUid, userUid)).where('assets.is_burned', '=', 0);
   const rows = await keysetPage(q, 'assets', page).execute();
-  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address }, ctx.config));
+  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.config));
 }
 
 /** The metadata document behind a token's URI (development Apps keep it in the service's storage). */
@@ -93,11 +93,12 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
     pollMs: 500,
     lingerMs: 50, // a burst of creates shares mintBatch transactions instead of one each
     async handle(jobs) {
+      // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
       const assets = await ctx.db
         .selectFrom('assets')
-        .innerJoin('users', 'users.uid', 'assets.mint_for_user_uid')
         .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-        .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'users.wallet_address', 'collections.status as collection_status', 'collections.contract_address'])
+        .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
+        .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'wallets.address as wallet_address', 'collections.status as collection_status', 'collections.contract_address', 'collections.chain_id'])
         .where('assets.uid', 'in', jobs.map((j) => j.ref))
         .execute();
       const byUid = new Map(assets.map((a) => [a.uid, a]));
@@ -110,7 +111,7 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         } else if (!a.wallet_address) {
           // Waits for the wallet job, which wakes this group when the wallet exists.
           await ctx.db.transaction().execute(async (tx) => {
-            await requestWallet(ctx, tx, job.groupKey!);
+            await requestWallet(ctx, tx, job.groupKey!, a.chain_id);
             await ctx.queue.defer(tx, job.id, 5000);
           });
           ctx.queue.notify(WALLET_JOB);
@@ -137,10 +138,14 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
           rows.push(
             await ctx.db.transaction().execute(async (tx) => {
               const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data: mintBatchCalldata(calls), gas: mintGasFor(calls) });
-              // The recipient is the user's wallet, as read above (a wallet never changes once created).
+              // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
               await tx
                 .updateTable('assets')
-                .set((eb) => ({ mint_tx_id: r.id, mint_for_address: eb.selectFrom('users').select('users.wallet_address').whereRef('users.uid', '=', 'assets.mint_for_user_uid'), updated_at: nowIso() }))
+                .set((eb) => ({
+                  mint_tx_id: r.id,
+                  mint_for_address: eb.selectFrom('wallets').select('wallets.address').whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').where('wallets.chain_id', '=', sender.chainId),
+                  updated_at: nowIso(),
+                }))
                 .where('uid', 'in', items.map((i) => i.asset_uid))
                 .execute();
               await ctx.queue.completeMany(tx, batchJobs.map((j) => j.id));
@@ -268,7 +273,7 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
   const byApp = new Map<string, Record<string, unknown>[]>();
   for (const a of minted) {
     const list = byApp.get(a.app_uid) ?? [];
-    list.push({ asset: assetView(a, { name: a.collection_name, contract_address: a.contract_address }, ctx.config) });
+    list.push({ asset: assetView(a, { name: a.collection_name, contract_address: a.contract_address, chain_id: a.chain_id }, ctx.config) });
     byApp.set(a.app_uid, list);
   }
   for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);

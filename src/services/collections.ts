@@ -9,6 +9,8 @@ import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { collectionView } from './views.js';
+import { chainForNew } from './chain-choice.js';
+import { queueOn } from '../jobs/kinds.js';
 
 export const DEPLOY_JOB = 'collection.deploy';
 const DEPLOY_TX = 'collection.deploy';
@@ -19,11 +21,14 @@ export interface NewCollection {
   editable: boolean;
   description?: string | null;
   external_url?: string | null;
+  /** The chain to deploy on; default: the default chain. */
+  chain_id?: number | null;
 }
 
 export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection): Promise<{ uid: string }> {
   if (!input.name.trim()) throw ApiError.validation([{ field: 'name', code: 'required', message: 'Name must not be empty.' }]);
   if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol)) throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
+  const chainId = chainForNew(ctx, input.chain_id);
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const uid = newUid();
@@ -42,11 +47,12 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         contract_address: null,
         next_token_id: 1,
         created_at: nowIso(),
+        chain_id: chainId,
       })
       .execute();
-    await ctx.queue.enqueue(tx, { kind: DEPLOY_JOB, ref: uid });
+    await queueOn(ctx, chainId).enqueue(tx, { kind: DEPLOY_JOB, ref: uid });
   });
-  ctx.queue.notify(DEPLOY_JOB);
+  queueOn(ctx, chainId).notify(DEPLOY_JOB);
   return { uid };
 }
 

@@ -14,6 +14,7 @@ import { nowIso } from '../util/time.js';
 import { newUid } from '../util/ids.js';
 import { errMessage } from '../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../chain/transfer-logs.js';
+import { chainKind } from '../chain/chains.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
@@ -24,8 +25,15 @@ export class ChainIndexer {
   private running = false;
   private done: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** Each chain has its own cursor; the home chain's keeps the name it had when there was one chain. */
+  private readonly cursorName: string;
+  private readonly chainId: number;
 
-  constructor(private readonly ctx: Ctx, private readonly intervalMs = 1000) {}
+  /** `ctx`: the chain's own context (its sender's client, its confirmations). */
+  constructor(private readonly ctx: Ctx, private readonly intervalMs = 1000) {
+    this.chainId = ctx.sender!.chainId;
+    this.cursorName = chainKind(CURSOR, this.chainId, ctx.homeChainId ?? this.chainId);
+  }
 
   start(): void {
     this.running = true;
@@ -64,7 +72,7 @@ export class ChainIndexer {
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
     const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
     if (head < 0n) return false;
-    let cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', CURSOR).executeTakeFirst();
+    let cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', this.cursorName).executeTakeFirst();
     if (!cursor) {
       const b = await client.getBlock({ blockNumber: head });
       await this.saveCursor(head, b.hash);
@@ -76,14 +84,14 @@ export class ChainIndexer {
     if (!atCursor || atCursor.hash !== cursor.block_hash) {
       const back = from > REWIND_DEPTH ? from - REWIND_DEPTH : 0n;
       const target = back > head ? head : back;
-      this.ctx.log.warn({ cursor: Number(from), head: Number(head), resumeAt: Number(target) }, 'the chain changed under the indexer cursor (reorg or rewound chain): reading again');
+      this.ctx.log.warn({ chain: this.chainId, cursor: Number(from), head: Number(head), resumeAt: Number(target) }, 'the chain changed under the indexer cursor (reorg or rewound chain): reading again');
       const b = await client.getBlock({ blockNumber: target });
       await this.saveCursor(target, b.hash);
       return true;
     }
     if (from >= head) return false;
     const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
-    const collections = await this.ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'contract_address']).where('status', '=', 'deployed').execute();
+    const collections = await this.ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'contract_address']).where('chain_id', '=', this.chainId).where('status', '=', 'deployed').execute();
     if (collections.length > 0) {
       const raw = await client.request({ method: 'eth_getLogs', params: [transferFilter(collections.map((c) => c.contract_address!), from + 1n, to)] });
       const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
@@ -102,7 +110,7 @@ export class ChainIndexer {
   private async saveCursor(n: bigint, hash: Hex): Promise<void> {
     await this.ctx.db
       .insertInto('chain_cursors')
-      .values({ name: CURSOR, block_number: Number(n), block_hash: hash, updated_at: Date.now() })
+      .values({ name: this.cursorName, block_number: Number(n), block_hash: hash, updated_at: Date.now() })
       .onConflict((oc) => oc.column('name').doUpdateSet({ block_number: Number(n), block_hash: hash, updated_at: Date.now() }))
       .execute();
   }

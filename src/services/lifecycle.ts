@@ -26,6 +26,13 @@ import { getAsset } from './assets.js';
 import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../metadata/prepare.js';
 import { MetadataError } from '../metadata/fetch-image.js';
 import { saveAnswer, type IdempotentWrite } from './idempotency.js';
+import { queueOn } from '../jobs/kinds.js';
+
+/** The chain of an asset: its collection's. */
+async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number> {
+  const c = await db.selectFrom('assets').innerJoin('collections', 'collections.uid', 'assets.collection_uid').select('collections.chain_id').where('assets.uid', '=', assetUid).executeTakeFirstOrThrow();
+  return Number(c.chain_id);
+}
 
 export const FORWARD_JOB = 'asset.forward';
 export const EDIT_JOB = 'asset.edit';
@@ -60,6 +67,7 @@ export async function createBurn(ctx: Ctx, appUid: string, p: { asset_uid: strin
 
 async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null, idem: IdempotentWrite | undefined): Promise<{ uid: string }> {
   const uid = newUid();
+  let chainId = 0;
   await ctx.db.transaction().execute(async (tx) => {
     const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
     if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
@@ -88,10 +96,11 @@ async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: s
     } else {
       await tx.insertInto('burns').values({ uid, app_uid: appUid, asset_uid: assetUid, from_user_uid: fromUserUid, status: 'pending', reason: null, attempts: 0, created_at: t, updated_at: t }).execute();
     }
-    await ctx.queue.enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
+    chainId = await chainOfAsset(tx, assetUid);
+    await queueOn(ctx, chainId).enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
     await saveAnswer(tx, idem, { uid });
   });
-  ctx.queue.notify(FORWARD_JOB);
+  queueOn(ctx, chainId).notify(FORWARD_JOB);
   return { uid };
 }
 
@@ -165,7 +174,7 @@ export function forwardJobHandler(ctx: Ctx): JobHandler {
           const items: ForwardItem[] = [];
           for (const p of g.prepared) {
             const user = ctx.keys.user(p.userUid);
-            const nonce = await allocateForwarderNonce(tx, user.address, () =>
+            const nonce = await allocateForwarderNonce(tx, sender.chainId, user.address, () =>
               sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
             );
             const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
@@ -208,7 +217,7 @@ export function forwardOutcome(ctx: Ctx) {
         else if (it.round >= MAX_ROUNDS) await cancelAction(ctx, tx, it, `the ${it.action} could not be executed on chain after ${MAX_ROUNDS} attempts: ${outcome.reason ?? 'request skipped'}`);
         else {
           // Not executed (nonce mismatch after a rewind, or the whole transaction failed): re-sign from the chain's nonce.
-          await resyncForwarderNonce(tx, it.signer as Address, chainNonces.get(it.signer)!);
+          await resyncForwarderNonce(tx, ctx.sender!.chainId, it.signer as Address, chainNonces.get(it.signer)!);
           await ctx.queue.enqueue(tx, { kind: FORWARD_JOB, ref: it.uid, payload: { action: it.action, round: it.round + 1 } });
           retried = true;
         }
@@ -269,6 +278,7 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
   if (!info) throw ApiError.notFound('Asset');
   // The image of an asset created with store_image_on_ipfs is stored again on edit: refuse early what cannot be fetched.
   if (info.store_image) await assertImageUrlFetchable(ctx, data.image_url);
+  const chainId = await chainOfAsset(ctx.db, uid);
   try {
     await ctx.db.transaction().execute(async (tx) => {
       const a = await tx
@@ -307,14 +317,14 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
       };
       // The new unique name is reserved now (the unique index decides races); the rest applies when done.
       await tx.updateTable('assets').set({ is_editing: 1, pending_edit: JSON.stringify(edit), unique_name_key: edit.unique_name_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
-      await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid });
+      await queueOn(ctx, chainId).enqueue(tx, { kind: EDIT_JOB, ref: uid });
       await saveAnswer(tx, idem, null);
     });
   } catch (err) {
     if (isUniqueViolation(err, 'unique_name_key')) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
     throw err;
   }
-  ctx.queue.notify(EDIT_JOB);
+  queueOn(ctx, chainId).notify(EDIT_JOB);
   return null;
 }
 

@@ -5,7 +5,8 @@ import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { isUniqueViolation } from '../store/db.js';
-import { userView } from './views.js';
+import { userView, type WalletRow } from './views.js';
+import type { DbOrTx } from '../store/db.js';
 import { emailKey } from '../domain/email.js';
 import { saveAnswer, type IdempotentWrite } from './idempotency.js';
 
@@ -47,7 +48,7 @@ const userExists = () => ApiError.client(400, 'user_exists', 'User already exist
 export async function getUser(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
-  return userView(u, ctx.config);
+  return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config);
 }
 
 /**
@@ -66,7 +67,7 @@ export async function findUser(ctx: Ctx, appUid: string, by: 'email' | 'user_ext
           .limit(1)
           .executeTakeFirst()
       : await q.where('user_external_id', '=', value).executeTakeFirst();
-  return u ? userView(u, ctx.config) : null;
+  return u ? userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config) : null;
 }
 
 export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
@@ -78,5 +79,16 @@ export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
 /** An App's users, a page at a time (newest first). */
 export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest = {}) {
   const rows = await keysetPage(ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid), 'users', page).execute();
-  return pageOf(rows, page, (u) => userView(u, ctx.config));
+  const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+  return pageOf(rows, page, (u) => userView(u, wallets, ctx.config));
+}
+
+/** The wallets of some users, each user's oldest first (one per chain). */
+export async function walletsOf(db: DbOrTx, userUids: string[]): Promise<WalletRow[]> {
+  if (userUids.length === 0) return [];
+  const rows: WalletRow[] = [];
+  for (let i = 0; i < userUids.length; i += 500) {
+    rows.push(...(await db.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids.slice(i, i + 500)).orderBy('user_uid').orderBy('created_at').orderBy('chain_id').execute()));
+  }
+  return rows;
 }

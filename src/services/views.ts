@@ -1,35 +1,41 @@
 // The API objects of API.md §4, built from rows. Key order is part of the contract.
 import type { Selectable } from 'kysely';
 import type { Config } from '../config.js';
-import type { AssetTable, CollectionTable, UserTable } from '../store/schema.js';
+import type { AssetTable, CollectionTable, UserTable, WalletTable } from '../store/schema.js';
+import { chainSpecOf } from '../chain/chains.js';
 
 type UserRow = Selectable<UserTable>;
 type CollectionRow = Selectable<CollectionTable>;
 type AssetRow = Selectable<AssetTable>;
+export type WalletRow = Pick<Selectable<WalletTable>, 'user_uid' | 'chain_id' | 'address'>;
 
 /** Addresses leave in lower-case hex, as the hosted service answers them. */
 export const lowerHex = (a: string | null): string | null => (a ? a.toLowerCase() : null);
 
-/** `chain` and `network` are the configured chain name exactly as given ("Amoy", never "amoy"). */
-export function network(config: Config) {
-  return { chain: config.chainName, network: config.chainName, chain_id: config.chainId };
+/** `chain` and `network` are the chain's configured name exactly as given ("Amoy", never "amoy"). */
+export function chainOf(config: Config, chainId: number) {
+  const spec = chainSpecOf(config.chains, chainId);
+  return { chain: spec.name, network: spec.name, chain_id: spec.id, explorer: spec.explorer };
 }
 
-export function userView(u: UserRow, config: Config) {
-  const n = network(config);
+/** `wallets`: the user's wallet on each chain (rows of the user, oldest first). */
+export function userView(u: UserRow, wallets: WalletRow[], config: Config) {
   return {
     uid: u.uid,
     created_at: u.created_at,
     email: u.email,
     user_external_id: u.user_external_id,
-    wallets: u.wallet_address
-      ? [{ address: lowerHex(u.wallet_address), explorer_url: `${config.explorerUrl}/address/${lowerHex(u.wallet_address)}`, network: n.network, chain_id: n.chain_id }]
-      : [],
+    wallets: wallets
+      .filter((w) => w.user_uid === u.uid)
+      .map((w) => {
+        const n = chainOf(config, w.chain_id);
+        return { address: lowerHex(w.address), explorer_url: `${n.explorer}/address/${lowerHex(w.address)}`, network: n.network, chain_id: n.chain_id };
+      }),
   };
 }
 
 export function collectionView(c: CollectionRow, config: Config) {
-  const n = network(config);
+  const n = chainOf(config, c.chain_id);
   const deployed = c.status === 'deployed';
   return {
     uid: c.uid,
@@ -42,14 +48,14 @@ export function collectionView(c: CollectionRow, config: Config) {
     symbol: c.symbol,
     description: c.description,
     external_url: c.external_url,
-    explorer_url: deployed && c.contract_address ? `${config.explorerUrl}/address/${lowerHex(c.contract_address)}` : null,
+    explorer_url: deployed && c.contract_address ? `${n.explorer}/address/${lowerHex(c.contract_address)}` : null,
     chain: n.chain,
     network: n.network,
     chain_id: n.chain_id,
   };
 }
 
-export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address'>, config: Config) {
+export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address' | 'chain_id'>, config: Config) {
   const minted = a.mint_status === 'minted';
   const burned = a.is_burned === 1;
   const transferring = a.is_transferring === 1;
@@ -70,7 +76,7 @@ export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract
     mint_for_address: lowerHex(a.mint_for_address),
     owner_user_uid: minted ? a.owner_user_uid : null,
     owner_address: minted ? lowerHex(a.owner_address) : null,
-    explorer_url: minted && c.contract_address ? `${config.explorerUrl}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
+    explorer_url: minted && c.contract_address ? `${chainOf(config, c.chain_id).explorer}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
     token_uri: minted ? a.token_uri : null,
     sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
     metadata: JSON.parse(a.metadata) as Record<string, unknown>,

@@ -11,10 +11,11 @@ import { hardening } from './migrations/008_hardening.js';
 import { leanJobIndexes } from './migrations/009_lean_job_indexes.js';
 import { listIndexes } from './migrations/010_list_indexes.js';
 import { consoleLists } from './migrations/011_console_lists.js';
+import { multichain } from './migrations/012_multichain.js';
 import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
-function migrations(store: Store): Record<string, Migration> {
+function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
   return {
     '001_core': core(store.dialect),
     '003_forwarding': forwarding(store.dialect),
@@ -27,17 +28,19 @@ function migrations(store: Store): Record<string, Migration> {
     '009_lean_job_indexes': leanJobIndexes(store.dialect),
     '010_list_indexes': listIndexes(store.dialect),
     '011_console_lists': consoleLists(store.dialect),
+    '012_multichain': multichain(store.dialect, defaultChainId),
     '013_lean_asset_indexes': leanAssetIndexes(store.dialect),
   };
 }
 
-export async function migrateToLatest(store: Store): Promise<string[]> {
-  return migrateTo(store, null);
+/** `defaultChainId`: the chain existing rows belong to when the database has not recorded one yet. */
+export async function migrateToLatest(store: Store, defaultChainId = 31337): Promise<string[]> {
+  return migrateTo(store, null, defaultChainId);
 }
 
 /** Migrates up (or down) to the named migration; null = the latest. Tests use it to build old databases. */
-export async function migrateTo(store: Store, target: string | null): Promise<string[]> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(store) };
+export async function migrateTo(store: Store, target: string | null, defaultChainId = 31337): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(store, defaultChainId) };
   const migrator = new Migrator({ db: store.db, provider });
   const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -42,6 +42,7 @@ export interface CollectionTable {
   contract_address: string | null;
   next_token_id: number;
   created_at: string;
+  chain_id: Generated<number>; // migration 012
 }
 
 export interface AssetTable {
@@ -164,6 +165,7 @@ export interface ChainCursorTable {
 }
 
 export interface ForwarderNonceTable {
+  chain_id: number;
   address: string;
   next_nonce: number;
   updated_at: number;
@@ -181,6 +183,7 @@ export interface Database {
   chain_txs: ChainTxTable;
   relayers: RelayerTable;
   forwarder_nonces: ForwarderNonceTable;
+  wallets: WalletTable;
   transfers: TransferTable;
   burns: BurnTable;
   chain_cursors: ChainCursorTable;
@@ -279,6 +282,15 @@ export interface RewardTable {
   withdraw_tx_id: number | null;
   withdrawn_amount: string | null;
   withdrawn_at: string | null;
+  created_at: string;
+  chain_id: Generated<number>; // migration 012
+}
+
+// A user's wallet on one chain (migration 012): the same derived address on every chain, a row each.
+export interface WalletTable {
+  user_uid: string;
+  chain_id: number;
+  address: string; // lower-case hex
   created_at: string;
 }
 

@@ -28,22 +28,28 @@ describe('external chain (CHAIN_RPC_URL)', () => {
   });
   const config = async () => loadConfig({ PORT: String(await freePort()), DATA_DIR: dataDir, CHAIN_RPC_URL: chain.rpcUrl, LOG_LEVEL: 'silent', DEMO_APP: 'false' });
 
-  it('refuses to start while the deployer has no gas, naming the account to fund', async () => {
-    await assert.rejects(startService(await config()), /deployer account 0x[0-9a-fA-F]{40} has no funds on chain 31337/);
-  });
-
-  it('with a funded deployer it starts, and /health reports the unfunded relayers', async () => {
-    const message = await startService(await config()).then(() => '', (e: Error) => e.message);
-    const deployer = /0x[0-9a-fA-F]{40}/.exec(message)?.[0];
-    assert.ok(deployer, message);
-    const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
-    await rpc.request({ method: 'anvil_setBalance' as any, params: [deployer, '0xde0b6b3a7640000'] as any });
+  it('starts while the deployer has no gas; /health names the account to fund', async () => {
     svc = await startService(await config());
     const h = await (await fetch(`${svc.url}/health`)).json();
-    assert.equal(h.ready, true);
+    assert.equal(h.ready, true, 'the node answers');
     assert.equal(h.chain.embedded, false);
+    assert.equal(h.chains.length, 1);
+    assert.equal(h.chains[0].ready, false);
+    assert.match(h.chains[0].status, new RegExp(`fund the deployer ${svc.ctx.keys.deployer().address}`));
+    assert.ok(h.chains[0].accounts.every((a: any) => a.low === true && a.balance_wei === '0'));
+  });
+
+  it('with a funded deployer the forwarder is deployed without a restart, and /health reports the unfunded relayers', async () => {
+    const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
+    await rpc.request({ method: 'anvil_setBalance' as any, params: [svc!.ctx.keys.deployer().address, '0xde0b6b3a7640000'] as any });
+    const h = await waitFor('the deployer funded and the forwarder deployed', async () => {
+      const x = await (await fetch(`${svc!.url}/health`)).json();
+      return /fund the relayers/.test(x.chains[0].status) ? x : null;
+    }, 30_000);
+    assert.equal(h.ready, true);
     assert.equal(h.status, 'relayer balance low');
     assert.ok(h.relayers.length >= 1 && h.relayers.every((r: any) => r.low === true && r.balance_wei === '0'));
+    assert.notEqual((await rpc.getCode({ address: svc!.runtimes[0].forwarderAddress })) ?? '0x', '0x');
   });
 
   it('while the chain is down, requests are still accepted and mints wait (no attempt spent); they resume once it is back', async () => {
@@ -60,9 +66,11 @@ describe('external chain (CHAIN_RPC_URL)', () => {
     const created = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'outage-1', data: { name: 'Outage', unique_name: false, image_url: 'https://example.com/o.png', store_image_on_ipfs: false } });
     assert.equal(created.status, 201, created.raw);
     const job = () => svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
-    // The mint job is tried while the node is down, and put back without spending attempts.
-    await waitFor('the mint tried during the outage', async () => (await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at > Date.now() - 1000 && (await job()).status === 'queued', 20_000, 100);
-    assert.equal((await job()).attempts, 0);
+    // The mint job is tried while the node is down, and put back without spending attempts; or, when it
+    // ran before the outage was noticed, its transaction is signed and recorded, waiting to be broadcast.
+    const recorded = async () => (await svc!.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', created.body.data.uid).executeTakeFirstOrThrow()).mint_tx_id !== null;
+    await waitFor('the mint tried during the outage', async () => ((await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at > Date.now() - 1000 && (await job()).status === 'queued') || ((await job()).status === 'done' && (await recorded())), 20_000, 100);
+    if ((await job()).status !== 'done') assert.equal((await job()).attempts, 0);
     assert.equal((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, false);
 
     chain = await startEmbeddedChain(chainOptions); // back, same URL

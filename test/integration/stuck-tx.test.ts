@@ -22,10 +22,10 @@ describe('stuck transactions (CHAIN_RPC_URL)', () => {
     const config = loadConfig({ PORT: String(await freePort()), DATA_DIR: tempDir(), CHAIN_RPC_URL: chain.rpcUrl, LOG_LEVEL: 'silent', DEMO_APP: 'false', CHAIN_STUCK_SECONDS: '2' });
     // Fund the service's accounts on this "external" chain (the service does not do it there).
     const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
-    const message = await startService(config).then(() => '', (e: Error) => e.message);
-    await rpc.request({ method: 'anvil_setBalance' as any, params: [/0x[0-9a-fA-F]{40}/.exec(message)![0], FUNDS] as any });
+    // It starts unfunded; once the deployer and relayers are funded the chain becomes ready.
     svc = await startService(config);
-    for (const r of svc.ctx.sender!.relayers) await rpc.request({ method: 'anvil_setBalance' as any, params: [r.address, FUNDS] as any });
+    for (const a of [svc.ctx.keys.deployer(), ...svc.ctx.sender!.relayers]) await rpc.request({ method: 'anvil_setBalance' as any, params: [a.address, FUNDS] as any });
+    await waitFor('the chain ready', async () => svc.runtimes[0].ready, 30_000);
   });
   after(async () => {
     await svc?.stop();

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { CollectionRow } from '../../../src/console/types';
+import type { ChainOption, CollectionRow } from '../../../src/console/types';
 import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 
 export function CollectionsPage({ appUid }: { appUid: string }) {
@@ -12,8 +12,10 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
   const [symbol, setSymbol] = useState('');
   const [description, setDescription] = useState('');
   const [editable, setEditable] = useState(false);
+  const [chainId, setChainId] = useState<number | null>(null); // null: the default chain
+  const chains = useApi<ChainOption[]>('/chains', () => false);
   const [created, setCreated] = useState<string | null>(null);
-  const create = useAction(() => post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable }));
+  const create = useAction(() => post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable, chain_id: chainId }));
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -64,6 +66,17 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
           <Field label="Description" id="collection-description">
             <textarea id="collection-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />
           </Field>
+          {(chains.data?.length ?? 0) > 1 && (
+            <Field label="Chain" id="collection-chain" error={create.error?.field('chain_id')}>
+              <select id="collection-chain" value={String(chainId ?? chains.data![0].chain_id)} onChange={(e) => setChainId(Number(e.currentTarget.value))}>
+                {chains.data!.map((c) => (
+                  <option value={String(c.chain_id)}>
+                    {c.name} ({c.chain_id})
+                  </option>
+                ))}
+              </select>
+            </Field>
+          )}
           <div class="check">
             <input id="collection-editable" type="checkbox" checked={editable} onChange={(e) => setEditable(e.currentTarget.checked)} />
             <label for="collection-editable">Editable assets</label>

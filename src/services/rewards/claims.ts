@@ -51,7 +51,8 @@ export function claimJobHandler(ctx: Ctx): JobHandler {
             return null;
           }
           const reward = await tx.selectFrom('rewards').selectAll().where('uid', '=', c.reward_uid).executeTakeFirstOrThrow();
-          const user = await tx.selectFrom('users').select(['uid', 'wallet_address']).where('uid', '=', c.from_user_uid).executeTakeFirstOrThrow();
+          const user = await tx.selectFrom('users').select(['uid']).where('uid', '=', c.from_user_uid).executeTakeFirstOrThrow();
+          const wallet = await tx.selectFrom('wallets').select('address').where('user_uid', '=', user.uid).where('chain_id', '=', sender.chainId).executeTakeFirst();
           const ledger = await lockLedger(ctx, tx, c.reward_uid, c.from_user_uid, false);
           const earlier = await tx
             .selectFrom('allocations')
@@ -70,7 +71,7 @@ export function claimJobHandler(ctx: Ctx): JobHandler {
             earlierAllocationsPending: Number(earlier.n),
             slotHolder: ledger?.claimUid ?? null,
             claimable: ledger ? claimableOf(ledger) : 0n,
-            hasWallet: user.wallet_address !== null,
+            hasWallet: wallet !== undefined,
           });
           switch (step.do) {
             case 'skip':
@@ -89,9 +90,9 @@ export function claimJobHandler(ctx: Ctx): JobHandler {
             case 'send': {
               const account = ctx.keys.user(user.uid);
               const address = account.address.toLowerCase();
-              if (address !== user.wallet_address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
+              if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
               const forwarder = ctx.forwarder!;
-              const nonce = await allocateForwarderNonce(tx, account.address, () =>
+              const nonce = await allocateForwarderNonce(tx, sender.chainId, account.address, () =>
                 sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
               );
               const ref = chainRef('claim', c.uid);
@@ -189,7 +190,7 @@ export function claimTxOutcome(ctx: Ctx) {
       if (step.do === 'done') return finishClaim(ctx, tx, c, { amount: step.amount, txId: row.id });
       if (step.do === 'fail') return finishClaim(ctx, tx, c, { reason: step.reason });
       // Retry: keep the claim slot (the claims waiting behind it keep waiting), sign again.
-      if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, p.user_address as Address, chainNonce);
+      if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, ctx.sender!.chainId, p.user_address as Address, chainNonce);
       await tx.updateTable('claims').set({ tx_id: null, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
       await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: c.uid, groupKey: claimGroup(c.reward_uid, c.from_user_uid), runAt: Date.now() + 1000 });
       ctx.log.warn({ claim: c.uid, tx: row.id, executed, reason: outcome.reason }, 'claim not executed on chain, signing it again');

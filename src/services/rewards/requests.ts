@@ -7,7 +7,9 @@ import { isUid, newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
-import { createWalletNow } from '../wallets.js';
+import { createWalletNow, hasWallet } from '../wallets.js';
+import { chainForNew } from '../chain-choice.js';
+import { queueOn } from '../../jobs/kinds.js';
 import { parseAddressField } from '../fields.js';
 import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
@@ -22,6 +24,8 @@ export interface NewReward {
   supply: unknown; // a JSON number or numeric string, as for allocations
   withdraw_receiver?: string | null;
   description?: string | null;
+  /** The chain to deploy on; default: the default chain. */
+  chain_id?: number | null;
 }
 
 /**
@@ -42,6 +46,7 @@ export async function createReward(ctx: Ctx, appUid: string, input: NewReward): 
     problems.push({ field: 'supply', code: 'invalid', message: err.message });
   }
   if (problems.length) throw ApiError.validation(problems);
+  const chainId = chainForNew(ctx, input.chain_id);
   const receiver = input.withdraw_receiver ? parseAddressField('withdraw_receiver', input.withdraw_receiver) : ctx.keys.deployer().address.toLowerCase();
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
@@ -66,11 +71,12 @@ export async function createReward(ctx: Ctx, appUid: string, input: NewReward): 
         withdrawn_amount: null,
         withdrawn_at: null,
         created_at: nowIso(),
+        chain_id: chainId,
       })
       .execute();
-    await ctx.queue.enqueue(tx, { kind: REWARD_DEPLOY_JOB, ref: uid });
+    await queueOn(ctx, chainId).enqueue(tx, { kind: REWARD_DEPLOY_JOB, ref: uid });
   });
-  ctx.queue.notify(REWARD_DEPLOY_JOB);
+  queueOn(ctx, chainId).notify(REWARD_DEPLOY_JOB);
   return { uid };
 }
 
@@ -123,19 +129,22 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const nonce = String(req.nonce);
   const uid = newUid();
+  let chainId = 0;
   try {
     await ctx.db.transaction().execute(async (tx) => {
       const reward = await lockReward(ctx, tx, req.reward_uid, 'update', appUid);
       if (!reward) throw rewardNotFound();
       if (reward.withdraw_status !== null) throw withdrawnError();
-      const user = await tx.selectFrom('users').select(['uid', 'wallet_address']).where('uid', '=', req.to_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
+      chainId = Number(reward.chain_id);
+      const user = await tx.selectFrom('users').select(['uid']).where('uid', '=', req.to_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
       if (!user) throw userNotFound();
       const dup = await tx.selectFrom('allocations').select('uid').where('reward_uid', '=', reward.uid).where('nonce', '=', nonce).executeTakeFirst();
       if (dup) throw duplicateNonce();
       const budget = checkBudget(unitsFromDb(reward.unallocated), req.amount);
       if (!budget.ok) throw ApiError.client(400, 'insufficient_supply', budget.message, 'amount');
       await tx.updateTable('rewards').set({ unallocated: unitsToDb(budget.left) }).where('uid', '=', reward.uid).execute();
-      const address = user.wallet_address ?? (await createWalletNow(ctx, tx, user.uid));
+      // The user's wallet on the reward's chain (an allocation is the user's first action there, perhaps).
+      const address = (await hasWallet(tx, user.uid, chainId)) ? ctx.keys.user(user.uid).address.toLowerCase() : await createWalletNow(ctx, tx, user.uid, chainId);
       const t = nowIso();
       await tx
         .insertInto('allocations')
@@ -158,14 +167,14 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
       const ledger = (await lockLedger(ctx, tx, reward.uid, user.uid, true))!;
       ledger.allocated += req.amount;
       await writeLedger(tx, reward.uid, user.uid, ledger);
-      await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
+      await queueOn(ctx, chainId).enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
       await saveAnswer(tx, idem, { uid });
     });
   } catch (err) {
     if (isUniqueViolation(err, 'nonce')) throw duplicateNonce();
     throw err;
   }
-  ctx.queue.notify(ALLOCATE_JOB);
+  queueOn(ctx, chainId).notify(ALLOCATE_JOB);
   return { uid };
 }
 
@@ -198,6 +207,7 @@ export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, 
   const to = parseAddressField('to_address', req.to_address);
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const uid = newUid();
+  let chainId = 0;
   await ctx.db.transaction().execute(async (tx) => {
     const reward = await lockReward(ctx, tx, req.reward_uid, 'share', appUid);
     if (!reward) throw rewardNotFound();
@@ -209,10 +219,11 @@ export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, 
       .insertInto('claims')
       .values({ uid, app_uid: appUid, reward_uid: reward.uid, from_user_uid: user.uid, to_address: to, amount: null, status: 'pending', error: null, tx_id: null, rounds: 0, created_at: t, updated_at: t })
       .execute();
-    await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
+    chainId = Number(reward.chain_id);
+    await queueOn(ctx, chainId).enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
     await saveAnswer(tx, idem, { uid });
   });
-  ctx.queue.notify(CLAIM_JOB);
+  queueOn(ctx, chainId).notify(CLAIM_JOB);
   return { uid };
 }
 
@@ -242,9 +253,9 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
     if (!reward) throw rewardNotFound();
     if (reward.withdraw_status !== null) throw ApiError.client(400, 'already_withdrawn', reward.withdraw_status === 'done' ? 'Reward has already been withdrawn.' : 'Withdrawal of this reward is already under way.');
     await tx.updateTable('rewards').set({ withdraw_status: 'requested' }).where('uid', '=', reward.uid).execute();
-    await ctx.queue.enqueue(tx, { kind: WITHDRAW_JOB, ref: reward.uid });
+    await queueOn(ctx, Number(reward.chain_id)).enqueue(tx, { kind: WITHDRAW_JOB, ref: reward.uid });
     return { ...reward, withdraw_status: 'requested' as const };
   });
-  ctx.queue.notify(WITHDRAW_JOB);
+  queueOn(ctx, Number(row.chain_id)).notify(WITHDRAW_JOB);
   return rewardAdminView(row, ctx.config);
 }

@@ -4,14 +4,14 @@ import type { Selectable } from 'kysely';
 import type { Config } from '../../config.js';
 import type { AllocationTable, ClaimTable, RewardTable } from '../../store/schema.js';
 import { formatUnits, unitsFromDb, unitsToNumber } from '../../domain/amounts.js';
-import { lowerHex, network } from '../views.js';
+import { lowerHex, chainOf } from '../views.js';
 
 export type RewardRow = Selectable<RewardTable>;
 export type AllocationRow = Selectable<AllocationTable>;
 export type ClaimRow = Selectable<ClaimTable>;
 
 export function rewardView(r: RewardRow, config: Config) {
-  const n = network(config);
+  const n = chainOf(config, r.chain_id);
   const deployed = r.status === 'deployed' && r.contract_address !== null;
   return {
     uid: r.uid,
@@ -23,7 +23,7 @@ export function rewardView(r: RewardRow, config: Config) {
     contract_address: deployed ? lowerHex(r.contract_address) : null,
     withdraw_receiver: lowerHex(r.withdraw_receiver),
     description: r.description,
-    explorer_url: deployed ? `${config.explorerUrl}/address/${lowerHex(r.contract_address)}` : null,
+    explorer_url: deployed ? `${n.explorer}/address/${lowerHex(r.contract_address)}` : null,
     chain: n.chain,
     network: n.network,
     chain_id: n.chain_id,

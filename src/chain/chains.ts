@@ -1,0 +1,109 @@
+// The chains one deployment serves, as configured: the embedded chain (unless EMBEDDED_CHAIN=false),
+// CHAIN_RPC_URL (one external chain, the older shorthand) and the entries of CHAINS. Pure: parsing,
+// defaults from viem's list of well-known chains, and the rules that map records to their chain.
+import { createRequire } from 'node:module';
+import { z } from 'zod';
+
+export interface ChainSpec {
+  id: number;
+  /** Shown in API objects as `chain` and `network`, exactly as given. */
+  name: string;
+  /** JSON-RPC endpoint; null for the embedded chain (its URL is known once anvil runs). */
+  rpc: string | null;
+  embedded: boolean;
+  /** Block explorer base for `explorer_url` fields, without a trailing slash. */
+  explorer: string;
+  confirmations: number;
+  /** Symbol of the native currency (what the accounts are funded with). */
+  currency: string;
+}
+
+export class ChainConfigError extends Error {}
+
+const entrySchema = z.object({
+  id: z.number().int().positive().max(2 ** 53 - 1),
+  name: z.string().trim().min(1).max(100).optional(),
+  rpc: z.url({ protocol: /^https?$/ }),
+  explorer: z.url({ protocol: /^https?$/ }).optional(),
+  confirmations: z.number().int().min(0).max(100).optional(),
+}).strict();
+
+interface KnownChain { name: string; currency: string; explorer: string | null }
+
+/** What viem knows of a chain id (name, currency, explorer); loaded only when an entry needs it. */
+function wellKnown(id: number): KnownChain | null {
+  const all = createRequire(import.meta.url)('viem/chains') as Record<string, { id?: number; name?: string; nativeCurrency?: { symbol: string }; blockExplorers?: { default?: { url: string } }; testnet?: boolean }>;
+  const c = Object.values(all).find((x) => x && typeof x === 'object' && x.id === id);
+  if (!c?.name) return null;
+  return { name: c.name, currency: c.nativeCurrency?.symbol ?? 'ETH', explorer: c.blockExplorers?.default?.url ?? null };
+}
+
+const trimSlash = (s: string) => s.replace(/\/+$/, '');
+
+/**
+ * Parses the CHAINS variable (a JSON array). Errors name the entry and field (`CHAINS[1].rpc`) so the
+ * operator knows which one is wrong.
+ */
+export function parseChainsVar(text: string, publicUrl: string, defaultConfirmations: number): ChainSpec[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ChainConfigError(`CHAINS: not valid JSON (${(err as Error).message}); expected an array like [{"id":80002,"name":"Amoy","rpc":"https://…"}]`);
+  }
+  if (!Array.isArray(raw)) throw new ChainConfigError('CHAINS: must be a JSON array of {id, name, rpc, explorer?, confirmations?}');
+  return raw.map((entry, i) => {
+    const parsed = entrySchema.safeParse(entry);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue.path.length ? `.${issue.path.join('.')}` : '';
+      const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (allowed: id, name, rpc, explorer, confirmations)` : issue.message;
+      throw new ChainConfigError(`CHAINS[${i}]${field}: ${message}`);
+    }
+    const e = parsed.data;
+    const known = e.name && e.explorer ? null : wellKnown(e.id);
+    const name = e.name ?? known?.name;
+    if (!name) throw new ChainConfigError(`CHAINS[${i}].name: required (chain ${e.id} is not a well-known chain)`);
+    return {
+      id: e.id,
+      name,
+      rpc: trimSlash(e.rpc),
+      embedded: false,
+      explorer: trimSlash(e.explorer ?? known?.explorer ?? `${publicUrl}/explorer/${e.id}`),
+      confirmations: e.confirmations ?? defaultConfirmations,
+      currency: known?.currency ?? (e.name ? wellKnown(e.id)?.currency : undefined) ?? 'ETH',
+    };
+  });
+}
+
+/** Every chain of a deployment: the embedded one first (when on), then CHAIN_RPC_URL, then CHAINS. */
+export function assembleChains(
+  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string; explorerUrl: string; confirmations: number },
+  fromVar: ChainSpec[],
+): ChainSpec[] {
+  const chains: ChainSpec[] = [];
+  const base = { id: opts.chainId, name: opts.chainName, explorer: opts.explorerUrl, confirmations: opts.confirmations, currency: 'ETH' };
+  if (opts.embedded) chains.push({ ...base, rpc: null, embedded: true });
+  if (opts.chainRpcUrl) chains.push({ ...base, rpc: opts.chainRpcUrl, embedded: false });
+  fromVar.forEach((c, i) => {
+    if (chains.some((x) => x.id === c.id)) throw new ChainConfigError(`CHAINS[${i}].id: chain ${c.id} is already served (${opts.embedded && c.id === opts.chainId ? 'by the embedded chain, CHAIN_ID' : 'by an earlier entry'}); each chain once`);
+    chains.push(c);
+  });
+  if (chains.length === 0) throw new ChainConfigError('CHAINS: no chain to serve (EMBEDDED_CHAIN=false and neither CHAINS nor CHAIN_RPC_URL is set)');
+  return chains;
+}
+
+/**
+ * Job kinds of chain work carry their chain, so each chain has its own worker loops and one chain's
+ * outage or empty relayers never holds another's work back. The database's first chain (its "home",
+ * the only chain before there were several) keeps the plain kind, so queued jobs of older versions
+ * stay valid.
+ */
+export function chainKind(base: string, chainId: number, homeChainId: number): string {
+  return chainId === homeChainId ? base : `${base}@${chainId}`;
+}
+
+/** The configured chain of an id; a record on a chain no longer configured still gets a description. */
+export function chainSpecOf(chains: ChainSpec[], id: number): ChainSpec {
+  return chains.find((c) => c.id === id) ?? { id, name: `chain ${id}`, rpc: null, embedded: false, explorer: chains[0]?.explorer ?? '', confirmations: 0, currency: 'ETH' };
+}

@@ -1,0 +1,52 @@
+// Whether a chain can take work, from what was read of it: pure, so /health and the workers' gate
+// apply the same rule.
+
+/** Below this balance (0.01 of the native currency) an account is reported `low`: fund it. */
+export const LOW_BALANCE_WEI = 10n ** 16n;
+
+export interface AccountReading {
+  address: string;
+  role: 'deployer' | 'relayer';
+  /** null: the balance could not be read (the node did not answer). */
+  balance: bigint | null;
+}
+
+export interface ChainReading {
+  reachable: boolean;
+  /** The ERC-2771 forwarder is on chain (the deployer's first transaction). */
+  forwarderDeployed: boolean;
+  accounts: AccountReading[];
+}
+
+export interface AccountStatus {
+  address: string;
+  role: 'deployer' | 'relayer';
+  balance_wei: string | null;
+  low: boolean;
+}
+
+export interface ChainVerdict {
+  ready: boolean;
+  /** Why not, in words an operator can act on; null when ready. */
+  reason: string | null;
+  accounts: AccountStatus[];
+}
+
+/**
+ * A chain is ready when its node answers, its forwarder is deployed and every relayer can pay for gas.
+ * The deployer pays only for the forwarder, so once that exists its balance no longer matters.
+ * Work for a chain that is not ready waits (its jobs are put back, attempts not spent).
+ */
+export function judgeChain(r: ChainReading): ChainVerdict {
+  const accounts = r.accounts.map((a) => ({ address: a.address, role: a.role, balance_wei: a.balance === null ? null : a.balance.toString(), low: a.balance !== null && a.balance < LOW_BALANCE_WEI }));
+  if (!r.reachable) return { ready: false, reason: 'chain unreachable', accounts };
+  const empty = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && (a.balance === null || a.balance === 0n)).map((a) => a.address);
+  if (!r.forwarderDeployed) {
+    const deployer = empty('deployer');
+    if (deployer.length) return { ready: false, reason: `fund the deployer ${deployer.join(', ')} (it deploys the forwarder)`, accounts };
+    return { ready: false, reason: 'deploying the forwarder', accounts };
+  }
+  const relayers = empty('relayer');
+  if (relayers.length) return { ready: false, reason: `fund the relayer${relayers.length > 1 ? 's' : ''} ${relayers.join(', ')}`, accounts };
+  return { ready: true, reason: null, accounts };
+}

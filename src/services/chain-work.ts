@@ -1,0 +1,97 @@
+// The work of one chain: its context (sender, forwarder, settings), the outcome effects of its
+// transactions, its job handlers (deploys, mints, transfers and burns, edits, rewards) in a worker pool
+// of their own, and its indexer. Started when the chain is first ready; while it is not ready (down,
+// or out of funds) its jobs are put back without spending attempts, and the other chains go on.
+import os from 'node:os';
+import type { Ctx } from './context.js';
+import type { ChainRuntime } from '../chain/runtime.js';
+import type { JobHandler } from '../jobs/worker.js';
+import { WorkerPool } from '../jobs/worker.js';
+import { isChainUnreachable } from '../chain/unreachable.js';
+import { kindOn, queueOn } from '../jobs/kinds.js';
+import { mintJobHandler, mintOutcome } from './assets.js';
+import { deployJobHandler, deployOutcome } from './collections.js';
+import { registerRewardOutcomes, rewardJobHandlers } from './rewards/index.js';
+import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './lifecycle.js';
+import { ChainIndexer } from './indexer.js';
+
+/** How long the jobs of a chain that is not ready wait before they are looked at again. */
+const NOT_READY_DELAY_MS = 2000;
+/** A chain's readiness is read again before work is sent when the last reading is older than this. */
+const READY_MAX_AGE_MS = 1000;
+
+/** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
+export function chainContext(shared: Ctx, rt: ChainRuntime): Ctx {
+  const spec = rt.spec;
+  return {
+    ...shared,
+    config: { ...shared.config, chainId: spec.id, chainName: spec.name, explorerUrl: spec.explorer, confirmations: spec.confirmations },
+    queue: queueOn(shared, spec.id),
+    chain: spec,
+    sender: rt.sender,
+    forwarder: rt.forwarder ?? undefined,
+  };
+}
+
+/** A handler that runs only while its chain is ready: otherwise its jobs wait (attempts not spent). */
+function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
+  return {
+    ...h,
+    kind: kindOn(ctx, h.kind, rt.spec.id),
+    async handle(jobs) {
+      if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
+        for (const j of jobs) await ctx.queue.defer(ctx.db, j.id, NOT_READY_DELAY_MS);
+        return;
+      }
+      await h.handle(jobs);
+    },
+  };
+}
+
+export interface ChainWork {
+  /** The chain's context (its forwarder is set once known). */
+  ctx: Ctx;
+  indexer: ChainIndexer | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * Wires a chain: outcome effects once its forwarder is known (every effect may rely on it), and with
+ * `runWorkers` its job handlers and indexer once it is first ready.
+ */
+export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolean): ChainWork {
+  const ctx = chainContext(shared, rt);
+  let pool: WorkerPool | null = null;
+  const work: ChainWork = {
+    ctx,
+    indexer: null,
+    async stop() {
+      await pool?.stop();
+      await work.indexer?.stop();
+    },
+  };
+  rt.onForwarder((f) => {
+    ctx.forwarder = f;
+    rt.sender.onOutcome('asset.mint', mintOutcome(ctx));
+    rt.sender.onOutcome('collection.deploy', deployOutcome(ctx));
+    registerRewardOutcomes(ctx);
+    rt.sender.onOutcome('forward', forwardOutcome(ctx));
+    rt.sender.onOutcome('asset.edit', editOutcome(ctx));
+  });
+  if (!runWorkers) return work;
+  let stopped = false;
+  const stop = work.stop;
+  work.stop = async () => {
+    stopped = true;
+    await stop();
+  };
+  rt.onFirstReady(() => {
+    if (stopped) return;
+    const handlers = [deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)].map((h) => gated(shared, rt, h));
+    pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
+    pool.start(handlers);
+    work.indexer = new ChainIndexer(ctx);
+    work.indexer.start();
+  });
+  return work;
+}

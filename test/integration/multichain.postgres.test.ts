@@ -1,0 +1,3 @@
+import { multichainSuite } from './multichain-suite.js';
+
+multichainSuite('postgres');
