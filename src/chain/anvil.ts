@@ -56,25 +56,44 @@ const ADOPTED_WATCH_MS = 1_000;
 const BACKUP_INTERVAL_MS = 60_000;
 const TAIL_LINES = 20;
 
-const ARCH_NAMES: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
+/**
+ * The npm package that ships anvil for a platform and CPU (as Node names them), or null where none
+ * is published. All four are optional dependencies, so the lockfile records each and npm installs
+ * only the one that fits the machine.
+ */
+export const ANVIL_PACKAGES: Readonly<Record<string, string>> = {
+  'linux-x64': '@foundry-rs/anvil-linux-amd64',
+  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
+  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
+  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
+};
 
-/** Absolute path of the anvil binary shipped by `@foundry-rs/anvil-<platform>-<arch>`. */
-export function anvilBinaryPath(): string {
-  const arch = ARCH_NAMES[process.arch] ?? process.arch;
-  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+export function anvilPackageFor(platform: string, arch: string): string | null {
+  return ANVIL_PACKAGES[`${platform}-${arch}`] ?? null;
+}
+
+/** Absolute path of the anvil binary shipped by the package of this platform (anvilPackageFor). */
+export function anvilBinaryPath(platform: string = process.platform, arch: string = process.arch): string {
+  const pkg = anvilPackageFor(platform, arch);
+  if (!pkg) {
+    throw new Error(
+      `no embedded chain for ${platform}/${arch}: anvil is packaged for linux and darwin on x64 and arm64. ` +
+        `Set CHAIN_RPC_URL to a JSON-RPC endpoint of a chain instead.`,
+    );
+  }
   const require = createRequire(import.meta.url);
   let pkgJson: string;
   try {
     pkgJson = require.resolve(`${pkg}/package.json`);
   } catch (err) {
     throw new Error(
-      `anvil binary not found: npm package ${pkg} is not installed (it is an optional dependency, ` +
-        `only published for linux/darwin amd64/arm64 and win32 amd64). Install it with \`npm install ${pkg}\` ` +
-        `or run against an external chain instead of the embedded one.`,
+      `anvil binary not found: npm package ${pkg} is not installed (an optional dependency: was the ` +
+        `install run with --omit=optional, or on another machine?). Run \`npm ci\` on this machine, ` +
+        `or set CHAIN_RPC_URL to use an external chain instead of the embedded one.`,
       { cause: err },
     );
   }
-  const bin = path.join(path.dirname(pkgJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  const bin = path.join(path.dirname(pkgJson), 'bin', 'anvil');
   try {
     fs.accessSync(bin, fs.constants.X_OK);
   } catch (err) {
