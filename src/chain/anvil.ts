@@ -29,7 +29,11 @@ export interface EmbeddedChainOptions {
   port: number;
   chainId: number;
   logger: Logger;
-  /** Seconds between interval-mined blocks (mixed mining: txs are still mined instantly). Default 1. */
+  /**
+   * Seconds between interval-mined blocks (mixed mining: transactions are still mined at once). Unset
+   * (the default): automine only, a block per transaction and none while idle, so an idle chain's
+   * state does not grow.
+   */
   blockTime?: number;
 }
 
@@ -577,10 +581,10 @@ class CorruptStateError extends Error {}
 
 export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<EmbeddedChain> {
   const { port, chainId } = opts;
-  const blockTime = opts.blockTime ?? 1;
+  const blockTime = opts.blockTime;
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`ANVIL_PORT must be a TCP port, got ${port}`);
   if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new Error(`invalid chain id ${chainId}`);
-  if (!(blockTime > 0)) throw new Error(`blockTime must be > 0 seconds, got ${blockTime}`);
+  if (blockTime !== undefined && !(blockTime > 0)) throw new Error(`blockTime must be > 0 seconds, got ${blockTime}`);
 
   const dataDir = path.resolve(opts.dataDir);
   const statePath = path.join(dataDir, STATE_FILE);
@@ -680,8 +684,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       '--host', HOST,
       '--port', String(port),
       '--chain-id', String(chainId),
-      '--mixed-mining',
-      '--block-time', String(blockTime),
+      ...(blockTime === undefined ? [] : ['--mixed-mining', '--block-time', String(blockTime)]),
       '--state', statePath,
       '--state-interval', String(STATE_INTERVAL_S),
       '--quiet', // no banner (it lists the dev private keys), no per-block lines

@@ -22,6 +22,8 @@ import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFou
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
 
+const PROBES = new Set(['/health', '/metrics']);
+
 export interface HttpDeps {
   ctx: Ctx;
   health: () => Promise<Health>;
@@ -81,7 +83,10 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const line = { method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    // Probes (load balancers, Prometheus) would drown the rest: their requests are logged at debug.
+    if (PROBES.has(req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
   });
 
   app.setErrorHandler(errorHandler(idempotency));
