@@ -760,3 +760,41 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
     );
   }
 }
+
+/**
+ * A complete copy of the embedded chain's state file at `dest`, taken while anvil may be rewriting it
+ * in place (every STATE_INTERVAL_S): a copy counts only if the file was not changed while it was read
+ * and parses as JSON. Tries for `timeoutMs`; false if the file does not exist.
+ */
+export async function copyChainState(dataDir: string, dest: string, timeoutMs = 30_000): Promise<boolean> {
+  const statePath = path.join(path.resolve(dataDir), STATE_FILE);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const before = await fsp.stat(statePath).catch(() => null);
+    if (!before) return false;
+    if (before.size > 1) {
+      await fsp.copyFile(statePath, dest);
+      const after = await fsp.stat(statePath);
+      if (after.mtimeMs === before.mtimeMs && after.size === before.size) {
+        try {
+          JSON.parse(await fsp.readFile(dest, 'utf8'));
+          return true;
+        } catch {
+          /* caught mid-write: try again */
+        }
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`could not take a complete copy of ${statePath} within ${timeoutMs / 1000} s (it kept changing)`);
+    await delay(200);
+  }
+}
+
+/** The pid of the embedded anvil recorded in DATA_DIR, if that process is alive. */
+export function runningAnvilPid(dataDir: string): number | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(path.join(path.resolve(dataDir), PID_FILE), 'utf8')) as { pid?: unknown };
+    return typeof v.pid === 'number' && isAlive(v.pid) ? v.pid : null;
+  } catch {
+    return null;
+  }
+}
