@@ -764,14 +764,20 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
 /**
  * A complete copy of the embedded chain's state file at `dest`, taken while anvil may be rewriting it
  * in place (every STATE_INTERVAL_S): a copy counts only if the file was not changed while it was read
- * and parses as JSON. Tries for `timeoutMs`; false if the file does not exist.
+ * and parses as JSON. Tries for `timeoutMs`; false if there is no state file and no running chain.
  */
 export async function copyChainState(dataDir: string, dest: string, timeoutMs = 30_000): Promise<boolean> {
   const statePath = path.join(path.resolve(dataDir), STATE_FILE);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const before = await fsp.stat(statePath).catch(() => null);
-    if (!before) return false;
+    // A chain started moments ago writes its first state within STATE_INTERVAL_S: wait for it.
+    if (!before && runningAnvilPid(dataDir) === null) return false;
+    if (!before) {
+      if (Date.now() > deadline) throw new Error(`the running embedded chain wrote no ${statePath} within ${timeoutMs / 1000} s`);
+      await delay(200);
+      continue;
+    }
     if (before.size > 1) {
       await fsp.copyFile(statePath, dest);
       const after = await fsp.stat(statePath);
