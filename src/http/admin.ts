@@ -1,4 +1,4 @@
-// Management API [ours]: not reachable with an App's key; the operator token is required.
+// Management API (docs/api.md, Management API): not reachable with an App's key; the operator token is required.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { sendPage } from './paging.js';
 import { listUsersOfApp } from '../services/users.js';

@@ -149,6 +149,11 @@ describe('CLI and logs', () => {
     assert.match(metrics, /^mintworks_nodejs_eventloop_lag_seconds /m);
     assert.doesNotMatch(metrics, /mintworks_process_process_|mintworks_process_nodejs_/);
     assert.match(metrics, /^mintworks_http_request_duration_seconds_bucket/m);
+    // The Grafana dashboard kept in the repository charts metrics that exist.
+    const dashboard = fs.readFileSync(path.join(root, 'docs/grafana-dashboard.json'), 'utf8');
+    const names = new Set([...dashboard.matchAll(/mintworks_[a-z0-9_]+/g)].map((m) => m[0]));
+    assert.ok(names.size >= 8);
+    for (const n of names) assert.match(metrics, new RegExp(`^${n}[ {]`, 'm'), `${n} (docs/grafana-dashboard.json) is not exported`);
   });
 
   it('refuses to start the same DATA_DIR against another CHAIN_ID', async () => {

@@ -1,4 +1,4 @@
-// Rewards (API.md #17-#24) against a real service (HTTP + workers + embedded anvil), once per database:
+// Rewards (docs/api.md, Rewards) against a real service (HTTP + workers + embedded anvil), once per database:
 // exact amounts end to end, idempotent allocations, a budget that cannot be oversubscribed, claims that
 // pay the whole balance exactly once, withdrawal, and the 404/[] answers.
 import { after, before, describe, it } from 'node:test';
