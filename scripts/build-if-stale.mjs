@@ -40,11 +40,18 @@ if (mode === '--write') {
 } else if (mode === '--check') {
   process.exit(current() ? 0 : 1);
 } else if (!current()) {
-  try {
-    createRequire(import.meta.url).resolve('typescript');
-  } catch {
+  // What the build needs beyond Node: the compiler, Node's types and the console's bundler (dev dependencies).
+  const missing = ['typescript', '@types/node', 'vite'].filter((p) => {
+    try {
+      createRequire(import.meta.url).resolve(`${p}/package.json`);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length) {
     process.stderr.write(
-      'The build (dist/, build/) is missing or older than the sources, and the build tools are not installed\n' +
+      `The build (dist/, build/) is missing or older than the sources, and the build tools are not installed (${missing.join(', ')})\n` +
         '(npm prune --omit=dev or npm ci --omit=dev?). Build where the dev dependencies are: npm ci && npm run build,\n' +
         'then prune; or run npm ci here.\n',
     );
