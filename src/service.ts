@@ -122,7 +122,19 @@ export async function openCore(config: Config, log: Logger): Promise<{ store: St
     await store.close();
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
   }
-  const keys = await KeyRing.open(store.db, box);
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.open(store.db, box);
+  } catch (err) {
+    await store.close();
+    const where = config.masterKeyHex ? 'MASTER_KEY' : `${path.join(config.dataDir, 'master.key')} (MASTER_KEY is not set)`;
+    throw new Error(
+      `the wallet seed in the database ${store.describe} does not open with the master key from ${where}: ${(err as Error).message}. ` +
+        `The master key lives outside the database${config.databaseUrl ? ' (also with DATABASE_URL: in DATA_DIR, unless MASTER_KEY is set)' : ''}. ` +
+        `Set MASTER_KEY to the key this installation was created with (its DATA_DIR/master.key, or the master.key of a backup made with \`mintworks backup\`), ` +
+        `or point DATA_DIR at the directory that holds it.`,
+    );
+  }
   return { store, box, keys, queue: new JobQueue(store.db, store.dialect) };
 }
 

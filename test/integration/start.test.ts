@@ -10,8 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service } from '../../src/service.js';
-import { freePort, tempDir } from '../helpers/env.js';
+import pino from 'pino';
+import { openCore, startService, type Service } from '../../src/service.js';
+import { freePort, freshPostgres, tempDir } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
@@ -112,6 +113,22 @@ describe('first start', () => {
       assert.match(body, new RegExp(`href="${svc.url}/docs"`));
       assert.match(body, new RegExp(`href="${svc.url}/console"`));
     });
+  });
+});
+
+describe('a database whose master key is elsewhere', () => {
+  it('says where the key must come from', async () => {
+    const pg = await freshPostgres();
+    try {
+      const first = loadConfig({ DATA_DIR: tempDir(), DATABASE_URL: pg.url, LOG_LEVEL: 'silent' });
+      await (await openCore(first, pino({ level: 'silent' }))).store.close();
+      const elsewhere = loadConfig({ DATA_DIR: tempDir(), DATABASE_URL: pg.url, LOG_LEVEL: 'silent' });
+      await assert.rejects(openCore(elsewhere, pino({ level: 'silent' })), /does not open with the master key from .*master\.key \(MASTER_KEY is not set\).*also with DATABASE_URL: in DATA_DIR.*Set MASTER_KEY/);
+      const key = fs.readFileSync(path.join(first.dataDir, 'master.key'), 'utf8').trim();
+      await (await openCore({ ...elsewhere, masterKeyHex: key }, pino({ level: 'silent' }))).store.close();
+    } finally {
+      await pg.drop();
+    }
   });
 });
 
