@@ -48,6 +48,7 @@ const schema = z.object({
     .optional(),
   OPERATOR_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   RELAYER_COUNT: z.coerce.number().int().min(1).max(32).default(2),
   MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(2000).default(500),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
@@ -85,6 +86,8 @@ export type Config = {
   masterKeyHex: string | undefined;
   operatorToken: string | undefined;
   logLevel: string;
+  /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */
+  logFormat: 'json' | 'pretty';
   relayerCount: number;
   mintBatchSize: number;
   confirmations: number;
@@ -166,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKeyHex: c.MASTER_KEY,
     operatorToken: c.OPERATOR_TOKEN,
     logLevel: c.LOG_LEVEL,
+    logFormat: c.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     relayerCount: c.RELAYER_COUNT,
     mintBatchSize: c.MINT_BATCH_SIZE,
     confirmations: c.CHAIN_CONFIRMATIONS,

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
@@ -17,6 +18,7 @@ import { isChainUnreachable } from './chain/unreachable.js';
 import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
 import { SecretBox } from './util/secretbox.js';
 import { preparePrivateDir } from './util/private-dir.js';
+import { prettyDestination } from './util/log-format.js';
 import type { Ctx } from './services/context.js';
 import { walletJobHandler } from './services/wallets.js';
 import { CHAIN_JOB_KINDS, kindOn } from './jobs/kinds.js';
@@ -47,12 +49,14 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({
+export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): Logger {
+  const options = {
     level: config.logLevel,
     // Belt and braces: whatever is logged, these paths never show their values.
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', '*.api_secret', 'api_secret', '*.secret', 'secret', '*.token'], censor: '[redacted]' },
-  });
+  };
+  // LOG_FORMAT (src/config.ts): readable lines on a terminal, JSON for log collectors.
+  return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
 }
 
 /** MASTER_KEY from the environment, else a key generated once into DATA_DIR (with a loud warning). */
@@ -69,15 +73,39 @@ export function loadMasterKey(config: Config, log: Logger): string {
   return key;
 }
 
-/** OPERATOR_TOKEN from the environment, else generated once into DATA_DIR. */
-export function loadOperatorToken(config: Config): string {
-  if (config.operatorToken) return config.operatorToken;
+/**
+ * OPERATOR_TOKEN from the environment, else generated once into DATA_DIR/operator.token. `generated`
+ * says the file was created now (the first start, which then says where the console is).
+ */
+export function loadOperatorToken(config: Config): { token: string; generated: string | null } {
+  if (config.operatorToken) return { token: config.operatorToken, generated: null };
   const file = path.join(config.dataDir, 'operator.token');
+  let generated: string | null = null;
   if (!fs.existsSync(file)) {
     fs.writeFileSync(file, randomBytes(24).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
-    if (config.logLevel !== 'silent') printConsoleWelcome(config.publicUrl, fs.readFileSync(file, 'utf8').trim(), file);
+    generated = file;
   }
-  return fs.readFileSync(file, 'utf8').trim();
+  return { token: fs.readFileSync(file, 'utf8').trim(), generated };
+}
+
+/**
+ * Fails fast, naming the setting, when HOST:PORT cannot be bound: before anything is created, so a
+ * start that cannot serve leaves no Demo App or demo.env behind.
+ */
+export async function assertBindable(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => reject(bindError(err as NodeJS.ErrnoException, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+function bindError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (err.code === 'EADDRINUSE') return new Error(`PORT ${port} is already in use on ${host} (another Mintworks, or another program): stop it or set PORT to a free port`);
+  if (err.code === 'EACCES') return new Error(`PORT ${port} needs privileges on ${host}: use a port above 1023 (and a reverse proxy for 80/443)`);
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return new Error(`HOST ${host} is not an address of this machine (${err.code}): use 127.0.0.1, 0.0.0.0 or one of its addresses`);
+  return new Error(`cannot listen on HOST ${host} PORT ${port}: ${err.message}`);
 }
 
 /** Opens the store with migrations applied, and the secrets: enough for the CLI. */
@@ -94,7 +122,19 @@ export async function openCore(config: Config, log: Logger): Promise<{ store: St
     await store.close();
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
   }
-  const keys = await KeyRing.open(store.db, box);
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.open(store.db, box);
+  } catch (err) {
+    await store.close();
+    const where = config.masterKeyHex ? 'MASTER_KEY' : `${path.join(config.dataDir, 'master.key')} (MASTER_KEY is not set)`;
+    throw new Error(
+      `the wallet seed in the database ${store.describe} does not open with the master key from ${where}: ${(err as Error).message}. ` +
+        `The master key lives outside the database${config.databaseUrl ? ' (also with DATABASE_URL: in DATA_DIR, unless MASTER_KEY is set)' : ''}. ` +
+        `Set MASTER_KEY to the key this installation was created with (its DATA_DIR/master.key, or the master.key of a backup made with \`mintworks backup\`), ` +
+        `or point DATA_DIR at the directory that holds it.`,
+    );
+  }
   // Recorded by the migrations (migration 012) for every database.
   const home = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
   return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value) };
@@ -116,7 +156,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     cleanups.length = 0;
   };
   try {
-    config = { ...config, operatorToken: loadOperatorToken({ ...config, dataDir: ensureDir(config.dataDir) }) };
+    if (config.runApi) await assertBindable(config.host, config.port);
+    const operator = loadOperatorToken({ ...config, dataDir: ensureDir(config.dataDir) });
+    config = { ...config, operatorToken: operator.token };
     const core = await openCore(config, log);
     cleanups.push(() => core.store.close());
 
@@ -135,7 +177,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
       } else if (config.embeddedRpcUrl) {
         rpcUrl = config.embeddedRpcUrl; // the workers' thread: the main thread runs the embedded chain
       } else {
-        const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }) };
+        // Automine only: a block per transaction and none while idle, so an idle chain does not grow. Blocks
+        // that confirm others are needed only to wait for confirmations: then one a second.
+        const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }), blockTime: spec.confirmations > 0 ? 1 : undefined };
         chain = await startEmbeddedChain(chainOptions);
         cleanups.push(() => chain!.stop()); // whichever chain runs then
         rpcUrl = chain.rpcUrl;
@@ -231,8 +275,6 @@ export async function startService(config: Config, log: Logger = createLogger(co
     }
     const indexer = works[0].indexer;
 
-    if (config.demoApp) await ensureDemoApp(ctx);
-
     let httpServer: FastifyInstance | null = null;
     let url = config.publicUrl;
     if (config.runApi) {
@@ -260,11 +302,18 @@ export async function startService(config: Config, log: Logger = createLogger(co
           };
         },
       });
-      await httpServer.listen({ port: config.port, host: config.host });
+      await httpServer.listen({ port: config.port, host: config.host }).catch((err) => {
+        throw bindError(err as NodeJS.ErrnoException, config.host, config.port);
+      });
       cleanups.push(() => httpServer!.close());
       const addr = httpServer.server.address();
       if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
     }
+    // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
+    const quiet = config.logLevel === 'silent';
+    if (operator.generated && config.runApi && !quiet) printConsoleWelcome(config.publicUrl, operator.generated);
+    if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
+
     log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
     service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;

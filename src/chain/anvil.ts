@@ -29,7 +29,11 @@ export interface EmbeddedChainOptions {
   port: number;
   chainId: number;
   logger: Logger;
-  /** Seconds between interval-mined blocks (mixed mining: txs are still mined instantly). Default 1. */
+  /**
+   * Seconds between interval-mined blocks (mixed mining: transactions are still mined at once). Unset
+   * (the default): automine only, a block per transaction and none while idle, so an idle chain's
+   * state does not grow.
+   */
   blockTime?: number;
 }
 
@@ -56,25 +60,44 @@ const ADOPTED_WATCH_MS = 1_000;
 const BACKUP_INTERVAL_MS = 60_000;
 const TAIL_LINES = 20;
 
-const ARCH_NAMES: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
+/**
+ * The npm package that ships anvil for a platform and CPU (as Node names them), or null where none
+ * is published. All four are optional dependencies, so the lockfile records each and npm installs
+ * only the one that fits the machine.
+ */
+export const ANVIL_PACKAGES: Readonly<Record<string, string>> = {
+  'linux-x64': '@foundry-rs/anvil-linux-amd64',
+  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
+  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
+  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
+};
 
-/** Absolute path of the anvil binary shipped by `@foundry-rs/anvil-<platform>-<arch>`. */
-export function anvilBinaryPath(): string {
-  const arch = ARCH_NAMES[process.arch] ?? process.arch;
-  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+export function anvilPackageFor(platform: string, arch: string): string | null {
+  return ANVIL_PACKAGES[`${platform}-${arch}`] ?? null;
+}
+
+/** Absolute path of the anvil binary shipped by the package of this platform (anvilPackageFor). */
+export function anvilBinaryPath(platform: string = process.platform, arch: string = process.arch): string {
+  const pkg = anvilPackageFor(platform, arch);
+  if (!pkg) {
+    throw new Error(
+      `no embedded chain for ${platform}/${arch}: anvil is packaged for linux and darwin on x64 and arm64. ` +
+        `Set CHAIN_RPC_URL to a JSON-RPC endpoint of a chain instead.`,
+    );
+  }
   const require = createRequire(import.meta.url);
   let pkgJson: string;
   try {
     pkgJson = require.resolve(`${pkg}/package.json`);
   } catch (err) {
     throw new Error(
-      `anvil binary not found: npm package ${pkg} is not installed (it is an optional dependency, ` +
-        `only published for linux/darwin amd64/arm64 and win32 amd64). Install it with \`npm install ${pkg}\` ` +
-        `or run against an external chain instead of the embedded one.`,
+      `anvil binary not found: npm package ${pkg} is not installed (an optional dependency: was the ` +
+        `install run with --omit=optional, or on another machine?). Run \`npm ci\` on this machine, ` +
+        `or set CHAIN_RPC_URL to use an external chain instead of the embedded one.`,
       { cause: err },
     );
   }
-  const bin = path.join(path.dirname(pkgJson), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  const bin = path.join(path.dirname(pkgJson), 'bin', 'anvil');
   try {
     fs.accessSync(bin, fs.constants.X_OK);
   } catch (err) {
@@ -558,10 +581,10 @@ class CorruptStateError extends Error {}
 
 export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<EmbeddedChain> {
   const { port, chainId } = opts;
-  const blockTime = opts.blockTime ?? 1;
+  const blockTime = opts.blockTime;
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`ANVIL_PORT must be a TCP port, got ${port}`);
   if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new Error(`invalid chain id ${chainId}`);
-  if (!(blockTime > 0)) throw new Error(`blockTime must be > 0 seconds, got ${blockTime}`);
+  if (blockTime !== undefined && !(blockTime > 0)) throw new Error(`blockTime must be > 0 seconds, got ${blockTime}`);
 
   const dataDir = path.resolve(opts.dataDir);
   const statePath = path.join(dataDir, STATE_FILE);
@@ -661,8 +684,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       '--host', HOST,
       '--port', String(port),
       '--chain-id', String(chainId),
-      '--mixed-mining',
-      '--block-time', String(blockTime),
+      ...(blockTime === undefined ? [] : ['--mixed-mining', '--block-time', String(blockTime)]),
       '--state', statePath,
       '--state-interval', String(STATE_INTERVAL_S),
       '--quiet', // no banner (it lists the dev private keys), no per-block lines
@@ -736,5 +758,49 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
         (r.error ? `: ${r.error.message}` : '') +
         (output ? `. Last output:\n${output}` : ''),
     );
+  }
+}
+
+/**
+ * A complete copy of the embedded chain's state file at `dest`, taken while anvil may be rewriting it
+ * in place (every STATE_INTERVAL_S): a copy counts only if the file was not changed while it was read
+ * and parses as JSON. Tries for `timeoutMs`; false if there is no state file and no running chain.
+ */
+export async function copyChainState(dataDir: string, dest: string, timeoutMs = 30_000): Promise<boolean> {
+  const statePath = path.join(path.resolve(dataDir), STATE_FILE);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const before = await fsp.stat(statePath).catch(() => null);
+    // A chain started moments ago writes its first state within STATE_INTERVAL_S: wait for it.
+    if (!before && runningAnvilPid(dataDir) === null) return false;
+    if (!before) {
+      if (Date.now() > deadline) throw new Error(`the running embedded chain wrote no ${statePath} within ${timeoutMs / 1000} s`);
+      await delay(200);
+      continue;
+    }
+    if (before.size > 1) {
+      await fsp.copyFile(statePath, dest);
+      const after = await fsp.stat(statePath);
+      if (after.mtimeMs === before.mtimeMs && after.size === before.size) {
+        try {
+          JSON.parse(await fsp.readFile(dest, 'utf8'));
+          return true;
+        } catch {
+          /* caught mid-write: try again */
+        }
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`could not take a complete copy of ${statePath} within ${timeoutMs / 1000} s (it kept changing)`);
+    await delay(200);
+  }
+}
+
+/** The pid of the embedded anvil recorded in DATA_DIR, if that process is alive. */
+export function runningAnvilPid(dataDir: string): number | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(path.join(path.resolve(dataDir), PID_FILE), 'utf8')) as { pid?: unknown };
+    return typeof v.pid === 'number' && isAlive(v.pid) ? v.pid : null;
+  } catch {
+    return null;
   }
 }

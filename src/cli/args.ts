@@ -1,50 +1,55 @@
+// Shared pieces of the `mintworks` commands (parsed by commander, see main.ts): value parsers that
+// refuse bad input with a message naming what is wrong, the App lookup, and plain-text tables.
+import { InvalidArgumentError } from 'commander';
 import type { Db } from '../store/db.js';
 
-// Minimal argv parsing: words, `--flag value`, `--flag=value` and boolean `--flag`.
-export function parseArgs(argv: string[]): { words: string[]; flags: Record<string, string | true> } {
-  const words: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a.startsWith('--')) {
-      const [k, inline] = a.slice(2).split(/=(.*)/s, 2);
-      if (inline !== undefined) flags[k] = inline;
-      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[k] = argv[++i];
-      else flags[k] = true;
-    } else words.push(a);
-  }
-  return { words, flags };
-}
-
-
-export type Flags = Record<string, string | true>;
-
-/** A mistake in the command line: printed with the usage text, exit code 2. */
+/** A mistake in the command line that commander cannot see (e.g. an App that does not exist): exit code 2. */
 export class UsageError extends Error {}
 
-/** A flag's value; a required flag that is missing (or given without a value) is a UsageError. */
-export function flag(flags: Flags, name: string, required: boolean, usage = ''): string | undefined {
-  const v = flags[name];
-  if (v === undefined || v === true) {
-    if (required) throw new UsageError(`--${name} is required${usage ? `\n\n${usage}` : ''}`);
-    return undefined;
-  }
-  return v;
+/** A parser for an integer option within [min, max]; anything else is refused (exit 2, naming the option). */
+export function integer(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`Must be an integer from ${min} to ${max}.`);
+    return Number(value);
+  };
 }
 
-/** --chain ID: the chain a new collection or reward is deployed on (absent: the default chain). */
-export function chainFlag(flags: Flags, usage = ''): number | undefined {
-  const v = flag(flags, 'chain', false, usage);
-  if (flags.chain === true) throw new UsageError(`--chain needs a chain id${usage ? `\n\n${usage}` : ''}`);
-  if (v === undefined) return undefined;
-  if (!/^[1-9][0-9]{0,15}$/.test(v)) throw new UsageError(`--chain must be a chain id (a positive integer), not "${v}"${usage ? `\n\n${usage}` : ''}`);
-  return Number(v);
+/** A parser for an optional yes/no value of a switch (`--editable`, `--editable yes`, `--editable=false`). */
+export function yesNo(value: string): boolean {
+  const v = value.toLowerCase();
+  if (['yes', 'true', '1'].includes(v)) return true;
+  if (['no', 'false', '0'].includes(v)) return false;
+  throw new InvalidArgumentError('Must be yes or no (or leave the value out for yes).');
 }
 
-/** The uid of the App named by --app, which must exist. */
-export async function requireApp(db: Db, flags: Flags, usage = ''): Promise<string> {
-  const uid = flag(flags, 'app', true, usage)!;
+/** A parser for a non-empty text option. */
+export function text(max: number) {
+  return (value: string): string => {
+    if (!value.trim()) throw new InvalidArgumentError('Must not be empty.');
+    if (value.length > max) throw new InvalidArgumentError(`Must be at most ${max} characters.`);
+    return value;
+  };
+}
+
+/** The uid of an App, which must exist. */
+export async function requireApp(db: Db, uid: string): Promise<string> {
   const app = await db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();
   if (!app) throw new UsageError(`no App with uid ${uid} (see: mintworks app list)`);
   return uid;
+}
+
+/** Rows as a plain-text table with a header line; `empty` when there are none. */
+export function table(rows: Record<string, unknown>[], columns: [key: string, header: string][], empty: string): string {
+  if (rows.length === 0) return empty;
+  const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'boolean' ? (v ? 'yes' : 'no') : String(v));
+  const cells = rows.map((r) => columns.map(([k]) => cell(r[k])));
+  const widths = columns.map(([, h], i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c: string[]) => c.map((v, i) => (i === c.length - 1 ? v : v.padEnd(widths[i]))).join('  ');
+  return [line(columns.map(([, h]) => h.toUpperCase())), ...cells.map(line)].join('\n');
+}
+
+/** What every command returns: the object printed with --json, and the text printed without it. */
+export interface Output {
+  json: unknown;
+  text: string;
 }

@@ -1,95 +1,222 @@
 // `mintworks` — operate an installation from the shell, on the same DATA_DIR / DATABASE_URL as the
-// service. Every command accepts --json and then prints exactly one JSON object on stdout.
+// service. Parsed by commander: `--help` on every command (exit 0), `--version`, unknown options,
+// missing required ones and bad values exit 2 naming them. Every command prints a readable text by
+// default, and exactly one JSON object on stdout with --json (errors too: {"error": "..."}).
+import fs from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
 import pino from 'pino';
-import { loadConfig, ConfigError } from '../config.js';
+import { loadConfig, ConfigError, type Config } from '../config.js';
 import { openCore } from '../service.js';
 import type { Ctx } from '../services/context.js';
-import { createApp, getApp, listApps } from '../services/apps.js';
-import { createCollection } from '../services/collections.js';
+import { createApp, listApps } from '../services/apps.js';
+import { rotateApiSecret } from '../services/api-keys.js';
+import { createCollection, type NewCollection } from '../services/collections.js';
+import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { chainFlag, flag, parseArgs, UsageError, type Flags } from './args.js';
-import { webhookCommand, WEBHOOK_USAGE } from './webhooks.js';
-import { rewardCommand, REWARD_USAGE } from './rewards.js';
+import { integer, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
+import { prettyDestination } from '../util/log-format.js';
+import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
+import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
+import { backup, restore } from './backup.js';
 
-const USAGE = `mintworks <command> [options] [--json]
+const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const argv = process.argv.slice(2);
+const asJson = argv.includes('--json');
+const TEN_YEARS = 10 * 365 * 24 * 3600;
 
-  app create --name N --environment development|production   create an App -> {uid, api_key, api_secret}
-  app list                                                    list Apps
-  collection create --app UID --name N --symbol S [--editable] [--description D] [--chain ID]
-                                                              create a collection (deployed by the service) -> {uid}
-  token --app UID [--expires SECONDS]                         print a bearer token for curl -> {token, api_key}
-${WEBHOOK_USAGE}
-${REWARD_USAGE}
+function print(o: Output): void {
+  process.stdout.write((asJson ? JSON.stringify(o.json) : o.text) + '\n');
+}
 
-Uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY).`;
+function fail(message: string, code: number): never {
+  if (asJson) process.stdout.write(JSON.stringify({ error: message }) + '\n');
+  else process.stderr.write(message + '\n');
+  process.exit(code);
+}
 
-const str = (flags: Flags, name: string, required = true) => flag(flags, name, required);
+/** Warnings only, to stderr: readable on a terminal, JSON otherwise (as the service's LOG_FORMAT). */
+const cliLogger = () => (process.stderr.isTTY ? pino({ level: 'warn' }, prettyDestination(process.stderr)) : pino({ level: 'warn' }, pino.destination(2)));
 
-async function run(argv: string[]): Promise<{ json: unknown; text: string }> {
-  const { words, flags } = parseArgs(argv);
-  const cmd = words.join(' ');
-  if (cmd === '' || flags.help) throw new UsageError(USAGE);
+/** Runs a command on the installation's store and secrets (migrations applied), then closes it. */
+async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>): Promise<void> {
   const config = loadConfig();
-  const log = pino({ level: 'warn' }, pino.destination(2));
+  const log = cliLogger();
   const core = await openCore(config, log);
   const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, homeChainId: core.homeChainId };
   try {
-    const appOf = async () => {
-      const uid = str(flags, 'app')!;
-      const app = await getApp(ctx, uid);
-      if (!app) throw new UsageError(`no App with uid ${uid} (see: mintworks app list)`);
-      return app;
-    };
-    switch (cmd) {
-      case 'app create': {
-        const env = str(flags, 'environment', false) ?? 'development';
-        if (env !== 'development' && env !== 'production') throw new UsageError('--environment must be development or production');
-        const r = await createApp(ctx, str(flags, 'name')!, env);
-        return { json: r, text: `App ${r.uid} created (${env}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
-      }
-      case 'app list': {
-        const apps = (await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }));
-        return { json: { apps }, text: apps.map((a) => `${a.uid}  ${a.environment.padEnd(11)}  ${a.name}`).join('\n') || '(no Apps)' };
-      }
-      case 'collection create': {
-        const app = await appOf();
-        const r = await createCollection(ctx, app.uid, {
-          name: str(flags, 'name')!,
-          symbol: str(flags, 'symbol')!,
-          editable: flags.editable === true || flags.editable === 'true',
-          description: str(flags, 'description', false) ?? null,
-          chain_id: chainFlag(flags),
-        });
-        return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
-      }
-      case 'token': {
-        const app = await appOf();
-        const creds = await appCredentials(ctx.db, ctx.box, app.uid);
-        if (!creds) throw new UsageError(`App ${app.uid} has no active API key`);
-        const expires = str(flags, 'expires', false);
-        const token = await signAppToken(creds.api_key, creds.api_secret, expires ? Number(expires) : undefined);
-        return { json: { token, api_key: creds.api_key }, text: token };
-      }
-      default:
-        if (words[0] === 'webhook') return await webhookCommand(ctx, words, flags);
-        if (words[0] === 'reward') return await rewardCommand(ctx, words, flags);
-        throw new UsageError(`unknown command "${cmd}"\n\n${USAGE}`);
-    }
+    print(await fn(ctx, config));
   } finally {
     await core.store.close();
   }
 }
 
-const argv = process.argv.slice(2);
-const asJson = argv.includes('--json');
-run(argv.filter((a) => a !== '--json'))
-  .then((r) => {
-    process.stdout.write((asJson ? JSON.stringify(r.json) : r.text) + '\n');
-  })
-  .catch((err) => {
-    const message = err instanceof ApiError ? err.message : err instanceof ConfigError || err instanceof UsageError ? err.message : `error: ${(err as Error).message}`;
-    if (asJson) process.stdout.write(JSON.stringify({ error: message }) + '\n');
-    else process.stderr.write(message + '\n');
-    process.exit(err instanceof UsageError ? 2 : 1);
+const program = new Command('mintworks')
+  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY, CHAIN_ID).')
+  .version(version, '-V, --version', 'print the version')
+  .helpCommand('help [command]', 'help for a command')
+  .showSuggestionAfterError(true)
+  .exitOverride();
+// Errors are printed once, by fail() below (as JSON with --json); help goes to stdout (or stderr for a usage error).
+program.configureOutput({ writeErr: (s) => void (asJson ? undefined : process.stderr.write(s)), writeOut: (s) => void process.stdout.write(s), outputError: () => {} });
+
+/** A command that does something: --json, exit-code handling and the common shape. */
+function leaf(parent: Command, name: string, description: string): Command {
+  return parent.command(name).description(description).option('--json', 'print one JSON object').exitOverride().allowExcessArguments(false);
+}
+
+const appOption = () => new Option('--app <uid>', 'the App (see: mintworks app list)').makeOptionMandatory();
+const chainOption = () => new Option('--chain <id>', 'chain id the contract is deployed on (default: the embedded chain, else the first of CHAINS)').argParser(integer(1, Number.MAX_SAFE_INTEGER));
+
+// ------------------------------------------------------------------------------------------ apps
+const app = program.command('app').description('Apps: create, list, rotate the API secret').exitOverride();
+leaf(app, 'create', 'create an App -> {uid, api_key, api_secret} (the secret is shown once)')
+  .requiredOption('--name <name>', 'the App\'s name', text(100))
+  .addOption(new Option('--environment <env>', 'development: metadata served by this service; production: on IPFS').choices(['development', 'production']).makeOptionMandatory())
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const r = await createApp(ctx, o.name, o.environment);
+      return { json: r, text: `App ${r.uid} created (${o.environment}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
+    }),
+  );
+leaf(app, 'list', 'list Apps').action(() =>
+  withCtx(async (ctx) => {
+    const apps = (await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }));
+    return { json: { apps }, text: table(apps, [['uid', 'uid'], ['environment', 'environment'], ['created_at', 'created'], ['name', 'name']], '(no Apps)') };
+  }),
+);
+leaf(app, 'rotate-secret', 'new API secret for the App\'s key, effective at once -> {uid, api_key, api_secret}')
+  .addOption(appOption())
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app));
+      return { json: r, text: `API secret of App ${r.uid} rotated: the old one no longer works (other API processes: within 30 s).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
+    }),
+  );
+
+// ----------------------------------------------------------------------------------- collections
+const collection = program.command('collection').description('ERC-721 collections: create, list').exitOverride();
+leaf(collection, 'create', 'create a collection (deployed by the running service) -> {uid}')
+  .addOption(appOption())
+  .requiredOption('--name <name>', 'collection name', text(100))
+  .requiredOption('--symbol <symbol>', 'token symbol: 1-16 letters or digits', text(16))
+  .option('--editable [yes|no]', 'assets\' metadata can be replaced (PUT /v1/asset/{uid}); --editable alone means yes', yesNo, false)
+  .option('--description <text>', 'description', text(2000))
+  .addOption(chainOption())
+  .action((o) =>
+    withCtx(async (ctx, config) => {
+      const input: NewCollection = { name: o.name, symbol: o.symbol, editable: o.editable, description: o.description ?? null, chain_id: o.chain ?? null };
+      const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input);
+      return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
+    }),
+  );
+leaf(collection, 'list', 'collections of an App, newest first')
+  .addOption(appOption())
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const uid = await requireApp(ctx.db, o.app);
+      const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', uid).orderBy('created_at', 'desc').execute();
+      const collections = rows.map((c) => collectionView(c, ctx.config));
+      const text = table(collections, [['uid', 'uid'], ['status', 'status'], ['symbol', 'symbol'], ['editable_assets', 'editable'], ['contract_address', 'contract'], ['name', 'name']], '(no collections)');
+      return { json: { collections }, text };
+    }),
+  );
+
+// ----------------------------------------------------------------------------------------- token
+leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {token, api_key}')
+  .addOption(appOption())
+  .option('--expires <seconds>', 'lifetime in seconds (default: no expiry)', integer(1, TEN_YEARS))
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const uid = await requireApp(ctx.db, o.app);
+      const creds = await appCredentials(ctx.db, ctx.box, uid);
+      if (!creds) throw new UsageError(`App ${uid} has no active API key`);
+      const token = await signAppToken(creds.api_key, creds.api_secret, o.expires);
+      return { json: { token, api_key: creds.api_key }, text: token };
+    }),
+  );
+
+// -------------------------------------------------------------------------------------- webhooks
+const webhook = program.command('webhook').description('an App\'s webhook: configure, inspect deliveries, redeliver').exitOverride();
+leaf(webhook, 'set', 'create or change the App\'s webhook -> {secret, ...}')
+  .addOption(appOption())
+  .option('--url <url>', 'where events are POSTed (required when creating)')
+  .option('--events <list>', 'comma-separated event types, or all')
+  .option('--rotate-secret', 'new signing secret; the old one signs too for 24 h')
+  .option('--disable', 'stop sending (set again to re-enable)')
+  .action((o) => withCtx((ctx) => webhookSet(ctx, o)));
+leaf(webhook, 'show', 'the App\'s webhook configuration')
+  .addOption(appOption())
+  .action((o) => withCtx((ctx) => webhookShow(ctx, o)));
+leaf(webhook, 'log', 'delivery state and attempt log, newest first')
+  .addOption(appOption())
+  .option('--event <id>', 'one event: its delivery and every attempt')
+  .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
+  .action((o) => withCtx((ctx) => webhookLog(ctx, o)));
+leaf(webhook, 'redeliver', 'send an event again now')
+  .addOption(appOption())
+  .requiredOption('--event <id>', 'the event id')
+  .action((o) => withCtx((ctx) => webhookRedeliver(ctx, o)));
+
+// --------------------------------------------------------------------------------------- rewards
+const reward = program.command('reward').description('ERC-20 rewards: create, list, withdraw').exitOverride();
+leaf(reward, 'create', 'create an ERC-20 reward (deployed by the running service) -> {uid}')
+  .addOption(appOption())
+  .requiredOption('--name <name>', 'reward name', text(100))
+  .requiredOption('--token-name <name>', 'ERC-20 name', text(100))
+  .requiredOption('--token-symbol <symbol>', 'ERC-20 symbol: 1-16 letters or digits', text(16))
+  .requiredOption('--supply <amount>', 'total supply, a decimal with up to 18 decimals')
+  .option('--withdraw-receiver <address>', 'where `reward withdraw` sends what is left')
+  .option('--description <text>', 'description', text(2000))
+  .addOption(chainOption())
+  .action((o) =>
+    withCtx(async (ctx, config) => {
+      return rewardCreate(ctx, o);
+    }),
+  );
+leaf(reward, 'withdraw', 'send what the reward still holds to its withdraw receiver')
+  .addOption(appOption())
+  .requiredOption('--reward <uid>', 'the reward')
+  .action((o) => withCtx((ctx) => rewardWithdraw(ctx, o)));
+leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
+  .addOption(appOption())
+  .action((o) => withCtx((ctx) => rewardList(ctx, o)));
+
+// -------------------------------------------------------------------------------- backup, restore
+leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')
+  .option('--out <dir>', 'the directory to create (default: ./mintworks-backup-<time>)')
+  .action(async (o) => print(await backup(loadConfig(), o)));
+leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be stopped)')
+  .requiredOption('--from <dir>', 'a directory written by mintworks backup')
+  .option('--force', 'move what DATA_DIR holds aside (into DATA_DIR/pre-restore-<time>) instead of refusing')
+  .action(async (o) => {
+    const config = loadConfig();
+    const r = await restore(config, o);
+    if (!config.databaseUrl?.startsWith('postgres')) {
+      // The restored database must open with the restored (or given) master key: check it now, not at start.
+      const core = await openCore(config, cliLogger()).catch((err) => {
+        throw new Error(`restored, but the database does not open with this master key: ${(err as Error).message}`);
+      });
+      await core.store.close();
+    }
+    print(r);
   });
+
+program.addHelpText('after', '\nRun `mintworks <command> --help` (or `mintworks <command> <subcommand> --help`) for its options.');
+
+try {
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    process.exit(2);
+  }
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    // --help and --version end here too: they succeeded. A group without its command printed its help.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
+    fail(err.code === 'commander.help' ? 'a command is needed (see the list above)' : err.message.replace(/^error: /, ''), 2);
+  }
+  if (err instanceof UsageError || err instanceof ConfigError) fail(err.message, 2);
+  if (err instanceof ApiError) fail(err.message, 1);
+  fail(`error: ${(err as Error).message}`, 1);
+}

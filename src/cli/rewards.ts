@@ -1,62 +1,59 @@
-// `mintworks reward …` (issue 4), the shell twin of the reward routes of the management API:
+// `mintworks reward …`, the shell twin of the reward routes of the management API:
 //   reward create --app UID --name N --token-name T --token-symbol S --supply AMOUNT
-//                 [--withdraw-receiver ADDR] [--description D]                       -> {uid}
+//                 [--withdraw-receiver ADDR] [--description D] [--chain ID]             -> {uid}
 //   reward withdraw --app UID --reward UID                                           -> the reward
 //   reward list --app UID
 // The commands only write the database (the reward and its job); the running service deploys the
 // contract and sends the withdrawal, picking the jobs up by polling.
 import type { Ctx } from '../services/context.js';
-import { chainFlag, flag as flagOf, requireApp as requireAppOf, UsageError, type Flags } from './args.js';
+import { requireApp, table, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
-import { createReward, listRewards, requestWithdraw } from '../services/rewards/index.js';
+import { createReward, listRewards, requestWithdraw, type NewReward } from '../services/rewards/index.js';
 
-export const REWARD_USAGE = `  reward create --app UID --name N --token-name T --token-symbol S --supply AMOUNT
-                [--withdraw-receiver ADDR] [--description D] [--chain ID]
-                                                              create an ERC-20 reward (deployed by the service) -> {uid}
-  reward withdraw --app UID --reward UID                      send what the reward still holds to its withdraw receiver
-  reward list --app UID                                       rewards of an App, with budget and withdrawal state`;
-
-const usage = (message: string) => new UsageError(`${message}\n\n${REWARD_USAGE}`);
-const flag = (flags: Flags, name: string, required: boolean) => flagOf(flags, name, required, REWARD_USAGE);
-const requireApp = (ctx: Ctx, flags: Flags) => requireAppOf(ctx.db, flags, REWARD_USAGE);
-
-/** ApiError details (e.g. a validation error per field) as one line each. */
+/** ApiError details (e.g. a validation error per field) as one line each, fields named as the flags. */
 const explain = (err: ApiError) => err.details.map((d) => (d.field_name ? `--${d.field_name.replace(/_/g, '-')}: ${d.message}` : d.message)).join('\n');
 
-export async function rewardCommand(ctx: Ctx, words: string[], flags: Flags): Promise<{ json: unknown; text: string }> {
-  const sub = words[1];
+async function asFlags<T>(fn: () => Promise<T>): Promise<T> {
   try {
-    switch (sub) {
-      case 'create': {
-        const app = await requireApp(ctx, flags);
-        const r = await createReward(ctx, app, {
-          name: flag(flags, 'name', true)!,
-          token_name: flag(flags, 'token-name', true)!,
-          token_symbol: flag(flags, 'token-symbol', true)!,
-          // The shell hands us text: exactly the numeric-string form of an API amount.
-          supply: flag(flags, 'supply', true)!,
-          withdraw_receiver: flag(flags, 'withdraw-receiver', false) ?? null,
-          description: flag(flags, 'description', false) ?? null,
-          chain_id: chainFlag(flags, REWARD_USAGE),
-        });
-        return { json: r, text: `Reward ${r.uid} created; the running service deploys its contract (status deploying -> deployed).` };
-      }
-      case 'withdraw': {
-        const app = await requireApp(ctx, flags);
-        const r = await requestWithdraw(ctx, app, flag(flags, 'reward', true)!);
-        return { json: r, text: `Withdrawal of reward ${r.uid} requested: the running service sends what it holds to ${r.withdraw_receiver} once pending allocations and claims are done.` };
-      }
-      case 'list': {
-        const rewards = await listRewards(ctx, await requireApp(ctx, flags));
-        const line = (r: (typeof rewards)[number]) => `${r.uid}  ${r.status.padEnd(9)}  ${r.token_symbol.padEnd(8)}  supply ${r.supply}  unallocated ${r.unallocated}${r.withdraw_status ? `  withdraw ${r.withdraw_status}` : ''}  ${r.name}`;
-        return { json: { rewards }, text: rewards.map(line).join('\n') || '(no rewards)' };
-      }
-      default:
-        throw usage(sub ? `unknown command "reward ${sub}"` : 'reward needs a command');
-    }
+    return await fn();
   } catch (err) {
     // The service's validation errors name API fields; say them as the flags the user typed.
     if (err instanceof ApiError && err.type === 'validation_error') throw new ApiError(err.status, err.type, [{ code: 'invalid', message: explain(err) }]);
     throw err;
   }
+}
+
+export async function rewardCreate(
+  ctx: Ctx,
+  o: { app: string; name: string; tokenName: string; tokenSymbol: string; supply: string; withdrawReceiver?: string; description?: string; chain?: number },
+): Promise<Output> {
+  const app = await requireApp(ctx.db, o.app);
+  // The shell hands us text: exactly the numeric-string form of an API amount.
+  const input: NewReward = {
+    name: o.name,
+    token_name: o.tokenName,
+    token_symbol: o.tokenSymbol,
+    supply: o.supply,
+    withdraw_receiver: o.withdrawReceiver ?? null,
+    description: o.description ?? null,
+    chain_id: o.chain ?? null,
+  };
+  const r = await asFlags(() => createReward(ctx, app, input));
+  return { json: r, text: `Reward ${r.uid} created; the running service deploys its contract (status deploying -> deployed).` };
+}
+
+export async function rewardWithdraw(ctx: Ctx, o: { app: string; reward: string }): Promise<Output> {
+  const app = await requireApp(ctx.db, o.app);
+  const r = await asFlags(() => requestWithdraw(ctx, app, o.reward));
+  return { json: r, text: `Withdrawal of reward ${r.uid} requested: the running service sends what it holds to ${r.withdraw_receiver} once pending allocations and claims are done.` };
+}
+
+export async function rewardList(ctx: Ctx, o: { app: string }): Promise<Output> {
+  const rewards = await listRewards(ctx, await requireApp(ctx.db, o.app));
+  const text = table(
+    rewards as unknown as Record<string, unknown>[],
+    [['uid', 'uid'], ['status', 'status'], ['token_symbol', 'symbol'], ['supply', 'supply'], ['unallocated', 'unallocated'], ['withdraw_status', 'withdraw'], ['name', 'name']],
+    '(no rewards)',
+  );
+  return { json: { rewards }, text };
 }

@@ -2,7 +2,7 @@
 // BigInt only. Binary floating point never touches an amount on the way in; on the way out a JSON
 // number is produced only at the very edge (the API's objects), from the exact decimal text.
 //
-// Accepted input (API.md: "amount as a JSON number or a numeric string"):
+// Accepted input (docs/api.md: "amount as a JSON number or a numeric string"):
 // - A numeric string holding a JSON number literal without sign: "1.5", "0.001", "1e3", "2.5E-7",
 //   "123456789012345678901234567890.5". Exponent forms are accepted because Python's str(Decimal)
 //   and JavaScript's String(number) produce them ("1E-7", "1e+21") for perfectly ordinary values.

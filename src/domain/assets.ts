@@ -1,4 +1,4 @@
-// Pure rules for asset names and metadata documents (seed §2.3, API.md §4).
+// Pure rules for asset names and metadata documents (docs/api.md, Objects).
 
 export interface Attribute { trait_type: string; value: string | number; display_type?: string | null }
 

@@ -1,4 +1,4 @@
-// Pure preconditions of transfer and burn (seed §4.4-4.5, API.md §5): the asset is minted, not already
+// Pure preconditions of transfer and burn (docs/api.md, Transfers and burns): the asset is minted, not already
 // transferring or being burned, not burned, and owned by the requesting user.
 
 export type Action = 'transfer' | 'burn';

@@ -22,7 +22,7 @@ export interface Ledger {
 }
 
 /**
- * The Balance of API.md (#18): accepted allocations minus what was claimed. Pending allocations count
+ * The balance of GET /reward/balance: accepted allocations minus what was claimed. Pending allocations count
  * at once ("balances are readable at once"); a claim takes them once they are on chain. After the
  * pool was withdrawn nothing is claimable any more (the contract reads 0 too).
  */

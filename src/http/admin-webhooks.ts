@@ -1,4 +1,4 @@
-// Management API for webhooks [ours] (API.md §6, §7), under /admin/v1: the operator token is checked by
+// Management API for webhooks (docs/api.md, Webhooks), under /admin/v1: the operator token is checked by
 // the hook of that scope (app.ts); the console mounts the same routes behind its session.
 //   PUT  /apps/:uid/webhook                          create or change (url, events, enabled, rotate_secret)
 //   GET  /apps/:uid/webhook                          the configuration (never the secret)

@@ -1,5 +1,6 @@
-// Management API [ours]: not reachable with an App's key; the operator token is required (operatorGuard,
-// the onRequest hook of the /admin/v1 scope in app.ts, in front of every route registered here).
+// Management API (docs/api.md, Management API): not reachable with an App's key; the operator token is
+// required (operatorGuard, the onRequest hook of the /admin/v1 scope in app.ts, in front of every route
+// registered here).
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { sendPage } from './paging.js';
 import { listUsersOfApp } from '../services/users.js';

@@ -1,4 +1,4 @@
-// The HTTP server: public API under /v1 (API.md), management under /admin/v1, token metadata, health,
+// The HTTP server: public API under /v1 (docs/api.md), management under /admin/v1, token metadata, health,
 // OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
@@ -11,6 +11,7 @@ import { publicRoutes } from './public.js';
 import { adminRoutes, operatorGuard } from './admin.js';
 import { miscRoutes, type Health } from './misc.js';
 import { metricsRoutes } from './metrics.js';
+import { documentRoutes, OPENAPI_INFO, SECURITY_SCHEMES } from './openapi.js';
 import { metadataRoutes } from '../metadata/routes.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
@@ -21,6 +22,8 @@ import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFou
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
+
+const PROBES = new Set(['/health', '/metrics']);
 
 export interface HttpDeps {
   ctx: Ctx;
@@ -81,7 +84,10 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const line = { method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    // Probes (load balancers, Prometheus) would drown the rest: their requests are logged at debug.
+    if (PROBES.has(req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
+    else req.log.info(line, 'request');
   });
 
   app.setErrorHandler(errorHandler(idempotency));
@@ -90,16 +96,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await metricsRoutes(app, ctx); // before the route plugins: they inherit its onResponse hook
+  documentRoutes(app); // summaries, response schemas and security of each route (src/http/openapi.ts)
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Mintworks API', version: '1.0.0', description: 'Wire-compatible asset minting API. See README and API.md.' },
+      info: OPENAPI_INFO,
       servers: [{ url: deps.ctx.config.publicUrl }],
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, key = API secret)' },
-        },
-      },
+      components: { securitySchemes: SECURITY_SCHEMES as any },
       security: [{ apiKey: [], bearer: [] }],
     },
     transform: jsonSchemaTransform,

@@ -1,4 +1,4 @@
-// API.md §1: X-API-KEY names the App; Authorization: Bearer <JWT> proves the caller holds its secret
+// Authentication (docs/api.md): X-API-KEY names the App; Authorization: Bearer <JWT> proves the caller holds its secret
 // (HS256 only; `exp` enforced when present, tokens without it are valid as two SDKs never expire them).
 import { jwtVerify, errors as joseErrors } from 'jose';
 import type { FastifyRequest } from 'fastify';

@@ -8,7 +8,8 @@ import { openDeliveryCounts } from '../webhooks/deliveries.js';
 
 export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'mintworks_process_' });
+  // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
+  collectDefaultMetrics({ register: registry, prefix: 'mintworks_' });
 
   const latency = new Histogram({
     name: 'mintworks_http_request_duration_seconds',

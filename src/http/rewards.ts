@@ -1,5 +1,5 @@
-// Rewards over HTTP: the public endpoints #17-#24 of API.md (under /v1, behind the App's API key) and
-// the management routes [ours] (under /admin/v1, behind the operator token).
+// Rewards over HTTP: the public endpoints (docs/api.md, Rewards; under /v1, behind the App's API key) and
+// the management routes (under /admin/v1, behind the operator token).
 //
 // Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
 // and /reward/claim win over /reward/{uid} whatever the registration order.
@@ -72,13 +72,13 @@ const uidParam = z.object({ uid: str() });
 export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['rewards'] };
 
-  // #18 Balance (404 for an unknown reward; an unknown user has amount 0).
+  // Balance (404 for an unknown reward; an unknown user has amount 0).
   app.get('/reward/balance', { schema: { ...tags, querystring: balanceQuery } }, async (req) => {
     const { reward_uid, user_uid } = req.query;
     return ok(await getBalance(ctx, req.appUid, uidOr404(reward_uid, 'Reward'), user_uid));
   });
 
-  // #19-#21, also under the alias /reward/allocation.
+  // Allocations, also under the alias /reward/allocation.
   for (const base of ['/reward/allocate', '/reward/allocation']) {
     app.post(base, { schema: { ...tags, body: allocateBody }, config: { exactNumbers: ['amount'] } }, async (req, reply) => {
       const b = req.body;
@@ -96,7 +96,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     });
   }
 
-  // #22-#24
+  // Claims
   app.post('/reward/claim', { schema: { ...tags, body: claimBody } }, async (req, reply) => {
     return reply.code(201).send(ok(await requestClaim(ctx, req.appUid, req.body, req.idempotency)));
   });
@@ -109,7 +109,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(sendPage(req, reply, ctx.config.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
-  // #17
+  // A reward
   app.get('/reward/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
     return ok(await getReward(ctx, req.appUid, uidOr404(req.params.uid, 'Reward')));
   });
@@ -127,7 +127,7 @@ const createRewardBody = z.object({
   chain_id: z.number().int().positive().nullish(),
 });
 
-/** [ours] Rewards of an App: create (deploys the contract), list, read, withdraw. */
+/** Management: rewards of an App: create (deploys the contract), list, read, withdraw. */
 export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });

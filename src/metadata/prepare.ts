@@ -1,4 +1,4 @@
-// Preparing an asset's metadata before it is minted (seed §2.3 rules 3 and 4):
+// Preparing an asset's metadata before it is minted (docs/architecture.md, Metadata):
 //  - store_image_on_ipfs false, development App: nothing to prepare; the token URI stays the collection's
 //    baseURI + id, served from the database by GET /metadata/<collection>/<id>.
 //  - store_image_on_ipfs true: the worker fetches image_url (SSRF-guarded) and keeps a copy, so the

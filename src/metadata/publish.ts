@@ -89,7 +89,7 @@ async function publishToPinningService(ctx: InfraCtx, cid: string, name: string)
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   const text = await res.text().catch(() => '');
-  // 202 Accepted is the spec's answer; any 2xx means the pin request is recorded.
+  // 202 Accepted is the Pinning Service API's answer; any 2xx means the pin request is recorded.
   if (!res.ok) throw new Error(`pinning service answered HTTP ${res.status}: ${text.slice(0, 200)}`);
 }
 

@@ -1,4 +1,4 @@
-// Where asset images and metadata documents are kept (seed §2.3 rule 4):
+// Where asset images and metadata documents are kept (docs/architecture.md, Metadata):
 //  - development Apps: the service's own content-addressed file store, DATA_DIR/files, served at
 //    PUBLIC_URL/files/<sha256>;
 //  - production Apps: UnixFS blocks in DATA_DIR/ipfs/blocks, served by the read-only path gateway at

@@ -1,4 +1,4 @@
-// Edit, transfer and burn (API.md #9-#15, §5). Preconditions are checked and claimed in ONE conditional
+// Edit, transfer and burn (docs/api.md, Assets, Transfers and burns). Preconditions are checked and claimed in ONE conditional
 // UPDATE, so two concurrent requests for one asset can never both be accepted. Transfers and burns are
 // signed by the owning user's own key as ERC-2771 forward requests and relayed (users hold no gas);
 // edits are operator calls that emit ERC-4906 MetadataUpdate.

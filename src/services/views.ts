@@ -1,4 +1,4 @@
-// The API objects of API.md §4, built from rows. Key order is part of the contract.
+// The API objects (docs/api.md, Objects), built from rows. Key order is part of the contract.
 import type { Selectable } from 'kysely';
 import type { Config } from '../config.js';
 import type { AssetTable, CollectionTable, UserTable, WalletTable } from '../store/schema.js';

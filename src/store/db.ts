@@ -42,6 +42,11 @@ export function plainGroupCommit(db: Db): GroupCommit {
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/** The SQLite database file: `sqlite:<file>` in DATABASE_URL, else DATA_DIR/mintworks.sqlite. */
+export function sqliteFile(databaseUrl: string | undefined, dataDir: string): string {
+  return databaseUrl?.startsWith('sqlite:') ? path.resolve(databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'mintworks.sqlite');
+}
+
 /**
  * Who checkpoints a SQLite WAL (copies it back into the database file): a thread of the store's own
  * (`thread`, the default), a timer on this thread's event loop with a connection of its own (`inline`:
@@ -60,7 +65,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db) };
   }
-  const file = url?.startsWith('sqlite:') ? path.resolve(url.slice('sqlite:'.length)) : path.join(opts.dataDir, 'mintworks.sqlite');
+  const file = sqliteFile(url, opts.dataDir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');

@@ -1,4 +1,4 @@
-// The error envelope of API.md §2. Every failure the API reports is an ApiError; anything else is a 500.
+// The error envelope of the API (docs/api.md, Errors). Every failure the API reports is an ApiError; anything else is a 500.
 export type ErrorType = 'client_error' | 'validation_error' | 'server_error';
 
 export interface ErrorDetail {

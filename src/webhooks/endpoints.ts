@@ -1,4 +1,4 @@
-// Webhook configuration per App (API.md §6): URL, signing secret (sealed at rest, rotatable with a grace
+// Webhook configuration per App (docs/api.md, Webhooks): URL, signing secret (sealed at rest, rotatable with a grace
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';

@@ -1,4 +1,4 @@
-// Webhooks (API.md §6, issue 6): configuration per App, signed delivery with retries for 72 hours,
+// Webhooks (docs/api.md, Webhooks): configuration per App, signed delivery with retries for 72 hours,
 // isolation between Apps, and an attempt log. The composition root starts one dispatcher per worker
 // process: `const webhooks = webhookDispatcher(ctx); webhooks.start(); … await webhooks.stop();`
 import type { InfraCtx } from '../infra-context.js';

@@ -1,4 +1,4 @@
-// The retry schedule of webhook deliveries (API.md §6, seed §6.3, issue 6). Pure: no clock, no I/O,
+// The retry schedule of webhook deliveries (docs/api.md, Webhooks). Pure: no clock, no I/O,
 // so the whole 72-hour schedule can be proven by the unit tests.
 //
 // Delays after the n-th failed attempt: 5 s, 15 s, 30 s, 1 m, 2 m, 5 m, 10 m, 20 m, 30 m, then every

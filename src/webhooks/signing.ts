@@ -13,7 +13,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SECRET_PREFIX = 'whsec_';
-const SECRET_BYTES = 32; // the spec asks for >= 24
+const SECRET_BYTES = 32; // Standard Webhooks asks for >= 24
 
 export function newWebhookSecret(random: (n: number) => Buffer = randomBytes): string {
   return SECRET_PREFIX + random(SECRET_BYTES).toString('base64');

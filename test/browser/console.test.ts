@@ -179,7 +179,7 @@ describe('developer console in a browser', () => {
   /** Stops (and restarts) block production of the embedded chain, which otherwise mines at once. */
   const setMining = async (on: boolean) => {
     const rpc = (method: string, params: unknown[]) => fetch(t.svc.chain!.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    await rpc('evm_setIntervalMining', [on ? 1 : 0]);
+    await rpc('evm_setIntervalMining', [0]); // the embedded chain mines no interval blocks (automine only)
     await rpc('evm_setAutomine', [on]);
     if (on) await rpc('evm_mine', []); // what waited in the mempool
   };

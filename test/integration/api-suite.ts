@@ -35,7 +35,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
 
     const rpc = () => createPublicClient({ transport: http(t.svc.chain!.rpcUrl) });
 
-    describe('auth and envelope (API.md §1-§2)', () => {
+    describe('auth and envelope', () => {
       it('401 without headers, with a wrong secret, an expired token, alg none; message is the last key', async () => {
         const noAuth = await new ApiClient(t.base).get('/user/123456789012');
         assert.equal(noAuth.status, 401);
@@ -122,7 +122,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('users (API.md #1-#4)', () => {
+    describe('users', () => {
       it('creates with an empty JSON body and returns a 12-digit uid with 201', async () => {
         const r = await app.api.call('POST', '/user', '');
         assert.equal(r.status, 201);
@@ -175,7 +175,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
       });
     });
 
-    describe('collections and assets (API.md #5-#8, §4)', () => {
+    describe('collections and assets', () => {
       it('GET /collection/{uid} returns the deployed Collection; another App gets 404', async () => {
         const r = await app.api.get(`/collection/${collection}`);
         assert.equal(r.status, 200);

@@ -2,6 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,7 @@ describe('CLI and logs', () => {
     svc = await startService(config, pino({ level: 'debug' }, sink));
   });
   after(() => svc?.stop());
+  const countCollections = async () => Number((await svc.ctx.db.selectFrom('collections').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
 
   it('app create, collection create, token: one JSON object each with --json, usable against the API', async () => {
     const app = JSON.parse(await cli('app', 'create', '--name', 'CLI Game', '--environment', 'development', '--json'));
@@ -50,13 +52,76 @@ describe('CLI and logs', () => {
     assert.ok(list.apps.some((a: any) => a.uid === app.uid));
   });
 
-  it('bad CLI input fails with a clear message and exit code 2', async () => {
-    await assert.rejects(cli('collection', 'create', '--app', '123456789012', '--name', 'X', '--symbol', 'X', '--json'), (err: any) => err.code === 2 && /no App/.test(err.stdout));
-    await assert.rejects(cli('app', 'create', '--json'), (err: any) => err.code === 2 && /--name is required/.test(err.stdout));
+  it('bad CLI input fails with a clear message naming it, exit code 2, and changes nothing', async () => {
+    const collectionsBefore = await countCollections();
+    const apps = JSON.parse(await cli('app', 'list', '--json')).apps.length;
+    const app = JSON.parse(await cli('app', 'list', '--json')).apps[0].uid;
+    const refused = async (args: string[], message: RegExp) =>
+      assert.rejects(cli(...args, '--json'), (err: any) => {
+        assert.equal(err.code, 2, `${args.join(' ')}: exit ${err.code}`);
+        assert.match(JSON.parse(err.stdout).error, message, args.join(' '));
+        return true;
+      });
+    await refused(['collection', 'create', '--app', '123456789012', '--name', 'X', '--symbol', 'X'], /no App with uid 123456789012/);
+    await refused(['app', 'create', '--environment', 'development'], /required option '--name <name>'/);
+    await refused(['app', 'create', '--name', 'X'], /required option '--environment <env>'/);
+    await refused(['app', 'create', '--name', 'X', '--environment', 'dev'], /'dev' is invalid.*development, production/);
+    await refused(['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--editabel'], /unknown option '--editabel'[\s\S]*--editable/);
+    await refused(['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--editable', 'maybe'], /--editable.*'maybe' is invalid/);
+    await refused(['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--chain', 'x'], /--chain.*'x' is invalid/);
+    await refused(['webhook', 'log', '--app', app, '--limit', 'x'], /--limit.*'x' is invalid.*1 to 1000/);
+    await refused(['token', '--app', app, '--expires', 'abc'], /--expires.*'abc' is invalid/);
+    await refused(['app', 'list', 'extra'], /too many arguments/);
+    await refused(['nope'], /unknown command 'nope'/);
+    assert.equal(JSON.parse(await cli('app', 'list', '--json')).apps.length, apps, 'nothing was created');
+    assert.equal(await countCollections(), collectionsBefore, 'no collection was created');
+  });
+
+  it('--editable takes yes/no; help on every command exits 0; --version prints package.json version', async () => {
+    const app = JSON.parse(await cli('app', 'create', '--name', 'Flags', '--environment', 'production', '--json')).uid;
+    const editable = async (...flag: string[]) => {
+      const { uid } = JSON.parse(await cli('collection', 'create', '--app', app, '--name', 'E', '--symbol', 'E', ...flag, '--json'));
+      return (await svc.ctx.db.selectFrom('collections').select('editable').where('uid', '=', uid).executeTakeFirstOrThrow()).editable === 1;
+    };
+    assert.equal(await editable('--editable'), true);
+    assert.equal(await editable('--editable', 'yes'), true);
+    assert.equal(await editable('--editable=no'), false);
+    assert.equal(await editable(), false);
+    const helps = new Set<string>();
+    for (const cmd of [[], ['app', 'create'], ['app', 'list'], ['collection', 'create'], ['collection', 'list'], ['token'], ['webhook', 'log'], ['reward', 'create'], ['reward', 'list'], ['backup'], ['restore']]) {
+      const out = await cli(...cmd, '--help');
+      assert.match(out, new RegExp(`^Usage: mintworks ${cmd.join(' ')}`), cmd.join(' '));
+      helps.add(out);
+    }
+    assert.equal(helps.size, 11, 'each command has its own help');
+    const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    assert.equal((await cli('--version')).trim(), version);
+  });
+
+  it('lists as tables by default: app list, collection list, reward list; app rotate-secret', async () => {
+    const app = JSON.parse(await cli('app', 'create', '--name', 'Tables', '--environment', 'development', '--json'));
+    const coll = JSON.parse(await cli('collection', 'create', '--app', app.uid, '--name', 'Shields', '--symbol', 'SHD', '--json'));
+    const rew = JSON.parse(await cli('reward', 'create', '--app', app.uid, '--name', 'Gems', '--token-name', 'Gem', '--token-symbol', 'GEM', '--supply', '1000', '--chain', '31337', '--json'));
+    assert.match(await cli('app', 'list'), new RegExp(`^UID +ENVIRONMENT +CREATED +NAME\n[\\s\\S]*${app.uid} +development +\\S+ +Tables`));
+    const colls = await cli('collection', 'list', '--app', app.uid);
+    assert.match(colls, /^UID +STATUS +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
+    assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +SHD +no +\\S+ +Shields`));
+    assert.deepEqual(JSON.parse(await cli('collection', 'list', '--app', app.uid, '--json')).collections.map((c: any) => c.uid), [coll.uid]);
+    assert.match(await cli('reward', 'list', '--app', app.uid), new RegExp(`^UID +STATUS +SYMBOL[\\s\\S]*${rew.uid} +\\w+ +GEM +1000`));
+
+    const before = new ApiClient(`${svc.url}/v1`, app.api_key, JSON.parse(await cli('token', '--app', app.uid, '--json')).token);
+    assert.equal((await before.post('/user', {})).status, 201);
+    const rotated = JSON.parse(await cli('app', 'rotate-secret', '--app', app.uid, '--json'));
+    assert.equal(rotated.api_key, app.api_key);
+    assert.notEqual(rotated.api_secret, app.api_secret);
+    const fresh = JSON.parse(await cli('token', '--app', app.uid, '--expires', '600', '--json')).token;
+    // The CLI is another process: the running API picks the new secret up within its key cache's 30 s.
+    await waitFor('new secret accepted', async () => (await new ApiClient(`${svc.url}/v1`, app.api_key, fresh).post('/user', {})).status === 201, 35_000, 500);
+    assert.equal((await before.post('/user', {})).status, 401, 'the old secret no longer works');
   });
 
   it('never logs query strings, API secrets or tokens', async () => {
-    const app = JSON.parse(await cli('app', 'create', '--name', 'Secretive', '--json'));
+    const app = JSON.parse(await cli('app', 'create', '--name', 'Secretive', '--environment', 'development', '--json'));
     const { token } = JSON.parse(await cli('token', '--app', app.uid, '--json'));
     const api = new ApiClient(`${svc.url}/v1`, app.api_key, token);
     const r = await api.get(`/user?email=a@b.c&api_key=${app.api_key}&api_secret=${app.api_secret}`);
@@ -67,6 +132,28 @@ describe('CLI and logs', () => {
     assert.ok(all.includes('"url":"/v1/user?<redacted>"'), 'the request is logged, without its query');
     assert.ok(!all.includes(app.api_secret), 'no API secret in logs');
     assert.ok(!all.includes(token), 'no bearer token in logs');
+  });
+
+  it('logs probes of /health and /metrics at debug, other requests at info; metric names carry one prefix', async () => {
+    const from = lines.length;
+    assert.equal((await fetch(`${svc.url}/health`)).status, 200);
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    await fetch(`${svc.url}/v1/user/1`);
+    await waitFor('requests logged', async () => lines.slice(from).some((l) => l.includes('"/v1/user/1"')), 5000, 20);
+    const requests = lines.slice(from).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    const level = (url: string) => requests.find((r) => r.url === url)?.level;
+    assert.equal(level('/health'), 20);
+    assert.equal(level('/metrics'), 20);
+    assert.equal(level('/v1/user/1'), 30);
+    assert.match(metrics, /^mintworks_process_cpu_seconds_total /m);
+    assert.match(metrics, /^mintworks_nodejs_eventloop_lag_seconds /m);
+    assert.doesNotMatch(metrics, /mintworks_process_process_|mintworks_process_nodejs_/);
+    assert.match(metrics, /^mintworks_http_request_duration_seconds_bucket/m);
+    // The Grafana dashboard kept in the repository charts metrics that exist.
+    const dashboard = fs.readFileSync(path.join(root, 'docs/grafana-dashboard.json'), 'utf8');
+    const names = new Set([...dashboard.matchAll(/mintworks_[a-z0-9_]+/g)].map((m) => m[0]));
+    assert.ok(names.size >= 8);
+    for (const n of names) assert.match(metrics, new RegExp(`^# TYPE ${n.replace(/_(bucket|count|sum)$/, '')} `, 'm'), `${n} (docs/grafana-dashboard.json) is not exported`);
   });
 
   it('refuses to start the same DATA_DIR against another CHAIN_ID', async () => {

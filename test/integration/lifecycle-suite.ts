@@ -1,4 +1,4 @@
-// Edit, transfer, burn and deposits, end to end over HTTP against the embedded chain (issue [lifecycle]).
+// Edit, transfer, burn and deposits, end to end over HTTP against the embedded chain.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address } from 'viem';

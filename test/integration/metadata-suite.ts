@@ -1,4 +1,4 @@
-// Asset images and metadata end to end (issue 5 acceptance): a real service (HTTP + workers + embedded
+// Asset images and metadata end to end: a real service (HTTP + workers + embedded
 // anvil + SQLite or PostgreSQL) fetching images from a local HTTP server, storing them on IPFS (production Apps) or in
 // its own file store (development Apps), minting with the resulting token URI, and refusing image URLs
 // that point into the operator's network.

@@ -1,4 +1,4 @@
-// Rewards (API.md #17-#24) against a real service (HTTP + workers + embedded anvil), once per database:
+// Rewards (docs/api.md, Rewards) against a real service (HTTP + workers + embedded anvil), once per database:
 // exact amounts end to end, idempotent allocations, a budget that cannot be oversubscribed, claims that
 // pay the whole balance exactly once, withdrawal, and the 404/[] answers.
 import { after, before, describe, it } from 'node:test';
@@ -61,7 +61,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
     /** Stops (and restarts) block production of the embedded anvil, which normally mines at once. */
     const setMining = async (on: boolean) => {
       const request = rpc().request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
-      await request({ method: 'evm_setIntervalMining', params: [on ? 1 : 0] });
+      await request({ method: 'evm_setIntervalMining', params: [0] }); // the embedded chain mines no interval blocks
       await request({ method: 'evm_setAutomine', params: [on] });
       if (on) await request({ method: 'evm_mine', params: [] }); // what waited in the mempool
     };

@@ -1,4 +1,4 @@
-// Webhooks end to end (issue 6 acceptance): the real service (HTTP + workers + embedded anvil) sending
+// Webhooks end to end: the real service (HTTP + workers + embedded anvil) sending
 // to real HTTP receivers on 127.0.0.1 (OUTBOUND_ALLOW_PRIVATE=true), configured through the management
 // API and the CLI, verified with the public `standardwebhooks` library and by recomputing our header.
 import { after, before, describe, it } from 'node:test';

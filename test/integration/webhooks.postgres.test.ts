@@ -1,4 +1,4 @@
-// Webhooks end to end on PostgreSQL (issue 6 acceptance).
+// Webhooks end to end on PostgreSQL.
 import { webhookSuite } from './webhooks-suite.js';
 
 webhookSuite('postgres');

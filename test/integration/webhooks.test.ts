@@ -1,4 +1,4 @@
-// Webhooks end to end on SQLite (issue 6 acceptance); webhooks.postgres.test.ts runs it on PostgreSQL.
+// Webhooks end to end on SQLite ; webhooks.postgres.test.ts runs it on PostgreSQL.
 import { webhookSuite } from './webhooks-suite.js';
 
 webhookSuite('sqlite');

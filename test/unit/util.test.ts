@@ -6,7 +6,8 @@ import { SecretBox } from '../../src/util/secretbox.js';
 import { ApiError } from '../../src/util/errors.js';
 import { loadConfig, ConfigError } from '../../src/config.js';
 import { redactQuery } from '../../src/http/app.js';
-import { parseArgs } from '../../src/cli/args.js';
+import { integer, table, yesNo } from '../../src/cli/args.js';
+import { prettyLine } from '../../src/util/log-format.js';
 
 describe('timestamps', () => {
   it('are ISO 8601 UTC with microseconds', () => {
@@ -92,8 +93,35 @@ describe('log redaction', () => {
   });
 });
 
-describe('CLI arguments', () => {
-  it('parses words, --flag value, --flag=value and boolean flags', () => {
-    assert.deepEqual(parseArgs(['collection', 'create', '--app', '1', '--name=My Coll', '--editable']), { words: ['collection', 'create'], flags: { app: '1', name: 'My Coll', editable: true } });
+describe('CLI values', () => {
+  it('integers within bounds only', () => {
+    assert.equal(integer(1, 1000)('50'), 50);
+    for (const bad of ['x', '0', '1001', '1.5', '-1', '', ' 5', '1e3']) assert.throws(() => integer(1, 1000)(bad), /Must be an integer from 1 to 1000/, bad);
+  });
+  it('yes/no switches', () => {
+    for (const v of ['yes', 'true', '1', 'YES']) assert.equal(yesNo(v), true);
+    for (const v of ['no', 'false', '0']) assert.equal(yesNo(v), false);
+    assert.throws(() => yesNo('maybe'), /Must be yes or no/);
+  });
+  it('tables: a header, aligned columns, - for null, yes/no for booleans', () => {
+    const t = table([{ uid: '1', ok: true, note: null }, { uid: '22', ok: false, note: 'x' }], [['uid', 'uid'], ['ok', 'ok'], ['note', 'note']], '(none)');
+    assert.equal(t, 'UID  OK   NOTE\n1    yes  -\n22   no   x');
+    assert.equal(table([], [['uid', 'uid']], '(none)'), '(none)');
+  });
+});
+
+describe('readable log lines', () => {
+  it('time, level, component, message and fields; the err stack on its own lines', () => {
+    const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2025, 0, 1, 12, 30, 5, 7), pid: 1, hostname: 'h', component: 'http', msg: 'request', method: 'GET', url: '/v1/user?<redacted>', note: 'two words' }));
+    assert.match(line, /^\d\d:\d\d:05\.007  WARN   http  request  method=GET url=\/v1\/user\?<redacted> note="two words"\n$/);
+    assert.doesNotMatch(line, /pid|hostname/);
+    const err = prettyLine(JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at x' } }));
+    assert.match(err, /ERROR  failed  err=boom\n    Error: boom\n        at x\n$/);
+    assert.equal(prettyLine('not json'), 'not json\n');
+  });
+  it('LOG_FORMAT picks json or pretty; a bad value is refused naming it', () => {
+    assert.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
+    assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
+    assert.throws(() => loadConfig({ LOG_FORMAT: 'xml' }), /LOG_FORMAT/);
   });
 });

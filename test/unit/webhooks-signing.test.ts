@@ -15,7 +15,7 @@ const event: WebhookEvent = {
   payload: JSON.stringify({ asset: { uid: '123456789012', name: 'Sword', attributes: [{ trait_type: 'power', value: 9 }], note: 'ünïcödé ✓' } }),
 };
 
-/** Our header, recomputed from the spec text without the module's helpers. */
+/** Our header, recomputed from docs/api.md (Webhooks) without the module's helpers. */
 function expectedOurs(secret: string, id: string, ts: number, body: string): string {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const mac = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('hex');
@@ -116,7 +116,7 @@ describe('webhook signatures', () => {
 });
 
 describe('webhook request', () => {
-  it('has the body of API.md §6, keys in order, data as stored', () => {
+  it('has the documented body (docs/api.md, Webhooks), keys in order, data as stored', () => {
     const sentAt = Date.parse('2024-02-26T13:12:40.123Z');
     const body = buildBody(event, 2, sentAt);
     const parsed = JSON.parse(body);
@@ -133,7 +133,7 @@ describe('webhook request', () => {
     assert.ok(body.endsWith(`"data":${event.payload}}`));
   });
 
-  it('has the headers of API.md §6', () => {
+  it('has the documented headers (docs/api.md, Webhooks)', () => {
     const t = Date.now();
     const { headers } = buildRequest(event, 7, t, [newWebhookSecret()]);
     assert.equal(headers['content-type'], 'application/json');

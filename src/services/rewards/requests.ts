@@ -102,7 +102,7 @@ export async function listRewards(ctx: Ctx, appUid: string) {
 
 // ----------------------------------------------------------------------------------------- balance
 
-/** GET /reward/balance (#18). An unknown user has nothing: amount 0 (lists answer [] likewise). */
+/** GET /reward/balance. An unknown user has nothing: amount 0 (lists answer [] likewise). */
 export async function getBalance(ctx: Ctx, appUid: string, rewardUid: string, userUid: string) {
   const r = await rewardRow(ctx, appUid, rewardUid);
   const l = await ctx.db.selectFrom('reward_balances').selectAll().where('reward_uid', '=', r.uid).where('user_uid', '=', userUid).executeTakeFirst();
@@ -120,7 +120,7 @@ export interface AllocationRequest {
 }
 
 /**
- * POST /reward/allocate (#19). In one transaction, under the reward row's lock: the nonce is checked
+ * POST /reward/allocate. In one transaction, under the reward row's lock: the nonce is checked
  * (and guarded by a unique index), the budget is reduced, the user's wallet is created if needed, the
  * allocation, its ledger entry and its job are written. A refused request changes nothing.
  */
@@ -199,7 +199,7 @@ export interface ClaimRequest {
 }
 
 /**
- * POST /reward/claim (#22). Only records the claim: its amount is decided when it executes (the whole
+ * POST /reward/claim. Only records the claim: its amount is decided when it executes (the whole
  * unclaimed balance at that time). The reward row is share-locked so that a withdrawal requested
  * concurrently either sees this claim (and waits for it) or is seen by it (and the claim is refused).
  */

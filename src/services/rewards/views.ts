@@ -1,4 +1,4 @@
-// The Reward, Balance, Allocation and Claim objects of API.md §4, built from rows. Key order is part of
+// The Reward, Balance, Allocation and Claim objects of the API (docs/api.md, Objects), built from rows. Key order is part of
 // the contract. Amounts leave as JSON numbers made from the exact decimal (see domain/amounts.ts).
 import type { Selectable } from 'kysely';
 import type { Config } from '../../config.js';
@@ -30,7 +30,7 @@ export function rewardView(r: RewardRow, config: Config) {
   };
 }
 
-/** The management view [ours]: the public object plus the pool's budget and withdrawal state. */
+/** The management API's view: the public object plus the pool's budget and withdrawal state. */
 export function rewardAdminView(r: RewardRow, config: Config) {
   return {
     ...rewardView(r, config),

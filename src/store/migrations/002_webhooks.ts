@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import { idColumn } from './001_core.js';
 
-// Webhooks (API.md §6): one endpoint configuration per App, one delivery state row per event that is to
+// Webhooks (docs/api.md, Webhooks): one endpoint configuration per App, one delivery state row per event that is to
 // be delivered (keyed by the event id; `events` itself stays an append-only record), and the attempt log.
 // Times are epoch ms; the API shows them as ISO strings.
 export function webhooks(dialect: Dialect) {

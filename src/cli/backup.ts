@@ -1,0 +1,160 @@
+// `mintworks backup` and `mintworks restore`: one directory holding what an installation cannot be
+// rebuilt without — the database, the keys (master.key seals the wallet seed: lose it and every
+// wallet is lost), the embedded chain's state and the metadata files.
+//
+// Consistency: the chain state is copied first, then the database (SQLite's online backup: one
+// consistent snapshot while the service runs), then the files. A database newer than the chain is
+// what a power cut leaves, and the service repairs it on start (recorded transactions missing on
+// chain are sent again, byte for byte); a chain newer than the database could not be repaired, so
+// that order is never taken. On PostgreSQL the database is dumped by `pg_dump` when it is installed
+// (and restored by `pg_restore`, which this command prints).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import type { Config } from '../config.js';
+import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
+import { sqliteFile } from '../store/db.js';
+import { UsageError, type Output } from './args.js';
+
+const FORMAT = 1;
+const MANIFEST = 'manifest.json';
+const SQLITE_NAME = 'mintworks.sqlite';
+const PG_DUMP_NAME = 'mintworks.pgdump';
+/** Single files of DATA_DIR that belong in a backup (those present). */
+const KEY_FILES = ['master.key', 'operator.token', 'demo.env'];
+/** Directories of DATA_DIR with content the database points at: development files, UnixFS blocks. */
+const CONTENT_DIRS = ['files', 'ipfs'];
+
+export interface Manifest {
+  format: number;
+  created_at: string;
+  chain_id: number;
+  database: 'sqlite' | 'postgres';
+  /** What the backup holds, relative to its directory. */
+  contents: string[];
+  /** Where the master key is: in this backup (master.key), or only in the MASTER_KEY the operator keeps. */
+  master_key: 'master.key' | 'MASTER_KEY';
+  embedded_chain: boolean;
+}
+
+const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const pgRestoreCommand = (dir: string) => `pg_restore --clean --if-exists --no-owner --dbname "$DATABASE_URL" ${path.join(dir, PG_DUMP_NAME)}`;
+const pgDumpCommand = (dir: string) => `pg_dump --format=custom --file ${path.join(dir, PG_DUMP_NAME)} "$DATABASE_URL"`;
+const isPostgres = (config: Config) => !!config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl);
+
+export async function backup(config: Config, o: { out?: string }): Promise<Output> {
+  const out = path.resolve(o.out ?? `mintworks-backup-${stamp()}`);
+  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out} exists and is not empty: name a new directory`);
+  const data = config.dataDir;
+  const pg = isPostgres(config);
+  const dbFile = pg ? null : sqliteFile(config.databaseUrl, data);
+  if (dbFile && !fs.existsSync(dbFile)) throw new UsageError(`no database at ${dbFile}: is DATA_DIR (or DATABASE_URL) the service's?`);
+  fs.mkdirSync(out, { recursive: true, mode: 0o700 });
+  fs.chmodSync(out, 0o700);
+  const contents: string[] = [];
+  const notes: string[] = [];
+
+  // 1. The chain first (see the top of this file).
+  const embedded = !config.chainRpcUrl;
+  if (embedded && (await copyChainState(data, path.join(out, 'chain.json')))) contents.push('chain.json');
+
+  // 2. The database.
+  if (dbFile) {
+    const db = new SQLite(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      await db.backup(path.join(out, SQLITE_NAME));
+    } finally {
+      db.close();
+    }
+    contents.push(SQLITE_NAME);
+  } else {
+    const r = spawnSync('pg_dump', ['--format=custom', '--file', path.join(out, PG_DUMP_NAME), config.databaseUrl!], { encoding: 'utf8' });
+    if (r.error || r.status !== 0) {
+      notes.push(
+        `The PostgreSQL database is NOT in this backup (pg_dump ${r.error ? 'is not installed' : `failed: ${r.stderr.trim()}`}). ` +
+          `Dump it right after this, with the service's DATABASE_URL:\n  ${pgDumpCommand(out)}`,
+      );
+    } else contents.push(PG_DUMP_NAME);
+  }
+
+  // 3. Content the database points at, and the keys.
+  for (const d of CONTENT_DIRS) {
+    if (!fs.existsSync(path.join(data, d))) continue;
+    fs.cpSync(path.join(data, d), path.join(out, d), { recursive: true });
+    contents.push(`${d}/`);
+  }
+  for (const f of KEY_FILES) {
+    if (!fs.existsSync(path.join(data, f))) continue;
+    fs.copyFileSync(path.join(data, f), path.join(out, f));
+    contents.push(f);
+  }
+  const masterKey = contents.includes('master.key') && !config.masterKeyHex ? 'master.key' : 'MASTER_KEY';
+  if (masterKey === 'MASTER_KEY') notes.push('The master key is not in this backup (it comes from MASTER_KEY): a restore needs the same MASTER_KEY.');
+  if (!embedded) notes.push('The chain is external (CHAIN_RPC_URL): its state is the chain\'s own, not in this backup.');
+
+  const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, embedded_chain: embedded };
+  fs.writeFileSync(path.join(out, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+  const text = [
+    `Backup written to ${out}:`,
+    ...contents.map((c) => `  ${c}`),
+    ...notes.map((n) => `\n${n}`),
+    `\nIt holds ${masterKey === 'master.key' ? 'the master key and ' : ''}the API secrets: whoever reads it ${masterKey === 'master.key' ? 'controls every wallet' : 'and has MASTER_KEY controls every wallet'}. Keep it encrypted and off this machine.`,
+  ].join('\n');
+  return { json: { directory: out, ...manifest, notes }, text };
+}
+
+export async function restore(config: Config, o: { from: string; force?: boolean }): Promise<Output> {
+  const from = path.resolve(o.from);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(fs.readFileSync(path.join(from, MANIFEST), 'utf8'));
+  } catch {
+    throw new UsageError(`--from ${from} is not a Mintworks backup (no readable ${MANIFEST})`);
+  }
+  if (manifest.format !== FORMAT) throw new UsageError(`--from ${from}: backup format ${manifest.format} is not one this version reads (${FORMAT})`);
+  if (manifest.chain_id !== config.chainId) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chainId}`);
+  const pg = isPostgres(config);
+  if ((manifest.database === 'postgres') !== pg) {
+    throw new UsageError(`the backup holds a ${manifest.database} database, but DATABASE_URL points at ${pg ? 'PostgreSQL' : 'SQLite'}: restore with the same kind of store`);
+  }
+  if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex) throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
+  const data = config.dataDir;
+  const pid = runningAnvilPid(data);
+  if (pid) throw new UsageError(`the service is running on DATA_DIR ${data} (its embedded chain is pid ${pid}): stop it first`);
+
+  const dbFile = pg ? null : sqliteFile(config.databaseUrl, data);
+  const targets = [...(dbFile ? [dbFile] : []), ...manifest.contents.filter((c) => c !== SQLITE_NAME && c !== PG_DUMP_NAME).map((c) => path.join(data, c.replace(/\/$/, ''))), path.join(data, 'chain.json.bak')];
+  const existing = targets.filter((t) => fs.existsSync(t));
+  let aside: string | null = null;
+  if (existing.length) {
+    if (!o.force) throw new UsageError(`DATA_DIR ${data} is not empty (${existing.map((e) => path.relative(data, e) || e).join(', ')}): restore into a new DATA_DIR, or add --force to move what is there aside`);
+    aside = path.join(data, `pre-restore-${stamp()}`);
+    fs.mkdirSync(aside, { recursive: true, mode: 0o700 });
+    for (const t of existing) fs.renameSync(t, path.join(aside, path.basename(t)));
+    for (const suffix of ['-wal', '-shm']) if (dbFile && fs.existsSync(dbFile + suffix)) fs.renameSync(dbFile + suffix, path.join(aside, path.basename(dbFile + suffix)));
+  }
+  fs.mkdirSync(data, { recursive: true, mode: 0o700 });
+  const restored: string[] = [];
+  for (const c of manifest.contents) {
+    const src = path.join(from, c.replace(/\/$/, ''));
+    if (c === PG_DUMP_NAME) continue;
+    const dest = c === SQLITE_NAME ? dbFile! : path.join(data, c.replace(/\/$/, ''));
+    fs.mkdirSync(path.dirname(dest), { recursive: true });
+    fs.cpSync(src, dest, { recursive: true });
+    restored.push(c);
+  }
+  const notes: string[] = [];
+  if (aside) notes.push(`What DATA_DIR held before was moved to ${aside}.`);
+  if (manifest.database === 'postgres') {
+    notes.push(
+      manifest.contents.includes(PG_DUMP_NAME)
+        ? `Now restore the database into an empty PostgreSQL database (DATABASE_URL), then start the service:\n  ${pgRestoreCommand(from)}`
+        : 'This backup holds no database dump: restore the pg_dump taken with it, then start the service.',
+    );
+  } else notes.push('Start the service: it migrates the database if this version is newer, and re-sends any transaction the chain state is missing.');
+  return {
+    json: { directory: from, data_dir: data, restored, moved_aside: aside, notes },
+    text: [`Restored from ${from} into ${data}:`, ...restored.map((r) => `  ${r}`), ...notes.map((n) => `\n${n}`)].join('\n'),
+  };
+}
