@@ -104,7 +104,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       const rr = await admin.post(`/apps/${app.uid}/rewards`, { name: 'X', token_name: 'X', token_symbol: 'X', supply: 1, chain_id: 5 });
       assert.equal(rr.status, 400, rr.raw);
       assert.equal(rr.body.error.detail.field_name, 'chain_id');
-      await assert.rejects(cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', 'abc', '--json'), (e: any) => e.code === 2 && /--chain must be a chain id/.test(e.stdout));
+      await assert.rejects(cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', 'abc', '--json'), (e: any) => e.code === 2 && /--chain <id>' argument 'abc' is invalid/.test(e.stdout));
       await assert.rejects(cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', '5', '--json'), (e: any) => e.code === 1 && /Chain 5 is not served/.test(e.stdout));
       assert.equal(await count(), before);
     });
