@@ -3,6 +3,7 @@
 // deployed (with the address from the receipt) or queues the deployment again.
 import { getAddress, type Address, type Hex } from 'viem';
 import type { Ctx } from './context.js';
+import type { Tx } from '../store/db.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../jobs/kinds.js';
 import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../chain/outcomes.js';
@@ -52,7 +53,7 @@ export interface DeployOutcomeSpec {
   jobKind: DeployJobKind;
   table: 'collections' | 'rewards';
   /** Runs in the same transaction once the record is deployed (e.g. wake work that waited for it). */
-  onDeployed?(tx: Parameters<OutcomeEffect>[0], uid: string): ReturnType<OutcomeEffect>;
+  onDeployed?(tx: Tx, uid: string): ReturnType<OutcomeEffect>;
 }
 
 /** The record is deployed (with the address from the receipt), or its deployment is queued again. */
