@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { createPublicClient, defineChain, getContractAddress, http, type Address, type PublicClient } from 'viem';
 import type { Db } from '../store/db.js';
 import type { KeyRing } from './keys.js';
-import { ChainSender, claimOutcome } from './sender.js';
+import { ChainSender } from './sender.js';
+import { FORWARDER_DEPLOY_TX } from './outcomes.js';
 import { artifact } from './artifacts.js';
 import type { ChainSpec } from './chains.js';
 import { judgeChain, type AccountReading, type ChainVerdict } from '../domain/chain-funding.js';
@@ -67,9 +68,6 @@ export class ChainRuntime {
       stuckMs: deps.stuckSeconds * 1000,
     });
     this.forwarderAddress = getContractAddress({ from: deps.keys.deployer().address, nonce: 0n });
-    this.sender.onOutcome('forwarder.deploy', async (row) => {
-      await deps.db.transaction().execute((tx) => claimOutcome(tx, row.id));
-    });
   }
 
   get ready(): boolean {
@@ -230,14 +228,14 @@ export class ChainRuntime {
    */
   private async deployForwarder(): Promise<void> {
     const { db, keys } = this.deps;
-    const recorded = await db.selectFrom('chain_txs').select('id').where('kind', '=', 'forwarder.deploy').where('chain_id', '=', this.spec.id).executeTakeFirst();
+    const recorded = await db.selectFrom('chain_txs').select('id').where('kind', '=', FORWARDER_DEPLOY_TX).where('chain_id', '=', this.spec.id).executeTakeFirst();
     if (recorded) return;
     const deployer = keys.deployer();
     const nonce = await this.client.getTransactionCount({ address: deployer.address });
     if (nonce !== 0) throw new WrongChainError(`the deployer account ${deployer.address} has been used on chain ${this.spec.id} (nonce ${nonce}) but holds no forwarder: this chain does not belong to this installation's seed`);
     if ((await this.client.getBalance({ address: deployer.address })) === 0n) return; // waits for funds
     const { bytecode } = artifact('MintworksForwarder');
-    const row = await db.transaction().execute((tx) => this.sender.record(tx, { kind: 'forwarder.deploy', ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
+    const row = await db.transaction().execute((tx) => this.sender.record(tx, { kind: FORWARDER_DEPLOY_TX, ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
     await this.sender.broadcast([row]);
   }
 }

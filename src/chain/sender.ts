@@ -9,34 +9,28 @@ import type { Logger } from 'pino';
 import { sql } from 'kysely';
 import { keccak256, parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { HDAccount } from 'viem/accounts';
-import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { ChainTxTable } from '../store/schema.js';
 import type { KeyRing } from './keys.js';
+import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
 
-export type ChainTxRow = Selectable<ChainTxTable>;
+export type { ChainTxRow } from './outcomes.js';
 
-export interface TxIntent {
-  kind: string;
+export interface TxIntent<K extends OutcomeKind> {
+  kind: K;
   ref: string;
-  payload: unknown;
+  payload: OutcomePayloads[K];
   to: Address | null; // null deploys a contract
   data: Hex;
   gas: bigint;
   signer?: HDAccount; // default: the next relayer, round robin
 }
 
-export interface TxOutcome {
+/** What the tracker found of a transaction; the receipt is null when it was not looked up yet. */
+interface TxOutcome {
   ok: boolean;
   receipt: TransactionReceipt | null;
   reason?: string;
 }
-
-/**
- * Applies a mined (or failed) transaction to the domain. Must be idempotent and must call
- * `claimOutcome(tx, row.id)` inside its own transaction, skipping the work when it returns false.
- */
-export type TxEffect = (row: ChainTxRow, outcome: TxOutcome) => Promise<void>;
 
 /** `handled = 0` as a literal: the planners then use the partial index of unhandled transactions. */
 const UNHANDLED = sql.lit(0);
@@ -47,7 +41,9 @@ export class ChainSender {
   readonly relayers: HDAccount[];
   private next = 0;
   private fees: Fees | null = null;
-  private effects = new Map<string, TxEffect>();
+  private handlers: OutcomeHandlers | null = null;
+  /** Transactions of a kind without a handler, each reported once. */
+  private unhandledKinds = new Set<number>();
   private running = false;
   private loopDone: Promise<void> | null = null;
   private wake: (() => void) | null = null;
@@ -76,8 +72,12 @@ export class ChainSender {
     return this.relayers[h % this.relayers.length];
   }
 
-  onOutcome(kind: string, effect: TxEffect): void {
-    this.effects.set(kind, effect);
+  /**
+   * The outcome handlers, one per kind. Until they are given (they need the chain's forwarder), mined
+   * transactions wait unapplied: a later pass applies them.
+   */
+  useOutcomes(handlers: OutcomeHandlers): void {
+    this.handlers = handlers;
   }
 
   /** Funds the service accounts on the embedded chain, registers relayers, reconciles after a crash. */
@@ -106,7 +106,7 @@ export class ChainSender {
   }
 
   /** Signs and records a transaction inside `tx`. Broadcast it with `broadcast` after the commit. */
-  async record(tx: Tx, intent: TxIntent): Promise<ChainTxRow> {
+  async record<K extends OutcomeKind>(tx: Tx, intent: TxIntent<K>): Promise<ChainTxRow> {
     const signer = intent.signer ?? this.relayers[this.next++ % this.relayers.length];
     const from = signer.address.toLowerCase();
     const nonce = await this.allocateNonce(tx, from);
@@ -325,11 +325,27 @@ export class ChainSender {
     await this.broadcast([replaced]);
   }
 
-  private async apply(row: ChainTxRow, outcome: TxOutcome): Promise<void> {
-    const effect = this.effects.get(row.kind);
-    if (!effect) return; // not registered yet (start-up): applied on a later pass, never dropped
+  /**
+   * Applies a mined or failed transaction: its handler reads the chain with the receipt (looked up here
+   * when the tracker did not just fetch it), then its effect runs in the database transaction that
+   * marks the outcome applied, unless another worker marked it first. A failure leaves the row for the
+   * next pass.
+   */
+  private async apply(row: ChainTxRow, found: TxOutcome): Promise<void> {
+    if (!this.handlers) return; // start-up: applied on a later pass, never dropped
+    const handler = handlerFor(this.handlers, row.kind);
+    if (!handler) {
+      // Recorded by another version of the service (the kinds are fixed by OutcomePayloads): it stays
+      // unapplied, counted as unconfirmed, for a version that knows it.
+      if (!this.unhandledKinds.has(row.id)) this.log.error({ tx: row.id, kind: row.kind, hash: row.hash }, 'no handler for this kind of chain transaction: its outcome is left unapplied');
+      this.unhandledKinds.add(row.id);
+      return;
+    }
     try {
-      await effect(row, outcome);
+      const receipt = found.receipt ?? (await this.receiptFor(row));
+      const effect = await handler({ row, payload: JSON.parse(row.payload), ok: found.ok, receipt, reason: found.reason });
+      const after = await this.db.transaction().execute(async (tx) => ((await claimOutcome(tx, row.id)) ? effect(tx) : undefined));
+      if (after) after();
     } catch (err) {
       this.log.error({ tx: row.id, kind: row.kind, err: errMessage(err) }, 'applying a transaction outcome failed, will retry');
     }
@@ -383,8 +399,14 @@ export class ChainSender {
   }
 }
 
+/** The handler of a recorded kind, if this version has one. */
+function handlerFor(handlers: OutcomeHandlers, kind: string): OutcomeHandler<OutcomeKind> | undefined {
+  // The row's kind picks the handler, and the row's payload was recorded for that kind (TxIntent).
+  return Object.hasOwn(handlers, kind) ? (handlers[kind as OutcomeKind] as OutcomeHandler<OutcomeKind>) : undefined;
+}
+
 /** Marks a transaction's outcome as applied; false when another worker already did it. */
-export async function claimOutcome(tx: Tx, id: number): Promise<boolean> {
+async function claimOutcome(tx: Tx, id: number): Promise<boolean> {
   const r = await tx.updateTable('chain_txs').set({ handled: 1, updated_at: Date.now() }).where('id', '=', id).where('handled', '=', 0).executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

@@ -1,4 +1,4 @@
-// The events an App can receive by webhook (API.md §6). Written by the use cases with the state change
+// The events an App can receive by webhook (docs/api.md, Webhooks). Written by the use cases with the state change
 // that causes them (services/events.ts) and delivered by the webhook dispatcher, which both need this.
 export type EventType =
   | 'user.wallet_created'

@@ -10,7 +10,7 @@ import { isUid } from '../util/ids.js';
 /** A Fastify scope with zod schemas, as the route files register on. */
 export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;
 
-/** The success envelope of API.md §2. */
+/** The success envelope (docs/api.md, Envelope and errors). */
 export const ok = (data: unknown) => ({ success: true, data });
 
 /** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */

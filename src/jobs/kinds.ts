@@ -1,29 +1,83 @@
-// Job kinds that more than one module enqueues or handles, named once.
+// The job kinds, each declared once with the payload its jobs carry: `JobQueue.enqueue` takes a payload
+// of its kind's type and a handler receives its own kind's, so a wrong payload is a type error. A kind
+// is what the `jobs` table stores: never change one, queued jobs of earlier versions carry it.
 import { chainKind } from '../chain/chains.js';
-import type { JobQueue } from './queue.js';
+import type { Action } from '../domain/lifecycle.js';
 
-/** Mints an accepted asset (batched per collection into one chain transaction). */
-export const MINT_JOB = 'asset.mint';
+/** A job that carries nothing beyond its ref (the record it works on). */
+export type NoPayload = Record<string, never>;
 
-/**
- * The kinds of work done on a chain (deploys, mints, transfers and burns, edits, reward transactions):
- * each chain has its own kinds of these (chainKind), so its own worker loops. The others (wallets,
- * metadata) are the same on every chain.
- */
-export const CHAIN_JOB_KINDS = ['collection.deploy', MINT_JOB, 'asset.forward', 'asset.edit', 'reward.deploy', 'reward.allocate', 'reward.claim', 'reward.withdraw'];
-const CHAIN_JOBS = new Set(CHAIN_JOB_KINDS);
-
-interface KindCtx { homeChainId?: number; config: { chainId: number }; queue: JobQueue }
-
-/**
- * The kind of a job for a record on `chainId`. The database's home chain is the one every record was
- * on before there were several; without one recorded, the default chain.
- */
-export function kindOn(ctx: Omit<KindCtx, 'queue'>, base: string, chainId: number): string {
-  return CHAIN_JOBS.has(base) ? chainKind(base, chainId, ctx.homeChainId ?? ctx.config.chainId) : base;
+export interface JobPayloads {
+  /** Creates a user's custodial wallet on a chain (ref: the user uid, `@<chain id>` off the home chain). */
+  'wallet.create': NoPayload;
+  /** Stores an accepted asset's image and metadata document before its mint (ref: the asset uid). */
+  'asset.prepare': NoPayload;
+  /** Publishes a stored file to an IPFS node or pinning service (ref: its CID). */
+  'ipfs.publish': { target: 'kubo' | 'pinning'; name: string };
+  /** Deploys a collection's contract (ref: the collection uid). */
+  'collection.deploy': NoPayload;
+  /** Mints an accepted asset, batched per collection (ref: the asset uid); `round` counts its attempts on chain. */
+  'asset.mint': { round?: number };
+  /** Relays a user's signed transfer or burn (ref: the transfer or burn uid). */
+  'asset.forward': { action: Action; round?: number };
+  /** Sends an asset's metadata edit on chain (ref: the asset uid; the edit itself waits on the asset row). */
+  'asset.edit': NoPayload;
+  /** Deploys a reward's contract (ref: the reward uid). */
+  'reward.deploy': NoPayload;
+  /** Writes an allocation on chain (ref: its uid); `solo` sends it alone, after a failed batch. */
+  'reward.allocate': { round?: number; solo?: boolean };
+  /** Executes a claim (ref: its uid). */
+  'reward.claim': NoPayload;
+  /** Withdraws what a reward still holds (ref: the reward uid). */
+  'reward.withdraw': NoPayload;
 }
 
-/** The job queue for work on `chainId`: chain job kinds are mapped to that chain's. */
-export function queueOn(ctx: KindCtx, chainId: number): JobQueue {
-  return ctx.queue.mapped((k) => kindOn(ctx, k, chainId));
+export type JobKind = keyof JobPayloads;
+
+export const WALLET_JOB = 'wallet.create' satisfies JobKind;
+export const PREPARE_JOB = 'asset.prepare' satisfies JobKind;
+export const PUBLISH_JOB = 'ipfs.publish' satisfies JobKind;
+export const COLLECTION_DEPLOY_JOB = 'collection.deploy' satisfies JobKind;
+export const MINT_JOB = 'asset.mint' satisfies JobKind;
+export const FORWARD_JOB = 'asset.forward' satisfies JobKind;
+export const EDIT_JOB = 'asset.edit' satisfies JobKind;
+export const REWARD_DEPLOY_JOB = 'reward.deploy' satisfies JobKind;
+export const ALLOCATE_JOB = 'reward.allocate' satisfies JobKind;
+export const CLAIM_JOB = 'reward.claim' satisfies JobKind;
+export const WITHDRAW_JOB = 'reward.withdraw' satisfies JobKind;
+
+/**
+ * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
+ * transactions) has kinds of its own per chain (chainKind), so its own worker loops; the rest (wallets,
+ * metadata) is the same on every chain. Every kind must say which (the type requires it).
+ */
+const RUNS_ON: Record<JobKind, 'a chain' | 'every chain'> = {
+  'wallet.create': 'every chain',
+  'asset.prepare': 'every chain',
+  'ipfs.publish': 'every chain',
+  'collection.deploy': 'a chain',
+  'asset.mint': 'a chain',
+  'asset.forward': 'a chain',
+  'asset.edit': 'a chain',
+  'reward.deploy': 'a chain',
+  'reward.allocate': 'a chain',
+  'reward.claim': 'a chain',
+  'reward.withdraw': 'a chain',
+};
+
+export function isJobKind(kind: string): kind is JobKind {
+  return Object.hasOwn(RUNS_ON, kind);
+}
+
+/** The kinds of work done on a chain: each chain has its own kinds of these. */
+export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k) => RUNS_ON[k] === 'a chain');
+
+interface KindCtx { homeChainId?: number; config: { chainId: number } }
+
+/**
+ * The kind of a job for a record on `chainId`, as stored and claimed. The database's home chain is the
+ * one every record was on before there were several; without one recorded, the default chain.
+ */
+export function kindOn(ctx: KindCtx, base: JobKind, chainId: number): string {
+  return RUNS_ON[base] === 'a chain' ? chainKind(base, chainId, ctx.homeChainId ?? ctx.config.chainId) : base;
 }

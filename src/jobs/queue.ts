@@ -8,25 +8,32 @@ import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
+import { isJobKind, kindOn, type JobKind, type JobPayloads } from './kinds.js';
 
-export interface Job<P = unknown> {
+/** A claimed job. `kind` is as stored (a chain's own kind for chain work); the payload is its kind's. */
+export interface Job<K extends JobKind = JobKind> {
   id: number;
   kind: string;
   ref: string;
   groupKey: string | null;
-  payload: P;
+  payload: JobPayloads[K];
   attempts: number;
   maxAttempts: number;
 }
 
-export interface EnqueueOptions {
-  kind: string;
+/** A kind whose payload has no required field may leave it out (it is stored as `{}`). */
+type PayloadOf<K extends JobKind> = {} extends JobPayloads[K] ? { payload?: JobPayloads[K] } : { payload: JobPayloads[K] };
+
+export type EnqueueOptions<K extends JobKind = JobKind> = {
+  kind: K;
   ref: string;
-  payload?: unknown;
   groupKey?: string | null;
   runAt?: number;
   maxAttempts?: number;
-}
+} & PayloadOf<K>;
+
+/** A job of any kind, its payload checked against its kind (for `enqueueMany`). */
+export type AnyEnqueueOptions = { [K in JobKind]: EnqueueOptions<K> }[JobKind];
 
 export class JobQueue {
   /** Local wake-ups so a job enqueued by this process starts without waiting for the next poll. */
@@ -40,19 +47,31 @@ export class JobQueue {
     this.signals.setMaxListeners(100);
   }
 
-  async enqueue(tx: DbOrTx, opts: EnqueueOptions): Promise<void> {
-    await this.enqueueMany(tx, [opts]);
+  /**
+   * The kind stored for a job of `kind`: itself here; a chain's own kind in that chain's view of the
+   * queue (`mapped`).
+   */
+  protected storedKind(kind: JobKind): string {
+    return kind;
+  }
+
+  async enqueue<K extends JobKind>(tx: DbOrTx, opts: EnqueueOptions<K>): Promise<void> {
+    await this.insert(tx, [opts]);
   }
 
   /** Inserts many jobs with one statement. */
-  async enqueueMany(tx: DbOrTx, jobs: EnqueueOptions[]): Promise<void> {
+  async enqueueMany(tx: DbOrTx, jobs: AnyEnqueueOptions[]): Promise<void> {
+    await this.insert(tx, jobs);
+  }
+
+  private async insert(tx: DbOrTx, jobs: readonly (EnqueueOptions & { payload?: unknown })[]): Promise<void> {
     if (jobs.length === 0) return;
     const t = this.now();
     await tx
       .insertInto('jobs')
       .values(
         jobs.map((opts) => ({
-          kind: opts.kind,
+          kind: this.storedKind(opts.kind),
           ref: opts.ref,
           group_key: opts.groupKey ?? null,
           payload: JSON.stringify(opts.payload ?? {}),
@@ -84,13 +103,12 @@ export class JobQueue {
    * This queue as seen by one chain's work: the kinds it enqueues, wakes and announces are mapped
    * (`asset.mint` -> that chain's mint kind), everything else is this queue itself.
    */
-  mapped(kindOf: (kind: string) => string): JobQueue {
+  mapped(kindOf: (kind: JobKind) => string): JobQueue {
     const base = this;
     const view = Object.create(base) as JobQueue;
-    view.enqueueMany = (tx, jobs) => base.enqueueMany(tx, jobs.map((j) => ({ ...j, kind: kindOf(j.kind) })));
-    view.enqueue = (tx, opts) => view.enqueueMany(tx, [opts]);
-    view.notify = (kind) => base.notify(kindOf(kind));
-    view.wakeGroup = (tx, kind, groupKey) => base.wakeGroup(tx, kindOf(kind), groupKey);
+    view.storedKind = kindOf;
+    // A wake-up names a job kind or another signal (webhooks): only job kinds are mapped.
+    view.notify = (kind) => base.notify(isJobKind(kind) ? kindOf(kind) : kind);
     return view;
   }
 
@@ -165,11 +183,11 @@ export class JobQueue {
   }
 
   /** Makes waiting jobs of a group due now (e.g. mints waiting for a user's wallet). */
-  async wakeGroup(tx: DbOrTx, kind: string, groupKey: string): Promise<void> {
+  async wakeGroup(tx: DbOrTx, kind: JobKind, groupKey: string): Promise<void> {
     await tx
       .updateTable('jobs')
       .set({ run_at: this.now() })
-      .where('kind', '=', kind)
+      .where('kind', '=', this.storedKind(kind))
       .where('group_key', '=', groupKey)
       .where('status', '=', 'queued')
       .execute();
@@ -217,12 +235,18 @@ export class JobQueue {
   }
 }
 
+/** The job queue for work on `chainId`: chain job kinds are mapped to that chain's. */
+export function queueOn(ctx: { homeChainId?: number; config: { chainId: number }; queue: JobQueue }, chainId: number): JobQueue {
+  return ctx.queue.mapped((k) => kindOn(ctx, k, chainId));
+}
+
 function toJob(r: Selectable<JobTable>): Job {
   return {
     id: r.id,
     kind: r.kind,
     ref: r.ref,
     groupKey: r.group_key,
+    // Written by enqueue from a payload of the job's kind; the worker hands it to that kind's handler.
     payload: JSON.parse(r.payload),
     attempts: r.attempts,
     maxAttempts: r.max_attempts,

@@ -2,18 +2,20 @@
 // Handlers take a batch so that e.g. many mints can share one chain transaction.
 import type { Logger } from 'pino';
 import type { Job, JobQueue } from './queue.js';
+import type { JobKind } from './kinds.js';
 
-export interface JobHandler {
-  kind: string;
+/** The handler of one job kind: it receives that kind's jobs, with their payloads typed by the kind. */
+export interface JobHandler<K extends JobKind = JobKind> {
+  kind: K;
   batchSize: number;
   leaseMs: number;
   pollMs: number;
   /** After a wake-up, wait this long for more jobs to arrive so they share one batch (default 0). */
   lingerMs?: number;
   /** Handles the claimed jobs; must complete, defer or throw for each. Thrown errors fail the whole batch. */
-  handle(jobs: Job[]): Promise<void>;
+  handle(jobs: Job<K>[]): Promise<void>;
   /** Called once a job has failed for the last time. */
-  onDead?(job: Job, error: string): Promise<void>;
+  onDead?(job: Job<K>, error: string): Promise<void>;
 }
 
 const OUTAGE_RETRY_MS = 5000;
@@ -32,9 +34,13 @@ export class WorkerPool {
     private readonly isOutage: (err: unknown) => boolean = () => false,
   ) {}
 
-  start(handlers: JobHandler[]): void {
+  /**
+   * Runs a loop per handler. `kindOf` gives the kind claimed for a handler's kind: a chain's own kind
+   * where the pool runs one chain's work.
+   */
+  start(handlers: JobHandler[], kindOf: (kind: JobKind) => string = (kind) => kind): void {
     this.running = true;
-    for (const h of handlers) this.loops.push(this.loop(h));
+    for (const h of handlers) this.loops.push(this.loop(h, kindOf(h.kind)));
   }
 
   async stop(): Promise<void> {
@@ -43,45 +49,45 @@ export class WorkerPool {
     await Promise.all(this.loops);
   }
 
-  private async loop(h: JobHandler): Promise<void> {
+  private async loop(h: JobHandler, kind: string): Promise<void> {
     const onSignal = () => {
-      const wake = this.wakers.get(h.kind);
+      const wake = this.wakers.get(kind);
       if (wake) wake();
-      else this.dirty.add(h.kind);
+      else this.dirty.add(kind);
     };
-    this.queue.signals.on(h.kind, onSignal);
+    this.queue.signals.on(kind, onSignal);
     try {
       while (this.running) {
         let claimed: Job[] = [];
         if (h.lingerMs) await new Promise((r) => setTimeout(r, h.lingerMs));
         try {
-          claimed = await this.queue.claim(h.kind, h.batchSize, this.workerId, h.leaseMs);
-          if (claimed.length > 0) await this.runBatch(h, claimed);
+          claimed = await this.queue.claim(kind, h.batchSize, this.workerId, h.leaseMs);
+          if (claimed.length > 0) await this.runBatch(h, kind, claimed);
         } catch (err) {
-          this.log.error({ err, kind: h.kind }, 'job loop error');
+          this.log.error({ err, kind }, 'job loop error');
         }
-        if (claimed.length < h.batchSize) await this.sleep(h.kind, h.pollMs);
+        if (claimed.length < h.batchSize) await this.sleep(kind, h.pollMs);
       }
     } finally {
-      this.queue.signals.off(h.kind, onSignal);
+      this.queue.signals.off(kind, onSignal);
     }
   }
 
-  private async runBatch(h: JobHandler, jobs: Job[]): Promise<void> {
+  private async runBatch(h: JobHandler, kind: string, jobs: Job[]): Promise<void> {
     try {
       await h.handle(jobs);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       if (this.isOutage(err)) {
-        this.log.warn({ kind: h.kind, jobs: jobs.length, err: message }, `outage: jobs wait ${OUTAGE_RETRY_MS / 1000} s (attempts not spent)`);
+        this.log.warn({ kind, jobs: jobs.length, err: message }, `outage: jobs wait ${OUTAGE_RETRY_MS / 1000} s (attempts not spent)`);
         for (const j of jobs) await this.queue.defer(this.queue.db, j.id, OUTAGE_RETRY_MS);
         return;
       }
-      this.log.warn({ kind: h.kind, jobs: jobs.map((j) => j.id), err: message }, 'job failed, will retry');
+      this.log.warn({ kind, jobs: jobs.map((j) => j.id), err: message }, 'job failed, will retry');
       for (const j of jobs) {
         const final = await this.queue.fail(j, message);
         if (final) {
-          this.log.error({ kind: h.kind, job: j.id, ref: j.ref, err: message }, 'job failed for good');
+          this.log.error({ kind, job: j.id, ref: j.ref, err: message }, 'job failed for good');
           await h.onDead?.(j, message);
         }
       }

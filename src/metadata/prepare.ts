@@ -15,9 +15,8 @@ import { ApiError } from '../util/errors.js';
 import { buildMetadata, type AssetData, type Attribute } from '../domain/assets.js';
 import { fetchImage } from './fetch-image.js';
 import { metadataStorage } from './store.js';
-import { enqueuePublish, PUBLISH_JOB, type PublishItem } from './publish.js';
-
-export const PREPARE_JOB = 'asset.prepare';
+import { enqueuePublish, type PublishItem } from './publish.js';
+import { PUBLISH_JOB } from '../jobs/kinds.js';
 /** Attempts for transient failures (timeouts, 5xx): backoff 0.5 s … 64 s, about two minutes in all. */
 export const PREPARE_ATTEMPTS = 8;
 

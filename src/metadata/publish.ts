@@ -10,15 +10,15 @@ import type { InfraCtx } from '../infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
+import { PUBLISH_JOB, type JobPayloads } from '../jobs/kinds.js';
 import { metadataStorage } from './store.js';
 import { CHUNK_SIZE, parseCid } from './unixfs.js';
 
-export const PUBLISH_JOB = 'ipfs.publish';
 const PUBLISH_ATTEMPTS = 12; // backoff 0.5 s … 5 min: about half an hour of trying
 const REQUEST_TIMEOUT_MS = 60_000;
 
-type Target = 'kubo' | 'pinning';
-interface PublishPayload { target: Target; name: string }
+type PublishPayload = JobPayloads[typeof PUBLISH_JOB];
+type Target = PublishPayload['target'];
 
 export interface PublishItem { cid: string; name: string }
 
@@ -93,16 +93,16 @@ async function publishToPinningService(ctx: InfraCtx, cid: string, name: string)
   if (!res.ok) throw new Error(`pinning service answered HTTP ${res.status}: ${text.slice(0, 200)}`);
 }
 
-export function publishJobHandler(ctx: InfraCtx): JobHandler {
+export function publishJobHandler(ctx: InfraCtx): JobHandler<typeof PUBLISH_JOB> {
   return {
     kind: PUBLISH_JOB,
     batchSize: 4,
     leaseMs: 3 * REQUEST_TIMEOUT_MS,
     pollMs: 2000,
-    async handle(jobs: Job[]) {
+    async handle(jobs: Job<typeof PUBLISH_JOB>[]) {
       // Each job settles on its own: one unreachable target must not fail the others' attempts.
       for (const job of jobs) {
-        const p = job.payload as PublishPayload;
+        const p = job.payload;
         try {
           if (p.target === 'kubo') await publishToKubo(ctx, job.ref, p.name);
           else await publishToPinningService(ctx, job.ref, p.name);

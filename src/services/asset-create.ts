@@ -9,13 +9,13 @@ import { isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
-import { requestWallet, WALLET_JOB } from './wallets.js';
+import { requestWallet } from './wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
-import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS, PREPARE_JOB } from '../metadata/prepare.js';
-import type { EnqueueOptions } from '../jobs/queue.js';
+import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS } from '../metadata/prepare.js';
+import { queueOn, type AnyEnqueueOptions } from '../jobs/queue.js';
 import { saveAnswers, type IdempotentWrite } from './idempotency.js';
 
-import { kindOn, MINT_JOB } from '../jobs/kinds.js';
+import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../jobs/kinds.js';
 
 export interface AssetParams {
   user_uid: string;
@@ -162,7 +162,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
   const tokenIds = await allocateTokenIds(tx, accepted.map((i) => group[i].p.collection_uid));
   const t = nowIso();
   const rows = [];
-  const jobs: EnqueueOptions[] = [];
+  const jobs = new Map<number, AnyEnqueueOptions[]>(); // by chain: a chain's work has its own job kinds
   const walletsQueued = new Set<string>();
   for (const [k, i] of accepted.entries()) {
     const { p, uid, appUid, environment } = group[i];
@@ -194,8 +194,12 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
       updated_at: t,
     });
     // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
-    const firstJob = needsPreparation(environment, p.data.store_image_on_ipfs) ? PREPARE_JOB : kindOn(ctx, MINT_JOB, chainId);
-    jobs.push(firstJob === PREPARE_JOB ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS } : { kind: firstJob, ref: uid, groupKey: p.user_uid, payload: { round: 1 } });
+    const first: AnyEnqueueOptions = needsPreparation(environment, p.data.store_image_on_ipfs)
+      ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS }
+      : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } };
+    if (!jobs.has(chainId)) jobs.set(chainId, []);
+    jobs.get(chainId)!.push(first);
+    const firstJob = kindOn(ctx, first.kind, chainId);
     let walletQueued = false;
     // The first mint on a chain creates the user's wallet there.
     if (!walletAddress && !walletsQueued.has(walletKey)) {
@@ -205,7 +209,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
   await tx.insertInto('assets').values(rows).execute();
-  await ctx.queue.enqueueMany(tx, jobs);
+  for (const [chainId, ofChain] of jobs) await queueOn(ctx, chainId).enqueueMany(tx, ofChain);
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
   await saveAnswers(tx, accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])));
   return outcomes as Outcome[];

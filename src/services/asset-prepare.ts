@@ -3,15 +3,16 @@
 import type { Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { MINT_JOB, queueOn } from '../jobs/kinds.js';
+import { MINT_JOB, PREPARE_JOB } from '../jobs/kinds.js';
+import { queueOn } from '../jobs/queue.js';
 import { nowIso } from '../util/time.js';
 import { MetadataError } from '../metadata/fetch-image.js';
-import { assetDataFromDocument, prepareAssetMetadata, PREPARE_JOB } from '../metadata/prepare.js';
+import { assetDataFromDocument, prepareAssetMetadata } from '../metadata/prepare.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
 
 /** The prepare job: store image and document, record the token URI, then hand the asset to the mint job. */
-export function prepareJobHandler(ctx: Ctx): JobHandler {
+export function prepareJobHandler(ctx: Ctx): JobHandler<typeof PREPARE_JOB> {
   return {
     kind: PREPARE_JOB,
     batchSize: 8,
@@ -24,7 +25,7 @@ export function prepareJobHandler(ctx: Ctx): JobHandler {
   };
 }
 
-async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
+async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void> {
   try {
     const a = await ctx.db
       .selectFrom('assets')
@@ -63,7 +64,7 @@ async function prepareOne(ctx: Ctx, job: Job): Promise<void> {
 }
 
 /** The asset fails visibly: mint_status failed, mint_error says why, and an asset.mint_failed event. */
-async function failAsset(ctx: Ctx, job: Job, reason: string): Promise<void> {
+async function failAsset(ctx: Ctx, job: Job<typeof PREPARE_JOB>, reason: string): Promise<void> {
   ctx.log.warn({ asset: job.ref, err: reason }, 'asset cannot be minted: metadata preparation failed');
   await ctx.db.transaction().execute(async (tx) => {
     const a = await tx.selectFrom('assets').select(['app_uid', 'mint_status']).where('uid', '=', job.ref).executeTakeFirst();

@@ -1,6 +1,6 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
-import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Ctx } from './context.js';
@@ -8,17 +8,17 @@ import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { precompiled, type DbOrTx, type Tx } from '../store/db.js';
 import { artifact } from '../chain/artifacts.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
+import type { ChainTxRow } from '../chain/sender.js';
+import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } from '../chain/outcomes.js';
 import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { emitEvent, emitEvents } from './events.js';
 import { mintBatchCalldata, mintGasFor } from '../chain/token-uri.js';
 import { assetView } from './views.js';
-import { requestWallet, WALLET_JOB } from './wallets.js';
-import { MINT_JOB } from '../jobs/kinds.js';
+import { requestWallet } from './wallets.js';
+import { MINT_JOB, WALLET_JOB } from '../jobs/kinds.js';
 import { keysetPage, pageOf, type PageRequest } from './pages.js';
 
-const MINT_TX = 'asset.mint';
 const MAX_MINT_ROUNDS = 5;
 
 /** Asset rows with what their API view needs of the collection. */
@@ -70,8 +70,6 @@ export async function tokenMetadata(ctx: Ctx, collectionUid: string, tokenId: nu
 
 // ---------------------------------------------------------------------------------------------- mint
 
-interface MintItem { asset_uid: string; token_id: number; to: string }
-interface MintPayload { collection_uid: string; contract: string; items: MintItem[]; rounds: Record<string, number> }
 
 /** Share of the block gas limit one mint transaction may take: two fit a block beside other traffic. */
 const BATCH_GAS_SHARE = 0.4;
@@ -83,7 +81,7 @@ const MAX_TX_GAS = 16_000_000;
  * fixed count), each recorded with its assets and jobs in one transaction of three statements, then all
  * broadcast. Relayers take the transactions in turn, so several are in flight at once.
  */
-export function mintJobHandler(ctx: Ctx): JobHandler {
+export function mintJobHandler(ctx: Ctx): JobHandler<typeof MINT_JOB> {
   const sender = ctx.sender!;
   const perTx = ctx.config.mintBatchSize;
   return {
@@ -103,7 +101,7 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
         .execute();
       const byUid = new Map(assets.map((a) => [a.uid, a]));
       const done: number[] = [];
-      const ready = new Map<string, { contract: string; jobs: Job[]; items: MintItem[]; uris: (string | null)[] }>();
+      const ready = new Map<string, { contract: string; jobs: Job<typeof MINT_JOB>[]; items: MintItem[]; uris: (string | null)[] }>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
         if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
@@ -133,8 +131,8 @@ export function mintJobHandler(ctx: Ctx): JobHandler {
           const items = g.items.slice(from, to);
           const batchJobs = g.jobs.slice(from, to);
           const calls = items.map((i, k) => ({ to: i.to as Address, tokenId: i.token_id, tokenUri: g.uris[from + k] }));
-          const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, (j.payload as { round?: number }).round ?? 1]));
-          const payload: MintPayload = { collection_uid: collectionUid, contract: g.contract, items, rounds };
+          const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, j.payload.round ?? 1]));
+          const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
           rows.push(
             await ctx.db.transaction().execute(async (tx) => {
               const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data: mintBatchCalldata(calls), gas: mintGasFor(calls) });
@@ -204,13 +202,10 @@ export function mintedTokenIds(receipt: TransactionReceipt, contract: string): S
  * What the chain does not have is queued for minting again with the same token id. The minted ones
  * are marked, with their events, in one statement each.
  */
-export function mintOutcome(ctx: Ctx) {
+export function mintOutcome(ctx: Ctx): OutcomeHandler<typeof MINT_TX> {
   const { abi } = artifact('MintworksCollection');
   const client = ctx.sender!.client;
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    const p = JSON.parse(row.payload) as MintPayload;
-    let receipt: TransactionReceipt | null = outcome.receipt;
-    if (!receipt && outcome.ok) receipt = await client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
+  return async ({ row, payload: p, receipt, reason }) => {
     const mintedHere = receipt ? mintedTokenIds(receipt, p.contract) : new Set<number>();
     const exists = new Map<number, boolean>();
     for (const item of p.items) {
@@ -218,9 +213,8 @@ export function mintOutcome(ctx: Ctx) {
       const owner = await client.readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] }).catch(() => null);
       exists.set(item.token_id, owner !== null);
     }
-    const retry: string[] = [];
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
+    return async (tx) => {
+      const retry: string[] = [];
       const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
       await markMinted(ctx, tx, onChain.map((i) => i.asset_uid), row.id);
       for (const item of p.items) {
@@ -229,7 +223,7 @@ export function mintOutcome(ctx: Ctx) {
         const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
         if (!asset) continue;
         if (round > MAX_MINT_ROUNDS) {
-          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${outcome.reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
           const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
           await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
           continue;
@@ -238,11 +232,12 @@ export function mintOutcome(ctx: Ctx) {
         await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: item.asset_uid, groupKey: asset.mint_for_user_uid, payload: { round } });
         retry.push(item.asset_uid);
       }
-    });
-    if (retry.length) {
-      ctx.log.warn({ tx: row.id, assets: retry.length, reason: outcome.reason ?? 'not on chain' }, 'mint not confirmed on chain, minting again');
-      ctx.queue.notify(MINT_JOB);
-    }
+      if (retry.length === 0) return;
+      return () => {
+        ctx.log.warn({ tx: row.id, assets: retry.length, reason: reason ?? 'not on chain' }, 'mint not confirmed on chain, minting again');
+        ctx.queue.notify(MINT_JOB);
+      };
+    };
   };
 }
 

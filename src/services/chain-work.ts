@@ -8,11 +8,14 @@ import type { ChainRuntime } from '../chain/runtime.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { WorkerPool } from '../jobs/worker.js';
 import { isChainUnreachable } from '../chain/unreachable.js';
-import { kindOn, queueOn } from '../jobs/kinds.js';
-import { mintJobHandler, mintOutcome } from './assets.js';
-import { deployJobHandler, deployOutcome } from './collections.js';
-import { registerRewardOutcomes, rewardJobHandlers } from './rewards/index.js';
-import { editJobHandler, editOutcome, forwardJobHandler, forwardOutcome } from './lifecycle.js';
+import { kindOn } from '../jobs/kinds.js';
+import { queueOn } from '../jobs/queue.js';
+import { mintJobHandler } from './assets.js';
+import { deployJobHandler } from './collections.js';
+import { rewardJobHandlers } from './rewards/index.js';
+import { forwardJobHandler } from './lifecycle/relay.js';
+import { editJobHandler } from './lifecycle/edit.js';
+import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
@@ -37,7 +40,6 @@ export function chainContext(shared: Ctx, rt: ChainRuntime): Ctx {
 function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
   return {
     ...h,
-    kind: kindOn(ctx, h.kind, rt.spec.id),
     async handle(jobs) {
       if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
         for (const j of jobs) await ctx.queue.defer(ctx.db, j.id, NOT_READY_DELAY_MS);
@@ -72,11 +74,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
   };
   rt.onForwarder((f) => {
     ctx.forwarder = f;
-    rt.sender.onOutcome('asset.mint', mintOutcome(ctx));
-    rt.sender.onOutcome('collection.deploy', deployOutcome(ctx));
-    registerRewardOutcomes(ctx);
-    rt.sender.onOutcome('forward', forwardOutcome(ctx));
-    rt.sender.onOutcome('asset.edit', editOutcome(ctx));
+    rt.sender.useOutcomes(outcomeHandlers(ctx));
   });
   if (!runWorkers) return work;
   let stopped = false;
@@ -89,7 +87,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
     if (stopped) return;
     const handlers = [deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)].map((h) => gated(shared, rt, h));
     pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
-    pool.start(handlers);
+    pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);
     work.indexer.start();
   });

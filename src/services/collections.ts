@@ -3,17 +3,15 @@ import { encodeDeployData } from 'viem';
 import type { Ctx } from './context.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { artifact } from '../chain/artifacts.js';
-import type { ChainTxRow, TxOutcome } from '../chain/sender.js';
+import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../chain/outcomes.js';
 import { contractDeployJob, contractDeployOutcome } from './contract-deploy.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { collectionView } from './views.js';
 import { chainForNew } from './chain-choice.js';
-import { queueOn } from '../jobs/kinds.js';
-
-export const DEPLOY_JOB = 'collection.deploy';
-const DEPLOY_TX = 'collection.deploy';
+import { queueOn } from '../jobs/queue.js';
+import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
 
 export interface NewCollection {
   name: string;
@@ -50,9 +48,9 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         chain_id: chainId,
       })
       .execute();
-    await queueOn(ctx, chainId).enqueue(tx, { kind: DEPLOY_JOB, ref: uid });
+    await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
   });
-  queueOn(ctx, chainId).notify(DEPLOY_JOB);
+  queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
   return { uid };
 }
 
@@ -72,11 +70,11 @@ export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
   return `${ctx.config.publicUrl}/metadata/${collectionUid}/`;
 }
 
-export function deployJobHandler(ctx: Ctx): JobHandler {
+export function deployJobHandler(ctx: Ctx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {
   const { abi, bytecode } = artifact('MintworksCollection');
   return contractDeployJob(ctx, {
-    jobKind: DEPLOY_JOB,
-    txKind: DEPLOY_TX,
+    jobKind: COLLECTION_DEPLOY_JOB,
+    txKind: COLLECTION_DEPLOY_TX,
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection: mints and edits go out from whichever is next.
     deployData: (c) =>
@@ -86,9 +84,6 @@ export function deployJobHandler(ctx: Ctx): JobHandler {
 }
 
 /** Outcome of a deployment: the collection is deployed, or the deployment is tried again. */
-export function deployOutcome(ctx: Ctx) {
-  const apply = contractDeployOutcome(ctx, { jobKind: DEPLOY_JOB, table: 'collections' });
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    await apply(row, outcome);
-  };
+export function deployOutcome(ctx: Ctx): OutcomeHandler<typeof COLLECTION_DEPLOY_TX> {
+  return contractDeployOutcome(ctx, { jobKind: COLLECTION_DEPLOY_JOB, table: 'collections' });
 }

@@ -5,19 +5,23 @@ import { getAddress, type Address, type Hex } from 'viem';
 import type { Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../chain/sender.js';
+import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../jobs/kinds.js';
+import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../chain/outcomes.js';
 
-export interface DeploySpec<R extends { uid: string; status: string }> {
-  jobKind: string;
-  txKind: string;
+type DeployJobKind = typeof COLLECTION_DEPLOY_JOB | typeof REWARD_DEPLOY_JOB;
+type DeployTxKind = typeof COLLECTION_DEPLOY_TX | typeof REWARD_DEPLOY_TX;
+
+export interface DeploySpec<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind> {
+  jobKind: J;
+  txKind: T;
   /** The record to deploy for, or undefined when it is gone. */
   load(uid: string): Promise<R | undefined>;
   /** Constructor call data (encodeDeployData). */
   deployData(record: R): Hex;
-  payload(record: R): Record<string, unknown>;
+  payload(record: R): OutcomePayloads[T];
 }
 
-export function contractDeployJob<R extends { uid: string; status: string }>(ctx: Ctx, spec: DeploySpec<R>): JobHandler {
+export function contractDeployJob<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind>(ctx: Ctx, spec: DeploySpec<R, J, T>): JobHandler<J> {
   const sender = ctx.sender!;
   return {
     kind: spec.jobKind,
@@ -46,28 +50,21 @@ export function contractDeployJob<R extends { uid: string; status: string }>(ctx
 }
 
 export interface DeployOutcomeSpec {
-  jobKind: string;
+  jobKind: DeployJobKind;
   table: 'collections' | 'rewards';
   /** Runs in the same transaction once the record is deployed (e.g. wake work that waited for it). */
-  onDeployed?(tx: Tx, uid: string): Promise<void>;
+  onDeployed?(tx: Tx, uid: string): ReturnType<OutcomeEffect>;
 }
 
-/** Returns true (after the commit) when the record was marked deployed by this call. */
-export function contractDeployOutcome(ctx: Ctx, spec: DeployOutcomeSpec) {
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<boolean> => {
-    let deployed = false;
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
-      if (outcome.ok && row.contract_address) {
-        await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
-        await spec.onDeployed?.(tx, row.ref);
-        deployed = true;
-        ctx.log.info({ [spec.table]: row.ref, address: getAddress(row.contract_address as Address) }, 'contract deployed');
-      } else {
-        ctx.log.error({ [spec.table]: row.ref, reason: outcome.reason }, 'contract deployment failed, trying again');
-        await ctx.queue.enqueue(tx, { kind: spec.jobKind, ref: row.ref, runAt: Date.now() + 5000 });
-      }
-    });
-    return deployed;
+/** The record is deployed (with the address from the receipt), or its deployment is queued again. */
+export function contractDeployOutcome<T extends DeployTxKind>(ctx: Ctx, spec: DeployOutcomeSpec): OutcomeHandler<T> {
+  return async ({ row, ok, reason }) => async (tx) => {
+    if (ok && row.contract_address) {
+      await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
+      ctx.log.info({ [spec.table]: row.ref, address: getAddress(row.contract_address as Address) }, 'contract deployed');
+      return spec.onDeployed?.(tx, row.ref);
+    }
+    ctx.log.error({ [spec.table]: row.ref, reason }, 'contract deployment failed, trying again');
+    await ctx.queue.enqueue(tx, { kind: spec.jobKind, ref: row.ref, runAt: Date.now() + 5000 });
   };
 }

@@ -12,9 +12,8 @@ import { ApiError } from '../util/errors.js';
 import { requireUserRow, walletsOf } from './users.js';
 import { sql } from 'kysely';
 import { chainKind } from '../chain/chains.js';
-import { MINT_JOB, queueOn } from '../jobs/kinds.js';
-
-export const WALLET_JOB = 'wallet.create';
+import { MINT_JOB, WALLET_JOB } from '../jobs/kinds.js';
+import { queueOn } from '../jobs/queue.js';
 
 const homeOf = (ctx: Ctx) => ctx.homeChainId ?? ctx.config.chainId;
 
@@ -60,7 +59,7 @@ export async function hasWallet(db: DbOrTx, userUid: string, chainId: number): P
 }
 
 /** Wallet creation: chain-independent (a derivation and a row), so one handler serves every chain. */
-export function walletJobHandler(ctx: Ctx): JobHandler {
+export function walletJobHandler(ctx: Ctx): JobHandler<typeof WALLET_JOB> {
   return {
     kind: WALLET_JOB,
     batchSize: 50,

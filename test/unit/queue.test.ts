@@ -18,46 +18,46 @@ describe('job queue (SQLite)', () => {
   after(() => store.close());
 
   it('claims due jobs once, in order, with a lease; a crashed worker\'s jobs come back after the lease', async () => {
-    await q.enqueue(store.db, { kind: 'k1', ref: 'a' });
-    await q.enqueue(store.db, { kind: 'k1', ref: 'b' });
-    await q.enqueue(store.db, { kind: 'k1', ref: 'later', runAt: now + 10_000 });
-    const first = await q.claim('k1', 10, 'w1', 5000);
+    await q.enqueue(store.db, { kind: 'wallet.create', ref: 'a' });
+    await q.enqueue(store.db, { kind: 'wallet.create', ref: 'b' });
+    await q.enqueue(store.db, { kind: 'wallet.create', ref: 'later', runAt: now + 10_000 });
+    const first = await q.claim('wallet.create', 10, 'w1', 5000);
     assert.deepEqual(first.map((j) => j.ref), ['a', 'b']);
     assert.equal(first[0].attempts, 1);
-    assert.deepEqual(await q.claim('k1', 10, 'w2', 5000), [], 'leased jobs are not handed out twice');
+    assert.deepEqual(await q.claim('wallet.create', 10, 'w2', 5000), [], 'leased jobs are not handed out twice');
     now += 6000; // w1 died: its lease ran out
-    const again = await q.claim('k1', 10, 'w2', 5000);
+    const again = await q.claim('wallet.create', 10, 'w2', 5000);
     assert.deepEqual(again.map((j) => j.ref), ['a', 'b']);
     await q.complete(store.db, again[0].id);
     now += 6000;
-    assert.deepEqual((await q.claim('k1', 10, 'w3', 5000)).map((j) => j.ref), ['b', 'later']);
+    assert.deepEqual((await q.claim('wallet.create', 10, 'w3', 5000)).map((j) => j.ref), ['b', 'later']);
   });
 
   it('defer puts a job back without counting an attempt; fail retries with backoff, then gives up', async () => {
-    await q.enqueue(store.db, { kind: 'k2', ref: 'x', maxAttempts: 2 });
-    let [j] = await q.claim('k2', 1, 'w', 5000);
+    await q.enqueue(store.db, { kind: 'reward.withdraw', ref: 'x', maxAttempts: 2 });
+    let [j] = await q.claim('reward.withdraw', 1, 'w', 5000);
     await q.defer(store.db, j.id, 1000);
-    assert.deepEqual(await q.claim('k2', 1, 'w', 5000), []);
+    assert.deepEqual(await q.claim('reward.withdraw', 1, 'w', 5000), []);
     now += 1000;
-    [j] = await q.claim('k2', 1, 'w', 5000);
+    [j] = await q.claim('reward.withdraw', 1, 'w', 5000);
     assert.equal(j.attempts, 1);
     assert.equal(await q.fail(j, 'boom'), false);
-    assert.deepEqual(await q.claim('k2', 1, 'w', 5000), [], 'not before its backoff');
+    assert.deepEqual(await q.claim('reward.withdraw', 1, 'w', 5000), [], 'not before its backoff');
     now += 1000;
-    [j] = await q.claim('k2', 1, 'w', 5000);
+    [j] = await q.claim('reward.withdraw', 1, 'w', 5000);
     assert.equal(j.attempts, 2);
     assert.equal(await q.fail(j, 'boom again'), true, 'final after max attempts');
     now += 1_000_000;
-    assert.deepEqual(await q.claim('k2', 1, 'w', 5000), []);
+    assert.deepEqual(await q.claim('reward.withdraw', 1, 'w', 5000), []);
     const row = await store.db.selectFrom('jobs').selectAll().where('id', '=', j.id).executeTakeFirstOrThrow();
     assert.equal(row.status, 'failed');
     assert.equal(row.last_error, 'boom again');
   });
 
   it('wakeGroup makes a waiting group due now', async () => {
-    await q.enqueue(store.db, { kind: 'k3', ref: 'm', groupKey: 'user-1', runAt: now + 60_000 });
-    assert.deepEqual(await q.claim('k3', 1, 'w', 5000), []);
-    await q.wakeGroup(store.db, 'k3', 'user-1');
-    assert.deepEqual((await q.claim('k3', 1, 'w', 5000)).map((j) => j.ref), ['m']);
+    await q.enqueue(store.db, { kind: 'asset.mint', ref: 'm', groupKey: 'user-1', runAt: now + 60_000, payload: { round: 1 } });
+    assert.deepEqual(await q.claim('asset.mint', 1, 'w', 5000), []);
+    await q.wakeGroup(store.db, 'asset.mint', 'user-1');
+    assert.deepEqual((await q.claim('asset.mint', 1, 'w', 5000)).map((j) => j.ref), ['m']);
   });
 });

@@ -3,21 +3,18 @@ import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex 
 import type { Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
+import { ALLOCATE_JOB, CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
 import { artifact } from '../../chain/artifacts.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
+import { ALLOCATE_TX, type AllocationItem, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
 import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { allocationFailureReason, allocationOutcomeStep, chainRef } from '../../domain/rewards.js';
 import { emitEvent } from '../events.js';
 import { allocationView, type AllocationRow, type RewardRow } from './views.js';
-import { ALLOCATE_JOB, CLAIM_JOB, ALLOCATE_TX, MAX_ALLOCATION_ROUNDS, lockReward, lockLedger, writeLedger, claimGroup, receiptOf } from './shared.js';
+import { MAX_ALLOCATION_ROUNDS, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
 
 // ------------------------------------------------------------------------------- allocation job
-
-interface AllocationItem { uid: string; to: string; amount: string; ref: Hex }
-interface AllocationPayload { reward_uid: string; contract: string; items: AllocationItem[]; rounds: Record<string, number> }
-interface AllocationJobPayload { round?: number; solo?: boolean }
 
 /** Gas for allocateBatch: ~50k per new allocation measured; generous so a batch never runs short. */
 export const allocationGas = (n: number): bigint => BigInt(80_000 + 80_000 * n);
@@ -26,7 +23,7 @@ export const allocationGas = (n: number): bigint => BigInt(80_000 + 80_000 * n);
  * Writes pending allocations on chain, many per transaction (allocateBatch) when many are queued for
  * one reward. Allocations of a reward still deploying wait for the deployment, which wakes them.
  */
-export function allocationJobHandler(ctx: Ctx): JobHandler {
+export function allocationJobHandler(ctx: Ctx): JobHandler<typeof ALLOCATE_JOB> {
   const sender = ctx.sender!;
   const { abi } = artifact('MintworksRewards');
   return {
@@ -42,7 +39,7 @@ export function allocationJobHandler(ctx: Ctx): JobHandler {
         .where('allocations.uid', 'in', jobs.map((j) => j.ref))
         .execute();
       const byUid = new Map(rows.map((r) => [r.uid, r]));
-      const groups: { rewardUid: string; contract: string; jobs: Job[]; items: AllocationItem[] }[] = [];
+      const groups: { rewardUid: string; contract: string; jobs: Job<typeof ALLOCATE_JOB>[]; items: AllocationItem[] }[] = [];
       const shared = new Map<string, (typeof groups)[number]>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
@@ -56,7 +53,7 @@ export function allocationJobHandler(ctx: Ctx): JobHandler {
         }
         const item: AllocationItem = { uid: a.uid, to: a.to_address, amount: a.amount, ref: chainRef('allocation', a.uid) };
         // A retry after a failed batch goes alone, so a bad allocation cannot sink the others again.
-        if ((job.payload as AllocationJobPayload).solo) {
+        if (job.payload.solo) {
           groups.push({ rewardUid: a.reward_uid, contract: a.contract_address, jobs: [job], items: [item] });
           continue;
         }
@@ -75,8 +72,8 @@ export function allocationJobHandler(ctx: Ctx): JobHandler {
           functionName: 'allocateBatch',
           args: [g.items.map((i) => getAddress(i.to)), g.items.map((i) => BigInt(i.amount)), g.items.map((i) => i.ref)],
         });
-        const rounds = Object.fromEntries(g.jobs.map((j) => [j.ref, (j.payload as AllocationJobPayload).round ?? 1]));
-        const payload: AllocationPayload = { reward_uid: g.rewardUid, contract: g.contract, items: g.items, rounds };
+        const rounds = Object.fromEntries(g.jobs.map((j) => [j.ref, j.payload.round ?? 1]));
+        const payload: OutcomePayloads[typeof ALLOCATE_TX] = { reward_uid: g.rewardUid, contract: g.contract, items: g.items, rounds };
         const row = await ctx.db.transaction().execute(async (tx) => {
           const rec = await sender.record(tx, { kind: ALLOCATE_TX, ref: g.rewardUid, payload, to: g.contract as Address, data, gas: allocationGas(g.items.length) });
           await tx.updateTable('allocations').set({ tx_id: rec.id, updated_at: nowIso() }).where('uid', 'in', g.items.map((i) => i.uid)).execute();
@@ -106,13 +103,11 @@ export function allocationJobHandler(ctx: Ctx): JobHandler {
  * rewind). Otherwise it is sent again (alone), and after MAX_ALLOCATION_ROUNDS it fails with the
  * contract's reason, giving its amount back to the budget.
  */
-export function allocationOutcome(ctx: Ctx) {
+export function allocationOutcome(ctx: Ctx): OutcomeHandler<typeof ALLOCATE_TX> {
   const { abi } = artifact('MintworksRewards');
   const client = ctx.sender!.client;
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    const p = JSON.parse(row.payload) as AllocationPayload;
+  return async ({ row, payload: p, receipt, reason }) => {
     const contract = p.contract as Address;
-    const receipt = await receiptOf(ctx, row, outcome);
     const seen = new Set<string>();
     if (receipt?.status === 'success') {
       for (const log of parseEventLogs({ abi, logs: receipt.logs, eventName: 'Allocated' })) {
@@ -134,10 +129,9 @@ export function allocationOutcome(ctx: Ctx) {
         reasons.set(item.uid, allocationFailureReason(errorName));
       }
     }
-    const wake: string[] = [];
-    let retried = false;
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
+    return async (tx) => {
+      const wake: string[] = [];
+      let retried = false;
       // Lock order reward -> ledger, as in allocate(): a refund needs the reward row.
       const reward = await lockReward(ctx, tx, p.reward_uid, 'update');
       if (!reward) return;
@@ -156,7 +150,7 @@ export function allocationOutcome(ctx: Ctx) {
           wake.push(claimGroup(a.reward_uid, a.to_user_uid));
         } else if (step.do === 'retry') {
           await tx.updateTable('allocations').set({ tx_id: null, updated_at: t }).where('uid', '=', a.uid).execute();
-          await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: a.uid, groupKey: a.reward_uid, payload: { round: (p.rounds[a.uid] ?? 1) + 1, solo: step.solo } satisfies AllocationJobPayload });
+          await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: a.uid, groupKey: a.reward_uid, payload: { round: (p.rounds[a.uid] ?? 1) + 1, solo: step.solo } });
           retried = true;
         } else {
           await failAllocation(ctx, tx, reward, a, reasons.get(a.uid) ?? allocationFailureReason(null));
@@ -164,12 +158,14 @@ export function allocationOutcome(ctx: Ctx) {
         }
       }
       for (const g of new Set(wake)) await ctx.queue.wakeGroup(tx, CLAIM_JOB, g); // claims waiting for these
-    });
-    if (retried) {
-      ctx.log.warn({ tx: row.id, reward: p.reward_uid, reason: outcome.reason ?? 'not on chain' }, 'allocation not confirmed on chain, sending again');
-      ctx.queue.notify(ALLOCATE_JOB);
-    }
-    if (wake.length) ctx.queue.notify(CLAIM_JOB);
+      return () => {
+        if (retried) {
+          ctx.log.warn({ tx: row.id, reward: p.reward_uid, reason: reason ?? 'not on chain' }, 'allocation not confirmed on chain, sending again');
+          ctx.queue.notify(ALLOCATE_JOB);
+        }
+        if (wake.length) ctx.queue.notify(CLAIM_JOB);
+      };
+    };
   };
 }
 

@@ -2,36 +2,27 @@
 import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
 import type { Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
+import { CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
 import { artifact } from '../../chain/artifacts.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
+import type { ChainTxRow } from '../../chain/sender.js';
+import { CLAIM_TX, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest } from '../../chain/forward.js';
 import { nowIso } from '../../util/time.js';
 import { unitsToDb } from '../../domain/amounts.js';
 import { chainRef, claimableOf, claimOutcomeStep, nextClaimStep } from '../../domain/rewards.js';
 import { emitEvent } from '../events.js';
 import { claimView, type ClaimRow } from './views.js';
-import { CLAIM_JOB, CLAIM_TX, MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, claimGroup, receiptOf } from './shared.js';
+import { MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, claimGroup } from './shared.js';
 
 // ------------------------------------------------------------------------------------ claim job
-
-interface ClaimPayload {
-  claim_uid: string;
-  reward_uid: string;
-  user_uid: string;
-  user_address: string; // lower case
-  contract: string;
-  forwarder: string;
-  nonce: string; // the forwarder nonce of the request (decimal)
-  ref: Hex;
-}
 
 /**
  * Executes claims one at a time per (reward, user): takes the ledger row's lock and claim slot,
  * decides from the facts (domain/rewards.ts nextClaimStep) and either completes a zero claim at once,
  * waits, or signs the user's forwarded claim(to, ref) and hands it to the user's relayer.
  */
-export function claimJobHandler(ctx: Ctx): JobHandler {
+export function claimJobHandler(ctx: Ctx): JobHandler<typeof CLAIM_JOB> {
   const sender = ctx.sender!;
   const rewardsAbi = artifact('MintworksRewards').abi;
   const forwarderAbi = artifact('MintworksForwarder').abi;
@@ -105,7 +96,7 @@ export function claimJobHandler(ctx: Ctx): JobHandler {
               });
               // All forwarded requests of a user ride one relayer, so their forwarder nonces stay in order.
               const relayer = sender.relayerFor(address);
-              const payload: ClaimPayload = { claim_uid: c.uid, reward_uid: c.reward_uid, user_uid: user.uid, user_address: address, contract: reward.contract_address!, forwarder, nonce: nonce.toString(), ref };
+              const payload: OutcomePayloads[typeof CLAIM_TX] = { claim_uid: c.uid, reward_uid: c.reward_uid, user_uid: user.uid, user_address: address, contract: reward.contract_address!, forwarder, nonce: nonce.toString(), ref };
               const rec = await sender.record(tx, { kind: CLAIM_TX, ref: c.uid, payload, to: forwarder, data: encodeForwardBatch([request], relayer.address), gas: forwardBatchGas([request]), signer: relayer });
               await tx.updateTable('claims').set({ tx_id: rec.id, rounds: c.rounds + 1, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
               await writeLedger(tx, c.reward_uid, c.from_user_uid, { ...ledger!, claimUid: c.uid });
@@ -156,13 +147,11 @@ async function finishClaim(ctx: Ctx, tx: Tx, c: ClaimRow, end: { amount: bigint;
  * amount is what the claim took. Without it the request was not executed (wrong nonce, expired,
  * reverted, dropped) or its call failed: it is signed and sent again, a few times.
  */
-export function claimTxOutcome(ctx: Ctx) {
+export function claimTxOutcome(ctx: Ctx): OutcomeHandler<typeof CLAIM_TX> {
   const rewardsAbi = artifact('MintworksRewards').abi;
   const forwarderAbi = artifact('MintworksForwarder').abi;
   const client = ctx.sender!.client;
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    const p = JSON.parse(row.payload) as ClaimPayload;
-    const receipt = await receiptOf(ctx, row, outcome);
+  return async ({ row, payload: p, receipt, reason }) => {
     let claimedOnChain: bigint | null = null;
     let executed: boolean | null = null;
     if (receipt?.status === 'success') {
@@ -179,22 +168,22 @@ export function claimTxOutcome(ctx: Ctx) {
       poolWithdrawn = (await client.readContract({ address: p.contract as Address, abi: rewardsAbi, functionName: 'withdrawn' })) === true;
       chainNonce = (await client.readContract({ address: p.forwarder as Address, abi: forwarderAbi, functionName: 'nonces', args: [p.user_address as Address] })) as bigint;
     }
-    let notify = false;
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
+    return async (tx) => {
       const c = await tx.selectFrom('claims').selectAll().where('uid', '=', p.claim_uid).executeTakeFirst();
       if (!c) return;
       const step = claimOutcomeStep({ status: c.status, current: c.tx_id === row.id, claimedOnChain, executed, poolWithdrawn, rounds: c.rounds, maxRounds: MAX_CLAIM_ROUNDS });
       if (step.do === 'ignore') return;
-      notify = true;
-      if (step.do === 'done') return finishClaim(ctx, tx, c, { amount: step.amount, txId: row.id });
-      if (step.do === 'fail') return finishClaim(ctx, tx, c, { reason: step.reason });
-      // Retry: keep the claim slot (the claims waiting behind it keep waiting), sign again.
-      if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, ctx.sender!.chainId, p.user_address as Address, chainNonce);
-      await tx.updateTable('claims').set({ tx_id: null, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
-      await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: c.uid, groupKey: claimGroup(c.reward_uid, c.from_user_uid), runAt: Date.now() + 1000 });
-      ctx.log.warn({ claim: c.uid, tx: row.id, executed, reason: outcome.reason }, 'claim not executed on chain, signing it again');
-    });
-    if (notify) ctx.queue.notify(CLAIM_JOB);
+      const notify = () => ctx.queue.notify(CLAIM_JOB);
+      if (step.do === 'done') await finishClaim(ctx, tx, c, { amount: step.amount, txId: row.id });
+      else if (step.do === 'fail') await finishClaim(ctx, tx, c, { reason: step.reason });
+      else {
+        // Retry: keep the claim slot (the claims waiting behind it keep waiting), sign again.
+        if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, ctx.sender!.chainId, p.user_address as Address, chainNonce);
+        await tx.updateTable('claims').set({ tx_id: null, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
+        await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: c.uid, groupKey: claimGroup(c.reward_uid, c.from_user_uid), runAt: Date.now() + 1000 });
+        ctx.log.warn({ claim: c.uid, tx: row.id, executed, reason }, 'claim not executed on chain, signing it again');
+      }
+      return notify;
+    };
   };
 }

@@ -2,17 +2,17 @@
 import { encodeDeployData, getAddress } from 'viem';
 import type { Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
+import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
-import type { ChainTxRow, TxOutcome } from '../../chain/sender.js';
+import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { contractDeployJob, contractDeployOutcome } from '../contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
-import { REWARD_DEPLOY_JOB, ALLOCATE_JOB, DEPLOY_TX } from './shared.js';
 
-export function rewardDeployJobHandler(ctx: Ctx): JobHandler {
+export function rewardDeployJobHandler(ctx: Ctx): JobHandler<typeof REWARD_DEPLOY_JOB> {
   const { abi, bytecode } = artifact('MintworksRewards');
   return contractDeployJob(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
-    txKind: DEPLOY_TX,
+    txKind: REWARD_DEPLOY_TX,
     load: (uid) => ctx.db.selectFrom('rewards').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator: allocations and withdrawals go out from whichever is next.
     deployData: (r) =>
@@ -25,13 +25,14 @@ export function rewardDeployJobHandler(ctx: Ctx): JobHandler {
   });
 }
 
-export function rewardDeployOutcome(ctx: Ctx) {
-  const apply = contractDeployOutcome(ctx, {
+export function rewardDeployOutcome(ctx: Ctx): OutcomeHandler<typeof REWARD_DEPLOY_TX> {
+  return contractDeployOutcome(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
     table: 'rewards',
-    onDeployed: (tx, uid) => ctx.queue.wakeGroup(tx, ALLOCATE_JOB, uid), // allocations accepted while deploying
+    // Allocations accepted while the reward was deploying go out now.
+    async onDeployed(tx, uid) {
+      await ctx.queue.wakeGroup(tx, ALLOCATE_JOB, uid);
+      return () => ctx.queue.notify(ALLOCATE_JOB);
+    },
   });
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    if (await apply(row, outcome)) ctx.queue.notify(ALLOCATE_JOB);
-  };
 }

@@ -10,26 +10,16 @@
 // The pure rules (balance arithmetic, claim and allocation state machines) are in domain/rewards.ts.
 import type { Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { ALLOCATE_TX, CLAIM_TX, DEPLOY_TX, WITHDRAW_TX } from './shared.js';
-import { rewardDeployJobHandler, rewardDeployOutcome } from './deploy.js';
-import { allocationJobHandler, allocationOutcome } from './allocations.js';
-import { claimJobHandler, claimTxOutcome } from './claims.js';
-import { withdrawJobHandler, withdrawOutcome } from './withdraw.js';
+import { rewardDeployJobHandler } from './deploy.js';
+import { allocationJobHandler } from './allocations.js';
+import { claimJobHandler } from './claims.js';
+import { withdrawJobHandler } from './withdraw.js';
 
 export * from './requests.js';
 
 // ===================================================================================== composition
 
-/** The reward job handlers, for WorkerPool.start (src/service.ts). */
+/** The reward job handlers, for a chain's worker pool (chain-work.ts); their outcomes are in outcome-handlers.ts. */
 export function rewardJobHandlers(ctx: Ctx): JobHandler[] {
   return [rewardDeployJobHandler(ctx), allocationJobHandler(ctx), claimJobHandler(ctx), withdrawJobHandler(ctx)];
-}
-
-/** Registers the outcome effects of the reward chain transactions on the sender (src/service.ts). */
-export function registerRewardOutcomes(ctx: Ctx): void {
-  const sender = ctx.sender!;
-  sender.onOutcome(DEPLOY_TX, rewardDeployOutcome(ctx));
-  sender.onOutcome(ALLOCATE_TX, allocationOutcome(ctx));
-  sender.onOutcome(CLAIM_TX, claimTxOutcome(ctx));
-  sender.onOutcome(WITHDRAW_TX, withdrawOutcome(ctx));
 }

@@ -9,11 +9,12 @@ import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/a
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
 import { createWalletNow, hasWallet } from '../wallets.js';
 import { chainForNew } from '../chain-choice.js';
-import { queueOn } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { ALLOCATE_JOB, CLAIM_JOB, REWARD_DEPLOY_JOB, WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { parseAddressField } from '../fields.js';
 import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
-import { REWARD_DEPLOY_JOB, ALLOCATE_JOB, CLAIM_JOB, WITHDRAW_JOB, rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
+import { rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
 
 // ------------------------------------------------------------------------------------------ create
 

@@ -1,25 +1,13 @@
-// Shared by the reward use cases and jobs: job and transaction kinds, limits, errors, row locks and
-// the per-(reward, user) ledger.
-import { type Hex, type TransactionReceipt } from 'viem';
+// Shared by the reward use cases and jobs: limits, errors, row locks and the per-(reward, user) ledger.
+// (Their job kinds are in src/jobs/kinds.ts, their chain transaction kinds in src/chain/outcomes.ts.)
 import type { Ctx } from '../context.js';
 import type { Tx } from '../../store/db.js';
 import { lockForShare, lockForUpdate } from '../../store/locks.js';
-import { type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
 import { ApiError } from '../../util/errors.js';
 import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { type Ledger } from '../../domain/rewards.js';
 import type { RewardRow } from './views.js';
 
-
-export const REWARD_DEPLOY_JOB = 'reward.deploy';
-export const ALLOCATE_JOB = 'reward.allocate';
-export const CLAIM_JOB = 'reward.claim';
-export const WITHDRAW_JOB = 'reward.withdraw';
-// Chain transaction kinds (ChainSender.onOutcome keys).
-export const DEPLOY_TX = 'reward.deploy';
-export const ALLOCATE_TX = 'reward.allocate';
-export const CLAIM_TX = 'reward.claim';
-export const WITHDRAW_TX = 'reward.withdraw';
 
 export const MAX_ALLOCATION_ROUNDS = 5;
 export const MAX_CLAIM_ROUNDS = 5;
@@ -72,9 +60,3 @@ export async function writeLedger(tx: Tx, rewardUid: string, userUid: string, l:
 }
 
 export const claimGroup = (rewardUid: string, userUid: string) => `${rewardUid}:${userUid}`;
-
-export function receiptOf(ctx: Ctx, row: ChainTxRow, outcome: TxOutcome): Promise<TransactionReceipt | null> {
-  if (outcome.receipt) return Promise.resolve(outcome.receipt);
-  // Re-applied after a restart, or dropped: ask the node (null when it has no such transaction).
-  return ctx.sender!.client.getTransactionReceipt({ hash: row.hash as Hex }).catch(() => null);
-}

@@ -2,17 +2,18 @@
 import { encodeFunctionData, parseEventLogs, type Address } from 'viem';
 import type { Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
+import { WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
-import { claimOutcome, type ChainTxRow, type TxOutcome } from '../../chain/sender.js';
+import { WITHDRAW_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
 import { unitsToDb } from '../../domain/amounts.js';
 import { emitEvent } from '../events.js';
 import { rewardView, type RewardRow } from './views.js';
-import { WITHDRAW_JOB, WITHDRAW_TX, lockReward, receiptOf } from './shared.js';
+import { lockReward } from './shared.js';
 
 // --------------------------------------------------------------------------------- withdraw job
 
-export function withdrawJobHandler(ctx: Ctx): JobHandler {
+export function withdrawJobHandler(ctx: Ctx): JobHandler<typeof WITHDRAW_JOB> {
   const sender = ctx.sender!;
   const { abi } = artifact('MintworksRewards');
   return {
@@ -41,8 +42,9 @@ export function withdrawJobHandler(ctx: Ctx): JobHandler {
           continue;
         }
         const data = encodeFunctionData({ abi, functionName: 'withdraw' });
+        const contract = r.contract_address;
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const rec = await sender.record(tx, { kind: WITHDRAW_TX, ref: r.uid, payload: { reward_uid: r.uid, contract: r.contract_address }, to: r.contract_address as Address, data, gas: 150_000n });
+          const rec = await sender.record(tx, { kind: WITHDRAW_TX, ref: r.uid, payload: { reward_uid: r.uid, contract }, to: contract as Address, data, gas: 150_000n });
           await tx.updateTable('rewards').set({ withdraw_tx_id: rec.id }).where('uid', '=', r.uid).execute();
           await ctx.queue.complete(tx, job.id);
           return rec;
@@ -53,12 +55,10 @@ export function withdrawJobHandler(ctx: Ctx): JobHandler {
   };
 }
 
-export function withdrawOutcome(ctx: Ctx) {
+export function withdrawOutcome(ctx: Ctx): OutcomeHandler<typeof WITHDRAW_TX> {
   const { abi } = artifact('MintworksRewards');
   const client = ctx.sender!.client;
-  return async (row: ChainTxRow, outcome: TxOutcome): Promise<void> => {
-    const p = JSON.parse(row.payload) as { reward_uid: string; contract: string };
-    const receipt = await receiptOf(ctx, row, outcome);
+  return async ({ row, payload: p, receipt, reason }) => {
     let amount: bigint | null = null;
     if (receipt?.status === 'success') {
       for (const log of parseEventLogs({ abi, logs: receipt.logs, eventName: 'Withdrawn' })) {
@@ -67,9 +67,7 @@ export function withdrawOutcome(ctx: Ctx) {
     }
     // Withdrawn by an earlier transaction (replayed after a rewind): the pool is closed all the same.
     const closed = amount !== null || (await client.readContract({ address: p.contract as Address, abi, functionName: 'withdrawn' }).catch(() => false)) === true;
-    let retry = false;
-    await ctx.db.transaction().execute(async (tx) => {
-      if (!(await claimOutcome(tx, row.id))) return;
+    return async (tx) => {
       const r = await lockReward(ctx, tx, p.reward_uid, 'update');
       if (!r || r.withdraw_status === 'done') return;
       if (closed) {
@@ -82,9 +80,8 @@ export function withdrawOutcome(ctx: Ctx) {
         // dropped transaction). Keep trying.
         await tx.updateTable('rewards').set({ withdraw_tx_id: null }).where('uid', '=', r.uid).execute();
         await ctx.queue.enqueue(tx, { kind: WITHDRAW_JOB, ref: r.uid, runAt: Date.now() + 5000 });
-        retry = true;
+        return () => ctx.log.error({ reward: p.reward_uid, reason }, 'withdrawal not confirmed on chain, trying again');
       }
-    });
-    if (retry) ctx.log.error({ reward: p.reward_uid, reason: outcome.reason }, 'withdrawal not confirmed on chain, trying again');
+    };
   };
 }

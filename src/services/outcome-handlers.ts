@@ -1,0 +1,28 @@
+// Every kind of chain transaction with the handler that applies its outcome, in one table: the type
+// (OutcomeHandlers, src/chain/outcomes.ts) requires a handler for each kind declared there, so a kind
+// added without one does not compile. Built per chain once its forwarder is known (the relayed kinds
+// need it).
+import type { Ctx } from './context.js';
+import { forwarderDeployed, type OutcomeHandlers } from '../chain/outcomes.js';
+import { deployOutcome } from './collections.js';
+import { mintOutcome } from './assets.js';
+import { forwardOutcome } from './lifecycle/relay.js';
+import { editOutcome } from './lifecycle/edit.js';
+import { rewardDeployOutcome } from './rewards/deploy.js';
+import { allocationOutcome } from './rewards/allocations.js';
+import { claimTxOutcome } from './rewards/claims.js';
+import { withdrawOutcome } from './rewards/withdraw.js';
+
+export function outcomeHandlers(ctx: Ctx): OutcomeHandlers {
+  return {
+    'forwarder.deploy': forwarderDeployed,
+    'collection.deploy': deployOutcome(ctx),
+    'asset.mint': mintOutcome(ctx),
+    forward: forwardOutcome(ctx),
+    'asset.edit': editOutcome(ctx),
+    'reward.deploy': rewardDeployOutcome(ctx),
+    'reward.allocate': allocationOutcome(ctx),
+    'reward.claim': claimTxOutcome(ctx),
+    'reward.withdraw': withdrawOutcome(ctx),
+  };
+}
