@@ -246,6 +246,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     } else {
       // Without workers this process only reads the chains (health, explorer); it checks their ids.
       for (const rt of runtimes) await rt.connect().catch((err) => { if (err instanceof WrongChainError) throw err; });
+      // The embedded chain this process started is funded here all the same: worker processes beside
+      // it (API=false) reach it as an external chain, which they never fund.
+      if (chain) for (const rt of runtimes.filter((r) => r.spec.embedded)) await rt.sender.fundEmbeddedAccounts();
       for (const rt of runtimes) {
         // The forwarder's address is fixed; the effects that need it are registered on the sender all the same.
         rt.refresh().then(() => undefined, () => undefined);

@@ -80,13 +80,21 @@ export class ChainSender {
     this.handlers = handlers;
   }
 
+  /**
+   * The embedded chain is the service's own: its deployer and relayers get funds there (anvil mints
+   * them), whichever process started it, with or without workers.
+   */
+  async fundEmbeddedAccounts(): Promise<void> {
+    for (const a of [...this.relayers, this.keys.deployer()]) {
+      await this.client.request({ method: 'anvil_setBalance' as any, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as any }); // 100M ETH
+    }
+  }
+
   /** Funds the service accounts on the embedded chain, registers relayers, reconciles after a crash. */
   async init(): Promise<void> {
     const accounts = [...this.relayers, this.keys.deployer()];
     if (this.opts.embedded) {
-      for (const a of accounts) {
-        await this.client.request({ method: 'anvil_setBalance' as any, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as any }); // 100M ETH
-      }
+      await this.fundEmbeddedAccounts();
     } else {
       for (const a of accounts.slice(0, this.relayers.length)) {
         const bal = await this.client.getBalance({ address: a.address });
