@@ -73,9 +73,9 @@ const envSchema = z.object({
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
 /**
- * The environment as the service sees it: checked, defaulted, then shaped into the config object. The
- * type of that object is inferred from here (Config below), so a setting read from the environment and
- * a field of the config cannot exist one without the other.
+ * The environment as the service sees it: checked, defaulted, then shaped into the config object. Config
+ * (below) is inferred from this object, never written beside it: a field exists because it is built here
+ * from checked variables, with the type they were checked to have.
  */
 export const configSchema = envSchema.transform((c, ctx) => {
   // Settings that are only wrong together: one issue, named by the variable to change, as for a bad value.
