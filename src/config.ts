@@ -26,7 +26,8 @@ const proxyList = z
   .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean))
   .refine((list) => list.every(isProxyEntry), 'must be a comma-separated list of proxy addresses or CIDR ranges (e.g. 10.0.0.1,192.168.0.0/16), or loopback, linklocal, uniquelocal');
 
-const schema = z.object({
+/** The environment variables, each with its check and default. */
+const envSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
@@ -69,74 +70,22 @@ const schema = z.object({
   TRUST_PROXY: proxyList.optional(),
 });
 
-export type Config = {
-  port: number;
-  host: string;
-  dataDir: string;
-  publicUrl: string;
-  databaseUrl: string | undefined;
-  chainRpcUrl: string | undefined;
-  anvilPort: number;
-  /** The default chain's id, name and explorer (the embedded chain, else the first external one). */
-  chainId: number;
-  chainName: string;
-  explorerUrl: string;
-  /** Every chain served, the default one first (see src/chain/chains.ts). */
-  chains: ChainSpec[];
-  masterKeyHex: string | undefined;
-  operatorToken: string | undefined;
-  logLevel: string;
-  /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */
-  logFormat: 'json' | 'pretty';
-  relayerCount: number;
-  mintBatchSize: number;
-  confirmations: number;
-  stuckSeconds: number;
-  runWorkers: boolean;
-  runApi: boolean;
-  /**
-   * `npm start` with both the API and the workers on runs the workers in a thread of their own, so
-   * minting never takes CPU from the API's event loop (WORKER_THREAD=false keeps them on it).
-   */
-  workerThread: boolean;
-  /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
-  retentionDays: number;
-  /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
-  workerNice: number;
-  /** Set only for the workers' thread: the JSON-RPC URL of the embedded chain the main thread started. */
-  embeddedRpcUrl?: string;
-  demoApp: boolean;
-  /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
-  outboundAllowPrivate: boolean;
-  /** Largest image fetched for store_image_on_ipfs (bytes). */
-  imageMaxBytes: number;
-  /** Kubo RPC base URL (e.g. http://127.0.0.1:5001): production Apps' files are also added and pinned there. */
-  ipfsApiUrl: string | undefined;
-  /** IPFS Pinning Service API base URL and its bearer token: production Apps' CIDs are pinned there. */
-  pinningServiceUrl: string | undefined;
-  pinningServiceToken: string | undefined;
-  /** Requests per minute per API key on /v1; 0 = no limit. */
-  rateLimit: number;
-  /** Failed authentications per minute per client address on /v1; 0 = no limit. */
-  authFailureLimit: number;
-  /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
-  trustProxy: string[];
-};
+const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
-export class ConfigError extends Error {}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  // Empty strings count as unset: `FOO= npm start` should not be an error.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = schema.safeParse(cleaned);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  }
-  const c = parsed.data;
-  if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) throw new ConfigError('Invalid configuration:\n  PINNING_SERVICE_TOKEN: required when PINNING_SERVICE_URL is set');
-  const publicUrl = (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, '');
-  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) throw new ConfigError('Invalid configuration:\n  EMBEDDED_CHAIN: CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
+/**
+ * The environment as the service sees it: checked, defaulted, then shaped into the config object. Config
+ * (below) is inferred from this object, never written beside it: a field exists because it is built here
+ * from checked variables, with the type they were checked to have.
+ */
+export const configSchema = envSchema.transform((c, ctx) => {
+  // Settings that are only wrong together: one issue, named by the variable to change, as for a bad value.
+  const refuse = (variable: string, message: string) => {
+    ctx.issues.push({ code: 'custom', input: c, path: variable ? [variable] : [], message });
+    return z.NEVER;
+  };
+  if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return refuse('PINNING_SERVICE_TOKEN', 'required when PINNING_SERVICE_URL is set');
+  const publicUrl = trimSlashes(c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`);
+  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return refuse('EMBEDDED_CHAIN', 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
   let chains: ChainSpec[];
   try {
     chains = assembleChains(
@@ -144,14 +93,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         embedded: c.EMBEDDED_CHAIN ?? !c.CHAIN_RPC_URL,
         chainId: c.CHAIN_ID,
         chainName: c.CHAIN_NAME,
-        chainRpcUrl: c.CHAIN_RPC_URL?.replace(/\/+$/, ''),
-        explorerUrl: (c.EXPLORER_URL ?? `${publicUrl}/explorer`).replace(/\/+$/, ''),
+        chainRpcUrl: c.CHAIN_RPC_URL === undefined ? undefined : trimSlashes(c.CHAIN_RPC_URL),
+        explorerUrl: trimSlashes(c.EXPLORER_URL ?? `${publicUrl}/explorer`),
         confirmations: c.CHAIN_CONFIRMATIONS,
       },
       c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS) : [],
     );
   } catch (err) {
-    if (err instanceof ChainConfigError) throw new ConfigError(`Invalid configuration:\n  ${err.message}`);
+    // Its message names the variable itself (`CHAINS[1].rpc: ...`).
+    if (err instanceof ChainConfigError) return refuse('', err.message);
     throw err;
   }
   return {
@@ -162,13 +112,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     chainRpcUrl: c.CHAIN_RPC_URL,
     anvilPort: c.ANVIL_PORT,
+    /** The default chain's id, name and explorer (the embedded chain, else the first external one). */
     chainId: chains[0].id,
     chainName: chains[0].name,
     explorerUrl: chains[0].explorer,
+    /** Every chain served, the default one first (see src/chain/chains.ts). */
     chains,
     masterKeyHex: c.MASTER_KEY,
     operatorToken: c.OPERATOR_TOKEN,
     logLevel: c.LOG_LEVEL,
+    /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */
     logFormat: c.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     relayerCount: c.RELAYER_COUNT,
     mintBatchSize: c.MINT_BATCH_SIZE,
@@ -176,17 +129,51 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stuckSeconds: c.CHAIN_STUCK_SECONDS,
     runWorkers: c.WORKERS,
     runApi: c.API,
+    /**
+     * `npm start` with both the API and the workers on runs the workers in a thread of their own, so
+     * minting never takes CPU from the API's event loop (WORKER_THREAD=false keeps them on it).
+     */
     workerThread: c.WORKER_THREAD,
+    /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
     workerNice: c.WORKER_NICE,
+    /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
     retentionDays: c.RETENTION_DAYS,
     demoApp: c.DEMO_APP,
+    /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
+    /** Largest image fetched for store_image_on_ipfs (bytes). */
     imageMaxBytes: c.IMAGE_MAX_BYTES,
-    ipfsApiUrl: c.IPFS_API_URL?.replace(/\/+$/, ''),
-    pinningServiceUrl: c.PINNING_SERVICE_URL?.replace(/\/+$/, ''),
+    /** Kubo RPC base URL (e.g. http://127.0.0.1:5001): production Apps' files are also added and pinned there. */
+    ipfsApiUrl: c.IPFS_API_URL === undefined ? undefined : trimSlashes(c.IPFS_API_URL),
+    /** IPFS Pinning Service API base URL and its bearer token: production Apps' CIDs are pinned there. */
+    pinningServiceUrl: c.PINNING_SERVICE_URL === undefined ? undefined : trimSlashes(c.PINNING_SERVICE_URL),
     pinningServiceToken: c.PINNING_SERVICE_TOKEN,
+    /** Requests per minute per API key on /v1; 0 = no limit. */
     rateLimit: c.RATE_LIMIT,
+    /** Failed authentications per minute per client address on /v1; 0 = no limit. */
     authFailureLimit: c.RATE_LIMIT_AUTH_FAILURES,
+    /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
     trustProxy: c.TRUST_PROXY ?? [],
   };
+});
+
+export type Config = z.output<typeof configSchema> & {
+  /**
+   * Set only for the workers' thread, by the main thread that started the embedded chain (its JSON-RPC
+   * URL): wiring between threads, not a setting, so it is not read from the environment.
+   */
+  embeddedRpcUrl?: string;
+};
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset: `FOO= npm start` should not be an error.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => (i.path.length ? `  ${i.path.join('.')}: ${i.message}` : `  ${i.message}`));
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
 }

@@ -16,11 +16,11 @@
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
-// (src/http/rewards.ts, src/http/admin-webhooks.ts).
+// (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Ctx } from '../services/context.js';
-import type { Health } from '../http/misc.js';
+import type { Health } from '../http/root.js';
 import { ApiError } from '../util/errors.js';
 import { isUid, newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -29,9 +29,10 @@ import { createCollection } from '../services/collections.js';
 import { allocate, requestClaim } from '../services/rewards/index.js';
 import { getApiKey, rotateApiSecret, bearerToken } from '../services/api-keys.js';
 import { parseAmount } from '../domain/amounts.js';
-import { amountField, adminRewardRoutes } from '../http/rewards.js';
-import { adminWebhookRoutes } from '../http/admin-webhooks.js';
-import { ok, type App } from '../http/route-kit.js';
+import { amountField } from '../http/kit/schemas.js';
+import { adminRewardRoutes } from '../http/admin/rewards.js';
+import { adminWebhookRoutes } from '../http/admin/webhooks.js';
+import { ok, type App } from '../http/kit/route-kit.js';
 import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
 import { redeliver } from '../webhooks/deliveries.js';
 import { ConsoleSessions, SESSION_COOKIE, SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';

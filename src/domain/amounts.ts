@@ -8,7 +8,7 @@
 //   and JavaScript's String(number) produce them ("1E-7", "1e+21") for perfectly ordinary values.
 //   Anything else is refused rather than guessed at: surrounding spaces, "+1", "0x10", "1_000",
 //   "1,5", ".5", "1.", leading zeros ("01"), "NaN", "Infinity", "".
-// - A JSON number. Its literal is read exactly from the request text (src/http/json-body.ts hands the
+// - A JSON number. Its literal is read exactly from the request text (src/http/kit/json-body.ts hands the
 //   literal over as a string, to the grammar above), so `1.0000000000000000001` is refused for its 19th
 //   decimal and `9007199254740993` stays 9007199254740993: neither passes through a double. A number
 //   that did become a double elsewhere (the CLI, a caller in code) is taken as String(n), the shortest

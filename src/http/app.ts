@@ -1,24 +1,26 @@
-// The HTTP server: public API under /v1 (docs/api.md), management under /admin/v1, token metadata, health,
-// OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+// The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
+// (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
+// console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Ctx } from '../services/context.js';
-import { ApiError } from '../util/errors.js';
-import { publicRoutes } from './public.js';
-import { adminRoutes, operatorGuard } from './admin.js';
-import { miscRoutes, type Health } from './misc.js';
+import { v1Api, V1_PREFIX } from './v1/index.js';
+import { adminApi, ADMIN_PREFIX } from './admin/index.js';
+import { operatorGuard } from './admin/operator-token.js';
+import { rootRoutes, type Health } from './root.js';
+import { metadataRoutes } from './metadata.js';
+import { explorerRoutes } from './explorer.js';
 import { metricsRoutes } from './metrics.js';
-import { documentRoutes, OPENAPI_INFO, SECURITY_SCHEMES } from './openapi.js';
-import { metadataRoutes } from '../metadata/routes.js';
+import { documentRoutes, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
-import { apiGuard } from './guard.js';
-import { Idempotency } from './idempotency.js';
-import { bodyText, parseJsonBody } from './json-body.js';
-import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './envelope.js';
+import { apiGuard } from './kit/guard.js';
+import { Idempotency } from './kit/idempotency.js';
+import { bodyText, parseJsonBody } from './kit/json-body.js';
+import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './kit/envelope.js';
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
@@ -34,8 +36,8 @@ export interface HttpDeps {
 /** Which guarded area a raw URL is in (Fastify collapses duplicate slashes when routing, so do we). */
 function areaOf(url: string): 'v1' | 'admin' | null {
   const path = url.split('?', 1)[0].replace(/\/{2,}/g, '/');
-  if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
-  if (path === '/admin/v1' || path.startsWith('/admin/v1/')) return 'admin';
+  if (path === V1_PREFIX || path.startsWith(`${V1_PREFIX}/`)) return 'v1';
+  if (path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`)) return 'admin';
   return null;
 }
 
@@ -44,6 +46,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const resolver = new ApiKeyResolver(ctx);
   const counters = ctx.config.rateLimit > 0 || ctx.config.authFailureLimit > 0 ? new WindowCounters(dbCounterStore(ctx), { log: deps.logger.child({ component: 'rate-limits' }) }) : null;
   const v1Guard = apiGuard(resolver, counters, { perKey: ctx.config.rateLimit, authFailures: ctx.config.authFailureLimit });
+  // URLs the router cannot take never reach a scope's hooks: their area's check runs here instead.
   const adminGuard = operatorGuard(ctx);
   const idempotency = new Idempotency(ctx);
   const closing = closingGuard();
@@ -71,7 +74,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
 
-  // JSON bodies (src/http/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.
+  // JSON bodies (src/http/kit/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body, done) => {
     try {
@@ -96,7 +99,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await metricsRoutes(app, ctx); // before the route plugins: they inherit its onResponse hook
-  documentRoutes(app); // summaries, response schemas and security of each route (src/http/openapi.ts)
+  documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
   await app.register(swagger, {
     openapi: {
       info: OPENAPI_INFO,
@@ -108,36 +111,11 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(
-    async (v1) => {
-      // Before routing (unknown paths included): credentials and rate limits.
-      v1.addHook('onRequest', v1Guard);
-      // Bodies are JSON: anything else is refused before it could be misread as an empty object.
-      v1.addHook('onRequest', async (req: FastifyRequest) => {
-        if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
-          throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-        }
-      });
-      v1.addHook('onRequest', idempotency.checkHeader);
-      v1.addHook('preValidation', idempotency.begin);
-      v1.setNotFoundHandler(async () => {
-        throw notFound();
-      });
-      await publicRoutes(v1.withTypeProvider<ZodTypeProvider>(), deps.ctx);
-    },
-    { prefix: '/v1' },
-  );
-  await app.register(
-    async (admin) => {
-      // The operator token, checked on the scope itself before routing: every route under /admin/v1
-      // (whichever file declares it) and every unknown path there is behind it by construction.
-      admin.addHook('onRequest', adminGuard);
-      await adminRoutes(admin.withTypeProvider<ZodTypeProvider>(), deps.ctx);
-    },
-    { prefix: '/admin/v1' },
-  );
-  await miscRoutes(app, deps.ctx, deps.health);
-  await metadataRoutes(app, deps.ctx); // GET /files/<sha256>, GET /ipfs/<cid>
+  await v1Api(app, { ctx, guard: v1Guard, idempotency });
+  await adminApi(app, ctx); // checks the operator token on its own scope
+  await rootRoutes(app, ctx, deps.health); // GET /, GET /health
+  await metadataRoutes(app, ctx); // GET /metadata/<collection>/<token>, /files/<sha256>, /ipfs/<cid>
+  await explorerRoutes(app, ctx); // /explorer on chains without an explorer of their own
   await consoleRoutes(app, deps); // the developer console: /console (browser app) and /console/api
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -1,7 +1,7 @@
 // Small helpers about other processes (liveness), used by the embedded chain's supervisor.
 import fs from 'node:fs';
 
-function errCode(err: unknown): string | undefined {
+export function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
 }
 

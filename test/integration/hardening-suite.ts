@@ -15,7 +15,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type Service } from '../../src/service.js';
 import { buildHttp } from '../../src/http/app.js';
-import { STORABLE_TEXT_MESSAGE } from '../../src/http/schemas.js';
+import { STORABLE_TEXT_MESSAGE } from '../../src/http/kit/schemas.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { createUser, findUser } from '../../src/services/users.js';
 import { dbCounterStore } from '../../src/services/rate-limits.js';

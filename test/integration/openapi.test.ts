@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
-import { ROUTE_DOCS } from '../../src/http/openapi.js';
+import { ROUTE_DOCS } from '../../src/http/kit/openapi.js';
 import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 

@@ -1,8 +1,8 @@
-// Request bodies: JSON.parse for everything, with amount literals kept exactly (src/http/json-body.ts).
+// Request bodies: JSON.parse for everything, with amount literals kept exactly (src/http/kit/json-body.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { bodyText, parseJsonBody, topLevelNumberLiterals } from '../../src/http/json-body.js';
+import { bodyText, parseJsonBody, topLevelNumberLiterals } from '../../src/http/kit/json-body.js';
 import { ApiError } from '../../src/util/errors.js';
 import { parseAmount } from '../../src/domain/amounts.js';
 

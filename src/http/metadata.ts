@@ -1,14 +1,17 @@
-// Read-only routes for stored files, outside the API (no auth: token metadata must be public):
-//  GET /files/<sha256>  development Apps' images and documents (the service's own storage)
-//  GET /ipfs/<cid>      production Apps' files, a minimal IPFS path gateway over the local blockstore
-// Content is immutable (named by its hash), so it is cached for a year. It is typed from the stored bytes
-// and served with a CSP sandbox: an uploaded SVG opened directly from this origin can run no script.
+// Public reads of what tokens point at, outside the API (no auth: marketplaces and wallets fetch them):
+//  GET /metadata/<collection>/<token>  development Apps' token metadata (tokenURI = baseURI + token id)
+//  GET /files/<sha256>                 development Apps' images and documents (the service's own storage)
+//  GET /ipfs/<cid>                     production Apps' files, a minimal IPFS path gateway over the local blockstore
+// Files are immutable (named by their hash), so they are cached for a year; they are typed from the stored
+// bytes and served with a CSP sandbox: an uploaded SVG opened directly from this origin can run no script.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { InfraCtx } from '../infra-context.js';
+import type { Ctx } from '../services/context.js';
+import { tokenMetadata } from '../services/assets.js';
 import { errorBody } from '../util/errors.js';
-import { sniffContentType } from './sniff.js';
-import { IMMUTABLE_CACHE, isSha256Hex, metadataStorage } from './store.js';
-import { BlockCorruptError, BlockNotFoundError, NotAFileError, parseCid } from './unixfs.js';
+import { isUid } from '../util/ids.js';
+import { sniffContentType } from '../metadata/sniff.js';
+import { IMMUTABLE_CACHE, isSha256Hex, metadataStorage } from '../metadata/store.js';
+import { BlockCorruptError, BlockNotFoundError, NotAFileError, parseCid } from '../metadata/unixfs.js';
 
 function sendContent(req: FastifyRequest, reply: FastifyReply, bytes: Buffer, etag: string, extra: Record<string, string> = {}) {
   reply
@@ -23,8 +26,18 @@ function sendContent(req: FastifyRequest, reply: FastifyReply, bytes: Buffer, et
   return reply.type(sniffContentType(bytes)).send(bytes);
 }
 
-export async function metadataRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: InfraCtx): Promise<void> {
+export async function metadataRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
   const storage = metadataStorage(ctx.config);
+
+  // tokenURI of development Apps' collections: baseURI (= PUBLIC_URL/metadata/<collection>/) + token id.
+  app.get<{ Params: { collection: string; token: string } }>('/metadata/:collection/:token', { schema: { hide: true } }, async (req, reply) => {
+    const { collection, token } = req.params;
+    const id = Number(token);
+    const doc = isUid(collection) && Number.isSafeInteger(id) && id > 0 ? await tokenMetadata(ctx, collection, id) : null;
+    if (!doc) return reply.code(404).send(errorBody(404, 'not_found', 'Token not found.'));
+    // Editable: a short cache so an edit shows up within a minute.
+    return reply.header('cache-control', 'public, max-age=60').type('application/json').send(doc);
+  });
 
   app.get<{ Params: { sha: string } }>('/files/:sha', { schema: { hide: true } }, async (req, reply) => {
     const sha = req.params.sha.toLowerCase();

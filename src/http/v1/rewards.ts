@@ -1,48 +1,27 @@
-// Rewards over HTTP: the public endpoints (docs/api.md, Rewards; under /v1, behind the App's API key) and
-// the management routes (under /admin/v1, behind the operator token).
+// /v1/reward: the public reward endpoints (docs/api.md, Rewards): balances, allocations, claims, a reward.
+// Rewards are created and withdrawn through the management API (src/http/admin/rewards.ts).
 //
 // Fastify's router prefers static segments, so the literal routes /reward/balance, /reward/allocate
 // and /reward/claim win over /reward/{uid} whatever the registration order.
-import { sendPage } from './paging.js';
+import { sendPage } from '../kit/paging.js';
 import { z } from 'zod';
-import type { Ctx } from '../services/context.js';
-import { ApiError } from '../util/errors.js';
-import { AmountError, parseAmount } from '../domain/amounts.js';
-import { pageQuery, requiredStr, str } from './schemas.js';
-import { ok, requireApp, uidOr404, type App } from './route-kit.js';
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import { parseAmount } from '../../domain/amounts.js';
+import { amountField, pageQuery, requiredStr, str } from '../kit/schemas.js';
+import { ok, uidOr404, type App } from '../kit/route-kit.js';
 import {
   allocate,
-  createReward,
   getAllocation,
   getBalance,
   getClaim,
   getReward,
-  getRewardAdmin,
   listAllocationsOfUser,
   listClaimsOfUser,
-  listRewards,
   requestClaim,
-  requestWithdraw,
-} from '../services/rewards/index.js';
+} from '../../services/rewards/index.js';
 
 const uidText = str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
-
-/**
- * An amount: JSON number or numeric string, checked with the exact decimal rules of
- * domain/amounts.ts (the route parses it again into base units; the schema only validates, so the
- * OpenAPI document stays a plain number|string).
- */
-export const amountField = z
-  .union([z.number(), str()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
-  .superRefine((v, c) => {
-    try {
-      parseAmount(v);
-    } catch (err) {
-      if (!(err instanceof AmountError)) throw err;
-      c.addIssue({ code: 'custom', message: err.message });
-    }
-  })
-  .describe('A decimal amount (18 decimals at most) as a JSON number or a numeric string, e.g. 1.5 or "1.5".');
 
 const allocateBody = z.object({
   reward_uid: uidText,
@@ -112,40 +91,5 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   // A reward
   app.get('/reward/:uid', { schema: { ...tags, params: uidParam } }, async (req) => {
     return ok(await getReward(ctx, req.appUid, uidOr404(req.params.uid, 'Reward')));
-  });
-}
-
-// ------------------------------------------------------------------------------------- management
-
-const createRewardBody = z.object({
-  name: str().trim().min(1).max(100),
-  token_name: str().trim().min(1).max(100),
-  token_symbol: str().min(1).max(16),
-  supply: amountField,
-  withdraw_receiver: str().nullish(),
-  description: str().max(2000).nullish(),
-  chain_id: z.number().int().positive().nullish(),
-});
-
-/** Management: rewards of an App: create (deploys the contract), list, read, withdraw. */
-export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
-  const tags = { tags: ['admin'] };
-  const appParam = z.object({ uid: str() });
-  const rewardParam = z.object({ uid: str(), reward: str() });
-
-  app.get('/apps/:uid/rewards', { schema: { ...tags, params: appParam } }, async (req) => {
-    return ok(await listRewards(ctx, await requireApp(ctx, req.params.uid)));
-  });
-
-  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
-  });
-
-  app.get('/apps/:uid/rewards/:reward', { schema: { ...tags, params: rewardParam } }, async (req) => {
-    return ok(await getRewardAdmin(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
-  });
-
-  app.post('/apps/:uid/rewards/:reward/withdraw', { schema: { ...tags, params: rewardParam } }, async (req) => {
-    return ok(await requestWithdraw(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
   });
 }

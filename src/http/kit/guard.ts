@@ -9,9 +9,9 @@
 // Every answer carries x-ratelimit-limit / -remaining / -reset (Unix seconds): the API key's budget,
 // or for a request that did not authenticate, the address's budget of failures.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyResolver } from '../services/apps.js';
-import type { Usage, WindowCounters } from '../services/rate-limits.js';
-import { ApiError } from '../util/errors.js';
+import type { ApiKeyResolver } from '../../services/apps.js';
+import type { Usage, WindowCounters } from '../../services/rate-limits.js';
+import { ApiError } from '../../util/errors.js';
 import { knownGood, readCredentials, verifyCredentials, type Credentials } from './auth.js';
 
 export interface Limits {

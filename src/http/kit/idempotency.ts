@@ -6,9 +6,9 @@
 //   second request waits for the first's transaction at its insert, then gets the first's answer.)
 // The answer is stored by the service, in the transaction of the operation (src/services/idempotency.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Ctx } from '../services/context.js';
-import { findAnswer, fingerprint, sweepAnswers, type IdempotentWrite, type StoredAnswer } from '../services/idempotency.js';
-import { ApiError } from '../util/errors.js';
+import type { Ctx } from '../../services/context.js';
+import { findAnswer, fingerprint, sweepAnswers, type IdempotentWrite, type StoredAnswer } from '../../services/idempotency.js';
+import { ApiError } from '../../util/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

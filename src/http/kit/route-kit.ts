@@ -2,10 +2,10 @@
 // management path. One copy, so that the answers cannot drift apart between route files.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Ctx } from '../services/context.js';
-import { getApp } from '../services/apps.js';
-import { ApiError } from '../util/errors.js';
-import { isUid } from '../util/ids.js';
+import type { Ctx } from '../../services/context.js';
+import { getApp } from '../../services/apps.js';
+import { ApiError } from '../../util/errors.js';
+import { isUid } from '../../util/ids.js';
 
 /** A Fastify scope with zod schemas, as the route files register on. */
 export type App = FastifyInstance<any, any, any, any, ZodTypeProvider>;

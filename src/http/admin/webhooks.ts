@@ -1,17 +1,17 @@
 // Management API for webhooks (docs/api.md, Webhooks), under /admin/v1: the operator token is checked by
-// the hook of that scope (app.ts); the console mounts the same routes behind its session.
+// the hook of that scope (src/http/admin/index.ts); the console mounts the same routes behind its session.
 //   PUT  /apps/:uid/webhook                          create or change (url, events, enabled, rotate_secret)
 //   GET  /apps/:uid/webhook                          the configuration (never the secret)
 //   GET  /apps/:uid/webhook/events?status=&limit=    delivery state per event, newest first
 //   GET  /apps/:uid/webhook/events/:id/attempts      the attempt log of one event, newest first
 //   POST /apps/:uid/webhook/events/:id/redeliver     send an event again now
 import { z } from 'zod';
-import type { Ctx } from '../services/context.js';
-import { ApiError } from '../util/errors.js';
-import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
-import { str } from './schemas.js';
-import { ok, requireApp, type App } from './route-kit.js';
-import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../webhooks/deliveries.js';
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import { getWebhook, setWebhook } from '../../webhooks/endpoints.js';
+import { str } from '../kit/schemas.js';
+import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../../webhooks/deliveries.js';
 
 export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin', 'webhooks'] };

@@ -8,7 +8,7 @@
 // it away. Only top-level fields are looked up: every amount of the API is one. Everything else is
 // JSON.parse, so bodies of other routes (POST /asset) are parsed exactly as fast as before.
 import { isUtf8 } from 'node:buffer';
-import { ApiError } from '../util/errors.js';
+import { ApiError } from '../../util/errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

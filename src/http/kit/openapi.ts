@@ -1,7 +1,7 @@
 // What /openapi.json says about each route beyond its request schema: a summary, a description, the
 // answer of every status it gives (the success in the `{success, data}` envelope, each failure in the
 // error envelope) with examples, and the security scheme (the App's key and token under /v1, the
-// operator token under /admin/v1). The request schemas stay where the routes are (src/http/*.ts);
+// operator token under /admin/v1). The request schemas stay where the routes are (src/http/v1, src/http/admin);
 // these are joined to them when each route is registered (the onRoute hook below), so the document
 // and the routes cannot name different paths. test/integration/openapi.test.ts validates the document
 // and checks real answers against these schemas.

@@ -1,7 +1,8 @@
 // Request schemas of the public API. They validate requests and generate /openapi.json, so the
 // documentation cannot drift from what is enforced.
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from '../services/pages.js';
+import { MAX_PAGE_SIZE } from '../../services/pages.js';
+import { AmountError, parseAmount } from '../../domain/amounts.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.
 z.config({
@@ -111,3 +112,20 @@ export const transferBody = z.object({
 export const burnBody = z.object({ asset_uid: text(32), from_user_uid: text(32) });
 
 export const userListQuery = z.object({ user_uid: str().optional(), ...pageQuery });
+
+/**
+ * An amount: JSON number or numeric string, checked with the exact decimal rules of
+ * src/domain/amounts.ts (the route parses it again into base units; the schema only validates, so the
+ * OpenAPI document stays a plain number|string).
+ */
+export const amountField = z
+  .union([z.number(), str()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
+  .superRefine((v, c) => {
+    try {
+      parseAmount(v);
+    } catch (err) {
+      if (!(err instanceof AmountError)) throw err;
+      c.addIssue({ code: 'custom', message: err.message });
+    }
+  })
+  .describe('A decimal amount (18 decimals at most) as a JSON number or a numeric string, e.g. 1.5 or "1.5".');

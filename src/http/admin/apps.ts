@@ -1,0 +1,47 @@
+// /admin/v1/apps: Apps, their collections and their users (docs/api.md, Management API). Behind the
+// operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts).
+import { sendPage } from '../kit/paging.js';
+import { listUsersOfApp } from '../../services/users.js';
+import { z } from 'zod';
+import type { Ctx } from '../../services/context.js';
+import { createApp, listApps } from '../../services/apps.js';
+import { createCollection, listCollectionsOfApp } from '../../services/collections.js';
+import { pageQuery, str } from '../kit/schemas.js';
+import { ok, requireApp, type App } from '../kit/route-kit.js';
+
+export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['admin'] };
+  const appParam = z.object({ uid: str() });
+
+  app.get('/apps', { schema: tags }, async () => ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))));
+
+  app.post('/apps', { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
+  });
+
+  app.get('/apps/:uid/collections', { schema: { ...tags, params: appParam } }, async (req) => {
+    await requireApp(ctx, req.params.uid);
+    return ok(await listCollectionsOfApp(ctx, req.params.uid));
+  });
+
+  app.post(
+    '/apps/:uid/collections',
+    {
+      schema: {
+        ...tags,
+        params: appParam,
+        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish(), chain_id: z.number().int().positive().nullish() }),
+      },
+    },
+    async (req, reply) => {
+      await requireApp(ctx, req.params.uid);
+      const b = req.body;
+      return reply.code(201).send(ok(await createCollection(ctx, req.params.uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description, external_url: b.external_url, chain_id: b.chain_id })));
+    },
+  );
+
+  app.get('/apps/:uid/users', { schema: { ...tags, params: appParam, querystring: z.object(pageQuery) } }, async (req, reply) => {
+    await requireApp(ctx, req.params.uid);
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
+  });
+}

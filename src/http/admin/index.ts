@@ -1,0 +1,31 @@
+// The management API, under /admin/v1 (docs/api.md, Management API): not reachable with an App's key.
+// The scope checks the operator token itself, before routing, so every route registered in it (whichever
+// module declares it) and every unknown path there is behind the token by construction.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Ctx } from '../../services/context.js';
+import { notFound } from '../kit/envelope.js';
+import { operatorGuard } from './operator-token.js';
+import { adminAppRoutes } from './apps.js';
+import { adminWebhookRoutes } from './webhooks.js';
+import { adminRewardRoutes } from './rewards.js';
+
+export const ADMIN_PREFIX = '/admin/v1';
+
+export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
+  await app.register(
+    async (admin) => {
+      admin.addHook('onRequest', operatorGuard(ctx));
+      // Unknown paths here run the operator check too: without the token they answer 401, not 404, so
+      // the management API's surface is not probeable without it.
+      admin.setNotFoundHandler(async () => {
+        throw notFound();
+      });
+      const routes = admin.withTypeProvider<ZodTypeProvider>();
+      await adminAppRoutes(routes, ctx);
+      await adminWebhookRoutes(routes, ctx);
+      await adminRewardRoutes(routes, ctx);
+    },
+    { prefix: ADMIN_PREFIX },
+  );
+}

@@ -1,0 +1,41 @@
+// /admin/v1/apps/:uid/rewards: an App's rewards: create (deploys the contract), list, read, withdraw.
+// Behind the operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts); the console
+// mounts the same routes behind its session.
+import { z } from 'zod';
+import type { Ctx } from '../../services/context.js';
+import { amountField, str } from '../kit/schemas.js';
+import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { createReward, getRewardAdmin, listRewards, requestWithdraw } from '../../services/rewards/index.js';
+
+const createRewardBody = z.object({
+  name: str().trim().min(1).max(100),
+  token_name: str().trim().min(1).max(100),
+  token_symbol: str().min(1).max(16),
+  supply: amountField,
+  withdraw_receiver: str().nullish(),
+  description: str().max(2000).nullish(),
+  chain_id: z.number().int().positive().nullish(),
+});
+
+/** Management: rewards of an App: create (deploys the contract), list, read, withdraw. */
+export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['admin'] };
+  const appParam = z.object({ uid: str() });
+  const rewardParam = z.object({ uid: str(), reward: str() });
+
+  app.get('/apps/:uid/rewards', { schema: { ...tags, params: appParam } }, async (req) => {
+    return ok(await listRewards(ctx, await requireApp(ctx, req.params.uid)));
+  });
+
+  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
+  });
+
+  app.get('/apps/:uid/rewards/:reward', { schema: { ...tags, params: rewardParam } }, async (req) => {
+    return ok(await getRewardAdmin(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
+  });
+
+  app.post('/apps/:uid/rewards/:reward/withdraw', { schema: { ...tags, params: rewardParam } }, async (req) => {
+    return ok(await requestWithdraw(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
+  });
+}

@@ -1,0 +1,31 @@
+// /v1/asset: create (mint) an asset, read one, list a user's, replace an editable asset's metadata.
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import * as s from '../kit/schemas.js';
+import { ok, uidOr404, type App } from '../kit/route-kit.js';
+import { sendPage } from '../kit/paging.js';
+import { getAsset, listAssetsOfUser } from '../../services/assets.js';
+import { createAsset } from '../../services/asset-create.js';
+import { editAsset } from '../../services/lifecycle.js';
+
+export async function assetRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['assets'] };
+
+  app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency)));
+  });
+
+  app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req) => {
+    return ok(await getAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset')));
+  });
+
+  app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
+  });
+
+  app.put('/asset/:uid', { schema: { ...tags, params: s.uidParam, body: s.editAssetBody } }, async (req) => {
+    return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data, req.idempotency));
+  });
+}

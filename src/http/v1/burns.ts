@@ -1,0 +1,25 @@
+// /v1/burn: burn an asset, read a burn, list a user's.
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import * as s from '../kit/schemas.js';
+import { ok, uidOr404, type App } from '../kit/route-kit.js';
+import { sendPage } from '../kit/paging.js';
+import { createBurn, getBurn, listBurns } from '../../services/lifecycle.js';
+
+export async function burnRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['burns'] };
+
+  app.post('/burn', { schema: { ...tags, body: s.burnBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createBurn(ctx, req.appUid, req.body, req.idempotency)));
+  });
+
+  app.get('/burn/:uid', { schema: { ...tags, params: s.uidParam } }, async (req) => {
+    return ok(await getBurn(ctx, req.appUid, uidOr404(req.params.uid, 'Burn')));
+  });
+
+  app.get('/burn', { schema: { ...tags, querystring: s.userListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listBurns(ctx, req.appUid, user_uid, page)));
+  });
+}

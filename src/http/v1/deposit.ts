@@ -1,0 +1,14 @@
+// /v1/deposit: the address a user receives tokens of a collection at (the wallet is created on first ask).
+import type { Ctx } from '../../services/context.js';
+import * as s from '../kit/schemas.js';
+import { ok, uidOr404, type App } from '../kit/route-kit.js';
+import { depositInfo } from '../../services/wallets.js';
+
+export async function depositRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['deposits'] };
+
+  app.get('/deposit', { schema: { ...tags, querystring: s.depositQuery } }, async (req) => {
+    const { user_uid, collection_uid } = req.query;
+    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User'), uidOr404(collection_uid, 'Collection')));
+  });
+}

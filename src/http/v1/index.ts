@@ -1,0 +1,55 @@
+// The public API, under /v1 (docs/api.md): the scope's checks before routing (the App's key and token,
+// rate limits, JSON bodies, Idempotency-Key), then one module per resource. Handlers read as the use
+// case: validate, call the service, envelope.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import { notFound } from '../kit/envelope.js';
+import type { Idempotency } from '../kit/idempotency.js';
+import { userRoutes } from './users.js';
+import { collectionRoutes } from './collections.js';
+import { assetRoutes } from './assets.js';
+import { transferRoutes } from './transfers.js';
+import { burnRoutes } from './burns.js';
+import { depositRoutes } from './deposit.js';
+import { rewardRoutes } from './rewards.js';
+
+export const V1_PREFIX = '/v1';
+
+export interface V1Deps {
+  ctx: Ctx;
+  /** Credentials and rate limits (src/http/kit/guard.ts); the server also runs it for URLs it cannot route. */
+  guard: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  idempotency: Idempotency;
+}
+
+export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps: V1Deps): Promise<void> {
+  await app.register(
+    async (v1) => {
+      // Before routing (unknown paths included): credentials and rate limits.
+      v1.addHook('onRequest', deps.guard);
+      // Bodies are JSON: anything else is refused before it could be misread as an empty object.
+      v1.addHook('onRequest', async (req: FastifyRequest) => {
+        if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
+          throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+        }
+      });
+      v1.addHook('onRequest', deps.idempotency.checkHeader);
+      v1.addHook('preValidation', deps.idempotency.begin);
+      v1.setNotFoundHandler(async () => {
+        throw notFound();
+      });
+      const routes = v1.withTypeProvider<ZodTypeProvider>();
+      // The order of the OpenAPI document's paths.
+      await userRoutes(routes, deps.ctx);
+      await collectionRoutes(routes, deps.ctx);
+      await assetRoutes(routes, deps.ctx);
+      await transferRoutes(routes, deps.ctx);
+      await burnRoutes(routes, deps.ctx);
+      await depositRoutes(routes, deps.ctx);
+      await rewardRoutes(routes, deps.ctx);
+    },
+    { prefix: V1_PREFIX },
+  );
+}

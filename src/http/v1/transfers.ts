@@ -1,0 +1,25 @@
+// /v1/transfer: move an asset to another address or user, read a transfer, list a user's.
+import type { Ctx } from '../../services/context.js';
+import { ApiError } from '../../util/errors.js';
+import * as s from '../kit/schemas.js';
+import { ok, uidOr404, type App } from '../kit/route-kit.js';
+import { sendPage } from '../kit/paging.js';
+import { createTransfer, getTransfer, listTransfers } from '../../services/lifecycle.js';
+
+export async function transferRoutes(app: App, ctx: Ctx): Promise<void> {
+  const tags = { tags: ['transfers'] };
+
+  app.post('/transfer', { schema: { ...tags, body: s.transferBody } }, async (req, reply) => {
+    return reply.code(201).send(ok(await createTransfer(ctx, req.appUid, req.body, req.idempotency)));
+  });
+
+  app.get('/transfer/:uid', { schema: { ...tags, params: s.uidParam } }, async (req) => {
+    return ok(await getTransfer(ctx, req.appUid, uidOr404(req.params.uid, 'Transfer')));
+  });
+
+  app.get('/transfer', { schema: { ...tags, querystring: s.userListQuery } }, async (req, reply) => {
+    const { user_uid, ...page } = req.query;
+    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    return ok(sendPage(req, reply, ctx.config.publicUrl, await listTransfers(ctx, req.appUid, user_uid, page)));
+  });
+}
