@@ -8,11 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pino from 'pino';
 import { openStore, type Store } from '../src/store/db.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { pruneOnce } from '../src/services/retention.js';
-import type { Ctx } from '../src/services/context.js';
+import { JobQueue } from '../src/jobs/queue.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
 import { dbsFromArgs, emit, launchService, load, prepareServiceEnv, readDemo, waitDeployed, type ServiceEnv } from './lib.js';
 
@@ -148,7 +147,7 @@ for (const db of dbsFromArgs()) {
 
     // Retention over the loaded history (60 days old): sizes before and after.
     const before = await tableSizes(store);
-    const ctx = { db: store.db, dialect: store.dialect, log: pino({ level: 'silent' }) } as unknown as Ctx;
+    const ctx = { db: store.db, queue: new JobQueue(store.db, store.dialect) };
     const r0 = performance.now();
     const pruned = await pruneOnce(ctx, 30);
     const retentionSeconds = (performance.now() - r0) / 1000;

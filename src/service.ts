@@ -19,7 +19,8 @@ import { startEmbeddedChain, type EmbeddedChain } from './chain/anvil.js';
 import { SecretBox } from './util/secretbox.js';
 import { preparePrivateDir } from './util/private-dir.js';
 import { prettyDestination } from './util/log-format.js';
-import type { Ctx } from './services/context.js';
+import type { ChainCtx, Ctx } from './services/context.js';
+import type { ChainSender } from './chain/sender.js';
 import { walletJobHandler } from './services/wallets.js';
 import { CHAIN_JOB_KINDS, kindOn } from './jobs/kinds.js';
 import type { ChainIndexer } from './services/indexer.js';
@@ -109,7 +110,16 @@ function bindError(err: NodeJS.ErrnoException, host: string, port: number): Erro
 }
 
 /** Opens the store with migrations applied, and the secrets: enough for the CLI. */
-export async function openCore(config: Config, log: Logger): Promise<{ store: Store; box: SecretBox; keys: KeyRing; queue: JobQueue; homeChainId: number }> {
+/** What `openCore` opens: the migrated store, the secrets and the queue. */
+export interface Core {
+  store: Store;
+  box: SecretBox;
+  keys: KeyRing;
+  queue: JobQueue;
+  homeChainId: number;
+}
+
+export async function openCore(config: Config, log: Logger): Promise<Core> {
   preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
@@ -138,6 +148,30 @@ export async function openCore(config: Config, log: Logger): Promise<{ store: St
   // Recorded by the migrations (migration 012) for every database.
   const home = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
   return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value) };
+}
+
+/** The parts a context is built from: the store and secrets of `openCore`, and what the process adds. */
+export interface ContextParts {
+  config: Config;
+  log: Logger;
+  core: Pick<Core, 'store' | 'queue' | 'box' | 'keys'> & { homeChainId?: number };
+  sender?: ChainSender;
+}
+
+/** The one way a context is built (the service, the CLI, tests): what every use case needs. */
+export function buildContext({ config, log, core, sender }: ContextParts): Ctx {
+  return {
+    config,
+    db: core.store.db,
+    dialect: core.store.dialect,
+    queue: core.queue,
+    box: core.box,
+    log,
+    keys: core.keys,
+    homeChainId: core.homeChainId,
+    groupCommit: core.store.groupCommit,
+    ...(sender ? { sender, chains: new Map<number, ChainCtx>() } : {}),
+  };
 }
 
 export interface StartOptions {
@@ -212,7 +246,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const primary = runtimes[0];
 
     // The shared context: the default chain's sender (for what has no chain of its own), every chain's context by id.
-    const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, sender: primary.sender, groupCommit: core.store.groupCommit, homeChainId, chains: new Map() };
+    const ctx = buildContext({ config, log, core: { ...core, homeChainId }, sender: primary.sender });
     const works = runtimes.map((rt) => startChainWork(ctx, rt, config.runWorkers));
     works.forEach((w, i) => ctx.chains!.set(runtimes[i].spec.id, w.ctx));
     cleanups.push(async () => {
@@ -221,7 +255,6 @@ export async function startService(config: Config, log: Logger = createLogger(co
     cleanups.push(async () => {
       for (const rt of runtimes) await rt.stop();
     });
-    primary.onForwarder((f) => void (ctx.forwarder = f));
 
     // Bringing the chains up. The embedded chain is ours: it must come up, as before. An external chain
     // that is down or unfunded does not hold the start back: it comes up in the background, and /health

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pino from 'pino';
 import { loadConfig, ConfigError, type Config } from '../config.js';
-import { openCore } from '../service.js';
+import { buildContext, openCore } from '../service.js';
 import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps.js';
 import { rotateApiSecret } from '../services/api-keys.js';
@@ -43,7 +43,7 @@ async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>): Promi
   const config = loadConfig();
   const log = cliLogger();
   const core = await openCore(config, log);
-  const ctx: Ctx = { config, db: core.store.db, dialect: core.store.dialect, queue: core.queue, box: core.box, log, keys: core.keys, homeChainId: core.homeChainId };
+  const ctx = buildContext({ config, log, core });
   try {
     print(await fn(ctx, config));
   } finally {

@@ -43,7 +43,7 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
     registers: [registry],
     async collect() {
       // Every chain's (each sender counts its own chain's).
-      const senders = ctx.chains?.size ? [...ctx.chains.values()].map((c) => c.sender!) : ctx.sender ? [ctx.sender] : [];
+      const senders = ctx.chains?.size ? [...ctx.chains.values()].map((c) => c.sender) : ctx.sender ? [ctx.sender] : [];
       if (senders.length) this.set((await Promise.all(senders.map((x) => x.pendingCount()))).reduce((x, y) => x + y, 0));
     },
   });

@@ -3,7 +3,7 @@
 import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
-import type { Ctx } from './context.js';
+import type { ChainCtx, Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { precompiled, type DbOrTx, type Tx } from '../store/db.js';
@@ -81,8 +81,8 @@ const MAX_TX_GAS = 16_000_000;
  * fixed count), each recorded with its assets and jobs in one transaction of three statements, then all
  * broadcast. Relayers take the transactions in turn, so several are in flight at once.
  */
-export function mintJobHandler(ctx: Ctx): JobHandler<typeof MINT_JOB> {
-  const sender = ctx.sender!;
+export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
+  const sender = ctx.sender;
   const perTx = ctx.config.mintBatchSize;
   return {
     kind: MINT_JOB,
@@ -202,9 +202,9 @@ export function mintedTokenIds(receipt: TransactionReceipt, contract: string): S
  * What the chain does not have is queued for minting again with the same token id. The minted ones
  * are marked, with their events, in one statement each.
  */
-export function mintOutcome(ctx: Ctx): OutcomeHandler<typeof MINT_TX> {
+export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
   const { abi } = artifact('MintworksCollection');
-  const client = ctx.sender!.client;
+  const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     const mintedHere = receipt ? mintedTokenIds(receipt, p.contract) : new Set<number>();
     const exists = new Map<number, boolean>();

@@ -3,7 +3,7 @@
 // of their own, and its indexer. Started when the chain is first ready; while it is not ready (down,
 // or out of funds) its jobs are put back without spending attempts, and the other chains go on.
 import os from 'node:os';
-import type { Ctx } from './context.js';
+import type { ChainCtx, Ctx } from './context.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { WorkerPool } from '../jobs/worker.js';
@@ -24,7 +24,7 @@ const NOT_READY_DELAY_MS = 2000;
 const READY_MAX_AGE_MS = 1000;
 
 /** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
-export function chainContext(shared: Ctx, rt: ChainRuntime): Ctx {
+export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
   const spec = rt.spec;
   return {
     ...shared,
@@ -32,7 +32,11 @@ export function chainContext(shared: Ctx, rt: ChainRuntime): Ctx {
     queue: queueOn(shared, spec.id),
     chain: spec,
     sender: rt.sender,
-    forwarder: rt.forwarder ?? undefined,
+    // Read from the runtime, which learns it once (deployed or found): the context is never mutated.
+    get forwarder() {
+      if (!rt.forwarder) throw new Error(`the forwarder of chain ${spec.id} is not known yet`);
+      return rt.forwarder;
+    },
   };
 }
 
@@ -51,8 +55,8 @@ function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
 }
 
 export interface ChainWork {
-  /** The chain's context (its forwarder is set once known). */
-  ctx: Ctx;
+  /** The chain's own context. */
+  ctx: ChainCtx;
   indexer: ChainIndexer | null;
   stop(): Promise<void>;
 }
@@ -72,10 +76,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
       await work.indexer?.stop();
     },
   };
-  rt.onForwarder((f) => {
-    ctx.forwarder = f;
-    rt.sender.useOutcomes(outcomeHandlers(ctx));
-  });
+  rt.onForwarder(() => rt.sender.useOutcomes(outcomeHandlers(ctx)));
   if (!runWorkers) return work;
   let stopped = false;
   const stop = work.stop;

@@ -1,6 +1,6 @@
 // Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
 import { encodeDeployData } from 'viem';
-import type { Ctx } from './context.js';
+import type { ChainCtx, Ctx } from './context.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { artifact } from '../chain/artifacts.js';
 import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../chain/outcomes.js';
@@ -70,7 +70,7 @@ export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
   return `${ctx.config.publicUrl}/metadata/${collectionUid}/`;
 }
 
-export function deployJobHandler(ctx: Ctx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {
+export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {
   const { abi, bytecode } = artifact('MintworksCollection');
   return contractDeployJob(ctx, {
     jobKind: COLLECTION_DEPLOY_JOB,
@@ -78,12 +78,12 @@ export function deployJobHandler(ctx: Ctx): JobHandler<typeof COLLECTION_DEPLOY_
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection: mints and edits go out from whichever is next.
     deployData: (c) =>
-      encodeDeployData({ abi, bytecode, args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder!, ctx.sender!.relayers.map((r) => r.address)] }),
+      encodeDeployData({ abi, bytecode, args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.relayers.map((r) => r.address)] }),
     payload: (c) => ({ collection_uid: c.uid }),
   });
 }
 
 /** Outcome of a deployment: the collection is deployed, or the deployment is tried again. */
-export function deployOutcome(ctx: Ctx): OutcomeHandler<typeof COLLECTION_DEPLOY_TX> {
+export function deployOutcome(ctx: ChainCtx): OutcomeHandler<typeof COLLECTION_DEPLOY_TX> {
   return contractDeployOutcome(ctx, { jobKind: COLLECTION_DEPLOY_JOB, table: 'collections' });
 }

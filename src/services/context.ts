@@ -7,7 +7,11 @@ import type { ChainSender } from '../chain/sender.js';
 import type { ChainSpec } from '../chain/chains.js';
 import type { SecretBox } from '../util/secretbox.js';
 
-/** Everything a use case needs, built once by the composition root (main.ts). */
+/**
+ * What every use case needs: settings, database, queue, keys, log. Built by `buildContext`, in the
+ * service and in the CLI alike. A process that talks to chains also carries each chain's own context
+ * (`chains`) and, for what has no chain of its own (health, the explorer), the default chain's sender.
+ */
 export interface Ctx {
   config: Config;
   db: Db;
@@ -21,17 +25,22 @@ export interface Ctx {
    * plain kinds (src/chain/chains.ts chainKind). Defaults to the configured default chain.
    */
   homeChainId?: number;
-  /**
-   * Set in a chain's own context (one per chain, built by src/chain/runtime.ts): the chain whose
-   * sender, forwarder and settings (`config.chainId`, `config.confirmations`…) this context carries.
-   * Absent in the shared context, where `sender` is the default chain's (or absent in the CLI).
-   */
-  chain?: ChainSpec;
-  /** Absent in processes that do not talk to the chain (e.g. some CLI commands). */
+  /** The default chain's sender, in processes that talk to chains. */
   sender?: ChainSender;
-  forwarder?: `0x${string}`;
-  /** Every chain's context by chain id (processes that talk to chains). */
-  chains?: Map<number, Ctx>;
+  /** Every chain's own context by chain id (processes that talk to chains). */
+  chains?: Map<number, ChainCtx>;
   /** The store's group commit for high-volume creates; a plain transaction when absent. */
   groupCommit?: GroupCommit;
+}
+
+/**
+ * One chain's own context (src/services/chain-work.ts): its sender, forwarder and settings
+ * (`config.chainId`, `config.confirmations`…), and a queue whose job kinds are that chain's. What the
+ * chain's job handlers, outcome effects and indexer are given.
+ */
+export interface ChainCtx extends Ctx {
+  chain: ChainSpec;
+  sender: ChainSender;
+  /** The chain's ERC-2771 forwarder. Known before any handler of the chain runs; reading it earlier throws. */
+  readonly forwarder: `0x${string}`;
 }

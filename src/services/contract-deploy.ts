@@ -2,7 +2,7 @@
 // and recorded with the job's completion, broadcast after the commit; its outcome marks the record
 // deployed (with the address from the receipt) or queues the deployment again.
 import { getAddress, type Address, type Hex } from 'viem';
-import type { Ctx } from './context.js';
+import type { ChainCtx, Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../jobs/kinds.js';
@@ -21,8 +21,8 @@ export interface DeploySpec<R extends { uid: string; status: string }, J extends
   payload(record: R): OutcomePayloads[T];
 }
 
-export function contractDeployJob<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind>(ctx: Ctx, spec: DeploySpec<R, J, T>): JobHandler<J> {
-  const sender = ctx.sender!;
+export function contractDeployJob<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind>(ctx: ChainCtx, spec: DeploySpec<R, J, T>): JobHandler<J> {
+  const sender = ctx.sender;
   return {
     kind: spec.jobKind,
     batchSize: 10,
@@ -57,7 +57,7 @@ export interface DeployOutcomeSpec {
 }
 
 /** The record is deployed (with the address from the receipt), or its deployment is queued again. */
-export function contractDeployOutcome<T extends DeployTxKind>(ctx: Ctx, spec: DeployOutcomeSpec): OutcomeHandler<T> {
+export function contractDeployOutcome<T extends DeployTxKind>(ctx: ChainCtx, spec: DeployOutcomeSpec): OutcomeHandler<T> {
   return async ({ row, ok, reason }) => async (tx) => {
     if (ok && row.contract_address) {
       await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();

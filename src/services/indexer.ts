@@ -6,7 +6,7 @@
 // a log that disagrees with the database is settled by the token's current owner on chain, so reading a
 // range again (or a log late) never moves an asset back to a past owner.
 import { getAddress, parseAbiItem, type Address, type Hex } from 'viem';
-import type { Ctx } from './context.js';
+import type { ChainCtx } from './context.js';
 import { emitEvent } from './events.js';
 import { getAsset } from './assets.js';
 import { NO_ACTIONS } from './asset-create.js';
@@ -30,8 +30,8 @@ export class ChainIndexer {
   private readonly chainId: number;
 
   /** `ctx`: the chain's own context (its sender's client, its confirmations). */
-  constructor(private readonly ctx: Ctx, private readonly intervalMs = 1000) {
-    this.chainId = ctx.sender!.chainId;
+  constructor(private readonly ctx: ChainCtx, private readonly intervalMs = 1000) {
+    this.chainId = ctx.sender.chainId;
     this.cursorName = chainKind(CURSOR, this.chainId, ctx.homeChainId ?? this.chainId);
   }
 
@@ -68,7 +68,7 @@ export class ChainIndexer {
 
   /** Processes one range of blocks. Returns true when more ranges are waiting. */
   async step(): Promise<boolean> {
-    const client = this.ctx.sender!.client;
+    const client = this.ctx.sender.client;
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
     const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
     if (head < 0n) return false;
@@ -154,7 +154,7 @@ export class ChainIndexer {
     // Our own mints, transfers and burns in flight are applied by their own outcome handlers.
     if (known && (known.mint_status !== 'minted' || known.is_transferring || known.is_burning)) return;
     if (known && (known.is_burned ? BigInt(toAddr) === 0n : known.owner_address === toAddr)) return;
-    const current = await ctx.sender!.client
+    const current = await ctx.sender.client
       .readContract({ address: c.contract_address as Address, abi: ownerOfAbi, functionName: 'ownerOf', args: [tokenId] })
       .then((o) => o.toLowerCase(), () => null); // reverts for a burned (or never minted) token
     await ctx.db.transaction().execute(async (tx) => {

@@ -2,7 +2,7 @@
 // (OutcomeHandlers, src/chain/outcomes.ts) requires a handler for each kind declared there, so a kind
 // added without one does not compile. Built per chain once its forwarder is known (the relayed kinds
 // need it).
-import type { Ctx } from './context.js';
+import type { ChainCtx, Ctx } from './context.js';
 import { forwarderDeployed, type OutcomeHandlers } from '../chain/outcomes.js';
 import { deployOutcome } from './collections.js';
 import { mintOutcome } from './assets.js';
@@ -13,7 +13,7 @@ import { allocationOutcome } from './rewards/allocations.js';
 import { claimTxOutcome } from './rewards/claims.js';
 import { withdrawOutcome } from './rewards/withdraw.js';
 
-export function outcomeHandlers(ctx: Ctx): OutcomeHandlers {
+export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {
     'forwarder.deploy': forwarderDeployed,
     'collection.deploy': deployOutcome(ctx),

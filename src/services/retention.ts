@@ -26,7 +26,7 @@ export interface Pruned {
 }
 
 /** Prunes everything older than `days` days before `now`. */
-export async function pruneOnce(ctx: Ctx, days: number, now = Date.now()): Promise<Pruned> {
+export async function pruneOnce(ctx: Pick<Ctx, 'db' | 'queue'>, days: number, now = Date.now()): Promise<Pruned> {
   const cutoff = now - days * DAY_MS;
   const out: Pruned = { events: 0, webhook_deliveries: 0, webhook_attempts: 0, jobs: 0, chain_tx_raw: 0 };
   const db = ctx.db;

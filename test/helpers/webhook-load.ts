@@ -2,17 +2,13 @@
 // one path per App (each can answer 200, answer 500 or hang), the real dispatcher and HTTP sender on a
 // real database (SQLite in a temp dir or a fresh PostgreSQL database), events queued as emitEvent
 // writes them.
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
-import { JobQueue } from '../../src/jobs/queue.js';
-import { SecretBox } from '../../src/util/secretbox.js';
-import type { KeyRing } from '../../src/chain/keys.js';
+import type { Store } from '../../src/store/db.js';
+import { buildContext, openCore } from '../../src/service.js';
 import type { Ctx } from '../../src/services/context.js';
 import { createApp } from '../../src/services/apps.js';
 import { emitEvent } from '../../src/services/events.js';
@@ -88,18 +84,10 @@ export async function webhookContext(db: 'sqlite' | 'postgres'): Promise<{ ctx: 
   const dataDir = tempDir('mintworks-webhooks-');
   const pgdb = db === 'postgres' ? await freshPostgres() : null;
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) });
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir });
-  await migrateToLatest(store);
-  const ctx: Ctx = {
-    config,
-    db: store.db,
-    dialect: store.dialect,
-    queue: new JobQueue(store.db, store.dialect),
-    box: new SecretBox(randomBytes(32).toString('hex')),
-    log: pino({ level: 'silent' }),
-    keys: null as unknown as KeyRing,
-    groupCommit: store.groupCommit,
-  };
+  const log = pino({ level: 'silent' });
+  const core = await openCore(config, log); // migrated store, master key and wallet seed, as the service opens them
+  const ctx = buildContext({ config, log, core });
+  const store = core.store;
   return {
     ctx,
     store,

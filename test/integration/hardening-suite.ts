@@ -557,7 +557,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
               ['200000000005', null, null],
             ],
           );
-          const ctx = { db: d, config: t.svc.ctx.config } as Ctx;
+          const ctx: Ctx = { ...t.svc.ctx, db: d };
           // an exact spelling finds its own user; any other spelling the oldest
           assert.equal((await findUser(ctx, '100000000001', 'email', 'bob@example.com'))!.uid, '200000000002');
           assert.equal((await findUser(ctx, '100000000001', 'email', 'BOB@EXAMPLE.COM'))!.uid, '200000000003');

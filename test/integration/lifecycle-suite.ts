@@ -237,7 +237,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       // believes the user owns it.
       await t.svc.indexer!.stop();
       const { signForwardRequest, encodeForwardBatch } = await import('../../src/chain/forward.js');
-      const forwarder = t.svc.ctx.forwarder!;
+      const forwarder = t.svc.ctx.chains!.get(31337)!.forwarder;
       const userKey = t.svc.ctx.keys.user(u.uid);
       const fwdAbi = parseAbi(['function nonces(address) view returns (uint256)']);
       const nonce = await rpc().readContract({ address: forwarder, abi: fwdAbi, functionName: 'nonces', args: [userKey.address] });

@@ -2,7 +2,7 @@
 // The edit waits on the asset row (`pending_edit`) while an operator call emits ERC-4906 MetadataUpdate
 // (and sets the new CID of a production App's document); it applies once that is mined.
 import { encodeFunctionData, type Address } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { DbOrTx } from '../../store/db.js';
 import { isUniqueViolation } from '../../store/db.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -94,8 +94,8 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
   return null;
 }
 
-export function editJobHandler(ctx: Ctx): JobHandler<typeof EDIT_JOB> {
-  const sender = ctx.sender!;
+export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
+  const sender = ctx.sender;
   const abi = artifact('MintworksCollection').abi;
   return {
     kind: EDIT_JOB,
@@ -148,7 +148,7 @@ export function editJobHandler(ctx: Ctx): JobHandler<typeof EDIT_JOB> {
   };
 }
 
-export function editOutcome(ctx: Ctx): OutcomeHandler<typeof EDIT_TX> {
+export function editOutcome(ctx: ChainCtx): OutcomeHandler<typeof EDIT_TX> {
   return async ({ row, ok, reason }) => async (tx) => {
     const uid = row.ref;
     const a = await tx.selectFrom('assets').selectAll().where('uid', '=', uid).executeTakeFirst();

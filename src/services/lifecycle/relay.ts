@@ -2,7 +2,7 @@
 // forward request and relayed in a batch (users hold no gas); per request the batch's outcome is done,
 // cancelled (executed but reverted, or out of attempts) or signed and sent again.
 import { encodeFunctionData, getAddress, type Address, type Hex } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { Tx } from '../../store/db.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -16,11 +16,11 @@ import { finishBurn } from './burn.js';
 import { MAX_ROUNDS } from './shared.js';
 
 /** Signs each pending transfer/burn with its owner's key and relays them, one batch per relayer. */
-export function forwardJobHandler(ctx: Ctx): JobHandler<typeof FORWARD_JOB> {
-  const sender = ctx.sender!;
+export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB> {
+  const sender = ctx.sender;
   const collectionAbi = artifact('MintworksCollection').abi;
   const forwarderAbi = artifact('MintworksForwarder').abi;
-  const forwarder = ctx.forwarder!;
+  const forwarder = ctx.forwarder;
   type Prepared = { job: Job<typeof FORWARD_JOB>; item: Omit<ForwardItem, 'signer' | 'nonce'>; userUid: string; to: Address; data: Hex };
   return {
     kind: FORWARD_JOB,
@@ -80,9 +80,9 @@ export function forwardJobHandler(ctx: Ctx): JobHandler<typeof FORWARD_JOB> {
 }
 
 /** Applies a relayed batch: per request, executed (done), executed but failed (cancelled), or not executed (retried). */
-export function forwardOutcome(ctx: Ctx): OutcomeHandler<typeof FORWARD_TX> {
-  const client = ctx.sender!.client;
-  const forwarder = ctx.forwarder!;
+export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX> {
+  const client = ctx.sender.client;
+  const forwarder = ctx.forwarder;
   const forwarderAbi = artifact('MintworksForwarder').abi;
   return async ({ payload: { items }, receipt, reason }) => {
     const results = receipt ? forwardResults(receipt, forwarder) : new Map<string, boolean>();
@@ -101,7 +101,7 @@ export function forwardOutcome(ctx: Ctx): OutcomeHandler<typeof FORWARD_TX> {
         else if (it.round >= MAX_ROUNDS) await cancelAction(ctx, tx, it, `the ${it.action} could not be executed on chain after ${MAX_ROUNDS} attempts: ${reason ?? 'request skipped'}`);
         else {
           // Not executed (nonce mismatch after a rewind, or the whole transaction failed): re-sign from the chain's nonce.
-          await resyncForwarderNonce(tx, ctx.sender!.chainId, it.signer as Address, chainNonces.get(it.signer)!);
+          await resyncForwarderNonce(tx, ctx.sender.chainId, it.signer as Address, chainNonces.get(it.signer)!);
           await ctx.queue.enqueue(tx, { kind: FORWARD_JOB, ref: it.uid, payload: { action: it.action, round: it.round + 1 } });
           retried = true;
         }

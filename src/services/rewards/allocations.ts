@@ -1,6 +1,6 @@
 // Allocations on chain: queued allocations of a reward go out together in one allocateBatch.
 import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, CLAIM_JOB } from '../../jobs/kinds.js';
@@ -23,8 +23,8 @@ export const allocationGas = (n: number): bigint => BigInt(80_000 + 80_000 * n);
  * Writes pending allocations on chain, many per transaction (allocateBatch) when many are queued for
  * one reward. Allocations of a reward still deploying wait for the deployment, which wakes them.
  */
-export function allocationJobHandler(ctx: Ctx): JobHandler<typeof ALLOCATE_JOB> {
-  const sender = ctx.sender!;
+export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_JOB> {
+  const sender = ctx.sender;
   const { abi } = artifact('MintworksRewards');
   return {
     kind: ALLOCATE_JOB,
@@ -103,9 +103,9 @@ export function allocationJobHandler(ctx: Ctx): JobHandler<typeof ALLOCATE_JOB> 
  * rewind). Otherwise it is sent again (alone), and after MAX_ALLOCATION_ROUNDS it fails with the
  * contract's reason, giving its amount back to the budget.
  */
-export function allocationOutcome(ctx: Ctx): OutcomeHandler<typeof ALLOCATE_TX> {
+export function allocationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ALLOCATE_TX> {
   const { abi } = artifact('MintworksRewards');
-  const client = ctx.sender!.client;
+  const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     const contract = p.contract as Address;
     const seen = new Set<string>();
@@ -123,7 +123,7 @@ export function allocationOutcome(ctx: Ctx): OutcomeHandler<typeof ALLOCATE_TX> 
       if (!ok && (p.rounds[item.uid] ?? 1) >= MAX_ALLOCATION_ROUNDS) {
         // About to give up: ask the contract why, by simulating the call alone.
         const errorName = await client
-          .simulateContract({ address: contract, abi, functionName: 'allocate', args: [getAddress(item.to), BigInt(item.amount), item.ref], account: ctx.sender!.relayers[0].address })
+          .simulateContract({ address: contract, abi, functionName: 'allocate', args: [getAddress(item.to), BigInt(item.amount), item.ref], account: ctx.sender.relayers[0].address })
           .then(() => null)
           .catch((err: unknown) => revertName(err));
         reasons.set(item.uid, allocationFailureReason(errorName));

@@ -1,6 +1,6 @@
 // Claims on chain: the user's own forwarded claim(to, ref), relayed; the amount is what the contract paid.
 import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
@@ -22,8 +22,8 @@ import { MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, cl
  * decides from the facts (domain/rewards.ts nextClaimStep) and either completes a zero claim at once,
  * waits, or signs the user's forwarded claim(to, ref) and hands it to the user's relayer.
  */
-export function claimJobHandler(ctx: Ctx): JobHandler<typeof CLAIM_JOB> {
-  const sender = ctx.sender!;
+export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
+  const sender = ctx.sender;
   const rewardsAbi = artifact('MintworksRewards').abi;
   const forwarderAbi = artifact('MintworksForwarder').abi;
   return {
@@ -82,7 +82,7 @@ export function claimJobHandler(ctx: Ctx): JobHandler<typeof CLAIM_JOB> {
               const account = ctx.keys.user(user.uid);
               const address = account.address.toLowerCase();
               if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
-              const forwarder = ctx.forwarder!;
+              const forwarder = ctx.forwarder;
               const nonce = await allocateForwarderNonce(tx, sender.chainId, account.address, () =>
                 sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
               );
@@ -147,10 +147,10 @@ async function finishClaim(ctx: Ctx, tx: Tx, c: ClaimRow, end: { amount: bigint;
  * amount is what the claim took. Without it the request was not executed (wrong nonce, expired,
  * reverted, dropped) or its call failed: it is signed and sent again, a few times.
  */
-export function claimTxOutcome(ctx: Ctx): OutcomeHandler<typeof CLAIM_TX> {
+export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
   const rewardsAbi = artifact('MintworksRewards').abi;
   const forwarderAbi = artifact('MintworksForwarder').abi;
-  const client = ctx.sender!.client;
+  const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     let claimedOnChain: bigint | null = null;
     let executed: boolean | null = null;
@@ -178,7 +178,7 @@ export function claimTxOutcome(ctx: Ctx): OutcomeHandler<typeof CLAIM_TX> {
       else if (step.do === 'fail') await finishClaim(ctx, tx, c, { reason: step.reason });
       else {
         // Retry: keep the claim slot (the claims waiting behind it keep waiting), sign again.
-        if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, ctx.sender!.chainId, p.user_address as Address, chainNonce);
+        if (step.resyncNonce && chainNonce !== null) await resyncForwarderNonce(tx, ctx.sender.chainId, p.user_address as Address, chainNonce);
         await tx.updateTable('claims').set({ tx_id: null, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
         await ctx.queue.enqueue(tx, { kind: CLAIM_JOB, ref: c.uid, groupKey: claimGroup(c.reward_uid, c.from_user_uid), runAt: Date.now() + 1000 });
         ctx.log.warn({ claim: c.uid, tx: row.id, executed, reason }, 'claim not executed on chain, signing it again');

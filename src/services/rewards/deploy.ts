@@ -1,6 +1,6 @@
 // Deployment of a reward's MintworksRewards contract, as a job, and its outcome.
 import { encodeDeployData, getAddress } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -8,7 +8,7 @@ import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { contractDeployJob, contractDeployOutcome } from '../contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
 
-export function rewardDeployJobHandler(ctx: Ctx): JobHandler<typeof REWARD_DEPLOY_JOB> {
+export function rewardDeployJobHandler(ctx: ChainCtx): JobHandler<typeof REWARD_DEPLOY_JOB> {
   const { abi, bytecode } = artifact('MintworksRewards');
   return contractDeployJob(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
@@ -19,13 +19,13 @@ export function rewardDeployJobHandler(ctx: Ctx): JobHandler<typeof REWARD_DEPLO
       encodeDeployData({
         abi,
         bytecode,
-        args: [r.token_name, r.token_symbol, unitsFromDb(r.supply), getAddress(r.withdraw_receiver), ctx.forwarder!, ctx.sender!.relayers.map((x) => x.address)],
+        args: [r.token_name, r.token_symbol, unitsFromDb(r.supply), getAddress(r.withdraw_receiver), ctx.forwarder, ctx.sender.relayers.map((x) => x.address)],
       }),
     payload: (r) => ({ reward_uid: r.uid }),
   });
 }
 
-export function rewardDeployOutcome(ctx: Ctx): OutcomeHandler<typeof REWARD_DEPLOY_TX> {
+export function rewardDeployOutcome(ctx: ChainCtx): OutcomeHandler<typeof REWARD_DEPLOY_TX> {
   return contractDeployOutcome(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
     table: 'rewards',

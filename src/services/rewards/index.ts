@@ -8,7 +8,7 @@
 //     requests can neither oversubscribe the pool nor lose an update;
 //   - what a claim paid is what the contract's Claimed event says; the ledger records exactly that.
 // The pure rules (balance arithmetic, claim and allocation state machines) are in domain/rewards.ts.
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { rewardDeployJobHandler } from './deploy.js';
 import { allocationJobHandler } from './allocations.js';
@@ -20,6 +20,6 @@ export * from './requests.js';
 // ===================================================================================== composition
 
 /** The reward job handlers, for a chain's worker pool (chain-work.ts); their outcomes are in outcome-handlers.ts. */
-export function rewardJobHandlers(ctx: Ctx): JobHandler[] {
+export function rewardJobHandlers(ctx: ChainCtx): JobHandler[] {
   return [rewardDeployJobHandler(ctx), allocationJobHandler(ctx), claimJobHandler(ctx), withdrawJobHandler(ctx)];
 }

@@ -1,6 +1,6 @@
 // Withdrawal of what a reward still holds to its withdraw_receiver, after what was accepted before it.
 import { encodeFunctionData, parseEventLogs, type Address } from 'viem';
-import type { Ctx } from '../context.js';
+import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -13,8 +13,8 @@ import { lockReward } from './shared.js';
 
 // --------------------------------------------------------------------------------- withdraw job
 
-export function withdrawJobHandler(ctx: Ctx): JobHandler<typeof WITHDRAW_JOB> {
-  const sender = ctx.sender!;
+export function withdrawJobHandler(ctx: ChainCtx): JobHandler<typeof WITHDRAW_JOB> {
+  const sender = ctx.sender;
   const { abi } = artifact('MintworksRewards');
   return {
     kind: WITHDRAW_JOB,
@@ -55,9 +55,9 @@ export function withdrawJobHandler(ctx: Ctx): JobHandler<typeof WITHDRAW_JOB> {
   };
 }
 
-export function withdrawOutcome(ctx: Ctx): OutcomeHandler<typeof WITHDRAW_TX> {
+export function withdrawOutcome(ctx: ChainCtx): OutcomeHandler<typeof WITHDRAW_TX> {
   const { abi } = artifact('MintworksRewards');
-  const client = ctx.sender!.client;
+  const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     let amount: bigint | null = null;
     if (receipt?.status === 'success') {
