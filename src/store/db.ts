@@ -80,7 +80,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
   database.pragma('busy_timeout = 0');
   database.pragma('foreign_keys = ON');
   // Checkpoints (copying the WAL back into the database file, with two fsyncs) would run inside some
-  // request's commit every 1000 pages; a thread of its own does them instead.
+  // request's commit every 1000 pages; a checkpointer of their own does them instead (startCheckpointer).
   database.pragma('wal_autocheckpoint = 0');
   const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
   const wal = new WalSync(`${file}-wal`);
@@ -224,7 +224,7 @@ export function withStatementCache(database: SQLite.Database, max = 1000): Cache
   };
 }
 
-/** A statement cache that also tells whether a SQL text writes (for the flush after autocommit writes). */
+/** The statement cache the driver prepares through; its statements also say whether a SQL text writes (`readonly`). */
 export interface CachedStatements {
   prepare(text: string): SQLite.Statement;
   close(): void;
