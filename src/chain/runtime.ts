@@ -12,6 +12,7 @@ import { FORWARDER_DEPLOY_TX } from './outcomes.js';
 import { artifact } from './artifacts.js';
 import type { ChainSpec } from './chains.js';
 import { judgeChain, type AccountReading, type ChainVerdict } from '../domain/chain-funding.js';
+import { sleepUnlessWoken } from '../util/time.js';
 
 export interface ChainHealth {
   chain_id: number;
@@ -145,16 +146,7 @@ export class ChainRuntime {
           this.lastError = message;
           this.verdict = { ...this.verdict, ready: false, reason: err instanceof WrongChainError ? message : 'chain unreachable' };
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, this.verdict.ready ? 5000 : 1000);
-          const self = this;
-          function done() {
-            clearTimeout(timer);
-            self.wake = null;
-            resolve();
-          }
-          this.wake = done;
-        });
+        await sleepUnlessWoken(this.verdict.ready ? 5000 : 1000, (w) => (this.wake = w));
       }
     })();
   }

@@ -12,6 +12,7 @@ import type { HDAccount } from 'viem/accounts';
 import type { Db, Tx } from '../store/db.js';
 import type { KeyRing } from './keys.js';
 import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
+import { sleepUnlessWoken } from '../util/time.js';
 
 export type { ChainTxRow } from './outcomes.js';
 
@@ -240,16 +241,7 @@ export class ChainSender {
         if (message !== this.lastLoopError) this.log.error({ err: message }, 'chain tracker error');
         this.lastLoopError = message;
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, 250);
-        const self = this;
-        function done() {
-          clearTimeout(timer);
-          self.wake = null;
-          resolve();
-        }
-        this.wake = done;
-      });
+      await sleepUnlessWoken(250, (w) => (this.wake = w));
     }
   }
 

@@ -1,24 +1,14 @@
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Db, Dialect, GroupCommit } from '../store/db.js';
-import type { JobQueue } from '../jobs/queue.js';
+import type { InfraCtx } from '../infra-context.js';
 import type { KeyRing } from '../chain/keys.js';
 import type { ChainSender } from '../chain/sender.js';
 import type { ChainSpec } from '../chain/chains.js';
-import type { SecretBox } from '../util/secretbox.js';
 
 /**
  * What every use case needs: settings, database, queue, keys, log. Built by `buildContext`, in the
  * service and in the CLI alike. A process that talks to chains also carries each chain's own context
  * (`chains`) and, for what has no chain of its own (health, the explorer), the default chain's sender.
  */
-export interface Ctx {
-  config: Config;
-  db: Db;
-  dialect: Dialect;
-  queue: JobQueue;
-  box: SecretBox;
-  log: Logger;
+export interface Ctx extends InfraCtx {
   keys: KeyRing;
   /**
    * The chain every record was on before there were several (recorded in `meta`): its jobs keep their
@@ -29,8 +19,6 @@ export interface Ctx {
   sender?: ChainSender;
   /** Every chain's own context by chain id (processes that talk to chains). */
   chains?: Map<number, ChainCtx>;
-  /** The store's group commit for high-volume creates; a plain transaction when absent. */
-  groupCommit?: GroupCommit;
 }
 
 /**

@@ -15,3 +15,19 @@ export function isoFromMicros(us: bigint): string {
 }
 
 export const nowIso = (): string => isoFromMicros(nowMicros());
+
+/**
+ * Waits `ms`, or less: `hold` receives a function that ends the wait early (a loop keeps it to be woken
+ * on new work or on stop), and `null` once the wait is over.
+ */
+export function sleepUnlessWoken(ms: number, hold: (wake: (() => void) | null) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      hold(null);
+      resolve();
+    }
+    hold(done);
+  });
+}
