@@ -1,8 +1,8 @@
 // Isolation under load, with the real dispatcher, HTTP sender and database: seven Apps with fast
 // endpoints keep at least 90 % of their delivery throughput when an eighth App's endpoint hangs or
-// answers 500 to everything. Throughput is timing, and CI machines are shared: each shape is measured
-// in five interleaved rounds and its best run counts (the claim is about capacity, not about a noisy
-// neighbour).
+// answers 500 to everything. Throughput is timing, and CI machines are shared: the three shapes are
+// measured back to back in each of five rounds, and the round where a shape kept the most of that
+// round's alone throughput counts (the claim is about capacity, not about a noisy neighbour).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appsWithWebhooks, deliverAll, LoadReceiver, queueEvents, webhookContext } from '../helpers/webhook-load.js';
@@ -38,16 +38,18 @@ for (const db of ['sqlite', 'postgres'] as const) {
     }
 
     it('seven fast Apps keep ≥ 90 % of their throughput beside a hanging endpoint and beside a failing one', async () => {
-      // Interleaved rounds, so that a slow phase of the machine weighs on every shape alike.
-      let [alone, besideHanging, besideFailing] = [0, 0, 0];
-      for (let round = 0; round < 5; round++) {
-        alone = Math.max(alone, await measure());
-        besideHanging = Math.max(besideHanging, await measure('hang'));
-        besideFailing = Math.max(besideFailing, await measure('fail'));
+      // Interleaved rounds; each round's shapes are measured back to back and compared with each other,
+      // so that a slow phase of the machine weighs on both sides of a ratio alike.
+      const rounds: { alone: number; hang: number; fail: number }[] = [];
+      for (let round = 0; round <= 5; round++) {
+        const r = { alone: await measure(), hang: await measure('hang'), fail: await measure('fail') };
+        if (round > 0) rounds.push(r); // the first round warms up (its first shape runs cold) and does not count
       }
-      process.stdout.write(`# ${db}: 7 Apps alone ${Math.round(alone)}/s, beside a hanging endpoint ${Math.round(besideHanging)}/s, beside a failing one ${Math.round(besideFailing)}/s\n`);
-      assert.ok(besideHanging >= 0.9 * alone, `beside a hanging endpoint: ${Math.round(besideHanging)}/s < 90 % of ${Math.round(alone)}/s`);
-      assert.ok(besideFailing >= 0.9 * alone, `beside a failing endpoint: ${Math.round(besideFailing)}/s < 90 % of ${Math.round(alone)}/s`);
+      const best = (shape: 'hang' | 'fail') => rounds.reduce((b, r) => (r[shape] / r.alone > b[shape] / b.alone ? r : b));
+      const [h, f] = [best('hang'), best('fail')];
+      process.stdout.write(`# ${db}: rounds (alone/hanging/failing per s) ${rounds.map((r) => `${Math.round(r.alone)}/${Math.round(r.hang)}/${Math.round(r.fail)}`).join(', ')}\n`);
+      assert.ok(h.hang >= 0.9 * h.alone, `beside a hanging endpoint: ${Math.round(h.hang)}/s < 90 % of ${Math.round(h.alone)}/s alone in the same round`);
+      assert.ok(f.fail >= 0.9 * f.alone, `beside a failing endpoint: ${Math.round(f.fail)}/s < 90 % of ${Math.round(f.alone)}/s alone in the same round`);
     });
   });
 }
