@@ -7,12 +7,13 @@
 // it is broadcast again, byte for byte, in nonce order (same nonce, same contract addresses).
 import type { Logger } from 'pino';
 import { sql } from 'kysely';
-import { keccak256, parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
+import { parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import type { Db, Tx } from '../store/db.js';
 import type { KeyRing } from './keys.js';
 import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
 import { sleepUnlessWoken } from '../util/time.js';
+import { signTransaction } from './signing.js';
 
 export type { ChainTxRow } from './outcomes.js';
 
@@ -120,7 +121,7 @@ export class ChainSender {
     const from = signer.address.toLowerCase();
     const nonce = await this.allocateNonce(tx, from);
     const fees = this.fees ?? (await this.refreshFees());
-    const raw = await signer.signTransaction({
+    const { raw, hash } = await signTransaction(signer, {
       type: 'eip1559',
       chainId: this.chainId,
       nonce,
@@ -142,7 +143,7 @@ export class ChainSender {
         ref: intent.ref,
         payload: JSON.stringify(intent.payload),
         raw,
-        hash: keccak256(raw),
+        hash,
         status: 'signed',
         handled: 0,
         created_at: t,
@@ -311,11 +312,11 @@ export class ChainSender {
     const raise = (v: bigint | undefined) => ((v ?? 0n) * 1125n) / 1000n + 1n;
     const maxFeePerGas = [raise(old.maxFeePerGas), fresh.maxFeePerGas].reduce((a, b) => (a > b ? a : b));
     const maxPriorityFeePerGas = [raise(old.maxPriorityFeePerGas), fresh.maxPriorityFeePerGas].reduce((a, b) => (a > b ? a : b));
-    const raw = await signer.signTransaction({ type: 'eip1559', chainId: this.chainId, nonce: row.nonce, to: old.to ?? undefined, data: old.data, gas: old.gas, value: 0n, maxFeePerGas, maxPriorityFeePerGas });
+    const { raw, hash } = await signTransaction(signer, { type: 'eip1559', chainId: this.chainId, nonce: row.nonce, to: old.to ?? undefined, data: old.data ?? '0x', gas: old.gas ?? 0n, value: 0n, maxFeePerGas, maxPriorityFeePerGas });
     const priors = [...(JSON.parse(row.prior_hashes) as string[]), row.hash];
     const replaced = await this.db
       .updateTable('chain_txs')
-      .set({ raw, hash: keccak256(raw), prior_hashes: JSON.stringify(priors), bumps: row.bumps + 1, updated_at: Date.now() })
+      .set({ raw, hash, prior_hashes: JSON.stringify(priors), bumps: row.bumps + 1, updated_at: Date.now() })
       .where('id', '=', row.id)
       .where('hash', '=', row.hash) // another worker may have replaced it already
       .returningAll()

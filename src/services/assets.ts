@@ -133,9 +133,12 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
           const calls = items.map((i, k) => ({ to: i.to as Address, tokenId: i.token_id, tokenUri: g.uris[from + k] }));
           const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, j.payload.round ?? 1]));
           const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
+          // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
+          const data = mintBatchCalldata(calls);
+          const gas = mintGasFor(calls);
           rows.push(
             await ctx.db.transaction().execute(async (tx) => {
-              const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data: mintBatchCalldata(calls), gas: mintGasFor(calls) });
+              const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas });
               // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
               await tx
                 .updateTable('assets')
@@ -213,10 +216,11 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
       const owner = await client.readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] }).catch(() => null);
       exists.set(item.token_id, owner !== null);
     }
+    const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
+    const unminted = await unmintedRows(ctx.db, onChain.map((i) => i.asset_uid));
     return async (tx) => {
       const retry: string[] = [];
-      const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
-      await markMinted(ctx, tx, onChain.map((i) => i.asset_uid), row.id);
+      await markMinted(ctx, tx, unminted, row.id);
       for (const item of p.items) {
         if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
         const round = (p.rounds[item.asset_uid] ?? 1) + 1;
@@ -242,18 +246,27 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
 }
 
 /**
- * Marks assets minted by transaction `txId`, with an `asset.minted` event each. Idempotent: an asset
- * already minted is skipped (outcomes are re-applied after a rewind).
+ * The rows of the assets not marked minted yet, read before the outcome's transaction: only the mint
+ * fields of an asset change while it is unminted (edits, transfers and burns need a minted asset), and
+ * markMinted sets those itself. The read, tens of ms for a batch of hundreds, stays out of the write
+ * transaction (and off SQLite's write lock).
  */
-async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<void> {
-  if (assetUids.length === 0) return;
-  const rows = await withCollection(tx).where('assets.uid', 'in', assetUids).where('assets.mint_status', '!=', 'minted').execute();
+function unmintedRows(db: DbOrTx, assetUids: string[]) {
+  if (assetUids.length === 0) return Promise.resolve([]);
+  return withCollection(db).where('assets.uid', 'in', assetUids).where('assets.mint_status', '!=', 'minted').execute();
+}
+
+/**
+ * Marks assets minted by transaction `txId`, with an `asset.minted` event each. Idempotent: an asset
+ * already minted is skipped (outcomes are re-applied after a rewind), by the statement itself, so a row
+ * read before the transaction that another worker has marked meanwhile gets no second event.
+ */
+async function markMinted(ctx: Ctx, tx: Tx, rows: Awaited<ReturnType<typeof unmintedRows>>, txId: number): Promise<void> {
   if (rows.length === 0) return;
   const t = nowIso();
-  const minted = rows.map((a) => ({ ...a, mint_status: 'minted' as const, mint_tx_id: txId, owner_user_uid: a.mint_for_user_uid, owner_address: a.mint_for_address, token_uri: onChainUri(a.pending_token_uri) ?? `${ctx.config.publicUrl}/metadata/${a.collection_uid}/${a.token_id}`, updated_at: t }));
   // One statement: the owner is the wallet the token was minted to; the URI the prepared document's
   // or else the collection's metadata route for the token id.
-  await tx
+  const marked = await tx
     .updateTable('assets')
     .set((eb) => ({
       mint_status: 'minted',
@@ -263,10 +276,15 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
       token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.config.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
       updated_at: t,
     }))
-    .where('uid', 'in', minted.map((a) => a.uid))
+    .where('uid', 'in', rows.map((a) => a.uid))
+    .where('mint_status', '!=', 'minted')
+    .returning(['uid', 'mint_for_address'])
     .execute();
+  const markedNow = new Map(marked.map((m) => [m.uid, m.mint_for_address]));
   const byApp = new Map<string, Record<string, unknown>[]>();
-  for (const a of minted) {
+  for (const r of rows) {
+    if (!markedNow.has(r.uid)) continue;
+    const a = { ...r, mint_status: 'minted' as const, mint_tx_id: txId, owner_user_uid: r.mint_for_user_uid, owner_address: markedNow.get(r.uid)!, token_uri: onChainUri(r.pending_token_uri) ?? `${ctx.config.publicUrl}/metadata/${r.collection_uid}/${r.token_id}`, updated_at: t };
     const list = byApp.get(a.app_uid) ?? [];
     list.push({ asset: assetView(a, { name: a.collection_name, contract_address: a.contract_address, chain_id: a.chain_id }, ctx.config) });
     byApp.set(a.app_uid, list);

@@ -1,0 +1,52 @@
+// The WebAssembly keccak and the signing built on it against viem's own, byte for byte.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { keccak256, recoverTransactionAddress, toHex, type Hex } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { keccakHex, serializeEip1559, signTransaction } from '../../src/chain/signing.js';
+
+const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
+
+test('keccakHex equals viem keccak256 for empty, short, block-boundary and large inputs', async () => {
+  for (const n of [0, 1, 31, 135, 136, 137, 272, 1000, 50_000]) {
+    const bytes = new Uint8Array(n).map((_, i) => (i * 7 + n) & 255);
+    const hex = toHex(bytes);
+    assert.equal(await keccakHex(hex), keccak256(hex), `length ${n}`);
+  }
+});
+
+test('concurrent hashes do not mix', async () => {
+  const inputs = Array.from({ length: 50 }, (_, i) => toHex(new Uint8Array(3000 + i).fill(i)));
+  const got = await Promise.all(inputs.map((h) => keccakHex(h)));
+  assert.deepEqual(got, inputs.map((h) => keccak256(h)));
+});
+
+test('signTransaction gives the raw bytes of viem signTransaction, its hash, and recovers to the signer', async () => {
+  const calldata = toHex(new Uint8Array(20_000).map((_, i) => i & 255));
+  for (const [nonce, data, to] of [
+    [0, '0x' as Hex, '0x00000000000000000000000000000000000000aa' as const],
+    [17, calldata, '0x5FbDB2315678afecb367f032d93F642f64180aa3' as const],
+    [1234, calldata, undefined],
+  ] as const) {
+    const tx = { type: 'eip1559', chainId: 31337, nonce, to, data, gas: 3_000_000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000n, value: 0n } as const;
+    const mine = await signTransaction(account, tx);
+    const viems = await account.signTransaction(tx);
+    assert.equal(mine.raw, viems);
+    assert.equal(mine.hash, keccak256(viems));
+    assert.equal(await recoverTransactionAddress({ serializedTransaction: mine.raw as never }), account.address);
+  }
+});
+
+test('serializeEip1559 equals viem serializeTransaction, signed and unsigned, across field sizes', async () => {
+  const { serializeTransaction } = await import('viem');
+  const sig = { r: '0x00f1c2' + 'ab'.repeat(29), s: '0x7f' + '01'.repeat(31), yParity: 1 } as const;
+  const sig0 = { r: '0x' + '11'.repeat(32), s: '0x0000' + '22'.repeat(30), yParity: 0 } as const;
+  for (const nonce of [0, 1, 127, 128, 255, 256, 65_536]) {
+    for (const data of ['0x', '0x01', '0x7f', '0x80', toHex(new Uint8Array(55).fill(9)), toHex(new Uint8Array(56).fill(9)), toHex(new Uint8Array(70_000).fill(3))] as Hex[]) {
+      const tx = { type: 'eip1559', chainId: 80002, nonce, to: nonce % 2 ? '0x5FbDB2315678afecb367f032d93F642f64180aa3' : undefined, data, gas: BigInt(nonce) * 1000n, maxFeePerGas: 10n ** 18n, maxPriorityFeePerGas: 0n, value: 0n } as const;
+      assert.equal(serializeEip1559(tx), serializeTransaction(tx));
+      assert.equal(serializeEip1559(tx, sig), serializeTransaction(tx, sig));
+      assert.equal(serializeEip1559(tx, sig0), serializeTransaction(tx, sig0));
+    }
+  }
+});
