@@ -173,8 +173,20 @@ export class ChainSender {
     return Number(row.next_nonce) - 1;
   }
 
-  /** Sends recorded transactions to the node. Errors are logged; the tracker retries. */
-  async broadcast(rows: ChainTxRow[]): Promise<void> {
+  /**
+   * Sends recorded transactions to the node. Errors are logged; the tracker retries. Broadcasts run one
+   * after another, each in nonce order, so a caller that does not wait for its own (the mint handler:
+   * the node takes ms per batch it mines, and the next batch can be prepared meanwhile) never overtakes
+   * an earlier one.
+   */
+  broadcast(rows: ChainTxRow[]): Promise<void> {
+    const run = this.broadcasting.then(() => this.send(rows));
+    this.broadcasting = run.catch(() => {});
+    return run;
+  }
+  private broadcasting: Promise<void> = Promise.resolve();
+
+  private async send(rows: ChainTxRow[]): Promise<void> {
     const sent: number[] = [];
     for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
       try {
@@ -206,6 +218,7 @@ export class ChainSender {
     this.running = false;
     this.wake?.();
     await this.loopDone;
+    await this.broadcasting;
   }
 
   /** The latest block's gas limit (refreshed with the fees): transactions are sized against it. */

@@ -155,7 +155,9 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
           );
         }
       }
-      if (rows.length) await sender.broadcast(rows);
+      // Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
+      // committed, so a broadcast that fails or never happens is retried by the tracker.
+      if (rows.length) sender.broadcast(rows).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries'));
     },
   };
 }
