@@ -119,21 +119,12 @@ export class JobQueue {
    */
   async claim(kind: string, limit: number, workerId: string, leaseMs: number): Promise<Job[]> {
     const t = this.now();
+    // Most claims find nothing (a loop woken for a kind whose jobs another batch took). A plain read
+    // says so without a write transaction: on SQLite that would take the database's write lock, which
+    // the API's creates wait for.
+    if (!(await this.claimable(this.db, kind, t, 1).executeTakeFirst())) return [];
     return this.db.transaction().execute(async (tx) => {
-      const q = tx
-        .selectFrom('jobs')
-        .select('id')
-        .where('kind', '=', kind)
-        .where((eb) =>
-          eb.or([
-            eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t)]),
-            eb.and([eb('status', '=', 'running'), eb('lease_until', '<', t)]),
-          ]),
-        )
-        .orderBy('run_at')
-        .orderBy('id')
-        .limit(limit);
-      const ids = (await skipLocked(q).execute()).map((r) => r.id);
+      const ids = (await skipLocked(this.claimable(tx, kind, t, limit)).execute()).map((r) => r.id);
       if (ids.length === 0) return [];
       const rows = await tx
         .updateTable('jobs')
@@ -143,6 +134,23 @@ export class JobQueue {
         .execute();
       return rows.sort((a, b) => a.id - b.id).map(toJob);
     });
+  }
+
+  /** Runnable jobs of a kind at time `t`, oldest first: queued and due, or running with an expired lease. */
+  private claimable(db: DbOrTx, kind: string, t: number, limit: number) {
+    return db
+      .selectFrom('jobs')
+      .select('id')
+      .where('kind', '=', kind)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t)]),
+          eb.and([eb('status', '=', 'running'), eb('lease_until', '<', t)]),
+        ]),
+      )
+      .orderBy('run_at')
+      .orderBy('id')
+      .limit(limit);
   }
 
   async complete(tx: DbOrTx, jobId: number): Promise<void> {

@@ -202,22 +202,35 @@ class WalSync {
 /**
  * Kysely's SQLite driver prepares every statement anew (parsing and planning it each time). The service
  * issues the same few hundred SQL texts over and over, so prepared statements are kept by their text.
- * Bounded: texts with a variable number of `?` (IN lists, multi-row inserts) would otherwise grow it
- * without end.
+ * Texts with a variable number of `?` (IN lists, multi-row inserts) come in as many versions as there
+ * are list lengths, and a prepared statement's memory grows with its text (a 400-row insert holds
+ * about a MB): long texts get a small cache of their own, so they cannot fill memory, while the short
+ * ones that make up most of the traffic stay prepared.
  */
 /** Told of every distinct SQL text a SQLite store prepares (the query-plan test lists them so). */
 export const sqlObservers = new Set<(sql: string, database: SQLite.Database) => void>();
 
-export function withStatementCache(database: SQLite.Database, max = 1000): CachedStatements {
-  const cache = new Map<string, SQLite.Statement>();
+/** SQL texts longer than this are "long" (tens of placeholders or more). */
+const LONG_SQL = 2048;
+
+export function withStatementCache(database: SQLite.Database, max = 1000, maxLong = 16): CachedStatements {
+  const short = new Map<string, SQLite.Statement>();
+  const long = new Map<string, SQLite.Statement>();
   return {
     close: () => database.close(),
     prepare(text: string) {
+      const cache = text.length > LONG_SQL ? long : short;
       let stmt = cache.get(text);
-      if (stmt) return stmt;
+      if (stmt) {
+        if (cache === long) {
+          cache.delete(text); // most recently used last
+          cache.set(text, stmt);
+        }
+        return stmt;
+      }
       for (const o of sqlObservers) o(text, database);
       stmt = database.prepare(text);
-      if (cache.size >= max) cache.delete(cache.keys().next().value!); // oldest first
+      if (cache.size >= (cache === long ? maxLong : max)) cache.delete(cache.keys().next().value!); // oldest first
       cache.set(text, stmt);
       return stmt;
     },

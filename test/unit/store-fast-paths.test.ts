@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { CompiledQuery } from 'kysely';
 import path from 'node:path';
-import { openStore, precompiled } from '../../src/store/db.js';
+import SQLite from 'better-sqlite3';
+import { openStore, precompiled, withStatementCache } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { splitByGas } from '../../src/services/assets.js';
 import { mintGasFor } from '../../src/chain/token-uri.js';
@@ -15,6 +16,22 @@ describe('store fast paths (SQLite)', () => {
   const dir = tempDir();
   const store = openStore({ dataDir: dir });
   after(() => store.close());
+
+  it('the statement cache keeps short statements and only a few long ones (IN lists, multi-row inserts)', () => {
+    const database = new SQLite(':memory:');
+    try {
+      const cache = withStatementCache(database, 1000, 4);
+      const short = cache.prepare('select 1');
+      const inList = (n: number) => `select ${Array.from({ length: n }, () => '?').join(', ')}`;
+      const long = Array.from({ length: 6 }, (_, i) => cache.prepare(inList(1000 + i)));
+      assert.equal(cache.prepare('select 1'), short, 'a short statement is reused');
+      assert.equal(cache.prepare(inList(1005)), long[5], 'a recent long statement is reused');
+      assert.notEqual(cache.prepare(inList(1000)), long[0], 'the oldest long statements were dropped');
+      assert.equal(cache.prepare(inList(1005)).all(...Array.from({ length: 1005 }, (_, i) => i)).length, 1);
+    } finally {
+      database.close();
+    }
+  });
 
   it('a precompiled query binds new values on every call, in the order of its placeholders', async () => {
     await migrateToLatest(store);
