@@ -172,9 +172,18 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
 
 export function spawnMain(env: Record<string, string>, logName: string): ChildProcess {
   const log = fs.openSync(path.join(env.DATA_DIR, logName), 'a');
-  // BENCH_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The node flags of `npm start` (the service runs as it does there), then BENCH_NODE_ARGS: extra node
+  // flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
+  const nodeArgs = [...startFlags(), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+}
+
+/** The node flags in package.json's `start` script (`exec node <flags> dist/main.js`). */
+function startFlags(): string[] {
+  const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const m = /\bnode((?:\s+--\S+)*)\s+dist\/main\.js/.exec(start);
+  if (!m) throw new Error(`package.json start script is not "node [flags] dist/main.js": ${start}`);
+  return m[1].split(/\s+/).filter(Boolean);
 }
 
 /** Peak resident set size (VmHWM) of one process, in MB; 0 once it is gone. */
