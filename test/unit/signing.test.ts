@@ -39,8 +39,8 @@ test('signTransaction gives the raw bytes of viem signTransaction, its hash, and
 
 test('serializeEip1559 equals viem serializeTransaction, signed and unsigned, across field sizes', async () => {
   const { serializeTransaction } = await import('viem');
-  const sig = { r: '0x00f1c2' + 'ab'.repeat(29), s: '0x7f' + '01'.repeat(31), yParity: 1 } as const;
-  const sig0 = { r: '0x' + '11'.repeat(32), s: '0x0000' + '22'.repeat(30), yParity: 0 } as const;
+  const sig = { r: `0x00f1c2${'ab'.repeat(29)}` as Hex, s: `0x7f${'01'.repeat(31)}` as Hex, yParity: 1 };
+  const sig0 = { r: `0x${'11'.repeat(32)}` as Hex, s: `0x0000${'22'.repeat(30)}` as Hex, yParity: 0 };
   for (const nonce of [0, 1, 127, 128, 255, 256, 65_536]) {
     for (const data of ['0x', '0x01', '0x7f', '0x80', toHex(new Uint8Array(55).fill(9)), toHex(new Uint8Array(56).fill(9)), toHex(new Uint8Array(70_000).fill(3))] as Hex[]) {
       const tx = { type: 'eip1559', chainId: 80002, nonce, to: nonce % 2 ? '0x5FbDB2315678afecb367f032d93F642f64180aa3' : undefined, data, gas: BigInt(nonce) * 1000n, maxFeePerGas: 10n ** 18n, maxPriorityFeePerGas: 0n, value: 0n } as const;
