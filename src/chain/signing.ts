@@ -21,14 +21,12 @@ export interface Eip1559Tx {
   value: bigint;
 }
 
-let hasher: IHasher | null = null;
-let loading: Promise<IHasher> | null = null;
+let hasher: Promise<IHasher> | null = null;
 
 /** The WebAssembly keccak, instantiated once per thread. */
-async function keccakHasher(): Promise<IHasher> {
-  if (hasher) return hasher;
-  loading ??= createKeccak(256).then((h) => (hasher = h));
-  return loading;
+function keccakHasher(): Promise<IHasher> {
+  hasher ??= createKeccak(256);
+  return hasher;
 }
 
 /** keccak-256 of hex-encoded bytes, as viem's `keccak256(hex)`. */
@@ -64,8 +62,10 @@ function uintBytes(n: bigint | number): Buffer {
 }
 
 function hexBytes(h: Hex | string, what: string): Buffer {
-  if (!/^0x([0-9a-fA-F]{2})*$/.test(h.length > 200 ? h.slice(0, 200) : h)) throw new Error(`${what} is not hex bytes`);
-  return Buffer.from(h.slice(2), 'hex');
+  const b = Buffer.from(h.slice(2), 'hex');
+  // Buffer.from stops at the first character that is not hex: a short result means a bad input.
+  if (!h.startsWith('0x') || h.length % 2 !== 0 || b.length !== (h.length - 2) / 2) throw new Error(`${what} is not hex bytes`);
+  return b;
 }
 
 /** 0x02 || rlp([chainId, nonce, maxPriorityFee, maxFee, gas, to, value, data, accessList, (yParity, r, s)]). */

@@ -50,3 +50,10 @@ test('serializeEip1559 equals viem serializeTransaction, signed and unsigned, ac
     }
   }
 });
+
+test('serializeEip1559 refuses data that is not hex bytes', () => {
+  const tx = { type: 'eip1559', chainId: 1, nonce: 0, data: '0x12zz' as Hex, gas: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, value: 0n } as const;
+  assert.throws(() => serializeEip1559(tx), /data is not hex bytes/);
+  assert.throws(() => serializeEip1559({ ...tx, data: '0x123' as Hex }), /data is not hex bytes/);
+  assert.throws(() => serializeEip1559({ ...tx, data: '0x', to: '0x1234' }), /to is not an address/);
+});
