@@ -172,18 +172,23 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
 
 export function spawnMain(env: Record<string, string>, logName: string): ChildProcess {
   const log = fs.openSync(path.join(env.DATA_DIR, logName), 'a');
-  // The node flags of `npm start` (the service runs as it does there), then BENCH_NODE_ARGS: extra node
-  // flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
-  const nodeArgs = [...startFlags(), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', log, log] });
+  // The environment defaults and node flags of `npm start` (the service runs as it does there), then
+  // BENCH_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
+  const start = startCommand();
+  const nodeArgs = [...start.flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], { env: { ...start.env, ...process.env, ...env }, stdio: ['ignore', log, log] });
 }
 
-/** The node flags in package.json's `start` script (`exec node <flags> dist/main.js`). */
-function startFlags(): string[] {
+/**
+ * package.json's `start` script, `[VAR=${VAR:-default} …] exec node <flags> dist/main.js`: the
+ * defaults it gives the environment (a variable already set wins, as in the shell) and its node flags.
+ */
+function startCommand(): { env: Record<string, string>; flags: string[] } {
   const start = (JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const m = /\bnode((?:\s+--\S+)*)\s+dist\/main\.js/.exec(start);
-  if (!m) throw new Error(`package.json start script is not "node [flags] dist/main.js": ${start}`);
-  return m[1].split(/\s+/).filter(Boolean);
+  const m = /^((?:\w+=\$\{\w+:-[^}]*\}\s+)*)exec node((?:\s+--\S+)*)\s+dist\/main\.js$/.exec(start.trim());
+  if (!m) throw new Error(`package.json start script is not "[VAR=\${VAR:-default} …] exec node [flags] dist/main.js": ${start}`);
+  const env = Object.fromEntries([...m[1].matchAll(/(\w+)=\$\{\w+:-([^}]*)\}/g)].map((v) => [v[1], v[2]]));
+  return { env, flags: m[2].split(/\s+/).filter(Boolean) };
 }
 
 /** Peak resident set size (VmHWM) of one process, in MB; 0 once it is gone. */

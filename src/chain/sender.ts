@@ -49,6 +49,8 @@ export class ChainSender {
   private running = false;
   private loopDone: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** Set by a wake-up that came while a pass ran: the pass may have read the rows before the news. */
+  private wokenDuringPass = false;
   private lastReconcile = 0;
   private sentAt = new Map<number, number>();
   private lastLoopError: string | null = null;
@@ -206,7 +208,13 @@ export class ChainSender {
     }
     // One statement (one commit) for the whole broadcast, not one per transaction.
     if (sent.length) await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', 'in', sent).where('status', '=', 'signed').execute();
-    this.wake?.();
+    this.poke();
+  }
+
+  /** Wakes the tracker now, or makes it run again as soon as its current pass ends. */
+  private poke(): void {
+    if (this.wake) this.wake();
+    else this.wokenDuringPass = true;
   }
 
   start(): void {
@@ -216,7 +224,7 @@ export class ChainSender {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.poke();
     await this.loopDone;
     await this.broadcasting;
   }
@@ -244,6 +252,7 @@ export class ChainSender {
 
   private async loop(): Promise<void> {
     while (this.running) {
+      this.wokenDuringPass = false;
       try {
         if (Date.now() - this.lastReconcile > 5000) await this.reconcile();
         if (!this.fees || Date.now() - this.fees.at > 10_000) await this.refreshFees();
@@ -255,7 +264,9 @@ export class ChainSender {
         if (message !== this.lastLoopError) this.log.error({ err: message }, 'chain tracker error');
         this.lastLoopError = message;
       }
-      await sleepUnlessWoken(250, (w) => (this.wake = w));
+      // A node mines a broadcast transaction within milliseconds (the embedded one on arrival): a
+      // broadcast during the pass means receipts are waiting now, not a poll interval from now.
+      if (!this.wokenDuringPass && this.running) await sleepUnlessWoken(250, (w) => (this.wake = w));
     }
   }
 
@@ -277,23 +288,9 @@ export class ChainSender {
         }
         if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
         const ok = receipt.status === 'success';
-        const updated = await this.db
-          .updateTable('chain_txs')
-          .set({
-            hash: receipt.transactionHash, // a replaced transaction may be mined under an earlier hash
-            status: ok ? 'mined' : 'reverted',
-            block_number: Number(receipt.blockNumber),
-            block_hash: receipt.blockHash,
-            gas_used: Number(receipt.gasUsed),
-            contract_address: receipt.contractAddress?.toLowerCase() ?? null,
-            error: ok ? null : 'reverted on chain',
-            updated_at: Date.now(),
-          })
-          .where('id', '=', row.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
         this.sentAt.delete(row.id);
-        await this.apply(updated, { ok, receipt, reason: ok ? undefined : 'reverted on chain' });
+        // The receipt's facts are written with the outcome, in its transaction (one write, not two).
+        await this.apply(row, { ok, receipt, reason: ok ? undefined : 'reverted on chain' }, minedFacts(receipt));
       }),
     );
   }
@@ -345,10 +342,11 @@ export class ChainSender {
    * marks the outcome applied, unless another worker marked it first. A failure leaves the row for the
    * next pass.
    */
-  private async apply(row: ChainTxRow, found: TxOutcome): Promise<void> {
-    if (!this.handlers) return; // start-up: applied on a later pass, never dropped
+  private async apply(row: ChainTxRow, found: TxOutcome, mined?: MinedFacts): Promise<void> {
+    if (!this.handlers) return void (mined && (await this.recordMined(row.id, mined))); // start-up: applied on a later pass, never dropped
     const handler = handlerFor(this.handlers, row.kind);
     if (!handler) {
+      if (mined) await this.recordMined(row.id, mined);
       // Recorded by another version of the service (the kinds are fixed by OutcomePayloads): it stays
       // unapplied, counted as unconfirmed, for a version that knows it.
       if (!this.unhandledKinds.has(row.id)) this.log.error({ tx: row.id, kind: row.kind, hash: row.hash }, 'no handler for this kind of chain transaction: its outcome is left unapplied');
@@ -357,12 +355,19 @@ export class ChainSender {
     }
     try {
       const receipt = found.receipt ?? (await this.receiptFor(row));
-      const effect = await handler({ row, payload: JSON.parse(row.payload), ok: found.ok, receipt, reason: found.reason });
-      const after = await this.db.transaction().execute(async (tx) => ((await claimOutcome(tx, row.id)) ? effect(tx) : undefined));
+      const seen = mined ? { ...row, ...mined } : row;
+      const effect = await handler({ row: seen, payload: JSON.parse(row.payload), ok: found.ok, receipt, reason: found.reason });
+      const after = await this.db.transaction().execute(async (tx) => ((await claimOutcome(tx, row.id, mined)) ? effect(tx) : undefined));
       if (after) after();
     } catch (err) {
       this.log.error({ tx: row.id, kind: row.kind, err: errMessage(err) }, 'applying a transaction outcome failed, will retry');
+      // The receipt's facts at least: a mined transaction is not broadcast again while its outcome waits.
+      if (mined) await this.recordMined(row.id, mined).catch(() => {});
     }
+  }
+
+  private async recordMined(id: number, mined: MinedFacts): Promise<void> {
+    await this.db.updateTable('chain_txs').set(mined).where('id', '=', id).execute();
   }
 
   /**
@@ -419,10 +424,32 @@ function handlerFor(handlers: OutcomeHandlers, kind: string): OutcomeHandler<Out
   return Object.hasOwn(handlers, kind) ? (handlers[kind as OutcomeKind] as OutcomeHandler<OutcomeKind>) : undefined;
 }
 
-/** Marks a transaction's outcome as applied; false when another worker already did it. */
-async function claimOutcome(tx: Tx, id: number): Promise<boolean> {
-  const r = await tx.updateTable('chain_txs').set({ handled: 1, updated_at: Date.now() }).where('id', '=', id).where('handled', '=', 0).executeTakeFirst();
+/** Marks a transaction's outcome as applied (with its receipt's facts when just found); false when another worker already did it. */
+async function claimOutcome(tx: Tx, id: number, mined?: MinedFacts): Promise<boolean> {
+  const r = await tx
+    .updateTable('chain_txs')
+    .set({ ...mined, handled: 1, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('handled', '=', 0)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
+}
+
+/** What a receipt says about a recorded transaction, as its row stores it. */
+type MinedFacts = Pick<ChainTxRow, 'hash' | 'status' | 'block_number' | 'block_hash' | 'gas_used' | 'contract_address' | 'error' | 'updated_at'>;
+
+function minedFacts(receipt: TransactionReceipt): MinedFacts {
+  const ok = receipt.status === 'success';
+  return {
+    hash: receipt.transactionHash, // a replaced transaction may be mined under an earlier hash
+    status: ok ? 'mined' : 'reverted',
+    block_number: Number(receipt.blockNumber),
+    block_hash: receipt.blockHash,
+    gas_used: Number(receipt.gasUsed),
+    contract_address: receipt.contractAddress?.toLowerCase() ?? null,
+    error: ok ? null : 'reverted on chain',
+    updated_at: Date.now(),
+  };
 }
 
 export function errMessage(err: unknown): string {
