@@ -207,8 +207,12 @@ export class ChainSender {
       if (row.status === 'signed') sent.push(row.id);
     }
     // One statement (one commit) for the whole broadcast, not one per transaction.
-    if (sent.length) await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', 'in', sent).where('status', '=', 'signed').execute();
-    this.poke();
+    if (sent.length) {
+      await this.db.updateTable('chain_txs').set({ status: 'sent', updated_at: Date.now() }).where('id', 'in', sent).where('status', '=', 'signed').execute();
+      // Only for what is new on the node: a failed or repeated broadcast (node down) must not make the
+      // tracker loop without pause.
+      this.poke();
+    }
   }
 
   /** Wakes the tracker now, or makes it run again as soon as its current pass ends. */
@@ -340,10 +344,14 @@ export class ChainSender {
    * Applies a mined or failed transaction: its handler reads the chain with the receipt (looked up here
    * when the tracker did not just fetch it), then its effect runs in the database transaction that
    * marks the outcome applied, unless another worker marked it first. A failure leaves the row for the
-   * next pass.
+   * next pass. `mined`: the facts of a receipt this pass found, written by that same transaction.
    */
   private async apply(row: ChainTxRow, found: TxOutcome, mined?: MinedFacts): Promise<void> {
-    if (!this.handlers) return void (mined && (await this.recordMined(row.id, mined))); // start-up: applied on a later pass, never dropped
+    if (!this.handlers) {
+      // Start-up: applied on a later pass, never dropped.
+      if (mined) await this.recordMined(row.id, mined);
+      return;
+    }
     const handler = handlerFor(this.handlers, row.kind);
     if (!handler) {
       if (mined) await this.recordMined(row.id, mined);
