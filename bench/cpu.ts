@@ -1,4 +1,4 @@
-// CPU time per request, by thread, for POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify
+// CPU time per request, by thread (and of the PostgreSQL server's processes on PostgreSQL), for POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify
 // route answering the same JSON. Wall-clock rates swing with whatever else a shared machine runs; CPU
 // time spent per request barely does, so this is the measure to optimise with while others work
 // (the ratio of CPU per request, bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
@@ -14,7 +14,7 @@ const connections = 64;
 const TICK_MS = 1000 / 100; // USER_HZ
 
 /** CPU ms so far of every thread of `pid` (and of its child processes), keyed by a readable name. */
-function cpuByThread(pid: number): Map<string, number> {
+function cpuByThread(pid: number, withPostgres = false): Map<string, number> {
   const out = new Map<string, number>();
   const add = (k: string, ms: number) => out.set(k, (out.get(k) ?? 0) + ms);
   const walk = (p: number, label: string) => {
@@ -45,13 +45,30 @@ function cpuByThread(pid: number): Map<string, number> {
     }
   };
   walk(pid, 'svc');
+  if (withPostgres) add('postgres', postgresServerMs());
   return out;
 }
 
-async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>) {
-  const before = cpuByThread(pid);
+/** CPU ms so far of every PostgreSQL server process on this machine (the backends the service talks to run there). */
+function postgresServerMs(): number {
+  let ms = 0;
+  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ms += (Number(f[11]) + Number(f[12])) * TICK_MS;
+    } catch {
+      /* the process ended */
+    }
+  }
+  return ms;
+}
+
+async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>, withPostgres = false) {
+  const before = cpuByThread(pid, withPostgres);
   const r = await run();
-  const after = cpuByThread(pid);
+  const after = cpuByThread(pid, withPostgres);
   const perReq: Record<string, number> = {};
   let total = 0;
   for (const [k, v] of after) {
@@ -83,9 +100,9 @@ for (const db of dbsFromArgs()) {
     const svcPid = svc.pids()[0];
     const res = {
       bare_post: await measure(bare.pid!, post(bareBase)),
-      post: await measure(svcPid, post(svc.base)),
+      post: await measure(svcPid, post(svc.base), db === 'postgres'),
       bare_get: await measure(bare.pid!, get(bareBase)),
-      get: await measure(svcPid, get(svc.base)),
+      get: await measure(svcPid, get(svc.base), db === 'postgres'),
     };
     bare.kill();
     emit({ bench: 'cpu', db, connections, seconds, ...res, post_cpu_ratio: +(res.bare_post.total_us / res.post.total_us).toFixed(3), get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3) });

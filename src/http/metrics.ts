@@ -18,10 +18,16 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  // One child per label set, found by a string key: prom-client would hash the label object on every
+  // observation. The sets are few (routes × methods × statuses).
+  const series = new Map<string, { observe(v: number): void }>();
   app.addHook('onResponse', async (req, reply) => {
     // The route template, never the raw URL: no uids or query strings (secrets) in label values.
     const route = req.routeOptions?.url ?? 'unmatched';
-    latency.observe({ method: req.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    const key = `${req.method} ${reply.statusCode} ${route}`;
+    let child = series.get(key);
+    if (!child) series.set(key, (child = latency.labels({ method: req.method, route, status: String(reply.statusCode) })));
+    child.observe(reply.elapsedTime / 1000);
   });
 
   new Gauge({

@@ -8,6 +8,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { preparingPool } from './pg-prepared.js';
 
 const require = createRequire(import.meta.url);
 
@@ -62,7 +63,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
     // An idle connection dropped by the server (restart, failover) must not crash the process; the
     // pool opens a new one on the next query.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db) };
   }
   const file = sqliteFile(url, opts.dataDir);
@@ -229,12 +230,44 @@ export function withStatementCache(database: SQLite.Database, max = 1000, maxLon
         return stmt;
       }
       for (const o of sqlObservers) o(text, database);
-      stmt = database.prepare(text);
+      stmt = withPlainRows(database.prepare(text));
       if (cache.size >= (cache === long ? maxLong : max)) cache.delete(cache.keys().next().value!); // oldest first
       cache.set(text, stmt);
       return stmt;
     },
   };
+}
+
+/**
+ * A statement that returns rows builds them from arrays (`raw` mode) with an object literal compiled
+ * for its columns: better-sqlite3 builds each row object key by key, which costs about as much as the
+ * indexed lookup itself for a row of thirty columns. The rows are the same plain objects (a later
+ * column of the same name wins, as before). Only what Kysely's driver calls is overridden.
+ */
+function withPlainRows(stmt: SQLite.Statement): SQLite.Statement {
+  if (!stmt.reader) return stmt;
+  // The keys are the statement's own column names, quoted by JSON.stringify.
+  const compile = () => {
+    const names = stmt.columns().map((c) => c.name);
+    return { width: names.length, row: new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as (r: unknown[]) => unknown };
+  };
+  let shape = compile();
+  stmt.raw(true);
+  const rows = (arrays: unknown[][]) => {
+    // SQLite prepares a statement again after a schema change: a `*` may have gained or lost columns.
+    if (arrays.length > 0 && arrays[0].length !== shape.width) shape = compile();
+    const out = new Array(arrays.length);
+    for (let i = 0; i < arrays.length; i++) out[i] = shape.row(arrays[i]);
+    return out;
+  };
+  const all = stmt.all.bind(stmt) as (...p: unknown[]) => unknown[][];
+  const iterate = stmt.iterate.bind(stmt) as (...p: unknown[]) => IterableIterator<unknown[]>;
+  return Object.assign(stmt, {
+    all: (...params: unknown[]) => rows(all(...params)),
+    *iterate(...params: unknown[]) {
+      for (const r of iterate(...params)) yield rows([r])[0];
+    },
+  }) as SQLite.Statement;
 }
 
 /** The statement cache the driver prepares through; its statements also say whether a SQL text writes (`readonly`). */
