@@ -8,7 +8,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import { preparingPool } from './pg-prepared.js';
+import { prepareByName, preparingPool } from './pg-prepared.js';
 
 const require = createRequire(import.meta.url);
 
@@ -402,7 +402,9 @@ export class BusyRetryConnection implements DatabaseConnection {
 /**
  * A query built once and reused with new values: building and compiling a Kysely query costs more than
  * running a simple indexed SELECT on SQLite, so the hottest reads skip it. `build` receives placeholder
- * values (one per parameter, in order) and must use each exactly where the real value goes.
+ * values (one per parameter, in order) and must use each exactly where the real value goes. On
+ * PostgreSQL it runs as a named prepared statement (store/pg-prepared.ts), so it must be a lookup by a
+ * unique key: its plan is then the same whatever the values and the tables' sizes.
  */
 export function precompiled<R, N extends number>(count: N, build: (db: Db, ...placeholders: string[]) => Compilable<R>) {
   let compiled: { sql: string; slots: number[]; fixed: readonly unknown[] } | null = null;
@@ -413,6 +415,7 @@ export function precompiled<R, N extends number>(count: N, build: (db: Db, ...pl
       const slots = q.parameters.map((p) => marks.indexOf(p as string));
       if (marks.some((_, i) => !slots.includes(i))) throw new Error('precompiled: a placeholder is not used by the query');
       compiled = { sql: q.sql, slots, fixed: q.parameters };
+      prepareByName(q.sql);
     }
     const c = compiled;
     const params = c.fixed.map((p, i) => (c.slots[i] >= 0 ? values[c.slots[i]] : p));

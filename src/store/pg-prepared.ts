@@ -1,32 +1,27 @@
-// Named prepared statements on PostgreSQL. Kysely sends every query as an unnamed statement, so the
-// server parses and plans the same few hundred SQL texts on every execution: about half of its CPU
-// per simple query here. A statement named after its text is parsed once per connection; `pg` keeps
-// track of which connection has prepared which name.
+// Named prepared statements on PostgreSQL, for the hottest lookups by key. Kysely sends every query as
+// an unnamed statement, so the server parses and plans it on every execution: for a single-row read
+// that is most of the server's CPU. A named statement is parsed once per connection and, after a few
+// executions, runs on a generic plan. Only texts registered here are named: a generic plan is chosen
+// with the table statistics of the moment, and for a query whose best plan depends on the values or on
+// table sizes (which grow from empty here) it can be far worse than a fresh one, so the rest stay
+// unnamed. `pg` keeps track of which connection has prepared which name.
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 
-/** Texts with more parameters than this (multi-row inserts, long IN lists) stay unnamed: they come in
- * as many versions as there are list lengths, and their parse cost is shared by many rows anyway. */
-const MAX_PARAMS = 64;
-/** At most this many distinct statements are named; the server keeps each one per connection. */
-const MAX_NAMED = 1000;
 /** "cached plan must not change result type": the table changed under a prepared `select *`. */
 const PLAN_CHANGED = '0A000';
 
-/** The pool Kysely's PostgresDialect is given: its clients name the statements they run. */
+const names = new Map<string, string>();
+let counter = 0;
+const nextName = () => `mw_${counter++}`;
+
+/** Runs `text` as a named prepared statement from now on: only for lookups by a unique key. */
+export function prepareByName(text: string): void {
+  if (!names.has(text)) names.set(text, nextName());
+}
+
+/** The pool Kysely's PostgresDialect is given: its clients name the registered statements. */
 export function preparingPool(pool: pg.Pool): PostgresPool {
-  const names = new Map<string, string>();
-  let generation = 0;
-  const nameOf = (text: string, values: readonly unknown[]): string | null => {
-    if (values.length === 0 || values.length > MAX_PARAMS) return null; // simple protocol, or a batch
-    let name = names.get(text);
-    if (name === undefined) {
-      if (names.size >= MAX_NAMED) return null;
-      name = `mw${generation}_${names.size}`;
-      names.set(text, name);
-    }
-    return name;
-  };
   // Kysely keeps its connection object per client object: one wrapper per client, always the same.
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient) => {
@@ -34,15 +29,15 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     if (w) return w;
     const query = async (text: string, parameters: readonly unknown[]) => {
       const values = [...parameters];
-      const name = nameOf(text, values);
-      if (name === null) return client.query(text, values);
+      const name = names.get(text);
+      if (name === undefined) return client.query(text, values);
       try {
         return await client.query({ name, text, values });
       } catch (err) {
         if ((err as { code?: string }).code !== PLAN_CHANGED) throw err;
-        // A migration by another process changed a table's columns: every name is prepared anew.
-        names.clear();
-        generation++;
+        // A migration by another process changed a table's columns: every name is prepared anew (in
+        // a transaction the retry fails as the transaction is aborted; the caller's retry succeeds).
+        for (const t of [...names.keys()]) names.set(t, nextName());
         return client.query(text, values);
       }
     };
