@@ -313,6 +313,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
 
     let httpServer: FastifyInstance | null = null;
     let url = config.publicUrl;
+    // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
+    let startedUp = false;
     if (config.runApi) {
       httpServer = await buildHttp({
         ctx,
@@ -324,8 +326,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
           const low = relayers.filter((r) => r.low);
           return {
             // The default chain answering is what makes the service ready; every chain says its own state.
-            ready: first.block !== null && !chainRestarting,
-            status: chainRestarting ? 'chain restarting' : first.block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
+            ready: startedUp && first.block !== null && !chainRestarting,
+            status: !startedUp ? 'starting' : chainRestarting ? 'chain restarting' : first.block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
             relayers,
             store: core.store.dialect,
             chain: { chain_id: first.chain_id, name: first.name, block: first.block, embedded: first.embedded },
@@ -349,6 +351,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const quiet = config.logLevel === 'silent';
     if (operator.generated && config.runApi && !quiet) printConsoleWelcome(config.publicUrl, operator.generated);
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
+    startedUp = true;
 
     log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
     service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
