@@ -1,7 +1,8 @@
 // CPU time per request, by thread (and of the PostgreSQL server's processes on PostgreSQL), for
-// POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify route answering the same JSON. Wall-clock rates swing with whatever else a shared machine runs; CPU
-// time spent per request barely does, so this is the measure to optimise with while others work
-// (the ratio of CPU per request, bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
+// POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify route answering the same JSON.
+// Wall-clock rates swing with whatever else a shared machine runs; CPU time spent per request barely
+// does, so this is the measure to optimise with while others work (the ratio of CPU per request,
+// bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false)
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
