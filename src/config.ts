@@ -58,6 +58,7 @@ const envSchema = z.object({
   WORKER_THREAD: bool.default(true),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
   RETENTION_DAYS: z.coerce.number().int().min(0).max(36500).default(30),
+  ASSET_CACHE_ENTRIES: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
@@ -138,6 +139,8 @@ export const configSchema = envSchema.transform((c, ctx) => {
     workerNice: c.WORKER_NICE,
     /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
     retentionDays: c.RETENTION_DAYS,
+    /** GET /asset/<uid> answers kept in memory while their asset is unchanged (0: always read the database). */
+    assetCacheEntries: c.ASSET_CACHE_ENTRIES,
     demoApp: c.DEMO_APP,
     /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,

@@ -128,6 +128,7 @@ export async function openCore(config: Config, log: Logger): Promise<Core> {
   try {
     const applied = await migrateToLatest(store, config.chains[0].id);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');
+    store.captureChanges();
   } catch (err) {
     await store.close();
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
@@ -316,9 +317,18 @@ export async function startService(config: Config, log: Logger = createLogger(co
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;
     if (config.runApi) {
+      // What cached reads need to stay current (on PostgreSQL: a connection listening for changes).
+      // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
+      const othersWrite = !config.runWorkers && opts.workers === undefined;
+      const changes = config.assetCacheEntries > 0 ? core.store.changeFeed(log.child({ component: 'changes' }), { othersWrite }) : null;
+      if (changes) {
+        await changes.start();
+        cleanups.push(() => changes.stop());
+      }
       httpServer = await buildHttp({
         ctx,
         logger: log,
+        changes,
         health: async () => {
           const [chains] = await Promise.all([Promise.all(runtimes.map((rt) => rt.health(rt.spec.embedded && chainRestarting))), ping(core.store.db)]);
           const first = chains[0];

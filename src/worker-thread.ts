@@ -15,6 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { rowVersions } from './store/row-versions.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -25,6 +26,8 @@ export type ToWorkers = { wake: string[] } | { stop: true };
 export type FromWorkers = { ready: true } | { stopped: true };
 export interface WorkersThreadData {
   config: Config;
+  /** The process's row counters (src/store/row-versions.ts): the workers' commits move the API's cached reads. */
+  rowVersions: SharedArrayBuffer;
 }
 
 export interface WorkersStatus {
@@ -46,7 +49,7 @@ export class WorkersThread {
 
   /** Resolves once the workers run; rejects if the thread fails or stalls before that. */
   async start(): Promise<void> {
-    const data: WorkersThreadData = { config: this.opts.config };
+    const data: WorkersThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer };
     // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
     // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
     // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.

@@ -24,6 +24,10 @@ import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFou
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
+import { AssetReads } from '../services/asset-reads.js';
+import type { ChangeFeed } from '../store/row-versions.js';
+import { getAsset } from '../services/assets.js';
+import { ok } from './kit/route-kit.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -31,6 +35,19 @@ export interface HttpDeps {
   ctx: Ctx;
   health: () => Promise<Health>;
   logger: Logger;
+  /** What keeps cached reads current (src/services/asset-reads.ts); null: every read goes to the database. */
+  changes?: ChangeFeed | null;
+}
+
+/** GET /asset/<uid> from memory, kept current by the store's change feed. */
+function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetReads | null {
+  const max = ctx.config.assetCacheEntries;
+  if (max === 0 || !changes) return null;
+  return new AssetReads({
+    read: async (appUid, uid) => JSON.stringify(ok(await getAsset(ctx, appUid, uid))),
+    caughtUp: () => changes.caughtUp(),
+    max,
+  });
 }
 
 /** Which guarded area a raw URL is in (Fastify collapses duplicate slashes when routing, so do we). */
@@ -50,6 +67,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const adminGuard = operatorGuard(ctx);
   const idempotency = new Idempotency(ctx);
   const closing = closingGuard();
+  const assetReads = cachedAssetReads(ctx, deps.changes ?? null);
 
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
@@ -98,7 +116,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads); // before the route plugins: they inherit its onResponse hook
   documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
   await app.register(swagger, {
     openapi: {
@@ -111,7 +129,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await v1Api(app, { ctx, guard: v1Guard, idempotency });
+  await v1Api(app, { ctx, guard: v1Guard, idempotency, assetReads });
   await adminApi(app, ctx); // checks the operator token on its own scope
   await rootRoutes(app, ctx, deps.health); // GET /, GET /health
   await metadataRoutes(app, ctx); // GET /metadata/<collection>/<token>, /files/<sha256>, /ipfs/<cid>

@@ -2,11 +2,12 @@
 // and unconfirmed transactions, webhook deliveries by state. Gauges are read from the database at
 // scrape time, so every process reports the shared truth and nothing drifts.
 import type { FastifyInstance } from 'fastify';
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Ctx } from '../services/context.js';
+import type { AssetReads } from '../services/asset-reads.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
 
-export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
+export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, assetReads: AssetReads | null = null): Promise<void> {
   const registry = new Registry();
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'mintworks_' });
@@ -72,6 +73,20 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
       for (const r of await openDeliveryCounts(ctx)) this.set({ status: r.status }, r.n);
     },
   });
+
+  if (assetReads) {
+    new Counter({
+      name: 'mintworks_asset_reads_total',
+      help: 'GET /asset/<uid> answers of this process by where they came from: hit (memory, unchanged since read) or miss (database)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, assetReads.counts.hit);
+        this.inc({ result: 'miss' }, assetReads.counts.miss);
+      },
+    });
+  }
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }

@@ -9,6 +9,10 @@ import pg from 'pg';
 import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect, SqliteDriver, SqliteQueryCompiler, sql, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { prepareByName, preparingPool } from './pg-prepared.js';
+import { SqliteChanges } from './sqlite-changes.js';
+import { PgChanges } from './pg-changes.js';
+import { rowVersions, type ChangeFeed } from './row-versions.js';
+import type { Logger } from 'pino';
 
 const require = createRequire(import.meta.url);
 
@@ -30,6 +34,40 @@ export interface Store {
    * transaction, durable once committed.
    */
   groupCommit: GroupCommit;
+  /**
+   * From now on, changes of the rows cached reads depend on bump the process's row counters
+   * (store/row-versions.ts). Called once the migrations are applied. On PostgreSQL the migrations' own
+   * triggers announce them instead (store/pg-changes.ts).
+   */
+  captureChanges(): void;
+  /**
+   * How cached reads know every change committed so far is counted (store/row-versions.ts).
+   * `othersWrite`: other processes write too (SQLite with the workers in a process of their own).
+   */
+  changeFeed(log: Logger, opts: { othersWrite: boolean }): ChangeFeed;
+}
+
+/**
+ * SQLite: the counters move right after each commit of the process's own connections, so it is always
+ * caught up. Commits of another process on the same file are seen as a new `data_version` of this
+ * connection, and they move every counter: SQLite cannot say which rows they changed.
+ */
+function sqliteChangeFeed(database: SQLite.Database, othersWrite: boolean): ChangeFeed {
+  if (!othersWrite) return { start: async () => {}, caughtUp: () => true, stop: async () => {} };
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  let seen = dataVersion.get();
+  return {
+    start: async () => {},
+    caughtUp: () => {
+      const now = dataVersion.get();
+      if (now !== seen) {
+        seen = now;
+        rowVersions().bumpEverything();
+      }
+      return true;
+    },
+    stop: async () => {},
+  };
 }
 
 export type GroupCommit = <T>(fn: (tx: Tx) => Promise<T>) => Promise<{ result: T; durable: Promise<void> }>;
@@ -64,7 +102,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
     // pool opens a new one on the next query.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
-    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db) };
+    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db), captureChanges: () => {}, changeFeed: (log) => new PgChanges(url, log) };
   }
   const file = sqliteFile(url, opts.dataDir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -85,12 +123,15 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
   database.pragma('wal_autocheckpoint = 0');
   const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
   const wal = new WalSync(`${file}-wal`);
-  const dialect = new DurableSqliteDialect(withStatementCache(database), database, wal);
+  const changes = new SqliteChanges(database);
+  const dialect = new DurableSqliteDialect(withStatementCache(database), database, wal, changes);
   const db = new Kysely<Database>({ dialect });
   return {
     db,
     dialect: 'sqlite',
     describe: file,
+    captureChanges: () => changes.install(),
+    changeFeed: (_log, { othersWrite }) => sqliteChangeFeed(database, othersWrite),
     close: async () => {
       await checkpointer.stop();
       await db.destroy();
@@ -290,6 +331,7 @@ class DurableSqliteDialect extends SqliteDialect {
     private readonly statements: CachedStatements,
     private readonly database: SQLite.Database,
     private readonly wal: WalSync,
+    private readonly changes: SqliteChanges,
   ) {
     super({ database: statements });
   }
@@ -297,7 +339,7 @@ class DurableSqliteDialect extends SqliteDialect {
     return new LocklessSqliteCompiler();
   }
   override createDriver() {
-    this.driver = new DurableSqliteDriver({ database: this.statements }, this.statements, this.database, this.wal);
+    this.driver = new DurableSqliteDriver({ database: this.statements }, this.statements, this.database, this.wal, this.changes);
     return this.driver;
   }
 }
@@ -312,13 +354,14 @@ class DurableSqliteDriver extends SqliteDriver {
     private readonly statements: CachedStatements,
     private readonly database: SQLite.Database,
     private readonly wal: WalSync,
+    private readonly changes: SqliteChanges,
   ) {
     super(cfg);
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const writes = (text: string) => !this.statements.prepare(text).readonly;
-    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync() });
+    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() });
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
@@ -371,8 +414,11 @@ export class BusyRetryConnection implements DatabaseConnection {
     private readonly inner: DatabaseConnection,
     private readonly database: { readonly inTransaction: boolean },
     private readonly waitMs = SQLITE_LOCK_WAIT_MS,
-    /** A write outside a transaction is flushed (`sync`) before it returns, as a commit is. */
-    private readonly durability?: { writes(sql: string): boolean; sync(): Promise<void> },
+    /**
+     * A write outside a transaction is flushed (`sync`) before it returns, as a commit is; `settled`
+     * runs after every statement, before that flush (what a commit changed is visible from then on).
+     */
+    private readonly durability?: { writes(sql: string): boolean; sync(): Promise<void>; settled?(): void },
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -381,6 +427,7 @@ export class BusyRetryConnection implements DatabaseConnection {
     for (;;) {
       try {
         const result = await this.inner.executeQuery<R>(query);
+        this.durability?.settled?.();
         if (this.durability && !this.database.inTransaction && this.durability.writes(query.sql)) await this.durability.sync();
         return result;
       } catch (err) {

@@ -13,6 +13,7 @@ import { listIndexes } from './migrations/010_list_indexes.js';
 import { consoleLists } from './migrations/011_console_lists.js';
 import { multichain } from './migrations/012_multichain.js';
 import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
+import { changeNotifications } from './migrations/014_change_notifications.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -30,6 +31,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '011_console_lists': consoleLists(store.dialect),
     '012_multichain': multichain(store.dialect, defaultChainId),
     '013_lean_asset_indexes': leanAssetIndexes(store.dialect),
+    '014_change_notifications': changeNotifications(store.dialect),
   };
 }
 

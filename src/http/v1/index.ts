@@ -7,6 +7,7 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import { notFound } from '../kit/envelope.js';
 import type { Idempotency } from '../kit/idempotency.js';
+import type { AssetReads } from '../../services/asset-reads.js';
 import { userRoutes } from './users.js';
 import { collectionRoutes } from './collections.js';
 import { assetRoutes } from './assets.js';
@@ -22,6 +23,8 @@ export interface V1Deps {
   /** Credentials and rate limits (src/http/kit/guard.ts); the server also runs it for URLs it cannot route. */
   guard: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   idempotency: Idempotency;
+  /** GET /asset/<uid> from memory while unchanged; null: always from the database. */
+  assetReads: AssetReads | null;
 }
 
 export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps: V1Deps): Promise<void> {
@@ -44,7 +47,7 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
       // The order of the OpenAPI document's paths.
       await userRoutes(routes, deps.ctx);
       await collectionRoutes(routes, deps.ctx);
-      await assetRoutes(routes, deps.ctx);
+      await assetRoutes(routes, deps.ctx, deps.assetReads);
       await transferRoutes(routes, deps.ctx);
       await burnRoutes(routes, deps.ctx);
       await depositRoutes(routes, deps.ctx);

@@ -1,0 +1,56 @@
+// GET /asset/<uid> answered from memory while the asset is unchanged. Apps poll their assets (is it
+// minted yet?), and a read from the database costs more than the rest of the request together.
+//
+// Each entry is the answer's JSON with the row counters (store/row-versions.ts) taken before the rows
+// were read: the asset's, the collections' and the everything-counter. It is served only while all
+// three are unchanged, after `caughtUp` has made sure every change committed before the request is
+// counted (SQLite: at once, the counters move right after each commit of any thread of the process;
+// PostgreSQL: a round trip on the notification connection, shared by concurrent requests). So a cached
+// answer is never older than the database was when the request arrived.
+import { rowVersions } from '../store/row-versions.js';
+
+interface Entry {
+  appUid: string;
+  body: string;
+  asset: number;
+  collections: number;
+  everything: number;
+}
+
+export interface AssetReadsOptions {
+  /** The answer's JSON from the database; throws (and caches nothing) for an asset the App does not have. */
+  read(appUid: string, uid: string): Promise<string>;
+  /** Resolves true once every change committed before the call is counted; false reads the database. */
+  caughtUp(): true | Promise<boolean>;
+  /** Most entries kept (the oldest go first). */
+  max: number;
+}
+
+export class AssetReads {
+  private readonly entries = new Map<string, Entry>();
+  /** Answers so far, from memory and from the database (for /metrics). */
+  readonly counts = { hit: 0, miss: 0 };
+
+  constructor(private readonly opts: AssetReadsOptions) {}
+
+  async answer(appUid: string, uid: string): Promise<string> {
+    const v = rowVersions();
+    const e = this.entries.get(uid);
+    if (e !== undefined && e.appUid === appUid) {
+      const ready = this.opts.caughtUp();
+      if ((ready === true || (await ready)) && e.asset === v.asset(uid) && e.collections === v.collections() && e.everything === v.everything()) {
+        this.counts.hit++;
+        return e.body;
+      }
+    }
+    this.counts.miss++;
+    // Taken before the read: a change committed after it moves one of them.
+    const asset = v.asset(uid);
+    const collections = v.collections();
+    const everything = v.everything();
+    const body = await this.opts.read(appUid, uid);
+    if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(uid, { appUid, body, asset, collections, everything });
+    return body;
+  }
+}

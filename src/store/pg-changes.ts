@@ -1,0 +1,135 @@
+// The changes cached reads depend on, as PostgreSQL announces them (migration 014's triggers): a
+// connection of its own LISTENs and bumps the process's row counters (store/row-versions.ts) for every
+// notification, whichever process or thread committed the change.
+//
+// A notification arrives a little after its commit. Before a cached answer is served, `caughtUp()`
+// makes sure every change committed before the request arrived has been counted: it sends a
+// notification of its own on this connection and waits for it to come back. PostgreSQL delivers
+// notifications in commit order, so once it is back every earlier commit's notifications have been
+// handled. One such round trip serves every request that asked while the previous one was out, so
+// under load it costs a fraction of a query per request, and a write answered by any process (an edit
+// through another API process, a mint recorded by a worker process) is seen by the next read here.
+//
+// While the connection is down nothing is known to be current: `caughtUp()` answers false and reads go
+// to the database. Notifications may have been missed meanwhile, so a new connection moves every
+// counter (`bumpEverything`) before cached answers are served again.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { rowVersions, type ChangeFeed } from './row-versions.js';
+
+export const CHANGES_CHANNEL = 'mintworks_changes';
+/** A fence that does not come back within this is taken for a lost connection. */
+const FENCE_TIMEOUT_MS = 2_000;
+const MAX_RETRY_MS = 5_000;
+
+type Settle = (current: boolean) => void;
+
+export class PgChanges implements ChangeFeed {
+  private client: pg.Client | null = null;
+  private live = false;
+  private stopped = false;
+  private retryMs = 100;
+  private retryTimer: NodeJS.Timeout | null = null;
+  // Fences: the one out (its token and the callers it answers), and the callers waiting for the next.
+  private readonly fenceChannel = `mintworks_fence_${randomBytes(6).toString('hex')}`;
+  private seq = 0;
+  private out: { token: string; settles: Settle[]; timer: NodeJS.Timeout } | null = null;
+  private next: Settle[] = [];
+
+  constructor(
+    private readonly url: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connects (and keeps reconnecting in the background): reads are served from the database meanwhile. */
+  async start(): Promise<void> {
+    await this.connect().catch((err) => this.lost(err as Error));
+  }
+
+  /** Resolves true once every change committed before the call is counted; false when that cannot be known. */
+  caughtUp(): Promise<boolean> {
+    if (!this.live) return Promise.resolve(false);
+    return new Promise((settle) => {
+      this.next.push(settle);
+      if (!this.out) this.sendFence();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.dropped();
+    await client?.end().catch(() => {});
+  }
+
+  private sendFence(): void {
+    const token = String(++this.seq);
+    const timer = setTimeout(() => this.lost(new Error(`no answer to a change fence within ${FENCE_TIMEOUT_MS} ms`)), FENCE_TIMEOUT_MS);
+    this.out = { token, settles: this.next, timer };
+    this.next = [];
+    this.client!.query('select pg_notify($1, $2)', [this.fenceChannel, token]).catch((err) => this.lost(err as Error));
+  }
+
+  private onNotification(msg: pg.Notification): void {
+    if (msg.channel === CHANGES_CHANNEL) {
+      const payload = msg.payload ?? '';
+      if (payload === 'c') rowVersions().bump('c');
+      else if (payload.startsWith('a:')) rowVersions().bumpAssets(payload.slice(2).split(','));
+      return;
+    }
+    const out = this.out;
+    if (msg.channel === this.fenceChannel && out !== null && out.token === msg.payload) {
+      const { settles, timer } = out;
+      clearTimeout(timer);
+      this.out = null;
+      for (const s of settles) s(true);
+      if (this.next.length) this.sendFence();
+    }
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    this.client = client;
+    client.on('notification', (m) => this.onNotification(m));
+    client.on('error', (err) => this.lost(err));
+    client.on('end', () => this.lost(new Error('connection ended')));
+    await client.connect();
+    await client.query(`listen ${CHANGES_CHANNEL}`);
+    await client.query(`listen "${this.fenceChannel}"`);
+    if (this.client !== client || this.stopped) return;
+    // What was cached before may have missed notifications while there was no connection.
+    rowVersions().bumpEverything();
+    this.live = true;
+    this.retryMs = 100;
+  }
+
+  /** Nothing is current any more: waiting callers read the database; a new connection follows. */
+  private lost(err: Error): void {
+    if (!this.client) return; // already handled
+    const client = this.client;
+    if (this.live) this.log.warn({ err: err.message }, 'change notifications lost: cached reads are off until they are back');
+    this.dropped();
+    client.removeAllListeners();
+    client.on('error', () => {}); // a late error of the abandoned connection
+    client.end().catch(() => {});
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.connect().catch((e) => this.lost(e as Error));
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+  }
+
+  private dropped(): void {
+    this.live = false;
+    this.client = null;
+    const waiting = [...(this.out?.settles ?? []), ...this.next];
+    if (this.out) clearTimeout(this.out.timer);
+    this.out = null;
+    this.next = [];
+    for (const s of waiting) s(false);
+  }
+}

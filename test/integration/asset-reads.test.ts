@@ -1,0 +1,137 @@
+// GET /asset/<uid> answered from memory (src/services/asset-reads.ts) is never older than the database:
+// - SQLite, `npm start` as shipped (the workers in their thread): the workers' mint and the API's own
+//   edit are seen by the very next read;
+// - PostgreSQL, two processes: one with the workers, one API only. A change committed through the
+//   first (a mint, an edit) is seen by the next read of the second, which learns of it only from the
+//   database's notifications.
+// Each case first checks that the cache answers at all (the hit counter of /metrics moves), so a cache
+// that never hits cannot pass for a coherent one.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function start(env: Record<string, string>, log: string): ChildProcess {
+  const out = fs.openSync(path.join(env.DATA_DIR, log), 'a');
+  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
+}
+
+async function healthy(base: string): Promise<void> {
+  await waitFor(`${base} healthy`, async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 90_000, 100);
+}
+
+function demoOf(dataDir: string): Record<string, string> {
+  const lines = fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l));
+  return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+}
+
+/** This process's cached answers so far (mintworks_asset_reads_total{result="hit"}). */
+async function hits(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const m = /^mintworks_asset_reads_total\{result="hit"\} (\d+)$/m.exec(text);
+  assert.ok(m, 'the hit counter is exported');
+  return Number(m[1]);
+}
+
+const assetBody = (user: string, collection: string, ext: string) => ({
+  user_uid: user,
+  collection_uid: collection,
+  asset_external_id: ext,
+  data: { name: 'Cached Sword', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false },
+});
+const editBody = { data: { name: 'Edited Sword', unique_name: false, image_url: 'https://example.com/edited.png' } };
+
+/**
+ * The shared scenario: `writer` takes the writes, `reader` the cached reads (the same process on SQLite).
+ * The list of a user's assets is never cached: once it shows a change, the cached read must too.
+ */
+async function coherentReads(writer: ApiClient, reader: ApiClient, readerBase: string, collection: string): Promise<void> {
+  const user = (await writer.post('/user', {})).body.data.uid as string;
+  const created = await writer.post('/asset', assetBody(user, collection, `cached-${Date.now()}`));
+  assert.equal(created.status, 201, created.raw);
+  const uid = created.body.data.uid as string;
+
+  const first = await reader.get(`/asset/${uid}`);
+  assert.equal(first.status, 200, first.raw);
+  const before = await hits(readerBase);
+  const second = await reader.get(`/asset/${uid}`);
+  assert.equal(await hits(readerBase), before + 1, 'the second read is answered from memory');
+  assert.equal(second.raw, (await reader.get(`/asset/${uid}`)).raw);
+  assert.equal(second.headers.get('content-type'), 'application/json; charset=utf-8');
+
+  // The workers mint it: the moment the (uncached) list says so, the cached read says so too.
+  let minted = false;
+  while (!minted) {
+    const list = await writer.get(`/asset?user_uid=${user}`);
+    minted = (list.body.data as { uid: string; is_minted: boolean }[]).some((a) => a.uid === uid && a.is_minted);
+    const read = (await reader.get(`/asset/${uid}`)).body.data;
+    if (minted) assert.equal(read.is_minted, true, 'a cached read after the mint was committed shows it minted');
+    else await new Promise((r) => setTimeout(r, 20));
+  }
+  // Cached again, then an edit through the writer: its answer is out before the next read.
+  await reader.get(`/asset/${uid}`);
+  const edit = await writer.call('PUT', `/asset/${uid}`, editBody);
+  assert.equal(edit.status, 200, edit.raw);
+  const afterEdit = (await reader.get(`/asset/${uid}`)).body.data;
+  assert.equal(afterEdit.is_editing, true, 'the edit is seen by the next read');
+
+}
+
+describe('cached asset reads (sqlite, npm start)', () => {
+  let child: ChildProcess | null = null;
+  after(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child!.once('exit', r));
+    }
+  });
+
+  it('a read after a commit of either thread shows it', async () => {
+    const dataDir = tempDir('mintworks-reads-');
+    const env = { DATA_DIR: dataDir, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), LOG_LEVEL: 'warn' };
+    child = start(env, 'service.log');
+    const base = `http://127.0.0.1:${env.PORT}`;
+    await healthy(base);
+    const demo = demoOf(dataDir);
+    const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
+    await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
+    await coherentReads(api, api, base, demo.MW_COLLECTION);
+  });
+});
+
+describe('cached asset reads (postgres, two processes)', () => {
+  const children: ChildProcess[] = [];
+  let pgdb: Awaited<ReturnType<typeof freshPostgres>> | null = null;
+  before(async () => {
+    pgdb = await freshPostgres();
+  });
+  after(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+    await pgdb?.drop();
+  });
+
+  it("a read in one process after a commit of the other shows it", async () => {
+    const dataDir = tempDir('mintworks-reads-pg-');
+    const common = { DATABASE_URL: pgdb!.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789' };
+    const first = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) };
+    children.push(start(first, 'first.log'));
+    const firstBase = `http://127.0.0.1:${first.PORT}`;
+    await healthy(firstBase);
+    const second = { ...common, PORT: String(await freePort()), WORKERS: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${first.ANVIL_PORT}` };
+    children.push(start(second, 'second.log'));
+    const secondBase = `http://127.0.0.1:${second.PORT}`;
+    await healthy(secondBase);
+
+    const demo = demoOf(dataDir);
+    const writer = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
+    const reader = new ApiClient(`${secondBase}/v1`, demo.MW_API_KEY, demo.MW_TOKEN);
+    await waitFor('demo collection deployed', async () => (await writer.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
+    await coherentReads(writer, reader, secondBase, demo.MW_COLLECTION);
+  });
+});

@@ -1,0 +1,217 @@
+// Cached asset reads: when an entry may be served (src/services/asset-reads.ts), how SQLite connections
+// capture their changes (src/store/sqlite-changes.ts) and how PostgreSQL's notifications and fences
+// move the counters (src/store/pg-changes.ts, on a real PostgreSQL).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import pino from 'pino';
+import { AssetReads } from '../../src/services/asset-reads.js';
+import { rowVersions } from '../../src/store/row-versions.js';
+import { SqliteChanges } from '../../src/store/sqlite-changes.js';
+import { PgChanges } from '../../src/store/pg-changes.js';
+import { openStore, sqliteFile } from '../../src/store/db.js';
+import { freshPostgres, tempDir } from '../helpers/env.js';
+
+describe('AssetReads', () => {
+  /** A database of answers by uid, and how often it was read. */
+  function fixture(caughtUp: () => true | Promise<boolean> = () => true, max = 100) {
+    const rows = new Map<string, { app: string; body: string }>();
+    let reads = 0;
+    let duringRead: (() => void) | null = null;
+    const cache = new AssetReads({
+      max,
+      caughtUp,
+      read: async (app, uid) => {
+        reads++;
+        const row = rows.get(uid);
+        if (!row || row.app !== app) throw new Error('not found');
+        const body = row.body;
+        duringRead?.(); // a change committed after the row was read
+        duringRead = null;
+        return body;
+      },
+    });
+    return { cache, rows, reads: () => reads, onNextRead: (f: () => void) => (duringRead = f) };
+  }
+  const uid = (n: number) => String(100000000000 + n);
+
+  it('answers from memory until the asset, the collections or everything changes', async () => {
+    const f = fixture();
+    f.rows.set(uid(1), { app: 'A', body: 'v1' });
+    assert.equal(await f.cache.answer('A', uid(1)), 'v1');
+    assert.equal(await f.cache.answer('A', uid(1)), 'v1');
+    assert.equal(f.reads(), 1);
+    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1 });
+    for (const change of [() => rowVersions().bumpAssets([uid(1)]), () => rowVersions().bump('c'), () => rowVersions().bumpEverything()]) {
+      f.rows.set(uid(1), { app: 'A', body: `v${f.reads() + 1}` });
+      change();
+      assert.equal(await f.cache.answer('A', uid(1)), `v${f.reads()}`);
+    }
+    assert.equal(f.reads(), 4);
+    rowVersions().bumpAssets([uid(2)]); // another asset (another slot)
+    assert.equal(await f.cache.answer('A', uid(1)), 'v4');
+    assert.equal(f.reads(), 4);
+  });
+
+  it('a change committed while the row was being read leaves the entry old', async () => {
+    const f = fixture();
+    f.rows.set(uid(3), { app: 'A', body: 'before' });
+    f.onNextRead(() => {
+      f.rows.set(uid(3), { app: 'A', body: 'after' });
+      rowVersions().bumpAssets([uid(3)]);
+    });
+    assert.equal(await f.cache.answer('A', uid(3)), 'before');
+    assert.equal(await f.cache.answer('A', uid(3)), 'after');
+  });
+
+  it('another App is never answered from the entry', async () => {
+    const f = fixture();
+    f.rows.set(uid(4), { app: 'A', body: 'mine' });
+    await f.cache.answer('A', uid(4));
+    await assert.rejects(f.cache.answer('B', uid(4)), /not found/);
+    assert.equal(await f.cache.answer('A', uid(4)), 'mine');
+    assert.equal(f.reads(), 2);
+  });
+
+  it('reads the database while changes cannot be known to be counted', async () => {
+    let current = false;
+    const f = fixture(async () => current);
+    f.rows.set(uid(5), { app: 'A', body: 'x' });
+    await f.cache.answer('A', uid(5));
+    await f.cache.answer('A', uid(5));
+    assert.equal(f.reads(), 2);
+    current = true;
+    await f.cache.answer('A', uid(5));
+    assert.equal(f.reads(), 2);
+  });
+
+  it('keeps at most `max` entries, the oldest going first', async () => {
+    const f = fixture(() => true, 2);
+    for (const n of [10, 11, 12]) f.rows.set(uid(n), { app: 'A', body: String(n) });
+    for (const n of [10, 11, 12]) await f.cache.answer('A', uid(n));
+    await f.cache.answer('A', uid(12));
+    await f.cache.answer('A', uid(11));
+    assert.equal(f.reads(), 3);
+    await f.cache.answer('A', uid(10));
+    assert.equal(f.reads(), 4);
+  });
+});
+
+describe('SqliteChanges', () => {
+  const db = new SQLite(':memory:');
+  db.exec(`create table assets (uid text primary key, name text);
+           create table collections (uid text primary key, name text, contract_address text, chain_id integer, next_token_id integer)`);
+  const changes = new SqliteChanges(db);
+  changes.install();
+  db.prepare(`insert into assets values ('100000000020', 'a'), ('100000000021', 'b')`).run();
+  db.prepare(`insert into collections values ('c1', 'C', null, 1, 1)`).run();
+  after(() => db.close());
+
+  it('bumps the changed assets once their transaction is over, not before', () => {
+    const v = rowVersions();
+    const [a, b] = [v.asset('100000000020'), v.asset('100000000021')];
+    db.exec('begin');
+    db.prepare(`update assets set name = 'x' where uid = '100000000020'`).run();
+    changes.settle();
+    assert.equal(v.asset('100000000020'), a, 'not while the transaction is open');
+    db.exec('commit');
+    changes.settle();
+    assert.equal(v.asset('100000000020'), a + 1);
+    assert.equal(v.asset('100000000021'), b, 'the other asset did not change');
+    db.prepare(`delete from assets where uid = '100000000021'`).run();
+    changes.settle();
+    assert.equal(v.asset('100000000021'), b + 1, 'a delete outside a transaction');
+  });
+
+  it('bumps the collections only for the columns an asset view shows', () => {
+    const v = rowVersions();
+    const c = v.collections();
+    db.prepare(`update collections set next_token_id = 5 where uid = 'c1'`).run();
+    changes.settle();
+    assert.equal(v.collections(), c, 'token id ranges are not in the view');
+    db.prepare(`update collections set contract_address = '0xabc' where uid = 'c1'`).run();
+    changes.settle();
+    assert.equal(v.collections(), c + 1);
+  });
+});
+
+describe('SQLite change feed', () => {
+  it("with other processes writing, another connection's commit makes everything old; alone, nothing to check", async () => {
+    const dir = tempDir();
+    const store = openStore({ dataDir: dir, checkpoints: 'none' });
+    const other = new SQLite(sqliteFile(undefined, dir));
+    try {
+      other.exec('create table t (x integer)');
+      const log = pino({ level: 'silent' });
+      const shared = store.changeFeed(log, { othersWrite: true });
+      const alone = store.changeFeed(log, { othersWrite: false });
+      const v = rowVersions();
+      const before = v.everything();
+      assert.equal(shared.caughtUp(), true);
+      assert.equal(v.everything(), before, 'nothing committed elsewhere yet');
+      other.prepare('insert into t values (1)').run();
+      assert.equal(alone.caughtUp(), true);
+      assert.equal(v.everything(), before, 'a feed of the only writer checks nothing');
+      assert.equal(shared.caughtUp(), true);
+      assert.equal(v.everything(), before + 1, 'a commit of another connection');
+      assert.equal(shared.caughtUp(), true);
+      assert.equal(v.everything(), before + 1, 'counted once');
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+});
+
+describe('PgChanges (postgres)', () => {
+  let pgdb: Awaited<ReturnType<typeof freshPostgres>>;
+  let other: pg.Client;
+  let changes: PgChanges;
+  before(async () => {
+    pgdb = await freshPostgres();
+    other = new pg.Client({ connectionString: pgdb.url });
+    await other.connect();
+    changes = new PgChanges(pgdb.url, pino({ level: 'silent' }));
+    await changes.start();
+  });
+  after(async () => {
+    await changes.stop();
+    await other.end();
+    await pgdb.drop();
+  });
+
+  it('once caught up, every notification committed before is counted', async () => {
+    const v = rowVersions();
+    const [a, b, c] = [v.asset('100000000030'), v.asset('100000000031'), v.collections()];
+    await other.query(`select pg_notify('mintworks_changes', 'a:100000000030,100000000031'), pg_notify('mintworks_changes', 'c')`);
+    assert.equal(await changes.caughtUp(), true);
+    assert.equal(v.asset('100000000030'), a + 1);
+    assert.equal(v.asset('100000000031'), b + 1);
+    assert.equal(v.collections(), c + 1);
+    // Concurrent callers share fences and all get their answer.
+    assert.deepEqual(await Promise.all(Array.from({ length: 20 }, () => changes.caughtUp())), Array(20).fill(true));
+  });
+
+  it('a lost connection answers false until a new one is listening, which makes everything old', async () => {
+    const v = rowVersions();
+    const everything = v.everything();
+    await other.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'listen%' or query = 'select pg_notify($1, $2)')`);
+    const answers: boolean[] = [];
+    for (let i = 0; i < 200 && !(answers.includes(false) && answers.at(-1) === true); i++) {
+      answers.push(await changes.caughtUp());
+      if (answers.at(-1) === false) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(answers.includes(false), 'false while the connection was down');
+    assert.equal(answers.at(-1), true, 'true again once it is back');
+    assert.ok(v.everything() > everything, 'everything cached before is old');
+  });
+
+  it('after stop, nothing is current', async () => {
+    const stopped = new PgChanges(pgdb.url, pino({ level: 'silent' }));
+    await stopped.start();
+    assert.equal(await stopped.caughtUp(), true);
+    await stopped.stop();
+    assert.equal(await stopped.caughtUp(), false);
+  });
+});
