@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { rowVersions } from './store/row-versions.js';
+import { writeTurns } from './store/write-turns.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -28,6 +29,8 @@ export interface WorkersThreadData {
   config: Config;
   /** The process's row counters (src/store/row-versions.ts): the workers' commits move the API's cached reads. */
   rowVersions: SharedArrayBuffer;
+  /** Turns at SQLite's write lock (src/store/write-turns.ts): the API's thread goes first. */
+  writeTurns: SharedArrayBuffer;
 }
 
 export interface WorkersStatus {
@@ -49,7 +52,7 @@ export class WorkersThread {
 
   /** Resolves once the workers run; rejects if the thread fails or stalls before that. */
   async start(): Promise<void> {
-    const data: WorkersThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer };
+    const data: WorkersThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
     // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
     // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
     // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.

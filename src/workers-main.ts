@@ -4,10 +4,12 @@ import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger, startService } from './service.js';
 import { adoptRowVersions } from './store/row-versions.js';
+import { adoptWriteTurns } from './store/write-turns.js';
 import type { FromWorkers, ToWorkers, WorkersThreadData } from './worker-thread.js';
 
-const { config, rowVersions } = workerData as WorkersThreadData;
+const { config, rowVersions, writeTurns } = workerData as WorkersThreadData;
 adoptRowVersions(rowVersions);
+adoptWriteTurns(writeTurns);
 const log = createLogger(config).child({ thread: 'workers' });
 try {
   os.setPriority(0, config.workerNice); // this thread only, on Linux

@@ -2,7 +2,7 @@
 // The schema and migrations are shared; the few dialect differences are named here.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { Worker, isMainThread } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -10,6 +10,7 @@ import { CompiledQuery, Kysely, type Compilable, PostgresDialect, SqliteDialect,
 import type { Database } from './schema.js';
 import { prepareByName, preparingPool } from './pg-prepared.js';
 import { SqliteChanges } from './sqlite-changes.js';
+import { writeTurns, type WriteTurns } from './write-turns.js';
 import { PgChanges } from './pg-changes.js';
 import { rowVersions, type ChangeFeed } from './row-versions.js';
 import type { Logger } from 'pino';
@@ -361,7 +362,7 @@ class DurableSqliteDriver extends SqliteDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const writes = (text: string) => !this.statements.prepare(text).readonly;
-    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() });
+    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() }, { shared: writeTurns(), main: isMainThread });
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
@@ -406,8 +407,9 @@ export const SQLITE_LOCK_WAIT_MS = 5000;
  * Waits for SQLite's write lock without blocking the event loop. better-sqlite3 is synchronous, so
  * its busy handler (busy_timeout) would sleep on the event loop while another process writes; with
  * busy_timeout = 0 a statement that finds the lock taken fails at once with SQLITE_BUSY, and is retried
- * here after a short timer, while requests go on being parsed and grouped. Only statements outside a
- * transaction are retried (BEGIN IMMEDIATE itself, autocommit statements): inside one the lock is held.
+ * here after a short timer (or as soon as another thread of the process releases the lock), while
+ * requests go on being parsed and grouped. Only statements outside a transaction are retried (BEGIN
+ * IMMEDIATE itself, autocommit statements): inside one the lock is held.
  */
 export class BusyRetryConnection implements DatabaseConnection {
   constructor(
@@ -419,25 +421,41 @@ export class BusyRetryConnection implements DatabaseConnection {
      * runs after every statement, before that flush (what a commit changed is visible from then on).
      */
     private readonly durability?: { writes(sql: string): boolean; sync(): Promise<void>; settled?(): void },
+    /** Turns at the write lock with the process's other threads (store/write-turns.ts); `main`: goes first. */
+    private readonly turns?: { shared: WriteTurns; main: boolean },
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const turns = this.turns;
+    const outside = !this.database.inTransaction;
+    const takesLock = outside && turns !== undefined && (query.sql === 'begin immediate' || this.durability?.writes(query.sql) === true);
+    if (takesLock && !turns.main) await turns.shared.mainFirst();
     let delay = 0;
+    let waiting = false;
     const deadline = Date.now() + this.waitMs;
-    for (;;) {
-      try {
-        const result = await this.inner.executeQuery<R>(query);
-        this.durability?.settled?.();
-        if (this.durability && !this.database.inTransaction && this.durability.writes(query.sql)) await this.durability.sync();
-        return result;
-      } catch (err) {
-        const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
-        if (!busy || this.database.inTransaction || Date.now() >= deadline) throw err;
-        // Short and capped: the other writer's transactions last a few ms, and a long sleep would
-        // leave the lock idle while requests queue up behind this one.
-        await new Promise((r) => (delay === 0 ? setImmediate(r) : setTimeout(r, delay)));
-        delay = Math.min(delay + 1, 4);
+    try {
+      for (;;) {
+        const mark = turns?.shared.mark() ?? 0; // a release after this attempt wakes the wait below
+        try {
+          const result = await this.inner.executeQuery<R>(query);
+          this.durability?.settled?.();
+          if (!this.database.inTransaction && (!outside || takesLock)) turns?.shared.released();
+          if (this.durability && !this.database.inTransaction && this.durability.writes(query.sql)) await this.durability.sync();
+          return result;
+        } catch (err) {
+          const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
+          if (!busy || this.database.inTransaction || Date.now() >= deadline) throw err;
+          if (turns?.main && !waiting) turns.shared.mainWaiting((waiting = true));
+          // Short and capped: the other writer's transactions last a few ms, and a long sleep would
+          // leave the lock idle while requests queue up behind this one. A thread of this process that
+          // releases the lock ends the wait at once.
+          if (turns) await turns.shared.untilReleased(mark, Math.max(delay, 1));
+          else await new Promise((r) => (delay === 0 ? setImmediate(r) : setTimeout(r, delay)));
+          delay = Math.min(delay + 1, 4);
+        }
       }
+    } finally {
+      if (waiting) turns!.shared.mainWaiting(false);
     }
   }
 

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import { BusyRetryConnection } from '../../src/store/db.js';
+import { WriteTurns } from '../../src/store/write-turns.js';
 
 function busyThen(failures: number, code = 'SQLITE_BUSY') {
   let calls = 0;
@@ -51,5 +52,56 @@ describe('BusyRetryConnection', () => {
     await assert.rejects(new BusyRetryConnection(c.inner, { inTransaction: false }, 50).executeQuery(q), /locked/);
     assert.ok(Date.now() - t0 >= 50 && Date.now() - t0 < 1000);
     assert.ok(c.calls() > 2);
+  });
+
+  it("the workers do not take the lock again while the main thread waits for it", async () => {
+    // One write lock, as SQLite's: BEGIN IMMEDIATE takes it or fails busy; COMMIT gives it back.
+    let holder: string | null = null;
+    const order: string[] = [];
+    const turns = new WriteTurns();
+    const connection = (name: string, main: boolean) => {
+      const database = { inTransaction: false };
+      const inner: DatabaseConnection = {
+        async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+          if (query.sql === 'begin immediate') {
+            if (holder !== null) throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+            holder = name;
+            database.inTransaction = true;
+            order.push(name);
+          } else if (query.sql === 'commit') {
+            holder = null;
+            database.inTransaction = false;
+          }
+          return { rows: [] };
+        },
+        streamQuery: () => { throw new Error('unused'); },
+      };
+      return new BusyRetryConnection(inner, database, 5000, undefined, { shared: turns, main });
+    };
+    const begin = CompiledQuery.raw('begin immediate');
+    const commit = CompiledQuery.raw('commit');
+    const api = connection('api', true);
+    const workers = connection('workers', false);
+    await workers.executeQuery(begin);
+    const apiTurn = api.executeQuery(begin);
+    await new Promise((r) => setTimeout(r, 5)); // the API waits for the lock now
+    // The workers commit and begin their next transaction at once, as their loop does.
+    await workers.executeQuery(commit);
+    const next = workers.executeQuery(begin);
+    await apiTurn;
+    assert.deepEqual(order, ['workers', 'api'], 'the API took the lock first');
+    await api.executeQuery(commit);
+    await next;
+    assert.deepEqual(order, ['workers', 'api', 'workers']);
+  });
+
+  it('a thread waiting for its turn wakes when another releases the lock', async () => {
+    const turns = new WriteTurns();
+    const mark = turns.mark();
+    const t0 = Date.now();
+    setTimeout(() => turns.released(), 10);
+    await turns.untilReleased(mark, 5000);
+    assert.ok(Date.now() - t0 < 1000, 'woken by the release, not by the timeout');
+    await turns.untilReleased(mark, 5000); // a release since the mark: no wait at all
   });
 });
