@@ -1,6 +1,7 @@
 // POST /v1/asset and GET /v1/asset/<uid> against a bare Fastify route answering the same JSON, on the
 // same box in the same run (autocannon, 64 connections). The service runs as `node dist/main.js` with
-// its workers on, as in production: accepted assets are minted meanwhile. One JSON line per database.
+// its workers on, as in production: accepted assets are minted meanwhile; then POST again with the
+// workers off (the API alone, restarted on the same data). One JSON line per database.
 // On PostgreSQL it also measures two API processes (API=true WORKERS=false beside the first) sharing
 // the load.
 //   node --import tsx bench/http.ts            (BENCH_DB=sqlite|postgres for one; BENCH_SECONDS=10)
@@ -56,6 +57,12 @@ for (const db of dbsFromArgs()) {
       }
     }
 
+    // The API alone: the same database and backlog, the workers off, so nothing mints beside the burst.
+    // What accepting costs by itself; the run above is what a studio sees with minting going on.
+    const peakRss = Math.max(...svc.pids().map(serviceRssMb));
+    await svc.relaunch({ WORKERS: 'false' });
+    const apiOnlyPost = await run(svc.base, 'POST', '/v1/asset');
+
     emit({
       bench: 'http',
       db,
@@ -63,8 +70,9 @@ for (const db of dbsFromArgs()) {
       seconds,
       post_asset: { ...svcPost, bare_rps: barePost.rps, ratio: +(svcPost.rps / barePost.rps).toFixed(3) },
       get_asset: { ...svcGet, bare_rps: bareGet.rps, ratio: +(svcGet.rps / bareGet.rps).toFixed(3) },
+      post_asset_workers_off: { ...apiOnlyPost, ratio: +(apiOnlyPost.rps / barePost.rps).toFixed(3) },
       ...(twoApi ? { post_asset_two_api_processes: twoApi } : {}),
-      peak_rss_mb: Math.max(...svc.pids().map(serviceRssMb)),
+      peak_rss_mb: peakRss,
     });
   } finally {
     await svc.stop();

@@ -136,6 +136,8 @@ export interface RunningService {
   dataDir: string;
   env: Record<string, string>;
   pids(): number[];
+  /** Stops the process and starts it again on the same data with `extraEnv` added (e.g. WORKERS=false). */
+  relaunch(extraEnv: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -148,7 +150,7 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
     const demo = readDemo(se.dataDir);
     const api = new ApiClient(demo.url, demo.apiKey, demo.token);
     await waitDeployed(api, demo.collection);
-    const p = proc;
+    let p = proc;
     return {
       base: p.base,
       api,
@@ -158,6 +160,10 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
       dataDir: se.dataDir,
       env: se.env,
       pids: () => [p.pid],
+      async relaunch(extra) {
+        await p.stop();
+        p = await launchService({ ...se.env, ...extra }, { logName: 'relaunched.log' });
+      },
       async stop() {
         await p.stop();
         await se.dispose();

@@ -58,6 +58,7 @@ const atMost = (sqlite: number, postgres = sqlite) => ({ sqlite: { op: '<=', lim
 const ROWS: Row[] = [
   { measure: 'POST /asset ratio to bare Fastify', bench: 'http', value: (l) => l.post_asset?.ratio, target: atLeast(0.25, 0.15) },
   { measure: 'POST /asset p99 (ms)', bench: 'http', value: (l) => l.post_asset?.p99, target: atMost(100, 150) },
+  { measure: 'POST /asset ratio, workers off (the API alone)', bench: 'http', value: (l) => l.post_asset_workers_off?.ratio },
   { measure: 'GET /asset ratio to bare Fastify', bench: 'http', value: (l) => l.get_asset?.ratio, target: atLeast(0.5, 0.4) },
   { measure: 'GET /asset p99 (ms)', bench: 'http', value: (l) => l.get_asset?.p99 },
   { measure: 'Peak RSS, HTTP bench (MB)', bench: 'http', value: (l) => l.peak_rss_mb, target: atMost(300) },
