@@ -8,6 +8,7 @@ import type { Tx } from '../store/db.js';
 import { isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
+import { isUidTaken, MAX_UID_ROUNDS } from './uids.js';
 import { nowIso } from '../util/time.js';
 import { requestWallet } from './wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
@@ -38,6 +39,7 @@ interface Request {
   appUid: string;
   environment: 'development' | 'production';
   p: AssetParams;
+  /** Fixed when the request arrives; drawn again only if the write finds it taken. */
   uid: string;
   idem?: IdempotentWrite;
   resolve(r: { uid: string }): void;
@@ -65,15 +67,19 @@ function intakeOf(ctx: Ctx): AssetIntake {
  * A lone request under no load is written at once (after the current event-loop turn), so grouping
  * adds no latency; under load, groups grow by themselves to the number of requests in flight.
  */
-class AssetIntake {
+export class AssetIntake {
   private waiting: Request[] = [];
   private writing = false;
 
-  constructor(private readonly ctx: Ctx) {}
+  /** `uids`: where new uids come from (tests give a sequence that collides). */
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly uids: () => string = newUid,
+  ) {}
 
   submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ appUid, environment, p, uid: newUid(), idem, resolve, reject });
+      this.waiting.push({ appUid, environment, p, uid: this.uids(), idem, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         setImmediate(() => void this.drain());
@@ -90,13 +96,18 @@ class AssetIntake {
   }
 
   /** Writes a group; returns once it is committed, and answers its requests once that is durable. */
-  private async writeGroup(group: Request[]): Promise<void> {
+  private async writeGroup(group: Request[], uidRounds = 0): Promise<void> {
     let outcomes: Outcome[];
     let durable: Promise<void>;
     try {
       const commit = this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db);
       ({ result: outcomes, durable } = await commit((tx) => writeCreates(this.ctx, tx, group)));
     } catch (err) {
+      // A new uid another asset already has (services/uids.ts): new uids, again.
+      if (isUidTaken(err, 'assets') && uidRounds < MAX_UID_ROUNDS) {
+        for (const r of group) r.uid = this.uids();
+        return this.writeGroup(group, uidRounds + 1);
+      }
       if (group.length === 1) {
         group[0].reject(translate(err));
         return;

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Ctx } from './context.js';
 import { keysetPage, pageOf, type PageRequest } from './pages.js';
 import { ApiError } from '../util/errors.js';
-import { newUid } from '../util/ids.js';
+import { withNewUid } from './uids.js';
 import { nowIso } from '../util/time.js';
 import { isUniqueViolation } from '../store/db.js';
 import { userView, type WalletRow } from './views.js';
@@ -15,9 +15,8 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
   const email = input.email ?? null;
   const key = email === null ? null : emailKey(email);
   const ext = input.user_external_id ?? null;
-  const uid = newUid();
   try {
-    await ctx.db.transaction().execute(async (tx) => {
+    return await withNewUid('users', (uid) => ctx.db.transaction().execute(async (tx) => {
       const clash = await tx
         .selectFrom('users')
         .select('uid')
@@ -34,13 +33,13 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
       if (clash) throw userExists();
       await tx.insertInto('users').values({ uid, app_uid: appUid, email, email_key: key, user_external_id: ext, wallet_address: null, wallet_created_at: null, created_at: nowIso() }).execute();
       await saveAnswer(tx, idem, { uid });
-    });
+      return { uid };
+    }));
   } catch (err) {
     // Two concurrent creates with the same email: the unique index decides, with the same answer.
     if (isUniqueViolation(err, 'email') || isUniqueViolation(err, 'user_external_id')) throw userExists();
     throw err;
   }
-  return { uid };
 }
 
 const userExists = () => ApiError.client(400, 'user_exists', 'User already exists.');

@@ -5,6 +5,8 @@ import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { AssetIntake, type AssetParams } from '../../src/services/asset-create.js';
+import { newUid } from '../../src/util/ids.js';
 
 const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)', 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
 
@@ -299,6 +301,22 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(r3.status, 404);
         assert.deepEqual((await other.api.get(`/asset?user_uid=${user}`)).body, { success: true, data: [] });
         assert.deepEqual((await app.api.get('/asset?user_uid=999999999999')).body, { success: true, data: [] });
+      });
+
+      it('a new asset whose random uid is taken gets another one, not an error', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid;
+        const taken = (await app.api.post('/asset', assetBody(user, collection))).body.data.uid as string;
+        const fresh = newUid();
+        const draws = [taken, taken, fresh];
+        const intake = new AssetIntake(t.svc.ctx, () => draws.shift() ?? newUid());
+        const body = assetBody(user, collection) as unknown as AssetParams;
+        const created = await intake.submit(app.uid, 'development', body);
+        assert.equal(created.uid, fresh);
+        assert.equal(draws.length, 0, 'drawn again twice');
+        const read = await app.api.get(`/asset/${fresh}`);
+        assert.equal(read.status, 200, read.raw);
+        assert.equal(read.body.data.asset_external_id, body.asset_external_id);
+        assert.equal((await app.api.get(`/asset/${taken}`)).body.data.asset_external_id !== body.asset_external_id, true, 'the first asset is untouched');
       });
     });
 

@@ -6,7 +6,7 @@ import type { DbOrTx } from '../../store/db.js';
 import { queueOn } from '../../jobs/queue.js';
 import { FORWARD_JOB } from '../../jobs/kinds.js';
 import { ApiError } from '../../util/errors.js';
-import { newUid } from '../../util/ids.js';
+import { withNewUid } from '../uids.js';
 import { nowIso } from '../../util/time.js';
 import { assetPrecondition, type Action } from '../../domain/lifecycle.js';
 import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
@@ -25,9 +25,9 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
  * records the request and queues its relay (relay.ts), all in one transaction.
  */
 export async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null, idem: IdempotentWrite | undefined): Promise<{ uid: string }> {
-  const uid = newUid();
   let chainId = 0;
-  await ctx.db.transaction().execute(async (tx) => {
+  const table = action === 'transfer' ? 'transfers' : 'burns';
+  const uid = await withNewUid(table, (uid) => ctx.db.transaction().execute(async (tx) => {
     const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
     if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
     const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
@@ -58,7 +58,8 @@ export async function startAction(ctx: Ctx, appUid: string, action: Action, asse
     chainId = await chainOfAsset(tx, assetUid);
     await queueOn(ctx, chainId).enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
     await saveAnswer(tx, idem, { uid });
-  });
+    return uid;
+  }));
   queueOn(ctx, chainId).notify(FORWARD_JOB);
   return { uid };
 }
