@@ -13,6 +13,7 @@ import { queueOn } from '../../jobs/queue.js';
 import { ALLOCATE_JOB, CLAIM_JOB, REWARD_DEPLOY_JOB, WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { parseAddressField } from '../fields.js';
 import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
+import { withNewUid } from '../uids.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
 import { rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
 
@@ -129,10 +130,10 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
   if (req.amount <= 0n) throw new Error('allocate: amount must be positive');
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   const nonce = String(req.nonce);
-  const uid = newUid();
+  let uid = '';
   let chainId = 0;
   try {
-    await ctx.db.transaction().execute(async (tx) => {
+    uid = await withNewUid('allocations', (uid) => ctx.db.transaction().execute(async (tx) => {
       const reward = await lockReward(ctx, tx, req.reward_uid, 'update', appUid);
       if (!reward) throw rewardNotFound();
       if (reward.withdraw_status !== null) throw withdrawnError();
@@ -170,7 +171,8 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
       await writeLedger(tx, reward.uid, user.uid, ledger);
       await queueOn(ctx, chainId).enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
       await saveAnswer(tx, idem, { uid });
-    });
+      return uid;
+    }));
   } catch (err) {
     if (isUniqueViolation(err, 'nonce')) throw duplicateNonce();
     throw err;
@@ -207,9 +209,8 @@ export interface ClaimRequest {
 export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   const to = parseAddressField('to_address', req.to_address);
   if (!isUid(req.reward_uid)) throw rewardNotFound();
-  const uid = newUid();
   let chainId = 0;
-  await ctx.db.transaction().execute(async (tx) => {
+  const uid = await withNewUid('claims', (uid) => ctx.db.transaction().execute(async (tx) => {
     const reward = await lockReward(ctx, tx, req.reward_uid, 'share', appUid);
     if (!reward) throw rewardNotFound();
     if (reward.withdraw_status !== null) throw withdrawnError();
@@ -223,7 +224,8 @@ export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, 
     chainId = Number(reward.chain_id);
     await queueOn(ctx, chainId).enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
     await saveAnswer(tx, idem, { uid });
-  });
+    return uid;
+  }));
   queueOn(ctx, chainId).notify(CLAIM_JOB);
   return { uid };
 }
