@@ -2,8 +2,8 @@
 // - SQLite, `npm start` as shipped (the workers in their thread): the workers' mint and the API's own
 //   edit are seen by the very next read;
 // - PostgreSQL, two processes: one with the workers, one API only. A change committed through the
-//   first (a mint, an edit) is seen by the next read of the second, which learns of it only from the
-//   database's notifications.
+//   first (a mint, an edit), or by hand in SQL, is seen by the next read of the second, which learns of
+//   it only from the database's notifications.
 // Each case first checks that the cache answers at all (the hit counter of /metrics moves), so a cache
 // that never hits cannot pass for a coherent one.
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -107,8 +108,26 @@ describe('cached asset reads (sqlite, npm start)', () => {
 describe('cached asset reads (postgres, two processes)', () => {
   const children: ChildProcess[] = [];
   let pgdb: Awaited<ReturnType<typeof freshPostgres>> | null = null;
+  let writer: ApiClient;
+  let reader: ApiClient;
+  let secondBase = '';
+  let collection = '';
   before(async () => {
     pgdb = await freshPostgres();
+    const dataDir = tempDir('mintworks-reads-pg-');
+    const common = { DATABASE_URL: pgdb.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789' };
+    const first = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) };
+    children.push(start(first, 'first.log'));
+    await healthy(`http://127.0.0.1:${first.PORT}`);
+    const second = { ...common, PORT: String(await freePort()), WORKERS: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${first.ANVIL_PORT}` };
+    children.push(start(second, 'second.log'));
+    secondBase = `http://127.0.0.1:${second.PORT}`;
+    await healthy(secondBase);
+    const demo = demoOf(dataDir);
+    writer = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
+    reader = new ApiClient(`${secondBase}/v1`, demo.MW_API_KEY, demo.MW_TOKEN);
+    collection = demo.MW_COLLECTION;
+    await waitFor('demo collection deployed', async () => (await writer.get(`/collection/${collection}`)).body.data.status === 'deployed', 60_000);
   });
   after(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -116,22 +135,37 @@ describe('cached asset reads (postgres, two processes)', () => {
     await pgdb?.drop();
   });
 
-  it("a read in one process after a commit of the other shows it", async () => {
-    const dataDir = tempDir('mintworks-reads-pg-');
-    const common = { DATABASE_URL: pgdb!.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789' };
-    const first = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) };
-    children.push(start(first, 'first.log'));
-    const firstBase = `http://127.0.0.1:${first.PORT}`;
-    await healthy(firstBase);
-    const second = { ...common, PORT: String(await freePort()), WORKERS: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${first.ANVIL_PORT}` };
-    children.push(start(second, 'second.log'));
-    const secondBase = `http://127.0.0.1:${second.PORT}`;
-    await healthy(secondBase);
+  it('a read in one process after a commit of the other shows it', async () => {
+    await coherentReads(writer, reader, secondBase, collection);
+  });
 
-    const demo = demoOf(dataDir);
-    const writer = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
-    const reader = new ApiClient(`${secondBase}/v1`, demo.MW_API_KEY, demo.MW_TOKEN);
-    await waitFor('demo collection deployed', async () => (await writer.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
-    await coherentReads(writer, reader, secondBase, demo.MW_COLLECTION);
+  it('an update of hundreds of assets in one statement, even by hand in SQL, reaches every cached read', async () => {
+    // More rows than one notification carries (500): the trigger sends them in parts.
+    const user = (await writer.post('/user', {})).body.data.uid as string;
+    const uids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < 600) {
+          const r = await writer.post('/asset', assetBody(user, collection, `many-${next++}`));
+          assert.equal(r.status, 201, r.raw);
+          uids.push(r.body.data.uid);
+        }
+      }),
+    );
+    for (const uid of uids) await reader.get(`/asset/${uid}`);
+    const before = await hits(secondBase);
+    for (const uid of uids.slice(0, 10)) assert.equal((await reader.get(`/asset/${uid}`)).status, 200);
+    assert.equal(await hits(secondBase), before + 10, 'cached');
+    const sqlClient = new pg.Client({ connectionString: pgdb!.url });
+    await sqlClient.connect();
+    try {
+      const r = await sqlClient.query(`update assets set name = 'Renamed by hand' where mint_for_user_uid = $1`, [user]);
+      assert.equal(r.rowCount, 600);
+    } finally {
+      await sqlClient.end();
+    }
+    const names = await Promise.all(uids.map(async (uid) => (await reader.get(`/asset/${uid}`)).body.data.name as string));
+    assert.deepEqual([...new Set(names)], ['Renamed by hand']);
   });
 });
