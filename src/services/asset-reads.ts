@@ -2,8 +2,8 @@
 // minted yet?), and a read from the database costs more than the rest of the request together.
 //
 // Each entry is the answer's JSON with the row counters (store/row-versions.ts) taken before the rows
-// were read: the asset's, the collections' and the everything-counter. It is served only while all
-// three are unchanged, after `caughtUp` has made sure every change committed before the request is
+// were read: the asset's, the collections' and the everything-counter, as one sum. It is served only
+// while that is unchanged, after `caughtUp` has made sure every change committed before the request is
 // counted (SQLite: at once, the counters move right after each commit of any thread of the process;
 // PostgreSQL: a round trip on the notification connection, shared by concurrent requests). So a cached
 // answer is never older than the database was when the request arrived.
@@ -12,9 +12,8 @@ import { rowVersions } from '../store/row-versions.js';
 interface Entry {
   appUid: string;
   body: string;
-  asset: number;
-  collections: number;
-  everything: number;
+  /** `RowVersions.of(uid)` before the rows were read. */
+  version: number;
 }
 
 export interface AssetReadsOptions {
@@ -38,19 +37,17 @@ export class AssetReads {
     const e = this.entries.get(uid);
     if (e !== undefined && e.appUid === appUid) {
       const ready = this.opts.caughtUp();
-      if ((ready === true || (await ready)) && e.asset === v.asset(uid) && e.collections === v.collections() && e.everything === v.everything()) {
+      if ((ready === true || (await ready)) && e.version === v.of(uid)) {
         this.counts.hit++;
         return e.body;
       }
     }
     this.counts.miss++;
-    // Taken before the read: a change committed after it moves one of them.
-    const asset = v.asset(uid);
-    const collections = v.collections();
-    const everything = v.everything();
+    // Taken before the read: a change committed after it moves it.
+    const version = v.of(uid);
     const body = await this.opts.read(appUid, uid);
     if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(uid, { appUid, body, asset, collections, everything });
+    this.entries.set(uid, { appUid, body, version });
     return body;
   }
 }

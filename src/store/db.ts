@@ -428,7 +428,9 @@ export class BusyRetryConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const turns = this.turns;
     const outside = !this.database.inTransaction;
-    const takesLock = outside && turns !== undefined && (query.sql === 'begin immediate' || this.durability?.writes(query.sql) === true);
+    // Outside a transaction, a statement that is not read-only takes the write lock (BEGIN IMMEDIATE too).
+    const writesOutside = outside && this.durability?.writes(query.sql) === true;
+    const takesLock = outside && turns !== undefined && (writesOutside || query.sql === 'begin immediate');
     if (takesLock && !turns.main) await turns.shared.mainFirst();
     let delay = 0;
     let waiting = false;
@@ -440,7 +442,7 @@ export class BusyRetryConnection implements DatabaseConnection {
           const result = await this.inner.executeQuery<R>(query);
           this.durability?.settled?.();
           if (!this.database.inTransaction && (!outside || takesLock)) turns?.shared.released();
-          if (this.durability && !this.database.inTransaction && this.durability.writes(query.sql)) await this.durability.sync();
+          if (writesOutside && !this.database.inTransaction) await this.durability!.sync(); // a write on its own, not BEGIN
           return result;
         } catch (err) {
           const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');

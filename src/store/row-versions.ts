@@ -35,6 +35,14 @@ export class RowVersions {
     return Atomics.load(this.cells, EVERYTHING);
   }
 
+  /**
+   * What an asset's view depends on, as one number: the sum of the asset's, the collections' and the
+   * everything-counter. Counters only grow, so the sum moves whenever one of them does.
+   */
+  of(uid: string): number {
+    return this.asset(uid) + this.collections() + this.everything();
+  }
+
   /** A change of `key`: `a:<asset uid>` or `c` (any collection). */
   bump(key: string): void {
     if (key === 'c') Atomics.add(this.cells, COLLECTIONS, 1);
