@@ -3,7 +3,8 @@
 // Stops cleanly on SIGINT/SIGTERM: the workers first, then the API, then the embedded chain (which saves
 // its state on the way out).
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger, startService, type Service } from './service.js';
+import { createLogger } from './core.js';
+import { startService, type Service } from './service.js';
 import { WorkersThread } from './worker-thread.js';
 
 async function main(): Promise<void> {

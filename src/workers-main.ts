@@ -2,7 +2,8 @@
 // the API, on the main thread's database and chain.
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createLogger, startService } from './service.js';
+import { createLogger } from './core.js';
+import { startService } from './service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
 import type { FromWorkers, ToWorkers, WorkersThreadData } from './worker-thread.js';

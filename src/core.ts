@@ -1,0 +1,108 @@
+// What every process opens first, the service and the CLI alike: the logger, the master key, the
+// migrated store with the secrets and the queue, and the services' context built on them. Kept apart
+// from the service's composition (service.ts), so a CLI command loads this much and not the HTTP
+// server, the chains and the workers.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { openStore, type Store } from './store/db.js';
+import { migrateToLatest } from './store/migrate.js';
+import { JobQueue } from './jobs/queue.js';
+import { KeyRing } from './chain/keys.js';
+import { SecretBox } from './util/secretbox.js';
+import { preparePrivateDir } from './util/private-dir.js';
+import { prettyDestination } from './util/log-format.js';
+import type { ChainCtx, Ctx } from './services/context.js';
+import type { ChainSender } from './chain/sender.js';
+
+export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): Logger {
+  const options = {
+    level: config.logLevel,
+    // Belt and braces: whatever is logged, these paths never show their values.
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', '*.api_secret', 'api_secret', '*.secret', 'secret', '*.token'], censor: '[redacted]' },
+  };
+  // LOG_FORMAT (src/config.ts): readable lines on a terminal, JSON for log collectors.
+  return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
+}
+
+/** MASTER_KEY from the environment, else a key generated once into DATA_DIR (with a loud warning). */
+export function loadMasterKey(config: Config, log: Logger): string {
+  if (config.masterKeyHex) return config.masterKeyHex;
+  const file = path.join(config.dataDir, 'master.key');
+  if (!fs.existsSync(file)) {
+    preparePrivateDir(config.dataDir);
+    fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    log.warn({ file }, 'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production and keep it elsewhere.');
+  }
+  const key = fs.readFileSync(file, 'utf8').trim();
+  if (!/^[0-9a-f]{64}$/i.test(key)) throw new Error(`${file} does not hold a 64-hex-character key (MASTER_KEY)`);
+  return key;
+}
+
+/** What `openCore` opens: the migrated store, the secrets and the queue. */
+export interface Core {
+  store: Store;
+  box: SecretBox;
+  keys: KeyRing;
+  queue: JobQueue;
+  homeChainId: number;
+}
+
+/** Opens the store with migrations applied, and the secrets: enough for the CLI. */
+export async function openCore(config: Config, log: Logger): Promise<Core> {
+  preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
+  const box = new SecretBox(loadMasterKey(config, log));
+  // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
+  const checkpoints = config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread';
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints });
+  try {
+    const applied = await migrateToLatest(store, config.chains[0].id);
+    if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');
+    store.captureChanges();
+  } catch (err) {
+    await store.close();
+    throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
+  }
+  let keys: KeyRing;
+  try {
+    keys = await KeyRing.open(store.db, box);
+  } catch (err) {
+    await store.close();
+    const where = config.masterKeyHex ? 'MASTER_KEY' : `${path.join(config.dataDir, 'master.key')} (MASTER_KEY is not set)`;
+    throw new Error(
+      `the wallet seed in the database ${store.describe} does not open with the master key from ${where}: ${(err as Error).message}. ` +
+        `The master key lives outside the database${config.databaseUrl ? ' (also with DATABASE_URL: in DATA_DIR, unless MASTER_KEY is set)' : ''}. ` +
+        `Set MASTER_KEY to the key this installation was created with (its DATA_DIR/master.key, or the master.key of a backup made with \`mintworks backup\`), ` +
+        `or point DATA_DIR at the directory that holds it.`,
+    );
+  }
+  // Recorded by the migrations (migration 012) for every database.
+  const home = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
+  return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value) };
+}
+
+/** The parts a context is built from: the store and secrets of `openCore`, and what the process adds. */
+export interface ContextParts {
+  config: Config;
+  log: Logger;
+  core: Pick<Core, 'store' | 'queue' | 'box' | 'keys'> & { homeChainId?: number };
+  sender?: ChainSender;
+}
+
+/** The one way a context is built (the service, the CLI, tests): what every use case needs. */
+export function buildContext({ config, log, core, sender }: ContextParts): Ctx {
+  return {
+    config,
+    db: core.store.db,
+    dialect: core.store.dialect,
+    queue: core.queue,
+    box: core.box,
+    log,
+    keys: core.keys,
+    homeChainId: core.homeChainId,
+    groupCommit: core.store.groupCommit,
+    ...(sender ? { sender, chains: new Map<number, ChainCtx>() } : {}),
+  };
+}
