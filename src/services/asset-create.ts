@@ -7,7 +7,7 @@ import type { Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
 import { isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { ApiError } from '../util/errors.js';
-import { newUid } from '../util/ids.js';
+import { newUid, restartUidRun } from '../util/ids.js';
 import { isUidTaken, MAX_UID_ROUNDS } from './uids.js';
 import { nowIso } from '../util/time.js';
 import { requestWallet } from './wallets.js';
@@ -105,6 +105,7 @@ export class AssetIntake {
     } catch (err) {
       // A new uid another asset already has (services/uids.ts): new uids, again.
       if (isUidTaken(err, 'assets') && uidRounds < MAX_UID_ROUNDS) {
+        restartUidRun();
         for (const r of group) r.uid = this.uids();
         return this.writeGroup(group, uidRounds + 1);
       }

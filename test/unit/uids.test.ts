@@ -1,7 +1,35 @@
-// A create whose new uid is taken runs again with another (src/services/uids.ts), on either database's error.
+// New uids come in runs (src/util/ids.ts); a create whose new uid is taken runs again with another
+// (src/services/uids.ts), on either database's error.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_UID_ROUNDS, withNewUid } from '../../src/services/uids.js';
+import { isUid, newUid, restartUidRun, UID_MAX_STEP } from '../../src/util/ids.js';
+
+describe('newUid', () => {
+  it('12 digits in ascending runs with random steps, and a new run from a random place after a restart', () => {
+    const runs: bigint[][] = [];
+    for (let r = 0; r < 5; r++) {
+      restartUidRun();
+      runs.push(Array.from({ length: 500 }, () => {
+        const u = newUid();
+        assert.ok(isUid(u), u);
+        return BigInt(u);
+      }));
+    }
+    const steps = new Set<bigint>();
+    for (const run of runs) {
+      for (let i = 1; i < run.length; i++) {
+        const step = run[i] - run[i - 1];
+        assert.ok(step >= 1n && step <= BigInt(UID_MAX_STEP), `step ${step}`);
+        steps.add(step);
+      }
+    }
+    assert.ok(steps.size > 300, 'the steps are drawn, not fixed');
+    // The runs start far apart: none of the 5 starts within another run's stretch.
+    const starts = runs.map((r) => r[0]).sort((a, b) => (a < b ? -1 : 1));
+    for (let i = 1; i < starts.length; i++) assert.ok(starts[i] - starts[i - 1] > 500n * BigInt(UID_MAX_STEP), `runs ${starts[i - 1]} and ${starts[i]} overlap`);
+  });
+});
 
 const sqliteTaken = () => Object.assign(new Error('UNIQUE constraint failed: users.uid'), { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
 const pgTaken = () => Object.assign(new Error('duplicate key value violates unique constraint "users_pkey"'), { code: '23505', constraint: 'users_pkey' });
@@ -20,6 +48,22 @@ describe('withNewUid', () => {
       assert.deepEqual(tried, ['100000000001', '100000000002']);
     });
   }
+
+  it('a taken uid moves the run of new uids elsewhere', async () => {
+    newUid();
+    const before = BigInt(newUid());
+    let first = true;
+    const uid = await withNewUid('users', async (u) => {
+      if (first) {
+        first = false;
+        throw sqliteTaken();
+      }
+      return u;
+    });
+    const after = BigInt(uid);
+    const gap = after > before ? after - before : before - after;
+    assert.ok(gap > 2n * BigInt(UID_MAX_STEP), `the run went on from ${before} to ${after}`);
+  });
 
   it('other errors, other tables and a uid taken every time reach the caller', async () => {
     const other = Object.assign(new Error('UNIQUE constraint failed: users.email_key'), { code: 'SQLITE_CONSTRAINT_UNIQUE' });
