@@ -122,9 +122,9 @@ export class JobQueue {
     // Most claims find nothing (a loop woken for a kind whose jobs another batch took). A plain read
     // says so without a write transaction: on SQLite that would take the database's write lock, which
     // the API's creates wait for.
-    if (!(await this.claimable(this.db, kind, t, 1).executeTakeFirst())) return [];
+    if ((await this.claimableIds(this.db, kind, t, 1, false)).length === 0) return [];
     return this.db.transaction().execute(async (tx) => {
-      const ids = (await skipLocked(this.claimable(tx, kind, t, limit)).execute()).map((r) => r.id);
+      const ids = await this.claimableIds(tx, kind, t, limit, true);
       if (ids.length === 0) return [];
       const rows = await tx
         .updateTable('jobs')
@@ -136,21 +136,23 @@ export class JobQueue {
     });
   }
 
-  /** Runnable jobs of a kind at time `t`, oldest first: queued and due, or running with an expired lease. */
-  private claimable(db: DbOrTx, kind: string, t: number, limit: number) {
-    return db
-      .selectFrom('jobs')
-      .select('id')
-      .where('kind', '=', kind)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t)]),
-          eb.and([eb('status', '=', 'running'), eb('lease_until', '<', t)]),
-        ]),
-      )
-      .orderBy('run_at')
-      .orderBy('id')
-      .limit(limit);
+  /**
+   * Up to `limit` runnable jobs of a kind at time `t`: running ones whose lease expired (a crashed
+   * worker's, the oldest work), then queued ones that are due, oldest first. Two queries, each a range
+   * of the claim index (kind, status, run_at) read in order: as one query with `status = … or status
+   * = …` the planner could only use `kind`, and read every job of the kind, the finished ones
+   * included, then sorted them, for each claim.
+   */
+  private async claimableIds(db: DbOrTx, kind: string, t: number, limit: number, lock: boolean): Promise<number[]> {
+    const ofStatus = (status: 'running' | 'queued', n: number) => {
+      const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
+      const due = status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
+      const ordered = due.orderBy('run_at').orderBy('id').limit(n);
+      return (lock ? skipLocked(ordered) : ordered).execute();
+    };
+    const expired = await ofStatus('running', limit);
+    const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];
+    return [...expired, ...queued].map((r) => r.id);
   }
 
   async complete(tx: DbOrTx, jobId: number): Promise<void> {

@@ -54,6 +54,20 @@ describe('job queue (SQLite)', () => {
     assert.equal(row.last_error, 'boom again');
   });
 
+  it('a crashed worker\'s jobs come before the queued ones, then the queued oldest first, each once', async () => {
+    await q.enqueueMany(store.db, Array.from({ length: 30 }, (_, i) => ({ kind: 'asset.prepare' as const, ref: `p${i}`, runAt: now + i })));
+    now += 30;
+    const crashed = await q.claim('asset.prepare', 3, 'w1', 5000); // p0..p2, whose worker dies
+    await q.enqueue(store.db, { kind: 'asset.prepare', ref: 'early', runAt: now - 1_000 }); // queued, due before all
+    now += 6000;
+    const claimed = await q.claim('asset.prepare', 10, 'w2', 5000);
+    assert.deepEqual(claimed.map((j) => j.ref).sort(), ['early', 'p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'].sort());
+    assert.deepEqual(claimed.filter((j) => crashed.some((c) => c.id === j.id)).length, 3, 'the expired leases are taken first');
+    const rest = await q.claim('asset.prepare', 100, 'w3', 5000);
+    assert.deepEqual(rest.map((j) => j.ref), Array.from({ length: 21 }, (_, i) => `p${9 + i}`));
+    assert.deepEqual(await q.claim('asset.prepare', 100, 'w3', 5000), []);
+  });
+
   it('wakeGroup makes a waiting group due now', async () => {
     await q.enqueue(store.db, { kind: 'asset.mint', ref: 'm', groupKey: 'user-1', runAt: now + 60_000, payload: { round: 1 } });
     assert.deepEqual(await q.claim('asset.mint', 1, 'w', 5000), []);
