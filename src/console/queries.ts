@@ -193,14 +193,18 @@ export async function listUsers(ctx: Ctx, appUid: string, q: { cursor?: string; 
   return pageOf(rows, q.limit, (u) => userRow(u, ctx, wallets), (u) => [u.created_at, u.uid]);
 }
 
+/** The newest assets a user's page shows. */
+const USER_PAGE_ASSETS = 500;
+
 export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Promise<UserDetail> {
   const u = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid).where('uid', '=', userUid).executeTakeFirst();
   if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
   const [assets, transfers, burns, allocations, claims] = await Promise.all([
     assetRows(ctx)
-      .where('assets.uid', 'in', userAssetUids(appUid, userUid)) // as the API's list
+      .where('assets.uid', 'in', userAssetUids(appUid, userUid, { limit: USER_PAGE_ASSETS }, { unburned: false })) // as the API's list, burned ones too
       .orderBy('assets.created_at', 'desc')
-      .limit(500)
+      .orderBy('assets.uid', 'desc')
+      .limit(USER_PAGE_ASSETS)
       .execute(),
     listTransfers(ctx, appUid, userUid).then((p) => p.items),
     listBurns(ctx, appUid, userUid).then((p) => p.items),

@@ -39,24 +39,31 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
 }
 
 /**
- * The uids of a user's assets: what they own, and what is still on its way to them (not minted yet: it
- * will be theirs; the hosted service lists it too). Two index lookups, united: as one OR, a planner may
- * read every asset of the App instead. The literal lets both planners use the partial index of
- * unminted assets. For `where('assets.uid', 'in', userAssetUids(appUid, userUid))`.
+ * The uids of the newest of a user's assets on a page (`page`: after its cursor, as many as it holds):
+ * what they own, and what is still on its way to them (not minted yet: it will be theirs; the hosted
+ * service lists it too). Two index lookups, united: as one OR, a planner may read every asset of the
+ * App instead. Each reads its index newest first and stops after a page's worth, so a page costs the
+ * same for a user with ten assets and one with a hundred thousand (united whole, every one of them was
+ * read and sorted for each page). The literal lets both planners use the partial index of unminted
+ * assets. `unburned`: without burned assets. For `where('assets.uid', 'in', userAssetUids(…))`, with
+ * the same page applied to the outer query.
  */
-export function userAssetUids(appUid: string, userUid: string) {
-  return (eb: ExpressionBuilder<Database, 'assets'>) =>
-    eb
-      .selectFrom('assets as owned')
-      .select('owned.uid')
-      .where('owned.app_uid', '=', appUid)
-      .where('owned.owner_user_uid', '=', userUid)
-      .unionAll(eb.selectFrom('assets as coming').select('coming.uid').where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted')));
+export function userAssetUids(appUid: string, userUid: string, page: PageRequest, opts: { unburned: boolean }) {
+  return (eb: ExpressionBuilder<Database, 'assets'>) => {
+    let owned = eb.selectFrom('assets as owned').select(['owned.uid', 'owned.created_at']).where('owned.app_uid', '=', appUid).where('owned.owner_user_uid', '=', userUid);
+    if (opts.unburned) owned = owned.where('owned.is_burned', '=', 0);
+    const coming = eb.selectFrom('assets as coming').select(['coming.uid', 'coming.created_at']).where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted'));
+    // Each part in a subquery of its own: a part of a UNION may not have its own ORDER BY and LIMIT.
+    return eb
+      .selectFrom(keysetPage(owned, 'owned', page).as('o'))
+      .select('o.uid')
+      .unionAll(eb.selectFrom(keysetPage(coming, 'coming', page).as('c')).select('c.uid'));
+  };
 }
 
 /** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const q = withCollection(ctx.db).where('assets.uid', 'in', userAssetUids(appUid, userUid)).where('assets.is_burned', '=', 0);
+  const q = withCollection(ctx.db).where('assets.uid', 'in', userAssetUids(appUid, userUid, page, { unburned: true })).where('assets.is_burned', '=', 0);
   const rows = await keysetPage(q, 'assets', page).execute();
   return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.config));
 }

@@ -1,0 +1,57 @@
+// A user's assets a page at a time (services/assets.ts listAssetsOfUser) on a real SQLite database:
+// what they own and what is on its way to them, burned ones left out, every page full but the last.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import SQLite from 'better-sqlite3';
+import { openStore, type Store } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { listAssetsOfUser } from '../../src/services/assets.js';
+import type { Ctx } from '../../src/services/context.js';
+import { tempDir } from '../helpers/env.js';
+
+describe("a user's assets, paged", () => {
+  let store: Store;
+  let ctx: Ctx;
+  const expected: string[] = []; // newest first: by created_at, then by uid
+  before(async () => {
+    const dir = tempDir();
+    const migrated = openStore({ dataDir: dir, checkpoints: 'none' });
+    await migrateToLatest(migrated);
+    await migrated.close();
+    // The rows alone (no App, users or chain behind them): written with foreign keys off.
+    const raw = new SQLite(`${dir}/mintworks.sqlite`);
+    raw.pragma('foreign_keys = off');
+    raw.prepare("insert into collections (uid, app_uid, name, symbol, editable, status, created_at, next_token_id) values ('c', 'app', 'C', 'C', 0, 'deployed', 'x', 1)").run();
+    const add = raw.prepare(`insert into assets (uid, app_uid, collection_uid, asset_external_id, mint_for_user_uid, name, token_id, mint_status, owner_user_uid, is_burned, metadata, created_at, updated_at) values (?, 'app', 'c', ?, ?, 'x', ?, ?, ?, ?, '{}', ?, ?)`);
+    raw.transaction(() => {
+      for (let i = 0; i < 700; i++) {
+        const uid = String(100_000_000_000 + i);
+        const t = new Date(1_700_000_000_000 + Math.floor(i / 3) * 1000).toISOString(); // three at a time: ties broken by uid
+        const coming = i % 7 === 0; // not minted yet: on its way to the user
+        const burned = !coming && i % 5 === 0;
+        const someoneElse = i % 11 === 0; // minted for the user, owned by another user now
+        add.run(uid, `e${i}`, 'user', i, coming ? 'pending' : 'minted', coming ? null : someoneElse ? 'other' : 'user', burned ? 1 : 0, t, t);
+        if (coming || (!burned && !someoneElse)) expected.unshift(uid);
+      }
+    })();
+    raw.close();
+    store = openStore({ dataDir: dir, checkpoints: 'none' });
+    ctx = { db: store.db, config: { publicUrl: 'http://mintworks.test' } } as unknown as Ctx;
+  });
+  after(() => store?.close());
+
+  for (const limit of [1, 50, 333, 1000]) {
+    it(`pages of ${limit}: each asset once, newest first, every page full but the last`, async () => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (;;) {
+        const page = await listAssetsOfUser(ctx, 'app', 'user', { limit, cursor });
+        seen.push(...page.items.map((a) => (a as { uid: string }).uid));
+        if (!page.next) break;
+        assert.equal(page.items.length, limit, 'a page before the last is full');
+        cursor = page.next;
+      }
+      assert.deepEqual(seen, expected);
+    });
+  }
+});
