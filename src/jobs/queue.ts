@@ -3,7 +3,7 @@
 // Workers claim jobs with a lease; a crashed worker's jobs are claimed again once the lease runs out.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
-import type { Db, DbOrTx, Dialect } from '../store/db.js';
+import { insertRows, type Db, type DbOrTx, type Dialect } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
@@ -67,23 +67,22 @@ export class JobQueue {
   private async insert(tx: DbOrTx, jobs: readonly (EnqueueOptions & { payload?: unknown })[]): Promise<void> {
     if (jobs.length === 0) return;
     const t = this.now();
-    await tx
-      .insertInto('jobs')
-      .values(
-        jobs.map((opts) => ({
-          kind: this.storedKind(opts.kind),
-          ref: opts.ref,
-          group_key: opts.groupKey ?? null,
-          payload: JSON.stringify(opts.payload ?? {}),
-          status: 'queued' as const,
-          run_at: opts.runAt ?? t,
-          attempts: 0,
-          max_attempts: opts.maxAttempts ?? 25,
-          created_at: t,
-          updated_at: t,
-        })),
-      )
-      .execute();
+    await insertRows(
+      tx,
+      'jobs',
+      jobs.map((opts) => ({
+        kind: this.storedKind(opts.kind),
+        ref: opts.ref,
+        group_key: opts.groupKey ?? null,
+        payload: JSON.stringify(opts.payload ?? {}),
+        status: 'queued' as const,
+        run_at: opts.runAt ?? t,
+        attempts: 0,
+        max_attempts: opts.maxAttempts ?? 25,
+        created_at: t,
+        updated_at: t,
+      })),
+    );
   }
 
   /** Also told of every notify: the API process forwards them to its worker process. */

@@ -5,7 +5,7 @@
 // create is then a few rows, not a transaction.
 import type { Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
-import { isUniqueViolation, plainGroupCommit } from '../store/db.js';
+import { insertRows, isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { ApiError } from '../util/errors.js';
 import { newUid, restartUidRun } from '../util/ids.js';
 import { isUidTaken, MAX_UID_ROUNDS } from './uids.js';
@@ -220,7 +220,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
     }
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
-  await tx.insertInto('assets').values(rows).execute();
+  await insertRows(tx, 'assets', rows);
   for (const [chainId, ofChain] of jobs) await queueOn(ctx, chainId).enqueueMany(tx, ofChain);
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
   await saveAnswers(tx, accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])));

@@ -1,6 +1,6 @@
 // Events are written in the same transaction as the state change that causes them; the webhook
 // dispatcher delivers them later (at least once, with this stable id).
-import type { DbOrTx } from '../store/db.js';
+import { insertRows, type DbOrTx } from '../store/db.js';
 import type { EventType } from '../domain/events.js';
 import { newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
@@ -19,7 +19,7 @@ export async function emitEvents(tx: DbOrTx, appUid: string, type: EventType, da
   const createdAtMs = Date.now();
   const eventTime = nowIso();
   const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: JSON.stringify(d), event_time: eventTime, created_at_ms: createdAtMs }));
-  await tx.insertInto('events').values(rows).execute();
+  await insertRows(tx, 'events', rows);
   // Same transaction: never lost.
   await enqueueDeliveries(tx, appUid, type, createdAtMs, rows.map((r) => r.id));
   return rows.map((r) => r.id);
