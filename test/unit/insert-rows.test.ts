@@ -1,5 +1,6 @@
 // Multi-row inserts with their text compiled once (src/store/db.ts insertRows), on real SQLite and
-// PostgreSQL databases: the rows read back as given, for several row counts and again from the kept text.
+// PostgreSQL databases (there as arrays, one per column): the rows read back as given, for several row
+// counts and again from the kept text.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { insertRows, openStore, type Store } from '../../src/store/db.js';
@@ -28,6 +29,14 @@ for (const db of ['sqlite', 'postgres'] as const) {
       for (const rows of batches) await insertRows(store.db, 'jobs', rows);
       const read = await store.db.selectFrom('jobs').select(['kind', 'ref', 'group_key', 'payload', 'status', 'run_at', 'attempts', 'max_attempts', 'created_at', 'updated_at']).where('ref', 'like', `${db}-%`).orderBy('id').execute();
       assert.deepEqual(read, batches.flat());
+    });
+
+    it('text of any kind arrives as it was sent (quotes, backslashes, braces, commas, NULL as a word, empty, emoji)', async () => {
+      const texts = ['say "hi"', 'back\\slash \\"', '{a,b}', 'a, b', 'NULL', 'null', '', ' spaced ', '\u{1F5E1} sword', '{"k":["v",1]}', "it's"];
+      await insertRows(store.db, 'jobs', texts.map((payload, i) => ({ ...job(`${db}-text-${i}`, i), payload })));
+      const read = await store.db.selectFrom('jobs').select(['ref', 'payload', 'group_key']).where('ref', 'like', `${db}-text-%`).orderBy('id').execute();
+      assert.deepEqual(read.map((r) => r.payload), texts);
+      assert.deepEqual(read.map((r) => r.group_key), texts.map((_, i) => (i % 2 ? null : `g${i}`)));
     });
 
     it('rows that name other columns are refused, and nothing is written', async () => {
