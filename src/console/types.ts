@@ -1,6 +1,8 @@
 // What the console's JSON API (/console/api) answers, shared by the server (src/console/api.ts) and
-// the browser app (console/src): type-only, no imports, so the browser bundle takes nothing from here.
+// the browser app (console/src): type-only, so the browser bundle takes nothing from here; its only
+// import is the webhook view the management API shows too (itself without imports).
 // Every answer is wrapped in the API's envelope: { success: true, data: <one of these> }.
+import type { WebhookView } from '../domain/webhook-view.js';
 
 /** A page of a list read newest first; `next_cursor` asks for the page after it (null: the last page). */
 export interface Page<T> {
@@ -217,17 +219,7 @@ export interface RewardRow {
   created_at: string;
 }
 
-export interface WebhookConfig {
-  app_uid: string;
-  url: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  events: string[] | null;
-  key_id: string;
-  previous_key_id: string | null;
-  previous_key_valid_until: string | null;
-  created_at: string;
-  updated_at: string;
+export interface WebhookConfig extends WebhookView {
   /** Only when created or rotated: shown once. */
   secret?: string;
 }

@@ -4,6 +4,7 @@
 import type { Selectable } from 'kysely';
 import type { InfraCtx } from '../infra-context.js';
 import type { EventType } from '../domain/events.js';
+import type { WebhookView } from '../domain/webhook-view.js';
 import type { DbOrTx } from '../store/db.js';
 import type { WebhookEndpointTable } from '../store/schema.js';
 import type { SecretBox } from '../util/secretbox.js';
@@ -44,18 +45,7 @@ export interface WebhookSettings {
   rotateSecret?: boolean;
 }
 
-export interface WebhookView {
-  app_uid: string;
-  url: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  events: string[] | null;
-  key_id: string;
-  previous_key_id: string | null;
-  previous_key_valid_until: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { WebhookView };
 
 export function webhookView(row: EndpointRow, now = Date.now()): WebhookView {
   const prevValid = row.previous_valid_until !== null && row.previous_valid_until > now;
