@@ -505,8 +505,8 @@ const insertTexts = new WeakMap<object, Map<string, string>>();
  *   take its parameters row by row, column by column).
  * - PostgreSQL: `select * from unnest($1::type[], …)`, one array per column, so one text per table and
  *   columns whatever the number of rows. It runs as a named prepared statement: the server no longer
- *   parses and plans a statement of hundreds of parameters for each group (a fifth of its CPU per
- *   create), and a text per group size would have kept a plan per size on every connection.
+ *   parses and plans a statement of hundreds of parameters for each group (about a seventh of its CPU
+ *   per create), and a text per group size would have kept a plan per size on every connection.
  */
 export async function insertRows<T extends keyof Database & string>(db: DbOrTx, table: T, rows: readonly Insertable<Database[T]>[]): Promise<void> {
   if (rows.length === 0) return;
