@@ -83,10 +83,12 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
 }
 
 for (const db of dbsFromArgs()) {
-  const svc = await startService(db, process.env.CPU_WORKERS === 'false' ? { WORKERS: 'false' } : {});
+  const svc = await startService(db);
   try {
     const user = (await svc.api.post('/user', {})).body.data.uid as string;
     await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
+    // The API alone: restarted without workers once the collection is deployed and the wallet exists.
+    if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
     const body = { user_uid: user, collection_uid: svc.collection, asset_external_id: '[<id>]', sale_price_in_usd: 9.99, data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } };
     const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);

@@ -120,7 +120,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       } else {
         // Automine only: a block per transaction and none while idle, so an idle chain does not grow. Blocks
         // that confirm others are needed only to wait for confirmations: then one a second.
-        const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }), blockTime: spec.confirmations > 0 ? 1 : undefined };
+        const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }), blockTime: spec.confirmations > 0 ? 1 : undefined, nice: config.workerNice };
         chain = await startEmbeddedChain(chainOptions);
         cleanups.push(() => chain!.stop()); // whichever chain runs then
         rpcUrl = chain.rpcUrl;

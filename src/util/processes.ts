@@ -1,5 +1,6 @@
 // Small helpers about other processes (liveness), used by the embedded chain's supervisor.
 import fs from 'node:fs';
+import os from 'node:os';
 
 export function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
@@ -34,4 +35,26 @@ export async function pollUntilDead(pid: number, timeoutMs: number): Promise<boo
     backoff = Math.min(backoff * 2, 100);
   }
   return true;
+}
+
+/**
+ * Lowers the CPU priority of every thread of `pid` to `nice` (never raises it). Linux keeps a nice value
+ * per thread and a renice of the pid reaches only its first thread, so each thread of /proc/<pid>/task
+ * is set; a thread the process starts later inherits the value of the thread that starts it. Elsewhere
+ * the value is the process's. Throws what the system refuses.
+ */
+export function lowerPriority(pid: number, nice: number): void {
+  let tids: number[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    tids = [pid]; // no procfs: the process's priority
+  }
+  for (const tid of tids) {
+    try {
+      if (os.getPriority(tid) < nice) os.setPriority(tid, nice);
+    } catch (err) {
+      if (tid === pid || isAlive(tid)) throw err; // else the thread ended meanwhile
+    }
+  }
 }

@@ -123,6 +123,24 @@ describe('embedded anvil', () => {
     }
   });
 
+  it('runs every thread of the node at the nice value it is given (WORKER_NICE); an adopted node too', async () => {
+    const niceOfThreads = (pid: number) => readdirSync(`/proc/${pid}/task`).map((t) => Number(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+    const dataDir = newDir('nice');
+    const port = await freePort();
+    const plain = await start({ dataDir, port, chainId: 31337 });
+    assert.ok(niceOfThreads(plain.pid).length > 1, 'anvil runs several threads');
+    assert.deepEqual([...new Set(niceOfThreads(plain.pid))], [0], 'no nice value given: unchanged');
+    const adopted = await start({ dataDir, port, chainId: 31337, nice: 7 });
+    assert.equal(adopted.pid, plain.pid);
+    assert.deepEqual([...new Set(niceOfThreads(adopted.pid))], [7], 'every thread, not only the first');
+    await adopted.stop();
+
+    const fresh = await start({ dataDir: newDir('nice-fresh'), chainId: 31337, nice: 5 });
+    assert.deepEqual([...new Set(niceOfThreads(fresh.pid))], [5]);
+    assert.equal(await chainIdOf(fresh.rpcUrl), 31337, 'and it still answers');
+    await fresh.stop();
+  });
+
   it('(b) keeps balances, blocks and transactions across stop/start', async () => {
     const dataDir = newDir('b');
     const chainId = 80002;

@@ -20,7 +20,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
-import { isAlive } from '../../util/processes.js';
+import { isAlive, lowerPriority } from '../../util/processes.js';
 import { anvilBinaryPath } from './binary.js';
 import { HOST, portInUseError, portIsFree, waitForChainId } from './endpoint.js';
 import { LOCK_FILE, PID_FILE, acquireLock, readPidFile, removePidFile, writePidFile } from './pid-lock.js';
@@ -41,6 +41,11 @@ export interface EmbeddedChainOptions {
    * state does not grow.
    */
   blockTime?: number;
+  /**
+   * Nice value the node runs at (0–19; WORKER_NICE): its work is the workers' minting, which gives way
+   * to answering requests when the CPU is saturated, as the workers' thread itself does.
+   */
+  nice?: number;
 }
 
 const READY_TIMEOUT_MS = 20_000;
@@ -65,6 +70,15 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
   const rpcUrl = `http://${HOST}:${port}`;
   const log = opts.logger;
   await fsp.mkdir(dataDir, { recursive: true });
+  // Once the node answers: its threads exist by then, and any it starts later inherit the value.
+  const runsAtNice = (pid: number) => {
+    if (!opts.nice) return;
+    try {
+      lowerPriority(pid, opts.nice);
+    } catch (err) {
+      log.warn({ anvilPid: pid, err: (err as Error).message }, 'could not lower the embedded chain\'s CPU priority (WORKER_NICE)');
+    }
+  };
 
   const release = await acquireLock(path.join(dataDir, LOCK_FILE), log);
   try {
@@ -110,6 +124,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
         writePidFile(pidPath, { pid: adoptPid, port, chainId, startedAt: new Date().toISOString() });
       }
       log.info({ anvilPid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
+      runsAtNice(adoptPid);
       return new AdoptedChain(rpcUrl, adoptPid, files, log);
     }
     removePidFile(pidPath);
@@ -201,6 +216,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
       if (hadState) await backupState(statePath, log, true);
       const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
+      runsAtNice(pid);
       log.info({ anvilPid: pid, rpcUrl, chainId }, 'embedded anvil is ready');
       return chain;
     }
