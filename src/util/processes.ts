@@ -1,4 +1,4 @@
-// Small helpers about other processes (liveness), used by the embedded chain's supervisor.
+// Small helpers about other processes (liveness, CPU priority), used by the embedded chain's supervisor.
 import fs from 'node:fs';
 import os from 'node:os';
 
