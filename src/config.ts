@@ -57,6 +57,7 @@ const envSchema = z.object({
   WORKERS: bool.default(true),
   WORKER_THREAD: bool.default(true),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  CREATES_THREAD: bool.default(true),
   RETENTION_DAYS: z.coerce.number().int().min(0).max(36500).default(30),
   ASSET_CACHE_ENTRIES: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
   API: bool.default(true),
@@ -137,6 +138,8 @@ export const configSchema = envSchema.transform((c, ctx) => {
     workerThread: c.WORKER_THREAD,
     /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
     workerNice: c.WORKER_NICE,
+    /** POST /asset's creates are written in a thread of their own beside the API's event loop (src/creates-thread.ts). */
+    createsThread: c.CREATES_THREAD,
     /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
     retentionDays: c.RETENTION_DAYS,
     /** GET /asset/<uid> answers kept in memory while their asset is unchanged (0: always read the database). */

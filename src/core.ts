@@ -7,7 +7,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
-import { openStore, type Store } from './store/db.js';
+import { openStore, type Checkpoints, type Store } from './store/db.js';
 import { migrateToLatest } from './store/migrate.js';
 import { JobQueue } from './jobs/queue.js';
 import { KeyRing } from './chain/keys.js';
@@ -50,13 +50,17 @@ export interface Core {
   homeChainId: number;
 }
 
-/** Opens the store with migrations applied, and the secrets: enough for the CLI. */
-export async function openCore(config: Config, log: Logger): Promise<Core> {
+/**
+ * Opens the store with migrations applied, and the secrets: enough for the CLI. `store`: how a thread
+ * that shares another's store opens it (src/store/db.ts openStore): `checkpoints` where the SQLite WAL
+ * is checkpointed when not where this process's settings put it, `flushedBy` who flushes its commits.
+ */
+export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' } } = {}): Promise<Core> {
   preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
-  const checkpoints = config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread';
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints });
+  const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');
+  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints, flushedBy: opts.store?.flushedBy });
   try {
     const applied = await migrateToLatest(store, config.chains[0].id);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');

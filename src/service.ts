@@ -28,6 +28,8 @@ import { webhookDispatcher } from './webhooks/index.js';
 import { prepareJobHandler } from './services/asset-prepare.js';
 import { printConsoleWelcome } from './console/welcome.js';
 import { publishJobHandler } from './metadata/publish.js';
+import { AssetIntake, writeCreatesWith } from './services/asset-create.js';
+import { CreatesThread } from './creates-thread.js';
 
 export interface Service {
   ctx: Ctx;
@@ -43,6 +45,8 @@ export interface Service {
   onFatal(cb: (err: Error) => void): void;
   /** The default chain's indexer (each chain has its own). */
   indexer: ChainIndexer | null;
+  /** The thread POST /asset's creates are written in (CREATES_THREAD), or null. */
+  creates: CreatesThread | null;
   stop(): Promise<void>;
 }
 
@@ -218,6 +222,16 @@ export async function startService(config: Config, log: Logger = createLogger(co
     }
     const indexer = works[0].indexer;
 
+    let creates: CreatesThread | null = null;
+    if (config.runApi && config.createsThread) {
+      // Before the HTTP server, so it stops after the server has answered its last request.
+      creates = new CreatesThread({ config, log: log.child({ component: 'creates' }), local: new AssetIntake(ctx), announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)), flush: () => core.store.flush() });
+      const thread = creates;
+      cleanups.push(() => thread.stop());
+      await thread.start();
+      writeCreatesWith(ctx, creates);
+    }
+
     let httpServer: FastifyInstance | null = null;
     let url = config.publicUrl;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
@@ -250,6 +264,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
             chains,
             workers: config.runWorkers || opts.workers !== undefined,
             ...(opts.workers ? { worker_thread: opts.workers() } : {}),
+            ...(creates ? { creates_thread: creates.status() } : {}),
             jobs: await core.queue.counts(),
             unconfirmed_transactions: await primary.sender.pendingCount(),
             uptime_s: Math.round((Date.now() - started) / 1000),
@@ -270,7 +285,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     startedUp = true;
 
     log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
-    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
+    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {
     await stop();

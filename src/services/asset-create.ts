@@ -52,14 +52,24 @@ type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: fal
 export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
   // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
   if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
-  return intakeOf(ctx).submit(appUid, environment, p, idem);
+  return writerOf(ctx).submit(appUid, environment, p, idem);
 }
 
-const intakes = new WeakMap<Ctx, AssetIntake>();
-function intakeOf(ctx: Ctx): AssetIntake {
-  let i = intakes.get(ctx);
-  if (!i) intakes.set(ctx, (i = new AssetIntake(ctx)));
-  return i;
+/** Where creates are written: an AssetIntake on this thread, or one in another thread (src/creates-thread.ts). */
+export interface CreatesWriter {
+  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
+}
+
+const writers = new WeakMap<Ctx, CreatesWriter>();
+function writerOf(ctx: Ctx): CreatesWriter {
+  let w = writers.get(ctx);
+  if (!w) writers.set(ctx, (w = new AssetIntake(ctx)));
+  return w;
+}
+
+/** From now on the creates of `ctx` are written by `writer` (the creates' thread of the service). */
+export function writeCreatesWith(ctx: Ctx, writer: CreatesWriter): void {
+  writers.set(ctx, writer);
 }
 
 /**
@@ -67,14 +77,18 @@ function intakeOf(ctx: Ctx): AssetIntake {
  * A lone request under no load is written at once (after the current event-loop turn), so grouping
  * adds no latency; under load, groups grow by themselves to the number of requests in flight.
  */
-export class AssetIntake {
+export class AssetIntake implements CreatesWriter {
   private waiting: Request[] = [];
   private writing = false;
 
-  /** `uids`: where new uids come from (tests give a sequence that collides). */
+  /**
+   * `uids`: where new uids come from (tests give a sequence that collides). `announce`: told the job
+   * kinds a committed group enqueued (by default they wake this process's workers).
+   */
   constructor(
     private readonly ctx: Ctx,
     private readonly uids: () => string = newUid,
+    private readonly announce: (kinds: Set<string>) => void = (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
   ) {}
 
   submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
@@ -132,7 +146,7 @@ export class AssetIntake {
       if (o.walletQueued) kinds.add(WALLET_JOB);
       group[i].resolve({ uid: group[i].uid });
     });
-    for (const k of kinds) this.ctx.queue.notify(k);
+    if (kinds.size) this.announce(kinds);
   }
 }
 

@@ -2,7 +2,7 @@
 // The schema and migrations are shared; the few dialect differences are named here.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker, isMainThread } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -10,7 +10,7 @@ import { CompiledQuery, Kysely, type Compilable, type Insertable, PostgresAdapte
 import type { Database } from './schema.js';
 import { prepareByName, preparingPool } from './pg-prepared.js';
 import { SqliteChanges } from './sqlite-changes.js';
-import { writeTurns, type WriteTurns } from './write-turns.js';
+import { goesFirst, writeTurns, type WriteTurns } from './write-turns.js';
 import { PgChanges } from './pg-changes.js';
 import { rowVersions, type ChangeFeed } from './row-versions.js';
 import type { Logger } from 'pino';
@@ -35,6 +35,12 @@ export interface Store {
    * transaction, durable once committed.
    */
   groupCommit: GroupCommit;
+  /**
+   * Makes every commit so far durable, whichever connection of the process made it (on SQLite one
+   * flush of the WAL file covers them all; on PostgreSQL a commit already is). What a store opened
+   * with `flushedBy: 'caller'` relies on.
+   */
+  flush(): Promise<void>;
   /**
    * From now on, changes of the rows cached reads depend on bump the process's row counters
    * (store/row-versions.ts). Called once the migrations are applied. On PostgreSQL the migrations' own
@@ -95,7 +101,13 @@ export function sqliteFile(databaseUrl: string | undefined, dataDir: string): st
  */
 export type Checkpoints = 'thread' | 'inline' | 'none';
 
-export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpoints?: Checkpoints }): Store {
+/**
+ * `flushedBy: 'caller'` (SQLite): commits are not flushed to disk here; whoever acts on them calls
+ * `flush()` first, of this store or another on the same file. For a thread that only writes and hands
+ * its results to another (the creates' thread: the main thread flushes before it answers): a flush
+ * done here would be seen only when this thread's event loop comes round, after its next group.
+ */
+export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' }): Store {
   const url = opts.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -103,7 +115,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
     // pool opens a new one on the next query.
     pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
-    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db), captureChanges: () => {}, changeFeed: (log) => new PgChanges(url, log) };
+    return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db), flush: async () => {}, captureChanges: () => {}, changeFeed: (log) => new PgChanges(url, log) };
   }
   const file = sqliteFile(url, opts.dataDir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -123,7 +135,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
   // request's commit every 1000 pages; a checkpointer of their own does them instead (startCheckpointer).
   database.pragma('wal_autocheckpoint = 0');
   const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
-  const wal = new WalSync(`${file}-wal`);
+  const wal = new WalSync(`${file}-wal`, opts.flushedBy === 'caller');
   const changes = new SqliteChanges(database);
   const dialect = new DurableSqliteDialect(withStatementCache(database), database, wal, changes);
   const db = new Kysely<Database>({ dialect });
@@ -131,6 +143,7 @@ export function openStore(opts: { databaseUrl?: string; dataDir: string; checkpo
     db,
     dialect: 'sqlite',
     describe: file,
+    flush: () => wal.flushAll(),
     captureChanges: () => changes.install(),
     changeFeed: (_log, { othersWrite }) => sqliteChangeFeed(database, othersWrite),
     close: async () => {
@@ -214,9 +227,19 @@ class WalSync {
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
 
-  constructor(private readonly file: string) {}
+  /** `byCaller`: commits do not flush (`sync`); the store's users do (`flush`). */
+  constructor(
+    private readonly file: string,
+    private readonly byCaller = false,
+  ) {}
 
+  /** After a commit. */
   sync(): Promise<void> {
+    return this.byCaller ? Promise.resolve() : this.flushAll();
+  }
+
+  /** Every commit so far (of any connection to the file) on disk. */
+  flushAll(): Promise<void> {
     if (!this.running) {
       this.running = this.flush().finally(() => (this.running = null));
       return this.running;
@@ -224,7 +247,7 @@ class WalSync {
     // The running fsync may have started before this caller's commit: it needs the next one.
     this.queued ??= this.running.then(() => {
       this.queued = null;
-      return this.sync();
+      return this.flushAll();
     });
     return this.queued;
   }
@@ -362,7 +385,7 @@ class DurableSqliteDriver extends SqliteDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const writes = (text: string) => !this.statements.prepare(text).readonly;
-    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() }, { shared: writeTurns(), main: isMainThread });
+    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() }, { shared: writeTurns(), main: goesFirst() });
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));

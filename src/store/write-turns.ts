@@ -1,17 +1,19 @@
-// Turns at SQLite's write lock between the threads of one process: the API's (main) thread and the
-// workers' thread each have a connection, and SQLite lets one write at a time. A connection that finds
+// Turns at SQLite's write lock between the threads of one process: the API's (main) thread, the
+// creates' thread and the workers' thread each have a connection, and SQLite lets one write at a time. A connection that finds
 // the lock taken waits for it without blocking its event loop (BusyRetryConnection). Two things make
 // that wait short and fair for requests:
 // - A thread that releases the lock (commit, rollback, a write on its own) says so in shared memory, and
 //   a waiting thread wakes at once instead of at its next timer.
-// - The main thread goes first: while it waits for the lock (a group of creates whose clients wait for
-//   their 201), the workers do not begin another transaction, for at most `MAIN_FIRST_MAX_MS`. The
+// - The threads that answer requests (main, creates) go first: while one waits for the lock (a group of
+//   creates whose clients wait for their 201), the workers do not begin another transaction, for at most `MAIN_FIRST_MAX_MS`. The
 //   workers' thread ran transactions back to back (claim, mint, apply outcomes) and took the lock again
 //   before the API's retry timer fired, so requests waited for several of them.
 // Another process on the same file (the CLI) is not in shared memory: waits for it end by timer.
 
 /** Longest a workers' transaction waits for the main thread to have had its turn. */
 export const MAIN_FIRST_MAX_MS = 20;
+
+import { isMainThread } from 'node:worker_threads';
 
 // Node has Atomics.waitAsync; TypeScript's library for our target does not declare it yet.
 type WaitAsync = (cells: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
@@ -73,14 +75,26 @@ export class WriteTurns {
   }
 }
 
-// The process's turns: made by the main thread, handed to the workers' thread (worker-thread.ts).
+// The process's turns: made by the main thread, handed to the threads it starts (worker-thread.ts,
+// creates-thread.ts).
 let processTurns = new WriteTurns();
+/** Whether this thread's writes answer requests (the main thread, the creates' thread): they go first. */
+let answersRequests = isMainThread;
 
 export function writeTurns(): WriteTurns {
   return processTurns;
 }
 
-/** In a worker thread: share the turns of the thread that started it. */
-export function adoptWriteTurns(buffer: SharedArrayBuffer): void {
+/** Whether this thread goes first at the write lock (see above). */
+export function goesFirst(): boolean {
+  return answersRequests;
+}
+
+/**
+ * In a thread started by the main thread: share its turns. `first`: this thread writes what requests
+ * wait for (the creates' thread), and goes first like the main thread; the workers' thread does not.
+ */
+export function adoptWriteTurns(buffer: SharedArrayBuffer, first = false): void {
   processTurns = new WriteTurns(buffer);
+  answersRequests = first;
 }

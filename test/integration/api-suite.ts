@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
-import { ApiClient, waitFor } from '../helpers/env.js';
+import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { AssetIntake, type AssetParams } from '../../src/services/asset-create.js';
 import { newUid } from '../../src/util/ids.js';
@@ -317,6 +317,47 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(read.status, 200, read.raw);
         assert.equal(read.body.data.asset_external_id, body.asset_external_id);
         assert.equal((await app.api.get(`/asset/${taken}`)).body.data.asset_external_id !== body.asset_external_id, true, 'the first asset is untouched');
+      });
+    });
+
+    describe("the creates' thread", () => {
+      it('writes the creates; one that dies mid-burst loses none and writes none twice, creates go on meanwhile, and it is restarted', async () => {
+        const thread = t.svc.creates!;
+        assert.ok(thread, 'CREATES_THREAD is on by default');
+        assert.deepEqual(thread.status(), { running: true, restarts: 0 });
+        const user = (await app.api.post('/user', {})).body.data.uid as string;
+        const bodies = Array.from({ length: 60 }, () => assetBody(user, collection, {}, { unique_name: false }));
+        let burst: Promise<ApiResponse>[] = [];
+        await t.svc.ctx.db.transaction().execute(async (tx) => {
+          // Holds what every create needs, the collection's token counter (on SQLite: the write lock
+          // itself), so the burst waits in the thread until it is gone.
+          await tx.updateTable('collections').set((eb) => ({ next_token_id: eb.ref('next_token_id') })).where('uid', '=', collection).execute();
+          burst = bodies.map((b) => app.api.post('/asset', b));
+          await waitFor('creates waiting in the thread', async () => thread.inFlightCount >= 10, 20_000, 5);
+          await thread.terminate();
+        });
+        const answers = await Promise.all(burst);
+        for (const a of answers) assert.ok(a.status === 201 || (a.status === 500 && a.body.error.type === 'server_error'), a.raw);
+        assert.ok(answers.filter((a) => a.status === 500).length >= 10, 'the creates in the thread were answered 500');
+        // While the thread is down (it restarts after a pause), creates are written on the main thread.
+        const meanwhile = await app.api.post('/asset', assetBody(user, collection));
+        assert.equal(meanwhile.status, 201, meanwhile.raw);
+        // A create answered 500 may or may not have been written: sent again, it is written once.
+        for (const [i, a] of answers.entries()) {
+          if (a.status === 201) continue;
+          const again = await app.api.post('/asset', bodies[i]);
+          assert.ok(again.status === 201 || again.body.error.detail.code === 'asset_external_id_exists', again.raw);
+        }
+        const ids = bodies.map((b) => b.asset_external_id);
+        const rows = await t.svc.ctx.db.selectFrom('assets').select(['uid', 'asset_external_id']).where('app_uid', '=', app.uid).where('asset_external_id', 'in', ids).execute();
+        assert.deepEqual(rows.map((r) => r.asset_external_id).sort(), [...ids].sort(), 'every create written exactly once');
+        for (const [i, a] of answers.entries()) if (a.status === 201) assert.equal(rows.find((r) => r.asset_external_id === ids[i])!.uid, a.body.data.uid);
+        await waitFor('the thread restarted', async () => thread.status().running, 15_000, 50);
+        assert.equal(thread.status().restarts, 1);
+        assert.deepEqual((await (await fetch(`${t.svc.url}/health`)).json()).creates_thread, { running: true, restarts: 1 });
+        const after = await app.api.post('/asset', assetBody(user, collection));
+        assert.equal(after.status, 201, after.raw);
+        assert.equal((await app.api.get(`/asset/${after.body.data.uid}`)).status, 200);
       });
     });
 

@@ -1,0 +1,79 @@
+// Entry point of the creates' thread (see creates-thread.ts): an AssetIntake on a store connection of
+// its own, fed by the main thread and answering it.
+import { parentPort, workerData } from 'node:worker_threads';
+import { buildContext, createLogger, openCore } from './core.js';
+import { AssetIntake } from './services/asset-create.js';
+import { adoptRowVersions } from './store/row-versions.js';
+import { adoptWriteTurns } from './store/write-turns.js';
+import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './creates-thread.js';
+
+const { config, rowVersions, writeTurns } = workerData as CreatesThreadData;
+adoptRowVersions(rowVersions);
+adoptWriteTurns(writeTurns, true);
+const log = createLogger(config).child({ thread: 'creates' });
+// The main thread's store runs the checkpoints, and flushes this thread's commits before it answers
+// them (CreatesThread): here a group's answers leave as soon as it is committed, while the next group is
+// written, instead of waiting for this thread's event loop to see a flush finish.
+const core = await openCore(config, log, { store: { checkpoints: 'none', flushedBy: 'caller' } });
+const ctx = buildContext({ config, log, core });
+const port = parentPort!;
+
+// Answers (and the job kinds to announce) go back in one message per event-loop turn.
+let answers: WireAnswer[] = [];
+const announce = new Set<string>();
+let flushing = false;
+const flush = () => {
+  flushing = false;
+  if (!answers.length && !announce.size) return;
+  port.postMessage({ answers, announce: [...announce] } satisfies FromCreates);
+  answers = [];
+  announce.clear();
+};
+// A microtask, not the next event-loop turn: the next group's writes run as microtasks too, and the
+// answers of the group before must not wait for them. A group's answers are settled together (each
+// `then` below was queued when the group was answered), so they still leave in one message.
+const flushSoon = () => {
+  if (flushing) return;
+  flushing = true;
+  queueMicrotask(flush);
+};
+const intake = new AssetIntake(ctx, undefined, (kinds) => {
+  kinds.forEach((k) => announce.add(k));
+  flushSoon();
+});
+
+let open = 0; // creates given and not answered yet
+let stopRequested = false;
+const stopWhenIdle = async () => {
+  if (!stopRequested || open > 0) return;
+  stopRequested = false; // once
+  flush();
+  await core.store.close();
+  port.postMessage({ stopped: true } satisfies FromCreates);
+  process.exit(0); // this thread only
+};
+
+port.on('message', (m: ToCreates) => {
+  if ('creates' in m) {
+    for (const c of m.creates) {
+      open++;
+      intake.submit(c.appUid, c.environment, c.p, c.idem).then(
+        (r) => answer({ id: c.id, uid: r.uid }),
+        (err) => answer({ id: c.id, error: toWireError(err) }),
+      );
+    }
+  }
+  if ('stop' in m) {
+    stopRequested = true;
+    void stopWhenIdle();
+  }
+});
+
+function answer(a: WireAnswer): void {
+  answers.push(a);
+  flushSoon();
+  open--;
+  void stopWhenIdle();
+}
+
+port.postMessage({ ready: true } satisfies FromCreates);

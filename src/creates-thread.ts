@@ -1,0 +1,236 @@
+// POST /asset's creates are written in a thread of their own. Writing a group of creates (the checks,
+// the multi-row inserts into SQLite's B-trees, the commit's WAL writes) was about three quarters of the
+// API thread's CPU per create; in this thread it runs on another core while the event loop parses,
+// authenticates and validates the next requests. The event loop no longer waits for SQLite's write lock
+// either: this thread does, and the next group grows meanwhile.
+//
+// The thread runs the same AssetIntake (services/asset-create.ts) the main thread would: groups, the
+// same checks in the same order, token ids fixed at create, and each answer only once its group is
+// durable. The main thread hands it each event-loop turn's creates in one message and gets the answers
+// back the same way. Its writes go first at SQLite's write lock, as the main thread's do
+// (store/write-turns.ts).
+//
+// While the thread is not running (starting, or restarting after a crash), creates are written on the
+// main thread as before. A crash while creates are in flight answers those with a 500: whether their
+// group committed is unknown, and sending one again is safe (the same Idempotency-Key answers as the
+// first time; the same asset_external_id cannot create a second asset).
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { AssetParams, CreatesWriter } from './services/asset-create.js';
+import type { IdempotentWrite } from './services/idempotency.js';
+import { ApiError, type ErrorDetail, type ErrorType } from './util/errors.js';
+import { rowVersions } from './store/row-versions.js';
+import { writeTurns } from './store/write-turns.js';
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 20_000;
+const MAX_RESTART_PAUSE_MS = 30_000;
+
+/** A create as it crosses to the thread. */
+export interface WireCreate {
+  id: number;
+  appUid: string;
+  environment: 'development' | 'production';
+  p: AssetParams;
+  idem?: IdempotentWrite;
+}
+/** An API error keeps its status and details across; anything else only its message (a 500). */
+export type WireError = { status: number; type: ErrorType; details: ErrorDetail[] } | { message: string };
+export type WireAnswer = { id: number; uid: string } | { id: number; error: WireError };
+
+export type ToCreates = { creates: WireCreate[] } | { stop: true };
+/** `announce`: the job kinds the answered groups enqueued (the main thread wakes the workers for them). */
+export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { stopped: true };
+export interface CreatesThreadData {
+  config: Config;
+  /** The process's row counters (src/store/row-versions.ts). */
+  rowVersions: SharedArrayBuffer;
+  /** Turns at SQLite's write lock (src/store/write-turns.ts): this thread goes first, as the main thread does. */
+  writeTurns: SharedArrayBuffer;
+}
+
+export function toWireError(err: unknown): WireError {
+  if (err instanceof ApiError) return { status: err.status, type: err.type, details: err.details };
+  return { message: err instanceof Error ? err.message : String(err) };
+}
+
+export function fromWireError(w: WireError): Error {
+  return 'status' in w ? new ApiError(w.status, w.type, w.details) : new Error(w.message);
+}
+
+/**
+ * The thread's entry: dist/creates-main.js, or under tsx (the tests run the sources) the .ts file,
+ * loaded after registering tsx in the new thread (a thread does not inherit the loader).
+ */
+function threadEntry(): [string | URL, { eval?: boolean }] {
+  if (!import.meta.url.endsWith('.ts')) return [new URL('./creates-main.js', import.meta.url), {}];
+  const entry = new URL('./creates-main.ts', import.meta.url).href;
+  return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, { eval: true }];
+}
+
+interface Pending {
+  resolve(r: { uid: string }): void;
+  reject(err: unknown): void;
+}
+
+export class CreatesThread implements CreatesWriter {
+  private worker: Worker | null = null;
+  private ready = false;
+  private stopping = false;
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private nextId = 1;
+  private readonly inFlight = new Map<number, Pending>();
+  private outbox: WireCreate[] = [];
+
+  /**
+   * `local`: writes creates on this thread while the thread is not running. `announce`: told the job
+   * kinds that committed creates enqueued. `flush`: makes the thread's commits durable (its store leaves
+   * that to us: the store's `flush`), before anyone is told of them.
+   */
+  constructor(private readonly opts: { config: Config; log: Logger; local: CreatesWriter; announce(kinds: string[]): void; flush(): Promise<void> }) {}
+
+  /** Resolves once the thread answers; rejects if it fails or stalls before that. */
+  async start(): Promise<void> {
+    const data: CreatesThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
+    const [entry, how] = threadEntry();
+    const worker = new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+    this.worker = worker;
+    this.ready = false;
+    const startedAt = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        void worker.terminate();
+        reject(new Error(`the creates' thread did not start within ${READY_TIMEOUT_MS / 1000} s`));
+      }, READY_TIMEOUT_MS);
+      let failure: Error | null = null;
+      worker.on('message', (m: FromCreates) => {
+        if ('answers' in m) return void this.settle(m.answers, m.announce);
+        if ('ready' in m && !this.ready) {
+          this.ready = true;
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      worker.on('error', (err) => {
+        failure = err;
+        this.opts.log.error({ err }, "the creates' thread failed");
+      });
+      worker.once('exit', (code) => {
+        clearTimeout(timer);
+        const wasReady = this.ready;
+        this.ready = false;
+        this.failInFlight();
+        if (!wasReady) return reject(new Error(`the creates' thread failed to start: ${failure?.message ?? `exit code ${code}`}`));
+        if (this.stopping || this.worker !== worker) return;
+        if (Date.now() - startedAt > 60_000) this.restarts = 0; // a long healthy run resets the pause
+        this.restartLater(code);
+      });
+    });
+  }
+
+  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+    if (!this.ready || !this.worker) return this.opts.local.submit(appUid, environment, p, idem);
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.inFlight.set(id, { resolve, reject });
+      this.outbox.push({ id, appUid, environment, p, ...(idem ? { idem } : {}) });
+      // One message per event-loop turn: the creates parsed in this turn travel together.
+      if (this.outbox.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /** For /health. */
+  status(): { running: boolean; restarts: number } {
+    return { running: this.ready, restarts: this.restarts };
+  }
+
+  /** Creates handed to the thread and not answered yet. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Ends the thread at once, as a crash would; it is restarted as after one (the tests check that recovery). */
+  async terminate(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
+  /** Lets the thread finish (and answer) what it was given, then ends it; terminated after 20 s. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.flush();
+    const worker = this.worker;
+    if (!worker) return;
+    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
+    if (!this.ready) {
+      await worker.terminate();
+      return;
+    }
+    worker.postMessage({ stop: true } satisfies ToCreates);
+    const timer = setTimeout(() => {
+      this.opts.log.error(`the creates' thread did not stop within ${STOP_TIMEOUT_MS / 1000} s; terminating it`);
+      void worker.terminate();
+    }, STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private flush(): void {
+    if (!this.outbox.length) return;
+    const creates = this.outbox;
+    this.outbox = [];
+    if (this.worker && this.ready) return this.worker.postMessage({ creates } satisfies ToCreates);
+    // The thread stopped between submit and flush: these are written here instead.
+    for (const c of creates) {
+      const pending = this.inFlight.get(c.id)!;
+      this.inFlight.delete(c.id);
+      this.opts.local.submit(c.appUid, c.environment, c.p, c.idem).then(pending.resolve, pending.reject);
+    }
+  }
+
+  private async settle(answers: WireAnswer[], announce: string[]): Promise<void> {
+    try {
+      await this.opts.flush();
+    } catch (err) {
+      // Committed but maybe not on disk: nobody may be told (as when a commit's own flush fails).
+      for (const a of answers) this.take(a.id)?.reject(err);
+      return;
+    }
+    for (const a of answers) {
+      const pending = this.take(a.id);
+      if (!pending) continue;
+      if ('uid' in a) pending.resolve({ uid: a.uid });
+      else pending.reject(fromWireError(a.error));
+    }
+    if (announce.length) this.opts.announce(announce);
+  }
+
+  private take(id: number): Pending | undefined {
+    const pending = this.inFlight.get(id);
+    this.inFlight.delete(id);
+    return pending;
+  }
+
+  /** The thread ended with creates unanswered: their groups may or may not have committed. */
+  private failInFlight(): void {
+    this.flush(); // not sent yet: written here
+    for (const [, pending] of this.inFlight) pending.reject(new Error("the creates' thread stopped before answering; the create may or may not have been written: send it again with the same Idempotency-Key or asset_external_id"));
+    this.inFlight.clear();
+  }
+
+  private restartLater(code: number): void {
+    const pause = Math.min(1000 * 2 ** this.restarts, MAX_RESTART_PAUSE_MS);
+    this.restarts++;
+    this.opts.log.error({ code, restartInMs: pause, restarts: this.restarts }, "the creates' thread stopped unexpectedly; creates are written on the main thread until it is restarted");
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = null;
+      if (this.stopping) return;
+      this.start().catch((err) => {
+        this.opts.log.error({ err: (err as Error).message }, "the creates' thread failed to restart");
+        if (!this.stopping) this.restartLater(1);
+      });
+    }, pause);
+  }
+}
