@@ -52,6 +52,7 @@ const envSchema = z.object({
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   RELAYER_COUNT: z.coerce.number().int().min(1).max(32).default(2),
   MINT_BATCH_SIZE: z.coerce.number().int().min(1).max(2000).default(500),
+  MINT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
   CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   WORKERS: bool.default(true),
@@ -127,6 +128,11 @@ export const configSchema = envSchema.transform((c, ctx) => {
     logFormat: c.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
     relayerCount: c.RELAYER_COUNT,
     mintBatchSize: c.MINT_BATCH_SIZE,
+    /**
+     * While a burst of creates is being written in this process, the mints wait for it to pause, at most
+     * this long between two batches (0: they never wait).
+     */
+    mintYieldMs: c.MINT_YIELD_MS,
     confirmations: c.CHAIN_CONFIRMATIONS,
     stuckSeconds: c.CHAIN_STUCK_SECONDS,
     runWorkers: c.WORKERS,

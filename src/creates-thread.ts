@@ -168,11 +168,14 @@ export class CreatesThread implements CreatesWriter {
       await worker.terminate();
       return;
     }
+    // `stopped` comes after the last answers on the same port: every create given is answered by then.
+    const stopped = new Promise<void>((r) => worker.on('message', (m: FromCreates) => 'stopped' in m && r()));
     worker.postMessage({ stop: true } satisfies ToCreates);
     const timer = setTimeout(() => {
       this.opts.log.error(`the creates' thread did not stop within ${STOP_TIMEOUT_MS / 1000} s; terminating it`);
       void worker.terminate();
     }, STOP_TIMEOUT_MS);
+    await Promise.race([stopped, exited]);
     await exited;
     clearTimeout(timer);
   }
@@ -191,15 +194,16 @@ export class CreatesThread implements CreatesWriter {
   }
 
   private async settle(answers: WireAnswer[], announce: string[]): Promise<void> {
+    // Taken now: committed creates are no longer the thread's, whatever becomes of it during the flush.
+    const settled = answers.map((a) => [a, this.take(a.id)] as const);
     try {
       await this.opts.flush();
     } catch (err) {
       // Committed but maybe not on disk: nobody may be told (as when a commit's own flush fails).
-      for (const a of answers) this.take(a.id)?.reject(err);
+      for (const [, pending] of settled) pending?.reject(err);
       return;
     }
-    for (const a of answers) {
-      const pending = this.take(a.id);
+    for (const [a, pending] of settled) {
       if (!pending) continue;
       if ('uid' in a) pending.resolve({ uid: a.uid });
       else pending.reject(fromWireError(a.error));

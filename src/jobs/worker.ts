@@ -12,6 +12,8 @@ export interface JobHandler<K extends JobKind = JobKind> {
   pollMs: number;
   /** After a wake-up, wait this long for more jobs to arrive so they share one batch (default 0). */
   lingerMs?: number;
+  /** Awaited before each claim (the mints let a burst of creates go first). */
+  beforeClaim?(): Promise<void>;
   /** Handles the claimed jobs; must complete, defer or throw for each. Thrown errors fail the whole batch. */
   handle(jobs: Job<K>[]): Promise<void>;
   /** Called once a job has failed for the last time. */
@@ -61,6 +63,7 @@ export class WorkerPool {
         let claimed: Job[] = [];
         if (h.lingerMs) await new Promise((r) => setTimeout(r, h.lingerMs));
         try {
+          await h.beforeClaim?.();
           claimed = await this.queue.claim(kind, h.batchSize, this.workerId, h.leaseMs);
           if (claimed.length > 0) await this.runBatch(h, kind, claimed);
         } catch (err) {

@@ -6,6 +6,7 @@
 import type { Ctx } from './context.js';
 import type { Tx } from '../store/db.js';
 import { insertRows, isUniqueViolation, plainGroupCommit } from '../store/db.js';
+import { writeTurns } from '../store/write-turns.js';
 import { ApiError } from '../util/errors.js';
 import { newUid, restartUidRun } from '../util/ids.js';
 import { isUidTaken, MAX_UID_ROUNDS } from './uids.js';
@@ -116,6 +117,7 @@ export class AssetIntake implements CreatesWriter {
     try {
       const commit = this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db);
       ({ result: outcomes, durable } = await commit((tx) => writeCreates(this.ctx, tx, group)));
+      writeTurns().createsCommitted(group.length); // a burst: the mints wait for it (store/write-turns.ts)
     } catch (err) {
       // A new uid another asset already has (services/uids.ts): new uids, again.
       if (isUidTaken(err, 'assets') && uidRounds < MAX_UID_ROUNDS) {

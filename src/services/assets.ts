@@ -7,6 +7,7 @@ import type { ChainCtx, Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { precompiled, type DbOrTx, type Tx } from '../store/db.js';
+import { writeTurns } from '../store/write-turns.js';
 import { artifact } from '../chain/artifacts.js';
 import type { ChainTxRow } from '../chain/sender.js';
 import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } from '../chain/outcomes.js';
@@ -97,6 +98,8 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
     leaseMs: 10_000, // short: a crashed worker's mints are picked up again soon
     pollMs: 500,
     lingerMs: 50, // a burst of creates shares mintBatch transactions instead of one each
+    // While a burst of creates is written in this process, minting waits for it (at most MINT_YIELD_MS).
+    ...(ctx.config.mintYieldMs > 0 ? { beforeClaim: () => writeTurns().afterBurst(ctx.config.mintYieldMs) } : {}),
     async handle(jobs) {
       // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
       const assets = await ctx.db

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import { BusyRetryConnection } from '../../src/store/db.js';
-import { WriteTurns } from '../../src/store/write-turns.js';
+import { BURST_GROUP, BURST_QUIET_MS, WriteTurns } from '../../src/store/write-turns.js';
 
 function busyThen(failures: number, code = 'SQLITE_BUSY') {
   let calls = 0;
@@ -104,4 +104,40 @@ describe('BusyRetryConnection', () => {
     assert.ok(Date.now() - t0 < 1000, 'woken by the release, not by the timeout');
     await turns.untilReleased(mark, 5000); // a release since the mark: no wait at all
   });
+
+  it('minting waits while a burst of creates is written, until it pauses, at most its bound', async () => {
+    const turns = new WriteTurns();
+    let t0 = Date.now();
+    await turns.afterBurst(1000);
+    assert.ok(Date.now() - t0 < 15, 'no burst: no wait');
+    turns.createsCommitted(BURST_GROUP - 1);
+    t0 = Date.now();
+    await turns.afterBurst(1000);
+    assert.ok(Date.now() - t0 < 15, 'groups of light load are no burst');
+    // A burst that goes on for 100 ms: the wait ends BURST_QUIET_MS after its last group.
+    const feed = setInterval(() => turns.createsCommitted(BURST_GROUP), 5);
+    setTimeout(() => clearInterval(feed), 100);
+    turns.createsCommitted(BURST_GROUP);
+    t0 = Date.now();
+    await turns.afterBurst(1000);
+    const waited = Date.now() - t0;
+    assert.ok(waited >= 100 && waited < 100 + BURST_QUIET_MS + 200, `waited ${waited} ms`);
+    // A burst that does not pause: the bound.
+    const endless = setInterval(() => turns.createsCommitted(50), 5);
+    turns.createsCommitted(50);
+    t0 = Date.now();
+    await turns.afterBurst(150);
+    clearInterval(endless);
+    const bounded = Date.now() - t0;
+    assert.ok(bounded >= 145 && bounded < 400, `waited ${bounded} ms`);
+  });
+
+  it('the burst is seen across threads (the creates are written in one, minting runs in another)', () => {
+    const turns = new WriteTurns();
+    const other = new WriteTurns(turns.buffer);
+    other.createsCommitted(BURST_GROUP);
+    const t0 = Date.now();
+    return turns.afterBurst(1000).then(() => assert.ok(Date.now() - t0 >= BURST_QUIET_MS - 5, 'waited for the quiet'));
+  });
 });
+

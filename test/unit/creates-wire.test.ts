@@ -1,0 +1,29 @@
+// What crosses from the creates' thread to the main thread: an API error answers exactly as it would
+// have on the main thread (status, envelope, details in order); anything else becomes a 500's message.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { fromWireError, toWireError } from '../../src/creates-thread.js';
+import { ApiError } from '../../src/util/errors.js';
+
+// As postMessage copies them.
+const clone = <T>(v: T): T => structuredClone(v);
+
+describe("creates' thread answers", () => {
+  it('an API error keeps its status, type and details across the thread', () => {
+    const sent = ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
+    const got = fromWireError(clone(toWireError(sent)));
+    assert.ok(got instanceof ApiError);
+    assert.equal(got.status, 400);
+    assert.deepEqual(got.toBody(), sent.toBody());
+    assert.deepEqual(Object.keys((got.toBody() as { error: { detail: object } }).error.detail), ['code', 'field_name', 'message']);
+    const validation = ApiError.validation([{ field: 'a', code: 'x', message: 'm1' }, { field: 'b', code: 'y', message: 'm2' }]);
+    assert.deepEqual(fromWireError(clone(toWireError(validation))).message, validation.message);
+  });
+
+  it('any other error is an error with its message (a 500), never an API error', () => {
+    const got = fromWireError(clone(toWireError(new Error('disk I/O error'))));
+    assert.ok(!(got instanceof ApiError));
+    assert.equal(got.message, 'disk I/O error');
+    assert.equal(fromWireError(clone(toWireError('a string'))).message, 'a string');
+  });
+});

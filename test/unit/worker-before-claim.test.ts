@@ -1,0 +1,59 @@
+// A job handler's `beforeClaim` (what lets a burst of creates go before the mints) is awaited before
+// every claim: while it waits, the jobs stay queued, unclaimed, for anyone; then they run.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { openStore, type Store } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { JobQueue } from '../../src/jobs/queue.js';
+import { WorkerPool } from '../../src/jobs/worker.js';
+import { WALLET_JOB } from '../../src/jobs/kinds.js';
+import { tempDir, waitFor } from '../helpers/env.js';
+
+describe('a job handler that waits before it claims', () => {
+  let store: Store;
+  before(async () => {
+    store = openStore({ dataDir: tempDir(), checkpoints: 'none' });
+    await migrateToLatest(store);
+  });
+  after(() => store.close());
+
+  it('claims nothing while it waits, and everything once it goes on', async () => {
+    const queue = new JobQueue(store.db, store.dialect);
+    await queue.enqueueMany(store.db, [1, 2, 3].map((n) => ({ kind: WALLET_JOB, ref: `user-${n}` })));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let waits = 0;
+    const handled: string[] = [];
+    const pool = new WorkerPool(queue, pino({ level: 'silent' }), 'test');
+    pool.start([
+      {
+        kind: WALLET_JOB,
+        batchSize: 10,
+        leaseMs: 10_000,
+        pollMs: 20,
+        async beforeClaim() {
+          waits++;
+          await released;
+        },
+        async handle(jobs) {
+          for (const j of jobs) handled.push(j.ref);
+          await queue.completeMany(store.db, jobs.map((j) => j.id));
+        },
+      },
+    ]);
+    try {
+      await waitFor('the loop waiting', async () => waits > 0, 5000, 5);
+      await new Promise((r) => setTimeout(r, 100)); // several polls' worth
+      const statuses = await store.db.selectFrom('jobs').select('status').where('kind', '=', WALLET_JOB).execute();
+      assert.deepEqual(statuses.map((s) => s.status), ['queued', 'queued', 'queued'], 'nothing claimed while it waits');
+      assert.deepEqual(handled, []);
+      release();
+      await waitFor('the jobs handled', async () => handled.length === 3, 5000, 5);
+      assert.deepEqual(handled.sort(), ['user-1', 'user-2', 'user-3']);
+    } finally {
+      release();
+      await pool.stop();
+    }
+  });
+});
