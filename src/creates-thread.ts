@@ -22,10 +22,10 @@ import type { IdempotentWrite } from './services/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from './util/errors.js';
 import { rowVersions } from './store/row-versions.js';
 import { writeTurns } from './store/write-turns.js';
+import { SupervisedWorker } from './util/supervised-worker.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
-const MAX_RESTART_PAUSE_MS = 30_000;
 
 /** A create as it crosses to the thread. */
 export interface WireCreate {
@@ -75,11 +75,7 @@ interface Pending {
 }
 
 export class CreatesThread implements CreatesWriter {
-  private worker: Worker | null = null;
-  private ready = false;
-  private stopping = false;
-  private restarts = 0;
-  private restartTimer: NodeJS.Timeout | null = null;
+  private readonly thread: SupervisedWorker;
   private nextId = 1;
   private readonly inFlight = new Map<number, Pending>();
   private outbox: WireCreate[] = [];
@@ -89,49 +85,33 @@ export class CreatesThread implements CreatesWriter {
    * kinds that committed creates enqueued. `flush`: makes the thread's commits durable (its store leaves
    * that to us: the store's `flush`), before anyone is told of them.
    */
-  constructor(private readonly opts: { config: Config; log: Logger; local: CreatesWriter; announce(kinds: string[]): void; flush(): Promise<void> }) {}
-
-  /** Resolves once the thread answers; rejects if it fails or stalls before that. */
-  async start(): Promise<void> {
-    const data: CreatesThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
-    const [entry, how] = threadEntry();
-    const worker = new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
-    this.worker = worker;
-    this.ready = false;
-    const startedAt = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        void worker.terminate();
-        reject(new Error(`the creates' thread did not start within ${READY_TIMEOUT_MS / 1000} s`));
-      }, READY_TIMEOUT_MS);
-      let failure: Error | null = null;
-      worker.on('message', (m: FromCreates) => {
-        if ('answers' in m) return void this.settle(m.answers, m.announce);
-        if ('ready' in m && !this.ready) {
-          this.ready = true;
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      worker.on('error', (err) => {
-        failure = err;
-        this.opts.log.error({ err }, "the creates' thread failed");
-      });
-      worker.once('exit', (code) => {
-        clearTimeout(timer);
-        const wasReady = this.ready;
-        this.ready = false;
-        this.failInFlight();
-        if (!wasReady) return reject(new Error(`the creates' thread failed to start: ${failure?.message ?? `exit code ${code}`}`));
-        if (this.stopping || this.worker !== worker) return;
-        if (Date.now() - startedAt > 60_000) this.restarts = 0; // a long healthy run resets the pause
-        this.restartLater(code);
-      });
+  constructor(private readonly opts: { config: Config; log: Logger; local: CreatesWriter; announce(kinds: string[]): void; flush(): Promise<void> }) {
+    this.thread = new SupervisedWorker({
+      what: "the creates' thread",
+      log: opts.log,
+      readyTimeoutMs: READY_TIMEOUT_MS,
+      stopTimeoutMs: STOP_TIMEOUT_MS,
+      meanwhile: 'creates are written on the main thread until then',
+      spawn: () => {
+        const data: CreatesThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
+        const [entry, how] = threadEntry();
+        return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+      },
+      onMessage: (m) => {
+        const answered = m as Extract<FromCreates, { answers: WireAnswer[] }>;
+        if ('answers' in answered) void this.settle(answered.answers, answered.announce);
+      },
+      onExit: () => this.failInFlight(),
     });
   }
 
+  /** Resolves once the thread answers; rejects if it fails or stalls before that. */
+  async start(): Promise<void> {
+    await this.thread.start();
+  }
+
   submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
-    if (!this.ready || !this.worker) return this.opts.local.submit(appUid, environment, p, idem);
+    if (!this.thread.running) return this.opts.local.submit(appUid, environment, p, idem);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.inFlight.set(id, { resolve, reject });
@@ -143,7 +123,7 @@ export class CreatesThread implements CreatesWriter {
 
   /** For /health. */
   status(): { running: boolean; restarts: number } {
-    return { running: this.ready, restarts: this.restarts };
+    return { running: this.thread.running, restarts: this.thread.restarts };
   }
 
   /** Creates handed to the thread and not answered yet. */
@@ -153,42 +133,23 @@ export class CreatesThread implements CreatesWriter {
 
   /** Ends the thread at once, as a crash would; it is restarted as after one (the tests check that recovery). */
   async terminate(): Promise<void> {
-    await this.worker?.terminate();
+    await this.thread.terminate();
   }
 
   /** Lets the thread finish (and answer) what it was given, then ends it; terminated after 20 s. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
     this.flush();
-    const worker = this.worker;
-    if (!worker) return;
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    if (!this.ready) {
-      await worker.terminate();
-      return;
-    }
-    // `stopped` comes after the last answers on the same port: every create given is answered by then.
-    const stopped = new Promise<void>((r) => worker.on('message', (m: FromCreates) => 'stopped' in m && r()));
-    worker.postMessage({ stop: true } satisfies ToCreates);
-    const timer = setTimeout(() => {
-      this.opts.log.error(`the creates' thread did not stop within ${STOP_TIMEOUT_MS / 1000} s; terminating it`);
-      void worker.terminate();
-    }, STOP_TIMEOUT_MS);
-    await Promise.race([stopped, exited]);
-    await exited;
-    clearTimeout(timer);
+    await this.thread.stop();
   }
 
   private flush(): void {
     if (!this.outbox.length) return;
     const creates = this.outbox;
     this.outbox = [];
-    if (this.worker && this.ready) return this.worker.postMessage({ creates } satisfies ToCreates);
+    if (this.thread.post({ creates } satisfies ToCreates)) return;
     // The thread stopped between submit and flush: these are written here instead.
     for (const c of creates) {
-      const pending = this.inFlight.get(c.id)!;
-      this.inFlight.delete(c.id);
+      const pending = this.take(c.id)!;
       this.opts.local.submit(c.appUid, c.environment, c.p, c.idem).then(pending.resolve, pending.reject);
     }
   }
@@ -222,19 +183,5 @@ export class CreatesThread implements CreatesWriter {
     this.flush(); // not sent yet: written here
     for (const [, pending] of this.inFlight) pending.reject(new Error("the creates' thread stopped before answering; the create may or may not have been written: send it again with the same Idempotency-Key or asset_external_id"));
     this.inFlight.clear();
-  }
-
-  private restartLater(code: number): void {
-    const pause = Math.min(1000 * 2 ** this.restarts, MAX_RESTART_PAUSE_MS);
-    this.restarts++;
-    this.opts.log.error({ code, restartInMs: pause, restarts: this.restarts }, "the creates' thread stopped unexpectedly; creates are written on the main thread until it is restarted");
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
-      if (this.stopping) return;
-      this.start().catch((err) => {
-        this.opts.log.error({ err: (err as Error).message }, "the creates' thread failed to restart");
-        if (!this.stopping) this.restartLater(1);
-      });
-    }, pause);
   }
 }
