@@ -92,6 +92,7 @@ const MAX_TX_GAS = 16_000_000;
 export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
   const sender = ctx.sender;
   const perTx = ctx.config.mintBatchSize;
+  let previousBroadcast: Promise<unknown> = Promise.resolve();
   return {
     kind: MINT_JOB,
     batchSize: perTx * Math.max(1, sender.relayers.length) * 2,
@@ -166,8 +167,12 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
         }
       }
       // Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
-      // committed, so a broadcast that fails or never happens is retried by the tracker.
-      if (rows.length) sender.broadcast(rows).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries'));
+      // committed, so a broadcast that fails or never happens is retried by the tracker. One batch
+      // ahead at most: a backlog is not all signed and held in memory ahead of the node.
+      const sent = rows.length ? sender.broadcast(rows).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')) : Promise.resolve();
+      const before = previousBroadcast;
+      previousBroadcast = sent;
+      await before;
     },
   };
 }
