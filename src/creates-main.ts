@@ -18,7 +18,7 @@ const core = await openCore(config, log, { store: { checkpoints: 'none', flushed
 const ctx = buildContext({ config, log, core });
 const port = parentPort!;
 
-// Answers (and the job kinds to announce) go back in one message per event-loop turn.
+// Answers (and the job kinds to announce) go back in one message per answered group.
 let answers: WireAnswer[] = [];
 const announce = new Set<string>();
 let flushing = false;
