@@ -5,9 +5,10 @@
 // either: this thread does, and the next group grows meanwhile.
 //
 // The thread runs the same AssetIntake (services/asset-create.ts) the main thread would: groups, the
-// same checks in the same order, token ids fixed at create, and each answer only once its group is
-// durable. The main thread hands it each event-loop turn's creates in one message and gets the answers
-// back the same way. Its writes go first at SQLite's write lock, as the main thread's do
+// same checks in the same order, token ids fixed at create. The main thread hands it each event-loop
+// turn's creates in one message; the thread sends each group's answers back in one as soon as the group
+// commits, and the main thread flushes the WAL (the store's `flush`) before it answers anyone, so a 201
+// is as durable as before. Its writes go first at SQLite's write lock, as the main thread's do
 // (store/write-turns.ts).
 //
 // While the thread is not running (starting, or restarting after a crash), creates are written on the

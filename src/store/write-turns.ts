@@ -1,14 +1,17 @@
 // Turns at SQLite's write lock between the threads of one process: the API's (main) thread, the
-// creates' thread and the workers' thread each have a connection, and SQLite lets one write at a time. A connection that finds
-// the lock taken waits for it without blocking its event loop (BusyRetryConnection). Two things make
-// that wait short and fair for requests:
+// creates' thread and the workers' thread each have a connection, and SQLite lets one write at a time.
+// A connection that finds the lock taken waits for it without blocking its event loop
+// (BusyRetryConnection). Two things make that wait short and fair for requests:
 // - A thread that releases the lock (commit, rollback, a write on its own) says so in shared memory, and
 //   a waiting thread wakes at once instead of at its next timer.
-// - The threads that answer requests (main, creates) go first: while one waits for the lock (a group of
-//   creates whose clients wait for their 201), the workers do not begin another transaction, for at most `MAIN_FIRST_MAX_MS`. The
-//   workers' thread ran transactions back to back (claim, mint, apply outcomes) and took the lock again
-//   before the API's retry timer fired, so requests waited for several of them.
+// - The threads that answer requests (main, creates) go first: while one waits for the lock (a group
+//   of creates whose clients wait for their 201), the workers do not begin another transaction, for at
+//   most `MAIN_FIRST_MAX_MS`. The workers' thread ran transactions back to back (claim, mint, apply
+//   outcomes) and took the lock again before the API's retry timer fired, so requests waited for
+//   several of them.
 // Another process on the same file (the CLI) is not in shared memory: waits for it end by timer.
+// The same shared memory also says when a burst of creates is being written (`afterBurst`).
+import { isMainThread } from 'node:worker_threads';
 
 /** Longest a workers' transaction waits for the main thread to have had its turn. */
 export const MAIN_FIRST_MAX_MS = 20;
@@ -16,8 +19,6 @@ export const MAIN_FIRST_MAX_MS = 20;
 export const BURST_GROUP = 4;
 /** A burst is over once no such group has been committed for this long. */
 export const BURST_QUIET_MS = 25;
-
-import { isMainThread } from 'node:worker_threads';
 
 // Node has Atomics.waitAsync; TypeScript's library for our target does not declare it yet.
 type WaitAsync = (cells: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
