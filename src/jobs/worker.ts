@@ -12,8 +12,11 @@ export interface JobHandler<K extends JobKind = JobKind> {
   pollMs: number;
   /** After a wake-up, wait this long for more jobs to arrive so they share one batch (default 0). */
   lingerMs?: number;
-  /** Awaited before each claim (the mints let a burst of creates go first). */
-  beforeClaim?(): Promise<void>;
+  /**
+   * Awaited before each claim (the mints let a burst of creates go first). A number it resolves to is
+   * the most jobs claimed this time instead of `batchSize`.
+   */
+  beforeClaim?(): Promise<number | void>;
   /** Handles the claimed jobs; must complete, defer or throw for each. Thrown errors fail the whole batch. */
   handle(jobs: Job<K>[]): Promise<void>;
   /** Called once a job has failed for the last time. */
@@ -61,15 +64,16 @@ export class WorkerPool {
     try {
       while (this.running) {
         let claimed: Job[] = [];
+        let limit = h.batchSize;
         if (h.lingerMs) await new Promise((r) => setTimeout(r, h.lingerMs));
         try {
-          await h.beforeClaim?.();
-          claimed = await this.queue.claim(kind, h.batchSize, this.workerId, h.leaseMs);
+          limit = Math.min(h.batchSize, (await h.beforeClaim?.()) || h.batchSize);
+          claimed = await this.queue.claim(kind, limit, this.workerId, h.leaseMs);
           if (claimed.length > 0) await this.runBatch(h, kind, claimed);
         } catch (err) {
           this.log.error({ err, kind }, 'job loop error');
         }
-        if (claimed.length < h.batchSize) await this.sleep(kind, h.pollMs);
+        if (claimed.length < limit) await this.sleep(kind, h.pollMs);
       }
     } finally {
       this.queue.signals.off(kind, onSignal);

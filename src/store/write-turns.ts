@@ -54,14 +54,16 @@ export class WriteTurns {
    * pause (BURST_QUIET_MS without a burst group), at most `maxMs`. Minting costs about as much CPU as
    * accepting; on a machine the API, the workers and the chain share, a burst is accepted at close to
    * the API's own speed when minting waits for it, and minting catches up right after (bounded: at
-   * least one batch per `maxMs` goes on during a long burst).
+   * least one batch per `maxMs` goes on during a long burst). Resolves `true` when it gave up at
+   * `maxMs` with the burst still on (the caller then takes a small share), `false` once it paused.
    */
-  async afterBurst(maxMs: number): Promise<void> {
+  async afterBurst(maxMs: number): Promise<boolean> {
     const deadline = Date.now() + maxMs;
     for (;;) {
       const quietAt = Number(Atomics.load(this.lastBurst, 0)) + BURST_QUIET_MS;
       const now = Date.now();
-      if (now >= quietAt || now >= deadline) return;
+      if (now >= quietAt) return false;
+      if (now >= deadline) return true;
       await new Promise((r) => setTimeout(r, Math.min(quietAt, deadline) - now));
     }
   }

@@ -108,25 +108,25 @@ describe('BusyRetryConnection', () => {
   it('minting waits while a burst of creates is written, until it pauses, at most its bound', async () => {
     const turns = new WriteTurns();
     let t0 = Date.now();
-    await turns.afterBurst(1000);
+    assert.equal(await turns.afterBurst(1000), false);
     assert.ok(Date.now() - t0 < 15, 'no burst: no wait');
     turns.createsCommitted(BURST_GROUP - 1);
     t0 = Date.now();
-    await turns.afterBurst(1000);
+    assert.equal(await turns.afterBurst(1000), false);
     assert.ok(Date.now() - t0 < 15, 'groups of light load are no burst');
     // A burst that goes on for 100 ms: the wait ends BURST_QUIET_MS after its last group.
     const feed = setInterval(() => turns.createsCommitted(BURST_GROUP), 5);
     setTimeout(() => clearInterval(feed), 100);
     turns.createsCommitted(BURST_GROUP);
     t0 = Date.now();
-    await turns.afterBurst(1000);
+    assert.equal(await turns.afterBurst(1000), false, 'the burst paused');
     const waited = Date.now() - t0;
     assert.ok(waited >= 100 && waited < 100 + BURST_QUIET_MS + 200, `waited ${waited} ms`);
     // A burst that does not pause: the bound.
     const endless = setInterval(() => turns.createsCommitted(50), 5);
     turns.createsCommitted(50);
     t0 = Date.now();
-    await turns.afterBurst(150);
+    assert.equal(await turns.afterBurst(150), true, 'still bursting at the bound');
     clearInterval(endless);
     const bounded = Date.now() - t0;
     assert.ok(bounded >= 145 && bounded < 400, `waited ${bounded} ms`);

@@ -56,4 +56,30 @@ describe('a job handler that waits before it claims', () => {
       await pool.stop();
     }
   });
+
+  it('claims at most the number it resolves to, then claims again at once', async () => {
+    const queue = new JobQueue(store.db, store.dialect);
+    await queue.enqueueMany(store.db, [1, 2, 3, 4, 5].map((n) => ({ kind: WALLET_JOB, ref: `limited-${n}` })));
+    const batches: number[] = [];
+    const pool = new WorkerPool(queue, pino({ level: 'silent' }), 'test');
+    pool.start([
+      {
+        kind: WALLET_JOB,
+        batchSize: 10,
+        leaseMs: 10_000,
+        pollMs: 60_000, // a loop that slept between claims would not finish in time
+        beforeClaim: async () => 2,
+        async handle(jobs) {
+          batches.push(jobs.length);
+          await queue.completeMany(store.db, jobs.map((j) => j.id));
+        },
+      },
+    ]);
+    try {
+      await waitFor('the jobs handled', async () => batches.reduce((a, b) => a + b, 0) === 5, 5000, 5);
+      assert.deepEqual(batches, [2, 2, 1]);
+    } finally {
+      await pool.stop();
+    }
+  });
 });
