@@ -17,8 +17,11 @@ import { isMainThread } from 'node:worker_threads';
 export const MAIN_FIRST_MAX_MS = 20;
 /** Creates committed in a group at least this large are a burst (under light load groups hold one or two). */
 export const BURST_GROUP = 4;
-/** A burst is over once no such group has been committed for this long. */
-export const BURST_QUIET_MS = 25;
+/**
+ * A burst is over once no such group has been committed for this long. On PostgreSQL a group now and
+ * then takes longer than 25 ms under a burst, which read as a pause and let a full mint batch in.
+ */
+export const BURST_QUIET_MS = 100;
 
 // Node has Atomics.waitAsync; TypeScript's library for our target does not declare it yet.
 type WaitAsync = (cells: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
