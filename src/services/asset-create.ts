@@ -4,6 +4,7 @@
 // for the checks, one token id range per collection and multi-row inserts. Under load the cost of a
 // create is then a few rows, not a transaction.
 import type { Ctx } from './context.js';
+import { sql } from 'kysely';
 import type { Tx } from '../store/db.js';
 import { insertRows, isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { writeTurns } from '../store/write-turns.js';
@@ -164,14 +165,7 @@ function translate(err: unknown): unknown {
  * (fixed now, so a replayed mint reverts on chain instead of minting twice), rows and first jobs.
  */
 async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome[]> {
-  const userUids = [...new Set(group.map((r) => r.p.user_uid))];
-  const collectionUids = [...new Set(group.map((r) => r.p.collection_uid))];
-  const [users, collections, takenIds, wallets] = await Promise.all([
-    tx.selectFrom('users').select(['uid', 'app_uid']).where('uid', 'in', userUids).execute(),
-    tx.selectFrom('collections').select(['uid', 'app_uid', 'chain_id']).where('uid', 'in', collectionUids).execute(),
-    takenExternalIds(tx, group),
-    tx.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids).execute(),
-  ]);
+  const { users, collections, takenIds, wallets } = await (ctx.dialect === 'postgres' ? groupFactsInOneQuery : groupFacts)(tx, group);
   const userOf = new Map(users.map((u) => [u.uid, u]));
   const collectionOf = new Map(collections.map((c) => [c.uid, c]));
   // The user's wallet on a chain, by `user uid @ chain id`.
@@ -270,6 +264,60 @@ async function check(
   }
   takenIds.add(extKey); // a second request with the same id in this group is a duplicate
   return null;
+}
+
+/** What the checks of a group read: its users, collections, the users' wallets, external ids taken. */
+interface GroupFacts {
+  users: { uid: string; app_uid: string }[];
+  collections: { uid: string; app_uid: string; chain_id: number }[];
+  wallets: { user_uid: string; chain_id: number; address: string }[];
+  /** `app uid \n external id` of the group's external ids that exist already. */
+  takenIds: Set<string>;
+}
+
+const usersOf = (group: Request[]) => [...new Set(group.map((r) => r.p.user_uid))];
+const collectionsOf = (group: Request[]) => [...new Set(group.map((r) => r.p.collection_uid))];
+
+/** SQLite: a query per table (in-process, each costs microseconds). */
+async function groupFacts(tx: Tx, group: Request[]): Promise<GroupFacts> {
+  const userUids = usersOf(group);
+  const [users, collections, takenIds, wallets] = await Promise.all([
+    tx.selectFrom('users').select(['uid', 'app_uid']).where('uid', 'in', userUids).execute(),
+    tx.selectFrom('collections').select(['uid', 'app_uid', 'chain_id']).where('uid', 'in', collectionsOf(group)).execute(),
+    takenExternalIds(tx, group),
+    tx.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids).execute(),
+  ]);
+  return { users, collections, wallets, takenIds };
+}
+
+/**
+ * PostgreSQL: the same reads in one statement. Each query is a round trip to the server (a socket
+ * write and a wake-up on both sides), and the group's transaction holds its connection throughout:
+ * four round trips were a fifth of the creates' thread's CPU and of a group's time. Left unnamed (a
+ * fresh plan each time): the assets part's best plan depends on the table's size.
+ */
+async function groupFactsInOneQuery(tx: Tx, group: Request[]): Promise<GroupFacts> {
+  const pairs = new Map(group.map((r) => [`${r.appUid}\n${r.p.asset_external_id}`, r]));
+  const apps = [...pairs.values()].map((r) => r.appUid);
+  const externalIds = [...pairs.values()].map((r) => r.p.asset_external_id);
+  const { rows } = await sql<{ k: 'u' | 'c' | 'w' | 'x'; a: string; b: string; c: string | null }>`
+    select 'u' as k, uid as a, app_uid as b, null::text as c from users where uid = any(${usersOf(group)}::text[])
+    union all
+    select 'c', uid, app_uid, chain_id::text from collections where uid = any(${collectionsOf(group)}::text[])
+    union all
+    select 'w', user_uid, chain_id::text, address from wallets where user_uid = any(${usersOf(group)}::text[])
+    union all
+    select 'x', a.app_uid, a.asset_external_id, null
+      from unnest(${apps}::text[], ${externalIds}::text[]) as q(app_uid, external_id)
+      join assets a on a.app_uid = q.app_uid and a.asset_external_id = q.external_id`.execute(tx);
+  const facts: GroupFacts = { users: [], collections: [], wallets: [], takenIds: new Set() };
+  for (const r of rows) {
+    if (r.k === 'u') facts.users.push({ uid: r.a, app_uid: r.b });
+    else if (r.k === 'c') facts.collections.push({ uid: r.a, app_uid: r.b, chain_id: Number(r.c) });
+    else if (r.k === 'w') facts.wallets.push({ user_uid: r.a, chain_id: Number(r.b), address: r.c! });
+    else facts.takenIds.add(`${r.a}\n${r.b}`);
+  }
+  return facts;
 }
 
 /** `app uid \n external id` of the group's external ids that exist already. */
