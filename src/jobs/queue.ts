@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import { insertRows, type Db, type DbOrTx, type Dialect } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
 import { isJobKind, kindOn, type JobKind, type JobPayloads } from './kinds.js';
@@ -66,23 +66,24 @@ export class JobQueue {
 
   private async insert(tx: DbOrTx, jobs: readonly (EnqueueOptions & { payload?: unknown })[]): Promise<void> {
     if (jobs.length === 0) return;
+    await insertRows(tx, 'jobs', this.rowsOf(jobs));
+  }
+
+  /** The rows `enqueueMany` inserts, for a caller that inserts them together with its own (insertRowsTogether). */
+  rowsOf(jobs: readonly (EnqueueOptions & { payload?: unknown })[]): Insertable<JobTable>[] {
     const t = this.now();
-    await insertRows(
-      tx,
-      'jobs',
-      jobs.map((opts) => ({
-        kind: this.storedKind(opts.kind),
-        ref: opts.ref,
-        group_key: opts.groupKey ?? null,
-        payload: JSON.stringify(opts.payload ?? {}),
-        status: 'queued' as const,
-        run_at: opts.runAt ?? t,
-        attempts: 0,
-        max_attempts: opts.maxAttempts ?? 25,
-        created_at: t,
-        updated_at: t,
-      })),
-    );
+    return jobs.map((opts) => ({
+      kind: this.storedKind(opts.kind),
+      ref: opts.ref,
+      group_key: opts.groupKey ?? null,
+      payload: JSON.stringify(opts.payload ?? {}),
+      status: 'queued' as const,
+      run_at: opts.runAt ?? t,
+      attempts: 0,
+      max_attempts: opts.maxAttempts ?? 25,
+      created_at: t,
+      updated_at: t,
+    }));
   }
 
   /** Also told of every notify: the API process forwards them to its worker process. */

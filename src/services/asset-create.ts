@@ -6,7 +6,7 @@
 import type { Ctx } from './context.js';
 import { sql } from 'kysely';
 import type { Tx } from '../store/db.js';
-import { insertRows, isUniqueViolation, plainGroupCommit } from '../store/db.js';
+import { insertRowsTogether, isUniqueViolation, plainGroupCommit } from '../store/db.js';
 import { writeTurns } from '../store/write-turns.js';
 import { ApiError } from '../util/errors.js';
 import { newUid, restartUidRun } from '../util/ids.js';
@@ -230,8 +230,8 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
     }
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
-  await insertRows(tx, 'assets', rows);
-  for (const [chainId, ofChain] of jobs) await queueOn(ctx, chainId).enqueueMany(tx, ofChain);
+  // The assets and their first jobs in one statement on PostgreSQL (one round trip fewer per group).
+  await insertRowsTogether(tx, [{ table: 'assets', rows }, ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) }))]);
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
   await saveAnswers(tx, accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])));
   return outcomes as Outcome[];

@@ -513,7 +513,10 @@ export function precompiled<R, N extends number>(count: N, build: (db: Db, ...pl
   };
 }
 
-/** SQLite's multi-row insert texts kept per database (by table, columns and row count): the common group sizes. */
+/**
+ * Insert texts kept per database: SQLite's by table, columns and row count (the common group sizes),
+ * PostgreSQL's by tables and columns.
+ */
 const INSERT_TEXTS_KEPT = 128;
 /** By the database's dialect (its adapter, shared by its transactions): each has its own SQL text. */
 const insertTexts = new WeakMap<object, Map<string, string>>();
@@ -533,27 +536,80 @@ const insertTexts = new WeakMap<object, Map<string, string>>();
  */
 export async function insertRows<T extends keyof Database & string>(db: DbOrTx, table: T, rows: readonly Insertable<Database[T]>[]): Promise<void> {
   if (rows.length === 0) return;
-  const columns = Object.keys(rows[0]);
   const adapter = db.getExecutor().adapter; // Kysely's (marked internal, stable): one per database, not per transaction
-  const byColumn = adapter instanceof PostgresAdapter;
-  const key = `${table}\n${columns.join(',')}${byColumn ? '' : `\n${rows.length}`}`;
+  if (adapter instanceof PostgresAdapter) return insertParts(db, [{ table, rows }]);
+  const columns = Object.keys(rows[0]);
+  const key = `${table}\n${columns.join(',')}\n${rows.length}`;
   let texts = insertTexts.get(adapter);
   if (!texts) insertTexts.set(adapter, (texts = new Map()));
   let text = texts.get(key);
   if (text === undefined) {
-    text = byColumn ? await unnestInsertText(db, table, columns) : valuesInsertText(db, table, columns, rows.length);
+    text = valuesInsertText(db, table, columns, rows.length);
     if (texts.size >= INSERT_TEXTS_KEPT) texts.delete(texts.keys().next().value!);
     texts.set(key, text);
   }
-  const params: unknown[] = byColumn ? columns.map(() => []) : [];
+  const params: unknown[] = [];
   for (const row of rows as readonly Record<string, unknown>[]) {
-    if (Object.keys(row).length !== columns.length) throw new Error(`insertRows: every row into ${table} must name the same columns`);
-    for (let c = 0; c < columns.length; c++) {
-      if (!(columns[c] in row)) throw new Error(`insertRows: every row into ${table} must name the same columns`);
-      const v = row[columns[c]] ?? null;
-      if (byColumn) (params[c] as unknown[]).push(v);
-      else params.push(v);
+    checkSameColumns(table, columns, row);
+    for (let c = 0; c < columns.length; c++) params.push(row[columns[c]] ?? null);
+  }
+  await db.executeQuery(CompiledQuery.raw(text, params));
+}
+
+function checkSameColumns(table: string, columns: string[], row: Record<string, unknown>): void {
+  if (Object.keys(row).length !== columns.length || columns.some((c) => !(c in row))) throw new Error(`insertRows: every row into ${table} must name the same columns`);
+}
+
+/** Rows for one table, as `insertRows` takes them. */
+export interface InsertPart<T extends keyof Database & string = keyof Database & string> {
+  table: T;
+  rows: readonly Insertable<Database[T]>[];
+}
+
+/**
+ * Inserts into several tables, as `insertRows` would one after the other (all or nothing in the
+ * caller's transaction). On PostgreSQL in one statement (each part but the last a data-modifying
+ * `with`), so one round trip instead of one per table: a create group's assets and mint jobs.
+ */
+export async function insertRowsTogether(db: DbOrTx, parts: readonly InsertPart[]): Promise<void> {
+  const filled = parts.filter((p) => p.rows.length > 0);
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    if (filled.length) await insertParts(db, filled);
+    return;
+  }
+  for (const p of filled) await insertRows(db, p.table, p.rows);
+}
+
+/** PostgreSQL: the parts (each with rows) as one named statement of `unnest` inserts, one array per column. */
+async function insertParts(db: DbOrTx, parts: readonly InsertPart[]): Promise<void> {
+  const adapter = db.getExecutor().adapter;
+  const shapes = parts.map((p) => ({ table: p.table, columns: Object.keys(p.rows[0]) }));
+  const key = shapes.map((x) => `${x.table}\n${x.columns.join(',')}`).join('\n\n');
+  let texts = insertTexts.get(adapter);
+  if (!texts) insertTexts.set(adapter, (texts = new Map()));
+  let text = texts.get(key);
+  if (text === undefined) {
+    const inserts: string[] = [];
+    let first = 1;
+    for (const x of shapes) {
+      inserts.push(await unnestInsertText(db, x.table, x.columns, first));
+      first += x.columns.length;
     }
+    const last = inserts.pop()!;
+    text = inserts.length ? `with ${inserts.map((t, i) => `part${i} as (${t})`).join(', ')} ${last}` : last;
+    prepareByName(text);
+    if (texts.size >= INSERT_TEXTS_KEPT) texts.delete(texts.keys().next().value!);
+    texts.set(key, text);
+  }
+  const params: unknown[][] = [];
+  for (const [i, part] of parts.entries()) {
+    const columns = shapes[i].columns;
+    const arrays = columns.map(() => [] as unknown[]);
+    for (const row of part.rows as readonly Record<string, unknown>[]) {
+      checkSameColumns(part.table, columns, row);
+      for (let c = 0; c < columns.length; c++) arrays[c].push(row[columns[c]] ?? null);
+    }
+    params.push(...arrays);
   }
   await db.executeQuery(CompiledQuery.raw(text, params));
 }
@@ -566,18 +622,17 @@ function valuesInsertText(db: DbOrTx, table: keyof Database & string, columns: s
   return q.sql;
 }
 
-async function unnestInsertText(db: DbOrTx, table: string, columns: string[]): Promise<string> {
+/** `insert … select * from unnest(…)` of `columns`, its array parameters numbered from `first`. */
+async function unnestInsertText(db: DbOrTx, table: string, columns: string[], first: number): Promise<string> {
   // Each column's type, as the array parameter's (`unnest` cannot infer it from an untyped parameter).
   const { rows } = await sql<{ name: string; type: string }>`select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
   const typeOf = new Map(rows.map((r) => [r.name, r.type]));
   const arrays = columns.map((c, i) => {
     const type = typeOf.get(c);
     if (!type) throw new Error(`insertRows: ${table} has no column ${c}`);
-    return `$${i + 1}::${type}[]`;
+    return `$${first + i}::${type}[]`;
   });
-  const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) select * from unnest(${arrays.join(', ')})`;
-  prepareByName(text);
-  return text;
+  return `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) select * from unnest(${arrays.join(', ')})`;
 }
 
 export function redactUrl(u: string): string {

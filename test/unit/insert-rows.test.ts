@@ -1,9 +1,9 @@
 // Multi-row inserts with their text compiled once (src/store/db.ts insertRows), on real SQLite and
 // PostgreSQL databases (there as arrays, one per column): the rows read back as given, for several row
-// counts and again from the kept text.
+// counts and again from the kept text; several tables in one go (insertRowsTogether).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { insertRows, openStore, type Store } from '../../src/store/db.js';
+import { insertRows, insertRowsTogether, openStore, type Store } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
@@ -44,6 +44,33 @@ for (const db of ['sqlite', 'postgres'] as const) {
       await assert.rejects(insertRows(store.db, 'jobs', [job(`${db}-bad-0`, 0), { ...noRef, locked_by: 'w' } as never]), /same columns/);
       await assert.rejects(insertRows(store.db, 'jobs', [job(`${db}-bad-1`, 0), noRef as never]), /same columns/);
       assert.equal((await store.db.selectFrom('jobs').select('id').where('ref', 'like', `${db}-bad-%`).execute()).length, 0);
+    });
+
+    it('inserts into several tables together, again and again; a part left empty is skipped', async () => {
+      for (const [b, n] of [2, 5, 1].entries()) {
+        const jobs = Array.from({ length: n }, (_, i) => job(`${db}-together-${b}-${i}`, i));
+        const meta = Array.from({ length: n + 1 }, (_, i) => ({ key: `${db}-together-${b}-${i}`, value: `v${b}.${i}` }));
+        await insertRowsTogether(store.db, [{ table: 'jobs', rows: jobs }, { table: 'meta', rows: meta }, { table: 'events', rows: [] }]);
+      }
+      const jobs = await store.db.selectFrom('jobs').select(['ref', 'payload']).where('ref', 'like', `${db}-together-%`).orderBy('id').execute();
+      assert.deepEqual(jobs.map((j) => j.ref), ['0-0', '0-1', '1-0', '1-1', '1-2', '1-3', '1-4', '2-0'].map((x) => `${db}-together-${x}`));
+      const meta = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'like', `${db}-together-%`).orderBy('key').execute();
+      assert.equal(meta.length, 3 + 6 + 2);
+      assert.deepEqual(meta.find((m) => m.key === `${db}-together-1-5`), { key: `${db}-together-1-5`, value: 'v1.5' });
+    });
+
+    it('in a transaction, a part that fails leaves nothing of the others', async () => {
+      await store.db.insertInto('meta').values({ key: `${db}-taken`, value: 'first' }).execute();
+      await assert.rejects(
+        store.db.transaction().execute((tx) =>
+          insertRowsTogether(tx, [
+            { table: 'jobs', rows: [job(`${db}-rolled-back`, 0)] },
+            { table: 'meta', rows: [{ key: `${db}-taken`, value: 'second' }] },
+          ]),
+        ),
+      );
+      assert.equal((await store.db.selectFrom('jobs').select('id').where('ref', '=', `${db}-rolled-back`).execute()).length, 0);
+      assert.equal((await store.db.selectFrom('meta').select('value').where('key', '=', `${db}-taken`).executeTakeFirst())?.value, 'first');
     });
   });
 }
