@@ -560,6 +560,15 @@ function checkSameColumns(table: string, columns: string[], row: Record<string, 
   if (Object.keys(row).length !== columns.length || columns.some((c) => !(c in row))) throw new Error(`insertRows: every row into ${table} must name the same columns`);
 }
 
+/**
+ * Whether each query is a round trip to a database server (PostgreSQL), so that reads worth a
+ * statement of their own together are worth sending as one (SQLite runs in this process: a query
+ * costs microseconds, and a plain one per table plans best).
+ */
+export function queriesAreRoundTrips(db: DbOrTx): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
 /** Rows for one table, as `insertRows` takes them. */
 export interface InsertPart<T extends keyof Database & string = keyof Database & string> {
   table: T;
