@@ -1,10 +1,10 @@
 // Events are written in the same transaction as the state change that causes them; the webhook
 // dispatcher delivers them later (at least once, with this stable id).
-import { insertRows, type DbOrTx } from '../store/db.js';
+import { insertRowsTogether, type DbOrTx } from '../store/db.js';
 import type { EventType } from '../domain/events.js';
 import { newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
-import { enqueueDeliveries } from '../webhooks/deliveries.js';
+import { deliveryRows } from '../webhooks/deliveries.js';
 
 export type { EventType };
 
@@ -19,8 +19,11 @@ export async function emitEvents(tx: DbOrTx, appUid: string, type: EventType, da
   const createdAtMs = Date.now();
   const eventTime = nowIso();
   const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: JSON.stringify(d), event_time: eventTime, created_at_ms: createdAtMs }));
-  await insertRows(tx, 'events', rows);
-  // Same transaction: never lost.
-  await enqueueDeliveries(tx, appUid, type, createdAtMs, rows.map((r) => r.id));
-  return rows.map((r) => r.id);
+  const ids = rows.map((r) => r.id);
+  // Their deliveries in the same transaction (never lost), and on PostgreSQL in the same statement.
+  await insertRowsTogether(tx, [
+    { table: 'events', rows },
+    { table: 'webhook_deliveries', rows: await deliveryRows(tx, appUid, type, createdAtMs, ids) },
+  ]);
+  return ids;
 }

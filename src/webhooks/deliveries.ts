@@ -7,9 +7,9 @@
 // not sent by themselves (a new endpoint should not be flooded with history); an operator can still
 // send any of them with a redelivery. Events emitted while the webhook is disabled are kept as
 // `disabled` and sent when it is enabled again, if that is within their 72 hours.
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { InfraCtx } from '../infra-context.js';
-import type { DbOrTx } from '../store/db.js';
+import { insertRows, type DbOrTx } from '../store/db.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
 import { isoOfMs } from './message.js';
@@ -34,27 +34,32 @@ export async function enqueueDelivery(tx: DbOrTx, ev: { eventId: string; appUid:
 
 /** Deliveries for events of one App and type, with one insert. Returns how many were queued. */
 export async function enqueueDeliveries(tx: DbOrTx, appUid: string, type: string, eventTimeMs: number, eventIds: string[]): Promise<number> {
+  const rows = await deliveryRows(tx, appUid, type, eventTimeMs, eventIds);
+  await insertRows(tx, 'webhook_deliveries', rows);
+  return rows.length;
+}
+
+/**
+ * The delivery rows for events of one App and type (none without a webhook, or when its filter leaves
+ * the type out), for a caller that inserts them together with the events (emitEvents).
+ */
+export async function deliveryRows(tx: DbOrTx, appUid: string, type: string, eventTimeMs: number, eventIds: string[]): Promise<Insertable<WebhookDeliveryTable>[]> {
+  if (eventIds.length === 0) return [];
   const ep = await tx.selectFrom('webhook_endpoints').select(['enabled', 'events_filter']).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!ep || eventIds.length === 0) return 0;
-  if (ep.events_filter && !(JSON.parse(ep.events_filter) as string[]).includes(type)) return 0;
-  await tx
-    .insertInto('webhook_deliveries')
-    .values(
-      eventIds.map((eventId) => ({
-        event_id: eventId,
-        app_uid: appUid,
-        event_type: type,
-        status: ep.enabled ? ('pending' as const) : ('disabled' as const),
-        event_time_ms: eventTimeMs,
-        deadline_at: deadlineFor(eventTimeMs),
-        next_attempt_at: ep.enabled ? eventTimeMs : null,
-        ...NOT_ATTEMPTED,
-        created_at_ms: eventTimeMs,
-        updated_at_ms: eventTimeMs,
-      })),
-    )
-    .execute();
-  return eventIds.length;
+  if (!ep) return [];
+  if (ep.events_filter && !(JSON.parse(ep.events_filter) as string[]).includes(type)) return [];
+  return eventIds.map((eventId) => ({
+    event_id: eventId,
+    app_uid: appUid,
+    event_type: type,
+    status: ep.enabled ? ('pending' as const) : ('disabled' as const),
+    event_time_ms: eventTimeMs,
+    deadline_at: deadlineFor(eventTimeMs),
+    next_attempt_at: ep.enabled ? eventTimeMs : null,
+    ...NOT_ATTEMPTED,
+    created_at_ms: eventTimeMs,
+    updated_at_ms: eventTimeMs,
+  }));
 }
 
 export interface DeliveryView {
