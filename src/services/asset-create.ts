@@ -301,12 +301,13 @@ async function groupFactsInOneQuery(tx: Tx, group: Request[]): Promise<GroupFact
   const pairs = new Map(group.map((r) => [`${r.appUid}\n${r.p.asset_external_id}`, r]));
   const apps = [...pairs.values()].map((r) => r.appUid);
   const externalIds = [...pairs.values()].map((r) => r.p.asset_external_id);
+  const userUids = usersOf(group);
   const { rows } = await sql<{ k: 'u' | 'c' | 'w' | 'x'; a: string; b: string; c: string | null }>`
-    select 'u' as k, uid as a, app_uid as b, null::text as c from users where uid = any(${usersOf(group)}::text[])
+    select 'u' as k, uid as a, app_uid as b, null::text as c from users where uid = any(${userUids}::text[])
     union all
     select 'c', uid, app_uid, chain_id::text from collections where uid = any(${collectionsOf(group)}::text[])
     union all
-    select 'w', user_uid, chain_id::text, address from wallets where user_uid = any(${usersOf(group)}::text[])
+    select 'w', user_uid, chain_id::text, address from wallets where user_uid = any(${userUids}::text[])
     union all
     select 'x', a.app_uid, a.asset_external_id, null
       from unnest(${apps}::text[], ${externalIds}::text[]) as q(app_uid, external_id)

@@ -536,8 +536,8 @@ const insertTexts = new WeakMap<object, Map<string, string>>();
  */
 export async function insertRows<T extends keyof Database & string>(db: DbOrTx, table: T, rows: readonly Insertable<Database[T]>[]): Promise<void> {
   if (rows.length === 0) return;
-  const adapter = db.getExecutor().adapter; // Kysely's (marked internal, stable): one per database, not per transaction
-  if (adapter instanceof PostgresAdapter) return insertParts(db, [{ table, rows }]);
+  if (onPostgres(db)) return insertParts(db, [{ table, rows }]);
+  const adapter = db.getExecutor().adapter;
   const columns = Object.keys(rows[0]);
   const key = `${table}\n${columns.join(',')}\n${rows.length}`;
   let texts = insertTexts.get(adapter);
@@ -566,6 +566,11 @@ function checkSameColumns(table: string, columns: string[], row: Record<string, 
  * costs microseconds, and a plain one per table plans best).
  */
 export function queriesAreRoundTrips(db: DbOrTx): boolean {
+  return onPostgres(db);
+}
+
+/** Kysely's adapter (marked internal, stable) says which database `db` is: one per database, not per transaction. */
+function onPostgres(db: DbOrTx): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
@@ -582,7 +587,7 @@ export interface InsertPart<T extends keyof Database & string = keyof Database &
  */
 export async function insertRowsTogether(db: DbOrTx, parts: readonly InsertPart[]): Promise<void> {
   const filled = parts.filter((p) => p.rows.length > 0);
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (onPostgres(db)) {
     if (filled.length) await insertParts(db, filled);
     return;
   }
