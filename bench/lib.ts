@@ -207,6 +207,33 @@ export function peakRssMb(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds (user + system) used so far by a service and by the processes it started, the service's
+ * own node processes apart from its embedded anvil (Linux, /proc: clock ticks of 1/100 s).
+ */
+export function serviceCpuSeconds(pid: number): { service: number; chain: number } {
+  const ticks = (p: number) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd on; utime, stime are the 14th, 15th
+      return Number(f[11]) + Number(f[12]);
+    } catch {
+      return 0;
+    }
+  };
+  const isChain = (p: number) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('anvil');
+    } catch {
+      return false;
+    }
+  };
+  const children = childPids(pid);
+  const service = [pid, ...children.filter((c) => !isChain(c))].reduce((s, p) => s + ticks(p), 0);
+  const chain = children.filter(isChain).reduce((s, p) => s + ticks(p), 0);
+  return { service: service / 100, chain: chain / 100 };
+}
+
 /** Child processes of `pid` (Linux). */
 function childPids(pid: number): number[] {
   try {

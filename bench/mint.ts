@@ -22,7 +22,7 @@ import { createPublicClient, defineChain, encodeDeployData, encodeFunctionData, 
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact } from '../src/chain/artifacts.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
-import { dbsFromArgs, emit, inParallel, launchService, openDbReader, prepareServiceEnv, readDemo, waitDeployed, type DbReader, type ServiceProcess } from './lib.js';
+import { dbsFromArgs, emit, inParallel, launchService, openDbReader, prepareServiceEnv, readDemo, serviceCpuSeconds, waitDeployed, type DbReader, type ServiceProcess } from './lib.js';
 
 const N = Number(process.env.BENCH_MINT_N ?? process.argv[2] ?? 5000); // the positional form is the old usage
 const K = Number(process.env.BENCH_MINT_K ?? 50); // baseline transactions
@@ -89,6 +89,7 @@ for (const db of dbsFromArgs()) {
     const mintedPerS = N / drainSeconds;
     const [txs] = await r.query<{ n: unknown }>("select count(*) as n from chain_txs where kind = 'asset.mint' and ref = $1", [demo.collection]);
     const peakRss = proc.peakRssMb(); // sampled just before stopping: the whole drain is behind it
+    const cpu = serviceCpuSeconds(proc.pid); // start-up (about a second) included
     await proc.stop();
     proc = null;
 
@@ -105,6 +106,10 @@ for (const db of dbsFromArgs()) {
       peak_rss_mb: peakRss,
       drain_seconds: round(drainSeconds, 3),
       spawn_to_all_minted_s: round((t1 - spawnedAt) / 1000, 2),
+      // CPU of the draining start, start-up included: the service's per token is the figure to compare.
+      service_cpu_s: round(cpu.service, 2),
+      service_cpu_us_per_token: Math.round((cpu.service * 1e6) / N),
+      chain_cpu_s: round(cpu.chain, 2),
       accept_per_s: round(N / acceptSeconds),
       accept_peak_rss_mb: acceptRss,
       baseline_transactions: K,

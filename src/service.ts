@@ -114,7 +114,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let chainRestarting = false;
     let service: Service | null = null;
     const runtimes: ChainRuntime[] = [];
-    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds };
+    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush() };
     for (const spec of config.chains) {
       let rpcUrl: string;
       if (!spec.embedded) {

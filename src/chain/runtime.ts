@@ -58,7 +58,7 @@ export class ChainRuntime {
   constructor(
     readonly spec: ChainSpec,
     readonly rpcUrl: string,
-    private readonly deps: { db: Db; keys: KeyRing; log: Logger; relayerCount: number; stuckSeconds: number },
+    private readonly deps: { db: Db; keys: KeyRing; log: Logger; relayerCount: number; stuckSeconds: number; flush?: () => Promise<void> },
   ) {
     this.client = clientFor(spec, rpcUrl, 15_000, 2);
     this.probe = clientFor(spec, rpcUrl, 2_000, 0);
@@ -67,6 +67,7 @@ export class ChainRuntime {
       embedded: spec.embedded,
       confirmations: spec.confirmations,
       stuckMs: deps.stuckSeconds * 1000,
+      flush: deps.flush,
     });
     this.forwarderAddress = getContractAddress({ from: deps.keys.deployer().address, nonce: 0n });
   }

@@ -34,6 +34,9 @@ interface TxOutcome {
   reason?: string;
 }
 
+/** How long a transaction sent to the embedded node may wait without a receipt before the node is asked to mine. */
+const HELD_MS = 2000;
+
 /** `handled = 0` as a literal: the planners then use the partial index of unhandled transactions. */
 const UNHANDLED = sql.lit(0);
 
@@ -61,7 +64,17 @@ export class ChainSender {
     private readonly keys: KeyRing,
     readonly chainId: number,
     private readonly log: Logger,
-    private readonly opts: { relayerCount: number; embedded: boolean; confirmations: number; stuckMs?: number },
+    private readonly opts: {
+      relayerCount: number;
+      embedded: boolean;
+      confirmations: number;
+      stuckMs?: number;
+      /**
+       * Puts every commit so far on disk (SQLite's WAL). Called before anything is sent, so a recording
+       * committed without its own flush (the mints' group commits) is durable before the node sees it.
+       */
+      flush?: () => Promise<void>;
+    },
   ) {
     this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
   }
@@ -182,13 +195,20 @@ export class ChainSender {
    * an earlier one.
    */
   broadcast(rows: ChainTxRow[]): Promise<void> {
-    const run = this.broadcasting.then(() => this.send(rows));
+    for (const r of rows) this.queuedToSend.add(r.id);
+    const run = this.broadcasting.then(() => this.send(rows)).finally(() => rows.forEach((r) => this.queuedToSend.delete(r.id)));
     this.broadcasting = run.catch(() => {});
     return run;
   }
   private broadcasting: Promise<void> = Promise.resolve();
+  /**
+   * Transactions a broadcast of this process is about to send: the tracker leaves them alone (no second
+   * broadcast queued behind the first, no receipt that cannot exist yet) instead of waiting its turn.
+   */
+  private readonly queuedToSend = new Set<number>();
 
   private async send(rows: ChainTxRow[]): Promise<void> {
+    await this.opts.flush?.();
     const sent: number[] = [];
     for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
       try {
@@ -278,16 +298,21 @@ export class ChainSender {
     const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', UNHANDLED).where('chain_id', '=', this.chainId).orderBy('from_address').orderBy('nonce').limit(500).execute();
     if (rows.length === 0) return;
     const head = this.opts.confirmations > 0 ? Number(await this.client.getBlockNumber({ cacheTime: 0 })) : 0;
-    const unsent = rows.filter((r) => r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000));
+    const queued = (r: ChainTxRow) => this.queuedToSend.has(r.id);
+    const unsent = rows.filter((r) => !queued(r) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > 10_000)));
     if (unsent.length) await this.broadcast(unsent);
 
     const accountNonces = new Map<string, Promise<number>>();
     await Promise.all(
       rows.map(async (row) => {
+        if (queued(row)) return; // its broadcast wakes the tracker when it is sent
         if (row.status === 'mined' || row.status === 'reverted') return this.apply(row, { ok: row.status === 'mined', receipt: null, reason: row.error ?? undefined });
         const receipt = await this.receiptFor(row);
         if (!receipt) {
-          if (row.status === 'sent') await this.bumpIfStuck(row, accountNonces);
+          if (row.status === 'sent') {
+            await this.bumpIfStuck(row, accountNonces);
+            await this.mineIfHeld(row);
+          }
           return;
         }
         if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
@@ -298,6 +323,22 @@ export class ChainSender {
       }),
     );
   }
+
+  /**
+   * The embedded node mines when a transaction arrives, and a block takes transactions only while the
+   * gas left in it covers the next one's limit: one that arrived while a full block was being built can
+   * stay in the node's pool until the next arrival, which at the end of a burst never comes. A
+   * transaction sent more than HELD_MS ago without a receipt gets the node to mine (at most once per
+   * HELD_MS). Other chains produce blocks on their own.
+   */
+  private async mineIfHeld(row: ChainTxRow): Promise<void> {
+    if (!this.opts.embedded) return;
+    const now = Date.now();
+    if (now - (this.sentAt.get(row.id) ?? now) < HELD_MS || now - this.minedAt < HELD_MS) return;
+    this.minedAt = now;
+    await this.client.request({ method: 'evm_mine' as any, params: [] as any }).catch((err) => this.log.warn({ err: errMessage(err) }, 'evm_mine on the embedded chain failed'));
+  }
+  private minedAt = 0;
 
   /** The receipt of a transaction under its current hash or any hash it had before a replacement. */
   private async receiptFor(row: ChainTxRow): Promise<TransactionReceipt | null> {

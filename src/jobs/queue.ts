@@ -130,7 +130,7 @@ export class JobQueue {
         .updateTable('jobs')
         .set({ status: 'running', lease_until: t + leaseMs, locked_by: workerId, attempts: sql`attempts + 1`, updated_at: t })
         .where('id', 'in', ids)
-        .returningAll()
+        .returning(JOB_COLUMNS)
         .execute();
       return rows.sort((a, b) => a.id - b.id).map(toJob);
     });
@@ -250,7 +250,10 @@ export function queueOn(ctx: { homeChainId?: number; config: { chainId: number }
   return ctx.queue.mapped((k) => kindOn(ctx, k, chainId));
 }
 
-function toJob(r: Selectable<JobTable>): Job {
+/** What a claimed job carries (a claim of thousands returns no more than this of each). */
+const JOB_COLUMNS = ['id', 'kind', 'ref', 'group_key', 'payload', 'attempts', 'max_attempts'] as const;
+
+function toJob(r: Pick<Selectable<JobTable>, (typeof JOB_COLUMNS)[number]>): Job {
   return {
     id: r.id,
     kind: r.kind,

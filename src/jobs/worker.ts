@@ -62,10 +62,13 @@ export class WorkerPool {
     };
     this.queue.signals.on(kind, onSignal);
     try {
+      // A full claim means more jobs are waiting: the next claim follows at once. The linger is for a
+      // wake-up, when the first jobs of a burst may have company a few ms later.
+      let backlog = false;
       while (this.running) {
         let claimed: Job[] = [];
         let limit = h.batchSize;
-        if (h.lingerMs) await new Promise((r) => setTimeout(r, h.lingerMs));
+        if (h.lingerMs && !backlog) await new Promise((r) => setTimeout(r, h.lingerMs));
         try {
           limit = Math.min(h.batchSize, (await h.beforeClaim?.()) || h.batchSize);
           claimed = await this.queue.claim(kind, limit, this.workerId, h.leaseMs);
@@ -73,7 +76,8 @@ export class WorkerPool {
         } catch (err) {
           this.log.error({ err, kind }, 'job loop error');
         }
-        if (claimed.length < limit) await this.sleep(kind, h.pollMs);
+        backlog = claimed.length > 0 && claimed.length >= limit;
+        if (!backlog) await this.sleep(kind, h.pollMs);
       }
     } finally {
       this.queue.signals.off(kind, onSignal);

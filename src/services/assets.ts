@@ -6,7 +6,7 @@ import type { Database } from '../store/schema.js';
 import type { ChainCtx, Ctx } from './context.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { precompiled, type DbOrTx, type Tx } from '../store/db.js';
+import { plainGroupCommit, precompiled, type DbOrTx, type Tx } from '../store/db.js';
 import { writeTurns } from '../store/write-turns.js';
 import { artifact } from '../chain/artifacts.js';
 import type { ChainTxRow } from '../chain/sender.js';
@@ -14,7 +14,7 @@ import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } fro
 import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { emitEvent, emitEvents } from './events.js';
-import { mintBatchCalldata, mintGasFor } from '../chain/token-uri.js';
+import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall } from '../chain/token-uri.js';
 import { assetView } from './views.js';
 import { requestWallet } from './wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../jobs/kinds.js';
@@ -114,7 +114,7 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
         .execute();
       const byUid = new Map(assets.map((a) => [a.uid, a]));
       const done: number[] = [];
-      const ready = new Map<string, { contract: string; jobs: Job<typeof MINT_JOB>[]; items: MintItem[]; uris: (string | null)[] }>();
+      const ready = new Map<string, { contract: string; jobs: Job<typeof MINT_JOB>[]; items: MintItem[]; calls: MintCall[] }>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
         if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
@@ -129,28 +129,31 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
         } else if (a.collection_status !== 'deployed' || !a.contract_address) {
           await ctx.queue.defer(ctx.db, job.id, 1000);
         } else {
-          const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], uris: [] };
+          const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [] };
           group.jobs.push(job);
           group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
-          group.uris.push(onChainUri(a.pending_token_uri));
+          group.calls.push({ to: a.wallet_address as Address, tokenId: a.token_id, tokenUri: onChainUri(a.pending_token_uri) });
           ready.set(a.collection_uid, group);
         }
       }
       if (done.length) await ctx.queue.completeMany(ctx.db, done);
       const gasBudget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(await sender.blockGasLimit()) * BATCH_GAS_SHARE)));
       const rows: ChainTxRow[] = [];
+      // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
+      // wait for the disk: the sender flushes them all at once before it broadcasts any.
+      const commit = ctx.groupCommit ?? plainGroupCommit(ctx.db);
       for (const [collectionUid, g] of ready) {
-        for (const [from, to] of splitByGas(g.uris, perTx, gasBudget)) {
+        for (const [from, to] of splitByGas(g.calls, perTx, gasBudget)) {
           const items = g.items.slice(from, to);
           const batchJobs = g.jobs.slice(from, to);
-          const calls = items.map((i, k) => ({ to: i.to as Address, tokenId: i.token_id, tokenUri: g.uris[from + k] }));
+          const calls = g.calls.slice(from, to);
           const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, j.payload.round ?? 1]));
           const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
           // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
           const data = mintBatchCalldata(calls);
           const gas = mintGasFor(calls);
           rows.push(
-            await ctx.db.transaction().execute(async (tx) => {
+            await commit(async (tx) => {
               const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas });
               // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
               await tx
@@ -164,7 +167,7 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
                 .execute();
               await ctx.queue.completeMany(tx, batchJobs.map((j) => j.id));
               return r;
-            }),
+            }).then((c) => c.result),
           );
         }
       }
@@ -187,16 +190,15 @@ function onChainUri(pendingTokenUri: string | null): string | null {
   return pendingTokenUri?.startsWith('ipfs://') ? pendingTokenUri : null;
 }
 
-/** [from, to) ranges of at most `maxCount` items whose mint gas stays within `budget` (at least one each). */
-export function splitByGas(uris: (string | null)[], maxCount: number, budget: bigint): [number, number][] {
-  const base = mintGasFor([]);
-  const itemGas = (tokenUri: string | null) => mintGasFor([{ tokenUri }]) - base;
+/** [from, to) ranges of at most `maxCount` items whose mintBatch gas limit stays within `budget` (at least one each). */
+export function splitByGas(items: readonly MintCall[], maxCount: number, budget: bigint): [number, number][] {
   const ranges: [number, number][] = [];
   let from = 0;
-  while (from < uris.length) {
-    let gas = base + itemGas(uris[from]);
+  while (from < items.length) {
+    const meter = new MintGasMeter();
+    meter.add(items[from]);
     let to = from + 1;
-    for (; to < uris.length && to - from < maxCount && gas + itemGas(uris[to]) <= budget; to++) gas += itemGas(uris[to]);
+    for (; to < items.length && to - from < maxCount && meter.total + meter.cost(items[to]) <= budget; to++) meter.add(items[to]);
     ranges.push([from, to]);
     from = to;
   }
@@ -236,10 +238,9 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
       exists.set(item.token_id, owner !== null);
     }
     const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
-    const unminted = await unmintedRows(ctx.db, onChain.map((i) => i.asset_uid));
     return async (tx) => {
       const retry: string[] = [];
-      await markMinted(ctx, tx, unminted, row.id);
+      await markMinted(ctx, tx, onChain.map((i) => i.asset_uid), row.id);
       for (const item of p.items) {
         if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
         const round = (p.rounds[item.asset_uid] ?? 1) + 1;
@@ -265,26 +266,15 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
 }
 
 /**
- * The rows of the assets not marked minted yet, read before the outcome's transaction: only the mint
- * fields of an asset change while it is unminted (edits, transfers and burns need a minted asset), and
- * markMinted sets those itself. The read, tens of ms for a batch of hundreds, stays out of the write
- * transaction (and off SQLite's write lock).
- */
-function unmintedRows(db: DbOrTx, assetUids: string[]) {
-  if (assetUids.length === 0) return Promise.resolve([]);
-  return withCollection(db).where('assets.uid', 'in', assetUids).where('assets.mint_status', '!=', 'minted').execute();
-}
-
-/**
  * Marks assets minted by transaction `txId`, with an `asset.minted` event each. Idempotent: an asset
- * already minted is skipped (outcomes are re-applied after a rewind), by the statement itself, so a row
- * read before the transaction that another worker has marked meanwhile gets no second event.
+ * already minted is skipped (outcomes are re-applied after a rewind), by the statement itself, so an
+ * asset another worker has marked gets no second event. The statement returns the rows as marked,
+ * which is all their events need beside their collection's name and address (read once per collection).
  */
-async function markMinted(ctx: Ctx, tx: Tx, rows: Awaited<ReturnType<typeof unmintedRows>>, txId: number): Promise<void> {
-  if (rows.length === 0) return;
-  const t = nowIso();
-  // One statement: the owner is the wallet the token was minted to; the URI the prepared document's
-  // or else the collection's metadata route for the token id.
+async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<void> {
+  if (assetUids.length === 0) return;
+  // The owner is the wallet the token was minted to; the URI the prepared document's or else the
+  // collection's metadata route for the token id.
   const marked = await tx
     .updateTable('assets')
     .set((eb) => ({
@@ -293,19 +283,19 @@ async function markMinted(ctx: Ctx, tx: Tx, rows: Awaited<ReturnType<typeof unmi
       owner_user_uid: eb.ref('mint_for_user_uid'),
       owner_address: eb.ref('mint_for_address'),
       token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.config.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
-      updated_at: t,
+      updated_at: nowIso(),
     }))
-    .where('uid', 'in', rows.map((a) => a.uid))
+    .where('uid', 'in', assetUids)
     .where('mint_status', '!=', 'minted')
-    .returning(['uid', 'mint_for_address'])
+    .returningAll()
     .execute();
-  const markedNow = new Map(marked.map((m) => [m.uid, m.mint_for_address]));
+  if (marked.length === 0) return;
+  const collectionUids = [...new Set(marked.map((a) => a.collection_uid))];
+  const collections = new Map((await tx.selectFrom('collections').select(['uid', 'name', 'contract_address', 'chain_id']).where('uid', 'in', collectionUids).execute()).map((c) => [c.uid, c]));
   const byApp = new Map<string, Record<string, unknown>[]>();
-  for (const r of rows) {
-    if (!markedNow.has(r.uid)) continue;
-    const a = { ...r, mint_status: 'minted' as const, mint_tx_id: txId, owner_user_uid: r.mint_for_user_uid, owner_address: markedNow.get(r.uid)!, token_uri: onChainUri(r.pending_token_uri) ?? `${ctx.config.publicUrl}/metadata/${r.collection_uid}/${r.token_id}`, updated_at: t };
+  for (const a of marked) {
     const list = byApp.get(a.app_uid) ?? [];
-    list.push({ asset: assetView(a, { name: a.collection_name, contract_address: a.contract_address, chain_id: a.chain_id }, ctx.config) });
+    list.push({ asset: assetView(a, collections.get(a.collection_uid)!, ctx.config) });
     byApp.set(a.app_uid, list);
   }
   for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);

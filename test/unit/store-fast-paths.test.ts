@@ -111,17 +111,35 @@ describe('store fast paths (SQLite)', () => {
 });
 
 describe('mint batches sized by gas', () => {
-  const dev = (n: number) => Array.from({ length: n }, () => null);
   const cid = 'ipfs://bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
+  const holder = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}` as `0x${string}`;
+  // Token i to one of `holders` recipients, ids in sequence.
+  const calls = (n: number, tokenUri: string | null, holders = n) => Array.from({ length: n }, (_, i) => ({ to: holder(i % holders), tokenId: i + 1, tokenUri }));
 
   it('splits by count and by gas, never leaving an item out or empty ranges', () => {
-    assert.deepEqual(splitByGas(dev(5), 2, 10n ** 9n), [[0, 2], [2, 4], [4, 5]]);
-    const budget = mintGasFor(Array.from({ length: 10 }, () => ({ tokenUri: cid })));
-    const ranges = splitByGas(Array.from({ length: 25 }, () => cid), 1000, budget);
+    assert.deepEqual(splitByGas(calls(5, null), 2, 10n ** 9n), [[0, 2], [2, 4], [4, 5]]);
+    const all = calls(25, cid);
+    const budget = mintGasFor(all.slice(0, 10));
+    const ranges = splitByGas(all, 1000, budget);
     assert.deepEqual(ranges, [[0, 10], [10, 20], [20, 25]]);
-    for (const [a, b] of ranges) assert.ok(mintGasFor(Array.from({ length: b - a }, () => ({ tokenUri: cid }))) <= budget);
+    for (const [a, b] of ranges) assert.ok(mintGasFor(all.slice(a, b)) <= budget);
     // An item larger than the budget alone still goes out, on its own.
-    assert.deepEqual(splitByGas([cid, cid], 10, 1n), [[0, 1], [1, 2]]);
+    assert.deepEqual(splitByGas(calls(2, cid), 10, 1n), [[0, 1], [1, 2]]);
     assert.deepEqual(splitByGas([], 10, budget), []);
+  });
+
+  it('counts a recipient and a bitmap word once per batch: tokens for few players make larger batches', () => {
+    const budget = 12_000_000n;
+    const fewPlayers = splitByGas(calls(1000, null, 50), 1000, budget);
+    const allDistinct = splitByGas(calls(1000, null), 1000, budget);
+    assert.ok(fewPlayers[0][1] > 1.5 * allDistinct[0][1], `${fewPlayers[0][1]} vs ${allDistinct[0][1]} per batch`);
+    for (const [a, b] of [...fewPlayers, ...allDistinct]) assert.ok(b > a);
+    // The same recipient in other case is the same recipient.
+    const lower = calls(2, null, 1);
+    const mixed = [lower[0], { ...lower[1], to: lower[1].to.toUpperCase().replace('0X', '0x') as `0x${string}` }];
+    assert.equal(mintGasFor(mixed), mintGasFor(lower));
+    // Sparse ids read a bitmap word each; ids in sequence share one per 256.
+    const sparse = calls(10, null, 1).map((c, i) => ({ ...c, tokenId: i * 256 + 1 }));
+    assert.ok(mintGasFor(sparse) > mintGasFor(calls(10, null, 1)));
   });
 });

@@ -91,7 +91,7 @@ describe('cidArg', () => {
       });
       assert.throws(() => mintBatchCalldata([{ to: A, tokenId: 1, tokenUri: uri }]), /cannot be stored on chain/);
       assert.throws(() => setTokenCidCalldata(1n, uri), /cannot be stored on chain/);
-      assert.throws(() => mintGasFor([{ tokenUri: uri }]), /cannot be stored on chain/);
+      assert.throws(() => mintGasFor([{ to: `0x${'11'.repeat(20)}`, tokenId: 1, tokenUri: uri }]), /cannot be stored on chain/);
     }
   });
 });
@@ -127,13 +127,21 @@ describe('calldata', () => {
   it('mintGasFor grows with tokens, CIDs and dag-pb CIDs', () => {
     const raw = `ipfs://${cidOf(RAW, crypto.randomBytes(32))}`;
     const pb = `ipfs://${cidOf(DAG_PB, crypto.randomBytes(32))}`;
-    const dev = mintGasFor([{ tokenUri: null }]);
-    const one = mintGasFor([{ tokenUri: raw }]);
-    const onePb = mintGasFor([{ tokenUri: pb }]);
+    const to = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}` as `0x${string}`;
+    const dev = mintGasFor([{ to: to(0), tokenId: 1, tokenUri: null }]);
+    const one = mintGasFor([{ to: to(0), tokenId: 1, tokenUri: raw }]);
+    const onePb = mintGasFor([{ to: to(0), tokenId: 1, tokenUri: pb }]);
     assert.ok(dev < one && one < onePb);
     assert.ok(onePb < 200_000n, `${onePb}`);
-    const hundred = mintGasFor(Array.from({ length: 100 }, () => ({ tokenUri: raw })));
+    // A hundred fresh holders: every recipient's balance slot counted.
+    const hundred = mintGasFor(Array.from({ length: 100 }, (_, i) => ({ to: to(i), tokenId: i + 1, tokenUri: raw })));
     assert.ok(hundred > 100n * 60_000n && hundred < 100n * 100_000n, `${hundred}`);
+    // A hundred tokens for one holder: its balance slot once.
+    const oneHolder = mintGasFor(Array.from({ length: 100 }, (_, i) => ({ to: to(0), tokenId: i + 1, tokenUri: raw })));
+    assert.ok(oneHolder < hundred - 99n * 20_000n, `${oneHolder}`);
+    // dag-pb: the codec bitmap word once per 256 ids.
+    const pbs = mintGasFor(Array.from({ length: 100 }, (_, i) => ({ to: to(0), tokenId: i + 1, tokenUri: pb })));
+    assert.ok(pbs < oneHolder + 100n * 2_000n + 30_000n, `${pbs}`);
     assert.ok(mintGasFor([]) > 0n);
   });
 });
