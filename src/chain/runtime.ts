@@ -58,7 +58,7 @@ export class ChainRuntime {
   constructor(
     readonly spec: ChainSpec,
     readonly rpcUrl: string,
-    private readonly deps: { db: Db; keys: KeyRing; log: Logger; relayerCount: number; stuckSeconds: number; flush?: () => Promise<void> },
+    private readonly deps: { db: Db; keys: KeyRing; log: Logger; relayerCount: number; stuckSeconds: number; flush: () => Promise<void> },
   ) {
     this.client = clientFor(spec, rpcUrl, 15_000, 2);
     this.probe = clientFor(spec, rpcUrl, 2_000, 0);

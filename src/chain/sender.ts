@@ -73,7 +73,7 @@ export class ChainSender {
        * Puts every commit so far on disk (SQLite's WAL). Called before anything is sent, so a recording
        * committed without its own flush (the mints' group commits) is durable before the node sees it.
        */
-      flush?: () => Promise<void>;
+      flush: () => Promise<void>;
     },
   ) {
     this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
@@ -208,7 +208,7 @@ export class ChainSender {
   private readonly queuedToSend = new Set<number>();
 
   private async send(rows: ChainTxRow[]): Promise<void> {
-    await this.opts.flush?.();
+    await this.opts.flush();
     const sent: number[] = [];
     for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
       try {

@@ -39,7 +39,7 @@ describe('chain outcome dispatch', () => {
       },
     } as unknown as PublicClient;
     const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
-    sender = new ChainSender(store.db, node, keys, CHAIN, log, { relayerCount: 0, embedded: true, confirmations: 0 });
+    sender = new ChainSender(store.db, node, keys, CHAIN, log, { relayerCount: 0, embedded: true, confirmations: 0, flush: () => store.flush() });
   });
   after(() => store.close());
 
