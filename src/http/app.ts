@@ -14,7 +14,7 @@ import { rootRoutes, type Health } from './root.js';
 import { metadataRoutes } from './metadata.js';
 import { explorerRoutes } from './explorer.js';
 import { metricsRoutes } from './metrics.js';
-import { documentRoutes, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
+import { documentRoutes, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
 import { ApiKeyResolver } from '../services/apps.js';
 import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
 import { apiGuard } from './kit/guard.js';
@@ -126,6 +126,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
       security: [{ apiKey: [], bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: namedSchemas,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -5,10 +5,16 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import openapiTS, { astToString } from 'openapi-typescript';
 import { ROUTE_DOCS } from '../../src/http/kit/openapi.js';
-import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
+import { ApiClient, tempDir, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
+const require = createRequire(import.meta.url);
 const oasPath = (route: string) => route.replace(/:(\w+)/g, '{$1}');
 
 describe('OpenAPI document', () => {
@@ -17,6 +23,8 @@ describe('OpenAPI document', () => {
   let receiver: http.Server;
   let hookUrl: string;
   const ajv = new Ajv({ strict: false, allErrors: true });
+  /** Real answers, kept for the generated-types check. */
+  const answers: Record<string, unknown> = {};
   /** `METHOD route status` of every answer checked. */
   const checked = new Set<string>();
 
@@ -26,7 +34,8 @@ describe('OpenAPI document', () => {
     assert.ok(op, `${method} ${route} is not in the document`);
     const documented = op.responses[String(r.status)];
     assert.ok(documented, `${method} ${route} answered ${r.status}, which it does not document (${Object.keys(op.responses)}): ${r.raw}`);
-    const validate = ajv.compile(documented.content['application/json'].schema);
+    // The schema's $refs point into the document's components.
+    const validate = ajv.compile({ ...documented.content['application/json'].schema, components: doc.components });
     assert.ok(validate(r.body), `${method} ${route} ${r.status}: ${ajv.errorsText(validate.errors)}\n${r.raw}`);
     checked.add(`${method} ${route} ${r.status}`);
     return r;
@@ -55,16 +64,29 @@ describe('OpenAPI document', () => {
       const op = doc.paths[oasPath(url)]?.[method.toLowerCase()];
       assert.ok(op, `${key} missing`);
       assert.ok(op.summary, `${key}: no summary`);
+      assert.equal(op.operationId, route.operationId, `${key}: operationId`);
+      assert.match(op.operationId, /^[a-z][a-zA-Z]+$/, `${key}: a camelCase operationId`);
       const codes = Object.keys(op.responses);
       assert.ok(codes.includes(String(route.status ?? 200)), `${key}: ${codes}`);
       if (method === 'POST' && route.status === 201) assert.ok(!codes.includes('200'), `${key}: a create answers 201`);
       for (const c of url.startsWith('/admin/') ? ['400', '401', '404'] : ['400', '401', '404', '429']) {
-        assert.equal(op.responses[c]?.content['application/json'].schema.properties.success.enum[0], false, `${key} ${c}`);
+        const media = op.responses[c]?.content['application/json'];
+        assert.equal(media?.schema.$ref, '#/components/schemas/Error', `${key} ${c}: the one error envelope`);
+        assert.equal(media.example.success, false, `${key} ${c}: an example`);
       }
       if (url.startsWith('/v1/') && method !== 'GET') for (const c of ['409', '422']) assert.ok(op.responses[c], `${key} ${c}`);
       if (url.startsWith('/admin/')) assert.deepEqual(op.security, [{ operatorToken: [] }], key);
       else assert.equal(op.security, undefined, `${key} uses the document's default (API key and token)`);
     }
+    const ids = Object.values(ROUTE_DOCS).map((r) => r.operationId);
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+    // The resources are named components, referenced by the answers that carry them.
+    for (const name of ['User', 'Collection', 'Asset', 'Transfer', 'Burn', 'Deposit', 'Reward', 'RewardBalance', 'Allocation', 'Claim', 'App', 'Webhook', 'WebhookDelivery', 'Error']) {
+      assert.ok(doc.components.schemas[name], `components.schemas.${name}`);
+    }
+    assert.equal(doc.paths['/v1/asset/{uid}'].get.responses['200'].content['application/json'].schema.properties.data.$ref, '#/components/schemas/Asset');
+    assert.equal(doc.paths['/v1/asset'].get.responses['200'].content['application/json'].schema.properties.data.items.$ref, '#/components/schemas/Asset');
+    assert.deepEqual(Object.keys(doc.components.schemas).filter((n) => n.endsWith('Input')), [], 'no unreferenced input twins');
     assert.deepEqual(doc.security, [{ apiKey: [], bearer: [] }]);
     assert.equal(doc.components.securitySchemes.operatorToken.scheme, 'bearer');
     assert.doesNotMatch(JSON.stringify(doc), /API\.md/);
@@ -94,7 +116,7 @@ describe('OpenAPI document', () => {
     await v1('GET', '/collection/:uid', `/collection/${coll}`);
     const user = (await v1('POST', '/user', '/user', { email: 'docs@example.com' })).body.data.uid;
     const other = (await v1('POST', '/user', '/user', { user_external_id: 'other' })).body.data.uid;
-    await v1('GET', '/user/:uid', `/user/${user}`);
+    answers.user = (await v1('GET', '/user/:uid', `/user/${user}`)).body;
     await v1('GET', '/user', '/user?email=DOCS@example.com');
     await admin('GET', '/apps/:uid/users', `/apps/${app.uid}/users`);
     const assetBody = (ext: string) => ({ user_uid: user, collection_uid: coll, asset_external_id: ext, sale_price_in_usd: 5, data: { name: 'Sword', unique_name: false, image_url: 'https://example.com/s.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } });
@@ -102,8 +124,8 @@ describe('OpenAPI document', () => {
     const asset2 = (await v1('POST', '/asset', '/asset', assetBody('a2'))).body.data.uid;
     await v1('GET', '/asset/:uid', `/asset/${asset}`); // not minted yet: nulls
     await waitFor('minted', async () => (await api.get(`/asset/${asset}`)).body.data.is_minted && (await api.get(`/asset/${asset2}`)).body.data.is_minted, 30_000);
-    await v1('GET', '/asset/:uid', `/asset/${asset}`);
-    await v1('GET', '/asset', `/asset?user_uid=${user}`);
+    answers.asset = (await v1('GET', '/asset/:uid', `/asset/${asset}`)).body;
+    answers.assets = (await v1('GET', '/asset', `/asset?user_uid=${user}`)).body;
     await v1('PUT', '/asset/:uid', `/asset/${asset}`, { data: { name: 'Sword+', unique_name: false, image_url: 'https://example.com/s2.png' } });
     await v1('GET', '/deposit', `/deposit?user_uid=${other}&collection_uid=${coll}`);
 
@@ -177,6 +199,37 @@ describe('OpenAPI document', () => {
     for (const s of ['201', '200', '400', '401', '404', '415', '422', '429']) assert.ok([...checked].some((c) => c.endsWith(` ${s}`)), `no ${s} answer checked`);
     const routes = new Set([...checked].map((c) => c.split(' ').slice(0, 2).join(' ')));
     assert.deepEqual(Object.keys(ROUTE_DOCS).filter((k) => !routes.has(k)), [], 'every documented route was exercised');
+  });
+
+  it('gives openapi-typescript the types a client imports, which real answers satisfy', async () => {
+    assert.ok(answers.asset && answers.assets && answers.user, 'the real answers of the test above');
+    const dir = tempDir('mintworks-openapi-');
+    fs.writeFileSync(path.join(dir, 'api.d.ts'), astToString(await openapiTS(JSON.stringify(doc))));
+    // A small client: typed by operation and by component, and the real answers as literals of those types.
+    fs.writeFileSync(
+      path.join(dir, 'client.ts'),
+      [
+        "import type { components, operations, paths } from './api';",
+        "type Asset = components['schemas']['Asset'];",
+        "type Ok<R> = R extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;",
+        `export const asset: Ok<operations['getAsset']> = ${JSON.stringify(answers.asset)};`,
+        `export const assets: Ok<operations['listAssets']> = ${JSON.stringify(answers.assets)};`,
+        `export const user: Ok<operations['getUser']> = ${JSON.stringify(answers.user)};`,
+        'export const minted: Asset = asset.data;',
+        "export const created: operations['createAsset']['responses'][201]['content']['application/json']['data']['uid'] = '730018264405';",
+        "export const failed: operations['getAsset']['responses'][404]['content']['application/json'] = { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'Not found.' } } };",
+        "export type AssetPath = paths['/v1/asset/{uid}']['get'];",
+      ].join('\n'),
+    );
+    // And a wrong one must not compile: the check can fail.
+    fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
+    const tsc = (file: string) =>
+      spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', file], { cwd: dir, encoding: 'utf8' });
+    const good = tsc('client.ts');
+    assert.equal(good.status, 0, good.stdout + good.stderr);
+    const bad = tsc('wrong.ts');
+    assert.notEqual(bad.status, 0, 'a wrong literal fails to compile');
+    assert.match(bad.stdout, /wrong\.ts.*not assignable/);
   });
 });
 

@@ -6,6 +6,7 @@
 // and the routes cannot name different paths. test/integration/openapi.test.ts validates the document
 // and checks real answers against these schemas.
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
 // --------------------------------------------------------------------------------------- objects
@@ -15,7 +16,7 @@ const time = z.string().describe('ISO 8601, UTC').meta({ example: '2025-06-01T12
 const address = z.string().describe('0x and 40 lower-case hex digits').meta({ example: '0x5fbdb2315678afecb367f032d93f642f64180aa3' });
 const chain = { chain: z.string().meta({ example: 'Anvil' }), network: z.string().meta({ example: 'Anvil' }), chain_id: z.number().int().meta({ example: 31337 }) };
 
-const created = z.object({ uid }).describe('The new object\'s uid; read it with the matching GET.');
+const created = z.object({ uid }).describe('The new object\'s uid; read it with the matching GET.').meta({ id: 'Created' });
 
 export const userObject = z
   .object({
@@ -25,7 +26,7 @@ export const userObject = z
     user_external_id: z.string().nullable(),
     wallets: z.array(z.object({ address, explorer_url: z.string(), network: z.string(), chain_id: z.number().int() })).describe('Empty until the wallet is created (first mint or GET /deposit).'),
   })
-  .meta({ example: { uid: '482913570214', created_at: '2025-06-01T12:00:00.000000Z', email: 'player@example.com', user_external_id: null, wallets: [] } });
+  .meta({ id: 'User', example: { uid: '482913570214', created_at: '2025-06-01T12:00:00.000000Z', email: 'player@example.com', user_external_id: null, wallets: [] } });
 
 const collectionObject = z.object({
   uid,
@@ -40,7 +41,7 @@ const collectionObject = z.object({
   external_url: z.string().nullable(),
   explorer_url: z.string().nullable(),
   ...chain,
-});
+}).meta({ id: 'Collection' });
 
 const assetObject = z
   .object({
@@ -67,6 +68,7 @@ const assetObject = z
     mint_error: z.string().nullable().optional().describe('Only on an asset whose mint failed for good.'),
   })
   .meta({
+    id: 'Asset',
     example: {
       uid: '730018264405', name: 'Sword', asset_external_id: 'sword-1', collection_uid: '159204837161', collection_name: 'Demo Collection', created_at: '2025-06-01T12:00:00.000000Z',
       token_id: 1, is_minted: true, is_burned: false, is_transferring: false, is_transferable: true, is_editing: false, mint_for_user_uid: '482913570214',
@@ -76,11 +78,11 @@ const assetObject = z
     },
   });
 
-const transferObject = z.object({ uid, asset_uid: uid, from_user_uid: uid, to_address: address, created_at: time, status: z.enum(['pending', 'done', 'cancelled']), reason: z.string().nullable().optional().describe('Only on a cancelled transfer.') });
-const burnObject = z.object({ uid, asset_uid: uid, from_user_uid: uid, created_at: time, status: z.enum(['pending', 'done']) });
+const transferObject = z.object({ uid, asset_uid: uid, from_user_uid: uid, to_address: address, created_at: time, status: z.enum(['pending', 'done', 'cancelled']), reason: z.string().nullable().optional().describe('Only on a cancelled transfer.') }).meta({ id: 'Transfer' });
+const burnObject = z.object({ uid, asset_uid: uid, from_user_uid: uid, created_at: time, status: z.enum(['pending', 'done']) }).meta({ id: 'Burn' });
 const depositObject = z
   .object({ network: z.string(), chain_id: z.number().int(), wallet_address: address, qr_code_data: z.string().describe('ERC-681: ethereum:<address>@<chain id>') })
-  .meta({ example: { network: 'Anvil', chain_id: 31337, wallet_address: '0x8ba1f109551bd432803012645ac136ddd64dba72', qr_code_data: 'ethereum:0x8ba1f109551bd432803012645ac136ddd64dba72@31337' } });
+  .meta({ id: 'Deposit', example: { network: 'Anvil', chain_id: 31337, wallet_address: '0x8ba1f109551bd432803012645ac136ddd64dba72', qr_code_data: 'ethereum:0x8ba1f109551bd432803012645ac136ddd64dba72@31337' } });
 
 const rewardFields = {
   uid,
@@ -95,7 +97,7 @@ const rewardFields = {
   explorer_url: z.string().nullable(),
   ...chain,
 };
-const rewardObject = z.object(rewardFields);
+const rewardObject = z.object(rewardFields).meta({ id: 'Reward' });
 const rewardAdminObject = z.object({
   ...rewardFields,
   token_symbol: z.string(),
@@ -104,7 +106,7 @@ const rewardAdminObject = z.object({
   withdraw_status: z.string().nullable().describe('null, requested or done'),
   withdrawn_amount: z.string().nullable(),
   withdrawn_at: z.string().nullable(),
-});
+}).meta({ id: 'RewardWithBudget' });
 const allocationObject = z.object({
   uid,
   reward_uid: uid,
@@ -114,7 +116,7 @@ const allocationObject = z.object({
   created_at: time,
   status: z.enum(['pending', 'done', 'failed']),
   reason: z.string().optional().describe('Only on a failed allocation.'),
-});
+}).meta({ id: 'Allocation' });
 const claimObject = z.object({
   uid,
   reward_uid: uid,
@@ -124,13 +126,13 @@ const claimObject = z.object({
   created_at: time,
   status: z.enum(['pending', 'done', 'failed']),
   reason: z.string().optional().describe('Only on a failed claim.'),
-});
-const balanceObject = z.object({ reward_uid: uid, user_uid: z.string(), amount: z.number() }).meta({ example: { reward_uid: '621093847712', user_uid: '482913570214', amount: 12.5 } });
+}).meta({ id: 'Claim' });
+const balanceObject = z.object({ reward_uid: uid, user_uid: z.string(), amount: z.number() }).meta({ id: 'RewardBalance', example: { reward_uid: '621093847712', user_uid: '482913570214', amount: 12.5 } });
 
-const appSummary = z.object({ uid, name: z.string(), environment: z.enum(['development', 'production']), created_at: time });
+const appSummary = z.object({ uid, name: z.string(), environment: z.enum(['development', 'production']), created_at: time }).meta({ id: 'App' });
 const newApp = z
   .object({ uid, api_key: z.string(), api_secret: z.string().describe('Shown once') })
-  .meta({ example: { uid: '509265441174', api_key: 'mw_3kq9T2xV0b', api_secret: 'Zq8…(43 characters)' } });
+  .meta({ id: 'AppCredentials', example: { uid: '509265441174', api_key: 'mw_3kq9T2xV0b', api_secret: 'Zq8…(43 characters)' } });
 const webhookObject = z.object({
   app_uid: uid,
   url: z.string(),
@@ -143,7 +145,7 @@ const webhookObject = z.object({
   created_at: time,
   updated_at: time,
   secret: z.string().optional().describe('whsec_…: only when created or rotated'),
-});
+}).meta({ id: 'Webhook' });
 const deliveryObject = z.object({
   event_id: z.string(),
   event: z.string(),
@@ -156,7 +158,7 @@ const deliveryObject = z.object({
   last_error: z.string().nullable(),
   delivered_at: z.string().nullable(),
   expires_at: time,
-});
+}).meta({ id: 'WebhookDelivery' });
 const attemptObject = z.object({
   event_id: z.string(),
   attempt: z.number().int(),
@@ -166,23 +168,32 @@ const attemptObject = z.object({
   latency_ms: z.number(),
   error: z.string().nullable(),
   response: z.string().nullable().describe('First 1 KiB of the answer'),
-});
+}).meta({ id: 'WebhookAttempt' });
 
 // ------------------------------------------------------------------------------------- envelopes
 
 const ok = (data: z.ZodType) => z.object({ success: z.literal(true), data });
 
-const errorDetail = z.object({ code: z.string(), field_name: z.string().optional(), message: z.string() });
-export const errorEnvelope = z.object({
-  success: z.literal(false),
-  error: z.object({
-    type: z.enum(['client_error', 'validation_error', 'server_error']),
-    detail: z.union([errorDetail, z.array(errorDetail)]).describe('One detail, or one per field for a validation error; `message` is always the last key.'),
-  }),
-});
+const errorDetail = z.object({ code: z.string(), field_name: z.string().optional(), message: z.string() }).meta({ id: 'ErrorDetail' });
+export const errorEnvelope = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      type: z.enum(['client_error', 'validation_error', 'server_error']),
+      detail: z.union([errorDetail, z.array(errorDetail)]).describe('One detail, or one per field for a validation error; `message` is always the last key.'),
+    }),
+  })
+  .meta({ id: 'Error' });
 
-const failure = (description: string, code: string, message: string, type = 'client_error', field?: string) =>
-  errorEnvelope.describe(description).meta({ example: { success: false, error: { type, detail: field ? { code, field_name: field, message } : { code, message } } } });
+/** The examples of the failures, by their description: put beside the shared `Error` schema by namedSchemas. */
+const failureExamples = new Map<string, unknown>();
+
+/** A documented failure: its own description and example, the one `Error` schema (a `$ref` in the document). */
+function failure(description: string, code: string, message: string, type = 'client_error', field?: string) {
+  failureExamples.set(description, { success: false, error: { type, detail: field ? { code, field_name: field, message } : { code, message } } });
+  return { description, content: { 'application/json': { schema: errorEnvelope } } };
+}
+type Failure = ReturnType<typeof failure>;
 
 const ERRORS = {
   400: failure('Invalid request: a validation error names each field', 'required', 'This field is required.', 'validation_error', 'email'),
@@ -198,6 +209,8 @@ const ADMIN_401 = failure('Missing or wrong operator token', 'unauthorized', 'Op
 // ---------------------------------------------------------------------------------------- routes
 
 interface RouteDoc {
+  /** Stable, camelCase: client generators name their methods after it. */
+  operationId: string;
   summary: string;
   description?: string;
   /** The success: status and data. */
@@ -213,57 +226,57 @@ const list = (o: z.ZodType) => z.array(o);
 const paged = ' A plain array, newest first, at most `limit` (1,000) entries; a `Link: <…>; rel="next"` header gives the next page.';
 
 const DOCS: Record<string, RouteDoc> = {
-  'POST /v1/user': { summary: 'Create a user', description: 'Both fields are optional and unique per App. The wallet is created at the first mint or GET /deposit.', status: 201, data: created },
-  'GET /v1/user/:uid': { summary: 'Get a user', data: userObject },
-  'GET /v1/user': { summary: 'Find a user by email or external id', description: 'Exactly one of `email` (case-insensitive) or `user_external_id` (alias `client_id`).', data: userObject },
-  'GET /v1/collection/:uid': { summary: 'Get a collection', data: collectionObject },
+  'POST /v1/user': { operationId: 'createUser', summary: 'Create a user', description: 'Both fields are optional and unique per App. The wallet is created at the first mint or GET /deposit.', status: 201, data: created },
+  'GET /v1/user/:uid': { operationId: 'getUser', summary: 'Get a user', data: userObject },
+  'GET /v1/user': { operationId: 'findUser', summary: 'Find a user by email or external id', description: 'Exactly one of `email` (case-insensitive) or `user_external_id` (alias `client_id`).', data: userObject },
+  'GET /v1/collection/:uid': { operationId: 'getCollection', summary: 'Get a collection', data: collectionObject },
   'POST /v1/asset': {
-    summary: 'Create (mint) an asset',
+    operationId: 'createAsset', summary: 'Create (mint) an asset',
     description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
     status: 201,
     data: created,
   },
-  'GET /v1/asset/:uid': { summary: 'Get an asset', data: assetObject },
-  'GET /v1/asset': { summary: 'List a user\'s assets', description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
-  'PUT /v1/asset/:uid': { summary: 'Replace an asset\'s metadata', description: 'Editable collections only; answers `data: null` at once, then emits ERC-4906 MetadataUpdate on chain and `asset.edited`.', data: z.null() },
-  'POST /v1/transfer': { summary: 'Transfer an asset to an address', description: 'Signed by the owner\'s key and relayed (ERC-2771). A failed precondition answers 400 naming it.', status: 201, data: created },
-  'GET /v1/transfer/:uid': { summary: 'Get a transfer', data: transferObject },
-  'GET /v1/transfer': { summary: 'List a user\'s transfers', description: `Query \`user_uid\`.${paged}`, data: list(transferObject) },
-  'POST /v1/burn': { summary: 'Burn an asset', status: 201, data: created },
-  'GET /v1/burn/:uid': { summary: 'Get a burn', data: burnObject },
-  'GET /v1/burn': { summary: 'List a user\'s burns', description: `Query \`user_uid\`.${paged}`, data: list(burnObject) },
-  'GET /v1/deposit': { summary: 'Deposit address of a user', description: 'Creates the user\'s wallet if needed; `qr_code_data` is an ERC-681 URI.', data: depositObject },
-  'GET /v1/reward/balance': { summary: 'A user\'s unclaimed reward balance', description: 'An unknown user has 0.', data: balanceObject },
-  'POST /v1/reward/allocate': { summary: 'Allocate reward tokens to a user', description: '`amount` as a JSON number or numeric string (18 decimals at most); `nonce` unique per reward.', status: 201, data: created },
-  'GET /v1/reward/allocate/:uid': { summary: 'Get an allocation', data: allocationObject },
-  'GET /v1/reward/allocate': { summary: 'List a user\'s allocations', description: `Query \`user_uid\`.${paged}`, data: list(allocationObject) },
-  'POST /v1/reward/allocation': { summary: 'Allocate reward tokens (alias of /reward/allocate)', status: 201, data: created },
-  'GET /v1/reward/allocation/:uid': { summary: 'Get an allocation (alias)', data: allocationObject },
-  'GET /v1/reward/allocation': { summary: 'List a user\'s allocations (alias)', description: `Query \`user_uid\`.${paged}`, data: list(allocationObject) },
-  'POST /v1/reward/claim': { summary: 'Claim a user\'s whole balance to an address', description: 'Paid on chain, signed by the user\'s key; concurrent claims never pay more than the balance.', status: 201, data: created },
-  'GET /v1/reward/claim/:uid': { summary: 'Get a claim', data: claimObject },
-  'GET /v1/reward/claim': { summary: 'List a user\'s claims', description: `Query \`user_uid\`.${paged}`, data: list(claimObject) },
-  'GET /v1/reward/:uid': { summary: 'Get a reward', data: rewardObject },
+  'GET /v1/asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
+  'GET /v1/asset': { operationId: 'listAssets', summary: 'List a user\'s assets', description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
+  'PUT /v1/asset/:uid': { operationId: 'updateAsset', summary: 'Replace an asset\'s metadata', description: 'Editable collections only; answers `data: null` at once, then emits ERC-4906 MetadataUpdate on chain and `asset.edited`.', data: z.null() },
+  'POST /v1/transfer': { operationId: 'createTransfer', summary: 'Transfer an asset to an address', description: 'Signed by the owner\'s key and relayed (ERC-2771). A failed precondition answers 400 naming it.', status: 201, data: created },
+  'GET /v1/transfer/:uid': { operationId: 'getTransfer', summary: 'Get a transfer', data: transferObject },
+  'GET /v1/transfer': { operationId: 'listTransfers', summary: 'List a user\'s transfers', description: `Query \`user_uid\`.${paged}`, data: list(transferObject) },
+  'POST /v1/burn': { operationId: 'createBurn', summary: 'Burn an asset', status: 201, data: created },
+  'GET /v1/burn/:uid': { operationId: 'getBurn', summary: 'Get a burn', data: burnObject },
+  'GET /v1/burn': { operationId: 'listBurns', summary: 'List a user\'s burns', description: `Query \`user_uid\`.${paged}`, data: list(burnObject) },
+  'GET /v1/deposit': { operationId: 'getDeposit', summary: 'Deposit address of a user', description: 'Creates the user\'s wallet if needed; `qr_code_data` is an ERC-681 URI.', data: depositObject },
+  'GET /v1/reward/balance': { operationId: 'getRewardBalance', summary: 'A user\'s unclaimed reward balance', description: 'An unknown user has 0.', data: balanceObject },
+  'POST /v1/reward/allocate': { operationId: 'allocateReward', summary: 'Allocate reward tokens to a user', description: '`amount` as a JSON number or numeric string (18 decimals at most); `nonce` unique per reward.', status: 201, data: created },
+  'GET /v1/reward/allocate/:uid': { operationId: 'getAllocation', summary: 'Get an allocation', data: allocationObject },
+  'GET /v1/reward/allocate': { operationId: 'listAllocations', summary: 'List a user\'s allocations', description: `Query \`user_uid\`.${paged}`, data: list(allocationObject) },
+  'POST /v1/reward/allocation': { operationId: 'createAllocation', summary: 'Allocate reward tokens (alias of /reward/allocate)', status: 201, data: created },
+  'GET /v1/reward/allocation/:uid': { operationId: 'getAllocationByAlias', summary: 'Get an allocation (alias)', data: allocationObject },
+  'GET /v1/reward/allocation': { operationId: 'listAllocationsByAlias', summary: 'List a user\'s allocations (alias)', description: `Query \`user_uid\`.${paged}`, data: list(allocationObject) },
+  'POST /v1/reward/claim': { operationId: 'claimReward', summary: 'Claim a user\'s whole balance to an address', description: 'Paid on chain, signed by the user\'s key; concurrent claims never pay more than the balance.', status: 201, data: created },
+  'GET /v1/reward/claim/:uid': { operationId: 'getClaim', summary: 'Get a claim', data: claimObject },
+  'GET /v1/reward/claim': { operationId: 'listClaims', summary: 'List a user\'s claims', description: `Query \`user_uid\`.${paged}`, data: list(claimObject) },
+  'GET /v1/reward/:uid': { operationId: 'getReward', summary: 'Get a reward', data: rewardObject },
 
-  'GET /admin/v1/apps': { summary: 'List Apps', data: list(appSummary) },
-  'POST /admin/v1/apps': { summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
-  'GET /admin/v1/apps/:uid/collections': { summary: 'List an App\'s collections', data: list(collectionObject) },
-  'POST /admin/v1/apps/:uid/collections': { summary: 'Create a collection', description: 'Deployed by the workers: `status` goes from deploying to deployed.', status: 201, data: created },
-  'GET /admin/v1/apps/:uid/users': { summary: 'List an App\'s users', description: paged.trim(), data: list(userObject) },
-  'PUT /admin/v1/apps/:uid/webhook': { summary: 'Create or change the App\'s webhook', description: '201 when created, 200 when changed; `secret` only when created or rotated.', status: 200, alsoOk: 201, data: webhookObject },
-  'GET /admin/v1/apps/:uid/webhook': { summary: 'The App\'s webhook configuration', data: webhookObject },
-  'GET /admin/v1/apps/:uid/webhook/events': { summary: 'Delivery state per event, newest first', data: list(deliveryObject) },
-  'GET /admin/v1/apps/:uid/webhook/events/:id/attempts': { summary: 'The attempt log of one event, newest first', data: list(attemptObject) },
-  'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': { summary: 'Send an event again now', data: deliveryObject },
-  'GET /admin/v1/apps/:uid/rewards': { summary: 'List an App\'s rewards', data: list(rewardAdminObject) },
-  'POST /admin/v1/apps/:uid/rewards': { summary: 'Create a reward (ERC-20)', status: 201, data: created },
-  'GET /admin/v1/apps/:uid/rewards/:reward': { summary: 'Get a reward with its budget', data: rewardAdminObject },
-  'POST /admin/v1/apps/:uid/rewards/:reward/withdraw': { summary: 'Withdraw what the reward still holds', description: 'To its withdraw receiver, once pending allocations and claims are done.', data: rewardAdminObject },
+  'GET /admin/v1/apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
+  'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
+  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: 'List an App\'s collections', data: list(collectionObject) },
+  'POST /admin/v1/apps/:uid/collections': { operationId: 'adminCreateCollection', summary: 'Create a collection', description: 'Deployed by the workers: `status` goes from deploying to deployed.', status: 201, data: created },
+  'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: 'List an App\'s users', description: paged.trim(), data: list(userObject) },
+  'PUT /admin/v1/apps/:uid/webhook': { operationId: 'adminPutWebhook', summary: 'Create or change the App\'s webhook', description: '201 when created, 200 when changed; `secret` only when created or rotated.', status: 200, alsoOk: 201, data: webhookObject },
+  'GET /admin/v1/apps/:uid/webhook': { operationId: 'adminGetWebhook', summary: 'The App\'s webhook configuration', data: webhookObject },
+  'GET /admin/v1/apps/:uid/webhook/events': { operationId: 'adminListWebhookEvents', summary: 'Delivery state per event, newest first', data: list(deliveryObject) },
+  'GET /admin/v1/apps/:uid/webhook/events/:id/attempts': { operationId: 'adminListWebhookAttempts', summary: 'The attempt log of one event, newest first', data: list(attemptObject) },
+  'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': { operationId: 'adminRedeliverWebhookEvent', summary: 'Send an event again now', data: deliveryObject },
+  'GET /admin/v1/apps/:uid/rewards': { operationId: 'adminListRewards', summary: 'List an App\'s rewards', data: list(rewardAdminObject) },
+  'POST /admin/v1/apps/:uid/rewards': { operationId: 'adminCreateReward', summary: 'Create a reward (ERC-20)', status: 201, data: created },
+  'GET /admin/v1/apps/:uid/rewards/:reward': { operationId: 'adminGetReward', summary: 'Get a reward with its budget', data: rewardAdminObject },
+  'POST /admin/v1/apps/:uid/rewards/:reward/withdraw': { operationId: 'adminWithdrawReward', summary: 'Withdraw what the reward still holds', description: 'To its withdraw receiver, once pending allocations and claims are done.', data: rewardAdminObject },
 };
 
 /** The documented answers of a route: its success and the failures its area can give. */
-function responses(method: string, url: string, doc: RouteDoc): Record<number, z.ZodType> {
-  const r: Record<number, z.ZodType> = { [doc.status ?? 200]: ok(doc.data).describe(doc.summary) };
+function responses(method: string, url: string, doc: RouteDoc): Record<number, z.ZodType | Failure> {
+  const r: Record<number, z.ZodType | Failure> = { [doc.status ?? 200]: ok(doc.data).describe(doc.summary) };
   if (doc.alsoOk) r[doc.alsoOk] = ok(doc.data).describe(doc.summary);
   if (url.startsWith('/admin/')) {
     r[400] = ERRORS[400];
@@ -293,6 +306,7 @@ export function documentRoutes(app: FastifyInstance<any, any, any, any, any>): v
     const admin = route.url.startsWith('/admin/');
     route.schema = {
       ...(route.schema ?? {}),
+      operationId: doc.operationId,
       summary: doc.summary,
       ...(doc.description ? { description: doc.description } : {}),
       response: responses(method, route.url, doc),
@@ -318,3 +332,33 @@ export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 JWT signed with the App\'s API secret (claims are not checked beyond exp)' },
   operatorToken: { type: 'http', scheme: 'bearer', description: 'OPERATOR_TOKEN (or DATA_DIR/operator.token): the management API /admin/v1' },
 } as const;
+
+const withComponents = createJsonSchemaTransformObject({});
+
+/**
+ * The document with the named objects (`.meta({ id })` above) under `components.schemas`, which the
+ * routes' answers reference, so generated clients get an `Asset` or `User` type to import. The
+ * provider also registers an `…Input` twin of each for request bodies; the requests here are not named
+ * objects, so the twins nothing references are left out.
+ */
+export const namedSchemas: typeof withComponents = (document) => {
+  const doc = withComponents(document) as { components?: { schemas?: Record<string, unknown> } };
+  const schemas = doc.components?.schemas;
+  for (const ops of Object.values((doc as { paths?: Record<string, Record<string, { responses?: Record<string, any> }>> }).paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      for (const answer of Object.values(op.responses ?? {})) {
+        const example = failureExamples.get(answer?.description);
+        if (example && answer.content?.['application/json']) answer.content['application/json'].example = example;
+      }
+    }
+  }
+  for (let dropped = true; schemas && dropped; ) {
+    dropped = false;
+    for (const name of Object.keys(schemas).filter((n) => n.endsWith('Input'))) {
+      const { [name]: _self, ...others } = schemas;
+      const text = JSON.stringify({ ...doc, components: { ...doc.components, schemas: others } });
+      if (!text.includes(`"#/components/schemas/${name}"`)) dropped = delete schemas[name];
+    }
+  }
+  return doc as ReturnType<typeof withComponents>;
+};
