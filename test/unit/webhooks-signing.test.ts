@@ -116,7 +116,7 @@ describe('webhook signatures', () => {
 });
 
 describe('webhook request', () => {
-  it('has the documented body (docs/api.md, Webhooks), keys in order, data as stored', () => {
+  it('has the documented body (docs/webhooks.md), keys in order, data as stored', () => {
     const sentAt = Date.parse('2024-02-26T13:12:40.123Z');
     const body = buildBody(event, 2, sentAt);
     const parsed = JSON.parse(body);
@@ -133,7 +133,7 @@ describe('webhook request', () => {
     assert.ok(body.endsWith(`"data":${event.payload}}`));
   });
 
-  it('has the documented headers (docs/api.md, Webhooks)', () => {
+  it('has the documented headers (docs/webhooks.md)', () => {
     const t = Date.now();
     const { headers } = buildRequest(event, 7, t, [newWebhookSecret()]);
     assert.equal(headers['content-type'], 'application/json');
