@@ -1,13 +1,13 @@
 // The layering of src/, checked by `npm run lint:deps` (part of `npm test`).
 //
 //   domain    pure rules and values: imports only domain (and pure npm libraries)
-//   util, net, store, jobs, chain, metadata, webhooks (and infra-context.ts, the context they take)
+//   util, net, store, jobs, chain, metadata, webhooks (util/infra-context.ts is the context they take)
 //             infrastructure: never imports services (a use case calls down, never the reverse)
 //   services  the use cases
 //   http, console, cli
 //             the edges: routes call services, they do not build database queries themselves
-//   service.ts, main.ts, workers-main.ts ...
-//             the composition root
+//   boot/ (service.ts, open-core.ts, threads/) and the entry points main*.ts
+//             the composition root: wires the rest, imported by nothing below it
 //
 // Type-only imports count too (tsPreCompilationDeps): a type that a lower layer needs from a higher one
 // belongs in the lower one.
@@ -42,8 +42,22 @@ module.exports = {
       name: 'infrastructure-not-to-services',
       severity: 'error',
       comment: 'Lower layers never import the use cases (src/services): what they share belongs in the lower layer.',
-      from: { path: ['^src/(metadata|webhooks|chain|store|jobs|domain|util|net)/', '^src/infra-context\\.ts$'] },
+      from: { path: '^src/(metadata|webhooks|chain|store|jobs|domain|util|net)/' },
       to: { path: '^src/services/' },
+    },
+    {
+      name: 'infrastructure-not-to-edges',
+      severity: 'error',
+      comment: 'Lower layers and the use cases never import the edges (http, console, cli) or the composition root (boot).',
+      from: { path: '^src/(metadata|webhooks|chain|store|jobs|domain|util|net|services)/' },
+      to: { path: '^src/(http|console|cli|boot)/' },
+    },
+    {
+      name: 'edges-not-to-root',
+      severity: 'error',
+      comment: 'The HTTP and console edges are wired by the composition root (src/boot), never the reverse.',
+      from: { path: '^src/(http|console)/' },
+      to: { path: ['^src/(boot|cli)/', '^src/main[^/]*\\.ts$'] },
     },
     {
       name: 'http-no-queries',

@@ -144,7 +144,7 @@ export const configSchema = envSchema.transform((c, ctx) => {
     workerThread: c.WORKER_THREAD,
     /** Nice value of the workers' thread (0..19): the API keeps the CPU when both want it. */
     workerNice: c.WORKER_NICE,
-    /** POST /asset's creates are written in a thread of their own beside the API's event loop (src/creates-thread.ts). */
+    /** POST /asset's creates are written in a thread of their own beside the API's event loop (src/boot/threads/creates-thread.ts). */
     createsThread: c.CREATES_THREAD,
     /** Events, webhook attempts, finished jobs and settled transactions' raw bytes are pruned after this many days (0: never). */
     retentionDays: c.RETENTION_DAYS,

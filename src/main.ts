@@ -1,11 +1,11 @@
 // `npm start`: the whole service. The API (and the embedded chain) run on the main thread, the workers
-// in a thread of their own (src/worker-thread.ts; WORKER_THREAD=false keeps them on the main thread).
+// in a thread of their own (src/boot/threads/workers-thread.ts; WORKER_THREAD=false keeps them on the main thread).
 // Stops cleanly on SIGINT/SIGTERM: the workers first, then the API, then the embedded chain (which saves
 // its state on the way out).
 import { loadConfig, ConfigError, type Config } from './config.js';
-import { createLogger } from './core.js';
-import { startService, type Service } from './service.js';
-import { WorkersThread } from './worker-thread.js';
+import { createLogger } from './boot/open-core.js';
+import { startService, type Service } from './boot/service.js';
+import { WorkersThread } from './boot/threads/workers-thread.js';
 
 async function main(): Promise<void> {
   let config: Config;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pino from 'pino';
 import { loadConfig, ConfigError, type Config } from '../config.js';
-import { buildContext, openCore } from '../core.js';
+import { buildContext, openCore } from '../boot/open-core.js';
 import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps.js';
 import { rotateApiSecret } from '../services/api-keys.js';

@@ -57,7 +57,7 @@ export async function createAsset(ctx: Ctx, appUid: string, environment: 'develo
   return writerOf(ctx).submit(appUid, environment, p, idem);
 }
 
-/** Where creates are written: an AssetIntake on this thread, or one in another thread (src/creates-thread.ts). */
+/** Where creates are written: an AssetIntake on this thread, or one in another thread (src/boot/threads/creates-thread.ts). */
 export interface CreatesWriter {
   submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
 }

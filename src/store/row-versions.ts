@@ -71,7 +71,7 @@ export interface ChangeFeed {
   stop(): Promise<void>;
 }
 
-// The process's counters: made by the main thread, handed to the workers' thread (worker-thread.ts).
+// The process's counters: made by the main thread, handed to the workers' thread (boot/threads/workers-thread.ts).
 let processVersions = new RowVersions();
 
 export function rowVersions(): RowVersions {

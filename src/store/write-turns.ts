@@ -122,8 +122,8 @@ export class WriteTurns {
   }
 }
 
-// The process's turns: made by the main thread, handed to the threads it starts (worker-thread.ts,
-// creates-thread.ts).
+// The process's turns: made by the main thread, handed to the threads it starts (boot/threads/workers-thread.ts,
+// boot/threads/creates-thread.ts).
 let processTurns = new WriteTurns();
 /** Whether this thread's writes answer requests (the main thread, the creates' thread): they go first. */
 let answersRequests = isMainThread;

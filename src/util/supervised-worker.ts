@@ -2,7 +2,7 @@
 // that ends unexpectedly is started again after a growing pause (1 s, 2 s, 4 s … 30 s; a run of a
 // minute resets it); asked to stop with `{ stop: true }`, it answers `{ stopped: true }` after its last
 // messages and ends, or is terminated after a bound. What the workers' thread and the creates' thread
-// share (src/worker-thread.ts, src/creates-thread.ts); their own messages go to `onMessage`.
+// share (src/boot/threads/workers-thread.ts, src/boot/threads/creates-thread.ts); their own messages go to `onMessage`.
 import type { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { InfraCtx } from '../infra-context.js';
+import type { InfraCtx } from '../util/infra-context.js';
 import { plainGroupCommit, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';

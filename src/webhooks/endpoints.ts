@@ -2,7 +2,7 @@
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';
-import type { InfraCtx } from '../infra-context.js';
+import type { InfraCtx } from '../util/infra-context.js';
 import type { EventType } from '../domain/events.js';
 import type { WebhookView } from '../domain/webhook-view.js';
 import type { DbOrTx } from '../store/db.js';

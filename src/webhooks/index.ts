@@ -1,7 +1,7 @@
 // Webhooks (docs/api.md, Webhooks): configuration per App, signed delivery with retries for 72 hours,
 // isolation between Apps, and an attempt log. The composition root starts one dispatcher per worker
 // process: `const webhooks = webhookDispatcher(ctx); webhooks.start(); … await webhooks.stop();`
-import type { InfraCtx } from '../infra-context.js';
+import type { InfraCtx } from '../util/infra-context.js';
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 
 export function webhookDispatcher(ctx: InfraCtx, opts: DispatcherOptions = {}): WebhookDispatcher {

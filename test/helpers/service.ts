@@ -1,6 +1,6 @@
 // Starts a real Mintworks (HTTP + workers + embedded anvil + SQLite or PostgreSQL) once per test file.
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service } from '../../src/service.js';
+import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps.js';
 import { createCollection } from '../../src/services/collections.js';
 import { signAppToken } from '../../src/services/tokens.js';

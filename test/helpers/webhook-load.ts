@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/store/db.js';
-import { buildContext, openCore } from '../../src/core.js';
+import { buildContext, openCore } from '../../src/boot/open-core.js';
 import type { Ctx } from '../../src/services/context.js';
 import { createApp } from '../../src/services/apps.js';
 import { emitEvent } from '../../src/services/events.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service } from '../../src/service.js';
+import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps.js';
 import { createCollection } from '../../src/services/collections.js';
 import { signAppToken } from '../../src/services/tokens.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service } from '../../src/service.js';
+import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config.js';
 import pino from 'pino';
-import { openCore } from '../../src/core.js';
-import { startService, type Service } from '../../src/service.js';
+import { openCore } from '../../src/boot/open-core.js';
+import { startService, type Service } from '../../src/boot/service.js';
 import { freePort, freshPostgres, tempDir } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service } from '../../src/service.js';
+import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps.js';
 import { createCollection } from '../../src/services/collections.js';
 import { signAppToken } from '../../src/services/tokens.js';

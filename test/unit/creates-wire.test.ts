@@ -2,7 +2,7 @@
 // have on the main thread (status, envelope, details in order); anything else becomes a 500's message.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { fromWireError, toWireError } from '../../src/creates-thread.js';
+import { fromWireError, toWireError } from '../../src/boot/threads/creates-thread.js';
 import { ApiError } from '../../src/util/errors.js';
 
 // As postMessage copies them.

@@ -14,10 +14,10 @@
 // growing pause; every job is safe to resume after a crash. The thread ends with the process.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import { rowVersions } from './store/row-versions.js';
-import { writeTurns } from './store/write-turns.js';
-import { SupervisedWorker } from './util/supervised-worker.js';
+import type { Config } from '../../config.js';
+import { rowVersions } from '../../store/row-versions.js';
+import { writeTurns } from '../../store/write-turns.js';
+import { SupervisedWorker } from '../../util/supervised-worker.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -55,7 +55,7 @@ export class WorkersThread {
         // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
         // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
         // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.
-        return new Worker(new URL('./workers-main.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+        return new Worker(new URL('../../main-workers-thread.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       },
       onMessage: () => {},
       onReady: () => this.flushWakes(), // the wake-ups that came while it was down

@@ -1,11 +1,11 @@
-// Entry point of the creates' thread (see creates-thread.ts): an AssetIntake on a store connection of
+// Entry point of the creates' thread (see boot/threads/creates-thread.ts): an AssetIntake on a store connection of
 // its own, fed by the main thread and answering it.
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildContext, createLogger, openCore } from './core.js';
+import { buildContext, createLogger, openCore } from './boot/open-core.js';
 import { AssetIntake } from './services/asset-create.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
-import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './creates-thread.js';
+import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './boot/threads/creates-thread.js';
 
 const { config, rowVersions, writeTurns } = workerData as CreatesThreadData;
 adoptRowVersions(rowVersions);

@@ -6,16 +6,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.js';
-import { openStore, type Checkpoints, type Store } from './store/db.js';
-import { migrateToLatest } from './store/migrate.js';
-import { JobQueue } from './jobs/queue.js';
-import { KeyRing } from './chain/keys.js';
-import { SecretBox } from './util/secretbox.js';
-import { preparePrivateDir } from './util/private-dir.js';
-import { prettyDestination } from './util/log-format.js';
-import type { ChainCtx, Ctx } from './services/context.js';
-import type { ChainSender } from './chain/sender.js';
+import type { Config } from '../config.js';
+import { openStore, type Checkpoints, type Store } from '../store/db.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { JobQueue } from '../jobs/queue.js';
+import { KeyRing } from '../chain/keys.js';
+import { SecretBox } from '../util/secretbox.js';
+import { preparePrivateDir } from '../util/private-dir.js';
+import { prettyDestination } from '../util/log-format.js';
+import type { ChainCtx, Ctx } from '../services/context.js';
+import type { ChainSender } from '../chain/sender.js';
 
 export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): Logger {
   const options = {

@@ -17,13 +17,13 @@
 // first time; the same asset_external_id cannot create a second asset).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
-import type { AssetParams, CreatesWriter } from './services/asset-create.js';
-import type { IdempotentWrite } from './services/idempotency.js';
-import { ApiError, type ErrorDetail, type ErrorType } from './util/errors.js';
-import { rowVersions } from './store/row-versions.js';
-import { writeTurns } from './store/write-turns.js';
-import { SupervisedWorker } from './util/supervised-worker.js';
+import type { Config } from '../../config.js';
+import type { AssetParams, CreatesWriter } from '../../services/asset-create.js';
+import type { IdempotentWrite } from '../../services/idempotency.js';
+import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
+import { rowVersions } from '../../store/row-versions.js';
+import { writeTurns } from '../../store/write-turns.js';
+import { SupervisedWorker } from '../../util/supervised-worker.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -61,12 +61,12 @@ export function fromWireError(w: WireError): Error {
 }
 
 /**
- * The thread's entry: dist/creates-main.js, or under tsx (the tests run the sources) the .ts file,
+ * The thread's entry: dist/main-creates-thread.js, or under tsx (the tests run the sources) the .ts file,
  * loaded after registering tsx in the new thread (a thread does not inherit the loader).
  */
 function threadEntry(): [string | URL, { eval?: boolean }] {
-  if (!import.meta.url.endsWith('.ts')) return [new URL('./creates-main.js', import.meta.url), {}];
-  const entry = new URL('./creates-main.ts', import.meta.url).href;
+  if (!import.meta.url.endsWith('.ts')) return [new URL('../../main-creates-thread.js', import.meta.url), {}];
+  const entry = new URL('../../main-creates-thread.ts', import.meta.url).href;
   return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, { eval: true }];
 }
 

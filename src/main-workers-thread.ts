@@ -1,12 +1,12 @@
-// Entry point of the workers' thread (see worker-thread.ts): the service with its workers and without
+// Entry point of the workers' thread (see boot/threads/workers-thread.ts): the service with its workers and without
 // the API, on the main thread's database and chain.
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createLogger } from './core.js';
-import { startService } from './service.js';
+import { createLogger } from './boot/open-core.js';
+import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
-import type { FromWorkers, ToWorkers, WorkersThreadData } from './worker-thread.js';
+import type { FromWorkers, ToWorkers, WorkersThreadData } from './boot/threads/workers-thread.js';
 
 const { config, rowVersions, writeTurns } = workerData as WorkersThreadData;
 adoptRowVersions(rowVersions);
