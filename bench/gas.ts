@@ -12,7 +12,7 @@
 // yet: the dearer case of a single mint, which is what a limit has to hold for.
 import fs from 'node:fs';
 import path from 'node:path';
-import { signAppToken } from '../src/services/tokens.js';
+import { signAppToken } from '../src/services/apps/tokens.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
 import { emit, inParallel, openDbReader, prepareServiceEnv, launchService, readDemo, waitDeployed, type DbKind, type DbReader, type ServiceProcess } from './lib.js';
 

@@ -6,7 +6,7 @@
 //   node --import tsx bench/webhook-lag.ts      (BENCH_DB=sqlite|postgres for one; BENCH_LAG_PER_APP=200)
 import fs from 'node:fs';
 import path from 'node:path';
-import { signAppToken } from '../src/services/tokens.js';
+import { signAppToken } from '../src/services/apps/tokens.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
 import { LoadReceiver } from '../test/helpers/webhook-load.js';
 import { dbsFromArgs, emit, inParallel, startService } from './lib.js';

@@ -2,7 +2,7 @@
 // its own, fed by the main thread and answering it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildContext, createLogger, openCore } from './boot/open-core.js';
-import { AssetIntake } from './services/asset-create.js';
+import { AssetIntake } from './services/assets/create.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
 import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './boot/threads/creates-thread.js';

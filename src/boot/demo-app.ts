@@ -5,9 +5,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Ctx } from '../services/context.js';
-import { createApp } from '../services/apps.js';
+import { createApp } from '../services/apps/registry.js';
 import { createCollection } from '../services/collections.js';
-import { signAppToken } from '../services/tokens.js';
+import { signAppToken } from '../services/apps/tokens.js';
 
 export interface DemoOptions {
   /** The service's base URL as bound (PUBLIC_URL, or the port actually bound). */

@@ -17,18 +17,18 @@ import { startEmbeddedChain, type EmbeddedChain } from '../chain/anvil.js';
 import { preparePrivateDir } from '../util/private-dir.js';
 import type { ChainCtx, Ctx } from '../services/context.js';
 import type { ChainSender } from '../chain/sender.js';
-import { walletJobHandler } from '../services/wallets.js';
+import { walletJobHandler } from '../services/users/wallets.js';
 import { CHAIN_JOB_KINDS, kindOn } from '../jobs/kinds.js';
-import type { ChainIndexer } from '../services/indexer.js';
-import { startChainWork } from '../services/chain-work.js';
+import type { ChainIndexer } from '../services/chain/indexer.js';
+import { startChainWork } from '../services/chain/work.js';
 import { Pruner } from '../services/retention.js';
 import { buildHttp } from '../http/app.js';
 import { ensureDemoApp } from './demo-app.js';
 import { webhookDispatcher } from '../webhooks/index.js';
-import { prepareJobHandler } from '../services/asset-prepare.js';
+import { prepareJobHandler } from '../services/assets/prepare-job.js';
 import { printConsoleWelcome } from '../console/welcome.js';
 import { publishJobHandler } from '../metadata/publish.js';
-import { AssetIntake, writeCreatesWith } from '../services/asset-create.js';
+import { AssetIntake, writeCreatesWith } from '../services/assets/create.js';
 import { CreatesThread } from './threads/creates-thread.js';
 
 export interface Service {

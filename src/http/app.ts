@@ -15,8 +15,8 @@ import { metadataRoutes } from './metadata.js';
 import { explorerRoutes } from './explorer.js';
 import { metricsRoutes } from './metrics.js';
 import { documentRoutes, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
-import { ApiKeyResolver } from '../services/apps.js';
-import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
+import { ApiKeyResolver } from '../services/apps/registry.js';
+import { dbCounterStore, WindowCounters } from '../services/requests/rate-limits.js';
 import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
@@ -24,9 +24,9 @@ import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFou
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
-import { AssetReads } from '../services/asset-reads.js';
+import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
-import { getAsset } from '../services/assets.js';
+import { getAsset } from '../services/assets/reads.js';
 import { ok } from './kit/route-kit.js';
 
 const PROBES = new Set(['/health', '/metrics']);
@@ -35,7 +35,7 @@ export interface HttpDeps {
   ctx: Ctx;
   health: () => Promise<Health>;
   logger: Logger;
-  /** What keeps cached reads current (src/services/asset-reads.ts); null: every read goes to the database. */
+  /** What keeps cached reads current (src/services/assets/cache.ts); null: every read goes to the database. */
   changes?: ChangeFeed | null;
 }
 

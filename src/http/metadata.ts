@@ -6,7 +6,7 @@
 // bytes and served with a CSP sandbox: an uploaded SVG opened directly from this origin can run no script.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.js';
-import { tokenMetadata } from '../services/assets.js';
+import { tokenMetadata } from '../services/assets/reads.js';
 import { errorBody } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import { sniffContentType } from '../metadata/sniff.js';

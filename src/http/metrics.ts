@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Ctx } from '../services/context.js';
-import type { AssetReads } from '../services/asset-reads.js';
+import type { AssetReads } from '../services/assets/cache.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
 
 export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, assetReads: AssetReads | null = null): Promise<void> {

@@ -6,7 +6,7 @@
 //  - development App: the copy and the document go to the service's file store (PUBLIC_URL/files/<sha256>);
 //    production App: both become UnixFS in the blockstore, `image` = ipfs://<image cid>, token URI =
 //    ipfs://<document cid>, the exact CIDs any IPFS node computes for these bytes.
-// The fetch runs in a job (`asset.prepare`, services/asset-prepare.ts) ahead of the mint job, never in
+// The fetch runs in a job (`asset.prepare`, services/assets/prepare-job.ts) ahead of the mint job, never in
 // the request: a slow image server cannot hold an API request, and transient failures are retried with
 // the queue's backoff.
 import type { InfraCtx } from '../util/infra-context.js';

@@ -4,12 +4,12 @@ import type { ChainCtx, Ctx } from './context.js';
 import type { JobHandler } from '../jobs/worker.js';
 import { artifact } from '../chain/artifacts.js';
 import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../chain/outcomes.js';
-import { contractDeployJob, contractDeployOutcome } from './contract-deploy.js';
+import { contractDeployJob, contractDeployOutcome } from './chain/contract-deploy.js';
 import { ApiError } from '../util/errors.js';
 import { newUid } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { collectionView } from './views.js';
-import { chainForNew } from './chain-choice.js';
+import { chainForNew } from './chain/choice.js';
 import { queueOn } from '../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
 

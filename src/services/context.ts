@@ -22,7 +22,7 @@ export interface Ctx extends InfraCtx {
 }
 
 /**
- * One chain's own context (src/services/chain-work.ts): its sender, forwarder and settings
+ * One chain's own context (src/services/chain/work.ts): its sender, forwarder and settings
  * (`config.chainId`, `config.confirmations`…), and a queue whose job kinds are that chain's. What the
  * chain's job handlers, outcome effects and indexer are given.
  */

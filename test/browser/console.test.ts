@@ -13,8 +13,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { seedAssets } from '../helpers/console-seed.js';
-import { createApp } from '../../src/services/apps.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { createApp } from '../../src/services/apps/registry.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const UI_TIMEOUT = 20_000;

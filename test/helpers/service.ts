@@ -1,9 +1,9 @@
 // Starts a real Mintworks (HTTP + workers + embedded anvil + SQLite or PostgreSQL) once per test file.
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from './env.js';
 
 export interface TestService {

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/store/db.js';
 import { buildContext, openCore } from '../../src/boot/open-core.js';
 import type { Ctx } from '../../src/services/context.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { emitEvent } from '../../src/services/events.js';
 import { setWebhook, webhookDispatcher, type DispatcherOptions } from '../../src/webhooks/index.js';
 import { freshPostgres, tempDir } from './env.js';

@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { AssetIntake, type AssetParams } from '../../src/services/asset-create.js';
+import { AssetIntake, type AssetParams } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
 
 const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)', 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);

@@ -1,4 +1,4 @@
-// GET /asset/<uid> answered from memory (src/services/asset-reads.ts) is never older than the database:
+// GET /asset/<uid> answered from memory (src/services/assets/cache.ts) is never older than the database:
 // - SQLite, `npm start` as shipped (the workers in their thread): the workers' mint and the API's own
 //   edit are seen by the very next read;
 // - PostgreSQL, two processes: one with the workers, one API only. A change committed through the

@@ -11,9 +11,9 @@ import { promisify } from 'node:util';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

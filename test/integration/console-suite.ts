@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { seedAssets, type Seeded } from '../helpers/console-seed.js';
-import { createApp } from '../../src/services/apps.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { createApp } from '../../src/services/apps/registry.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 import { newUid } from '../../src/util/ids.js';
 
 interface Res {

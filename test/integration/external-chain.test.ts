@@ -9,9 +9,9 @@ import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 
 describe('external chain (CHAIN_RPC_URL)', () => {
   let chain: EmbeddedChain;

@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
-import { createApp } from '../../src/services/apps.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { createApp } from '../../src/services/apps/registry.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 

@@ -7,9 +7,9 @@ import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections.js';
-import { signAppToken } from '../../src/services/tokens.js';
+import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 
 const FUNDS = '0x56bc75e2d63100000'; // 100 ETH

@@ -1,4 +1,4 @@
-// Cached asset reads: when an entry may be served (src/services/asset-reads.ts), how SQLite connections
+// Cached asset reads: when an entry may be served (src/services/assets/cache.ts), how SQLite connections
 // capture their changes (src/store/sqlite-changes.ts) and how PostgreSQL's notifications and fences
 // move the counters (src/store/pg-changes.ts, on a real PostgreSQL).
 import { after, before, describe, it } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import pino from 'pino';
-import { AssetReads } from '../../src/services/asset-reads.js';
+import { AssetReads } from '../../src/services/assets/cache.js';
 import { rowVersions } from '../../src/store/row-versions.js';
 import { SqliteChanges } from '../../src/store/sqlite-changes.js';
 import { PgChanges } from '../../src/store/pg-changes.js';

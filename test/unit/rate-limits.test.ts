@@ -1,9 +1,9 @@
-// Fixed-window counters (src/services/rate-limits.ts) with a controlled clock. The shared store here is
+// Fixed-window counters (src/services/requests/rate-limits.ts) with a controlled clock. The shared store here is
 // a Map standing in for the database table (the real upsert is tested against SQLite and PostgreSQL
 // in test/integration/hardening-suite.ts): the unit under test is the counting and flushing logic.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { WindowCounters, type CounterStore, type Increment } from '../../src/services/rate-limits.js';
+import { WindowCounters, type CounterStore, type Increment } from '../../src/services/requests/rate-limits.js';
 
 /** The database's semantics: same window adds, a newer window restarts, an older one changes nothing. */
 function memoryStore(): CounterStore & { rows: Map<string, { window: number; hits: number }>; calls: Increment[][]; failing: boolean } {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { openStore, precompiled, withStatementCache } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { splitByGas } from '../../src/services/assets.js';
+import { splitByGas } from '../../src/services/assets/mint-job.js';
 import { mintGasFor } from '../../src/chain/token-uri.js';
 import { tempDir } from '../helpers/env.js';
 

@@ -1,11 +1,11 @@
-// A user's assets a page at a time (services/assets.ts listAssetsOfUser) on a real SQLite database:
+// A user's assets a page at a time (services/assets/reads.ts listAssetsOfUser) on a real SQLite database:
 // what they own and what is on its way to them, burned ones left out, every page full but the last.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SQLite from 'better-sqlite3';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { listAssetsOfUser } from '../../src/services/assets.js';
+import { listAssetsOfUser } from '../../src/services/assets/reads.js';
 import type { Ctx } from '../../src/services/context.js';
 import { tempDir } from '../helpers/env.js';
 

@@ -13,7 +13,7 @@ import { JobQueue } from '../../src/jobs/queue.js';
 import { SecretBox } from '../../src/util/secretbox.js';
 import type { KeyRing } from '../../src/chain/keys.js';
 import type { Ctx } from '../../src/services/context.js';
-import { createApp } from '../../src/services/apps.js';
+import { createApp } from '../../src/services/apps/registry.js';
 import { emitEvent } from '../../src/services/events.js';
 import { WebhookDispatcher, type WebhookSendRequest, type WebhookSendResult } from '../../src/webhooks/dispatcher.js';
 import { setWebhook, getWebhook } from '../../src/webhooks/endpoints.js';

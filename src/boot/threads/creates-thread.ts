@@ -4,7 +4,7 @@
 // authenticates and validates the next requests. The event loop no longer waits for SQLite's write lock
 // either: this thread does, and the next group grows meanwhile.
 //
-// The thread runs the same AssetIntake (services/asset-create.ts) the main thread would: groups, the
+// The thread runs the same AssetIntake (services/assets/create.ts) the main thread would: groups, the
 // same checks in the same order, token ids fixed at create. The main thread hands it each event-loop
 // turn's creates in one message; the thread sends each group's answers back in one as soon as the group
 // commits, and the main thread flushes the WAL (the store's `flush`) before it answers anyone, so a 201
@@ -18,8 +18,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { AssetParams, CreatesWriter } from '../../services/asset-create.js';
-import type { IdempotentWrite } from '../../services/idempotency.js';
+import type { AssetParams, CreatesWriter } from '../../services/assets/create.js';
+import type { IdempotentWrite } from '../../services/requests/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';

@@ -1,10 +1,10 @@
 // /admin/v1/apps: Apps, their collections and their users (docs/api.md, Management API). Behind the
 // operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts).
 import { sendPage } from '../kit/paging.js';
-import { listUsersOfApp } from '../../services/users.js';
+import { listUsersOfApp } from '../../services/users/users.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
-import { createApp, listApps } from '../../services/apps.js';
+import { createApp, listApps } from '../../services/apps/registry.js';
 import { createCollection, listCollectionsOfApp } from '../../services/collections.js';
 import { pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';

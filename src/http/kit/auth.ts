@@ -2,7 +2,7 @@
 // (HS256 only; `exp` enforced when present, tokens without it are valid as two SDKs never expire them).
 import { jwtVerify, errors as joseErrors } from 'jose';
 import type { FastifyRequest } from 'fastify';
-import type { ApiKeyResolver, ResolvedKey } from '../../services/apps.js';
+import type { ApiKeyResolver, ResolvedKey } from '../../services/apps/registry.js';
 import { ApiError } from '../../util/errors.js';
 
 declare module 'fastify' {

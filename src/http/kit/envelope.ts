@@ -6,7 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, errorBody } from '../../util/errors.js';
-import { IdempotencyConflict } from '../../services/idempotency.js';
+import { IdempotencyConflict } from '../../services/requests/idempotency.js';
 import type { Idempotency } from './idempotency.js';
 
 /** Machine codes of the statuses we answer that no route names itself. */

@@ -1,7 +1,7 @@
 // What runs before any /v1 route (and before "Not Found"): authentication and rate limits.
 //
 // - Requests per minute per API key (RATE_LIMIT): counted after authentication, decided in memory
-//   (src/services/rate-limits.ts), so an App over its limit costs nothing and never slows another.
+//   (src/services/requests/rate-limits.ts), so an App over its limit costs nothing and never slows another.
 // - Failed authentications per minute per client address (RATE_LIMIT_AUTH_FAILURES). Once an address is
 //   over it, its requests are refused before their credentials are even looked at, unless they are
 //   credentials this process has verified already (a working client behind the same address keeps
@@ -9,8 +9,8 @@
 // Every answer carries x-ratelimit-limit / -remaining / -reset (Unix seconds): the API key's budget,
 // or for a request that did not authenticate, the address's budget of failures.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyResolver } from '../../services/apps.js';
-import type { Usage, WindowCounters } from '../../services/rate-limits.js';
+import type { ApiKeyResolver } from '../../services/apps/registry.js';
+import type { Usage, WindowCounters } from '../../services/requests/rate-limits.js';
 import { ApiError } from '../../util/errors.js';
 import { knownGood, readCredentials, verifyCredentials, type Credentials } from './auth.js';
 

@@ -4,10 +4,10 @@
 // - the same key with another request: 422;
 // - while the first is still running in this process: 409. (In another process, on PostgreSQL, the
 //   second request waits for the first's transaction at its insert, then gets the first's answer.)
-// The answer is stored by the service, in the transaction of the operation (src/services/idempotency.ts).
+// The answer is stored by the service, in the transaction of the operation (src/services/requests/idempotency.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.js';
-import { findAnswer, fingerprint, sweepAnswers, type IdempotentWrite, type StoredAnswer } from '../../services/idempotency.js';
+import { findAnswer, fingerprint, sweepAnswers, type IdempotentWrite, type StoredAnswer } from '../../services/requests/idempotency.js';
 import { ApiError } from '../../util/errors.js';
 
 declare module 'fastify' {

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Ctx } from '../../services/context.js';
-import { getApp } from '../../services/apps.js';
+import { getApp } from '../../services/apps/registry.js';
 import { ApiError } from '../../util/errors.js';
 import { isUid } from '../../util/ids.js';
 

@@ -1,7 +1,7 @@
 // Request schemas of the public API. They validate requests and generate /openapi.json, so the
 // documentation cannot drift from what is enforced.
 import { z } from 'zod';
-import { MAX_PAGE_SIZE } from '../../services/pages.js';
+import { MAX_PAGE_SIZE } from '../../services/requests/pages.js';
 import { AmountError, parseAmount } from '../../domain/amounts.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.

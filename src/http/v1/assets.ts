@@ -4,10 +4,10 @@ import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
 import { sendPage } from '../kit/paging.js';
-import { getAsset, listAssetsOfUser } from '../../services/assets.js';
-import type { AssetReads } from '../../services/asset-reads.js';
-import { createAsset } from '../../services/asset-create.js';
-import { editAsset } from '../../services/lifecycle.js';
+import { getAsset, listAssetsOfUser } from '../../services/assets/reads.js';
+import type { AssetReads } from '../../services/assets/cache.js';
+import { createAsset } from '../../services/assets/create.js';
+import { editAsset } from '../../services/assets/lifecycle/index.js';
 
 export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null): Promise<void> {
   const tags = { tags: ['assets'] };
@@ -19,7 +19,7 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
     const uid = uidOr404(req.params.uid, 'Asset');
     if (!reads) return ok(await getAsset(ctx, req.appUid, uid));
-    // The cached answer is the JSON the serializer would have written (src/services/asset-reads.ts).
+    // The cached answer is the JSON the serializer would have written (src/services/assets/cache.ts).
     return reply.type('application/json; charset=utf-8').send(await reads.answer(req.appUid, uid));
   });
 

@@ -4,7 +4,7 @@ import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
 import { sendPage } from '../kit/paging.js';
-import { createBurn, getBurn, listBurns } from '../../services/lifecycle.js';
+import { createBurn, getBurn, listBurns } from '../../services/assets/lifecycle/index.js';
 
 export async function burnRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['burns'] };

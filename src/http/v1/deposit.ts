@@ -2,7 +2,7 @@
 import type { Ctx } from '../../services/context.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
-import { depositInfo } from '../../services/wallets.js';
+import { depositInfo } from '../../services/users/wallets.js';
 
 export async function depositRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['deposits'] };

@@ -7,7 +7,7 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import { notFound } from '../kit/envelope.js';
 import type { Idempotency } from '../kit/idempotency.js';
-import type { AssetReads } from '../../services/asset-reads.js';
+import type { AssetReads } from '../../services/assets/cache.js';
 import { userRoutes } from './users.js';
 import { collectionRoutes } from './collections.js';
 import { assetRoutes } from './assets.js';

@@ -3,7 +3,7 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
-import { createUser, findUser, getUser } from '../../services/users.js';
+import { createUser, findUser, getUser } from '../../services/users/users.js';
 
 export async function userRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['users'] };

@@ -10,10 +10,10 @@
 // The pure rules (balance arithmetic, claim and allocation state machines) are in domain/rewards.ts.
 import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { rewardDeployJobHandler } from './deploy.js';
-import { allocationJobHandler } from './allocations.js';
-import { claimJobHandler } from './claims.js';
-import { withdrawJobHandler } from './withdraw.js';
+import { rewardDeployJobHandler } from './deploy-job.js';
+import { allocationJobHandler } from './allocations-job.js';
+import { claimJobHandler } from './claims-job.js';
+import { withdrawJobHandler } from './withdraw-job.js';
 
 export * from './requests.js';
 

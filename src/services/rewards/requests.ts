@@ -1,18 +1,18 @@
 // The reward use cases behind the API and the CLI: create, read, allocate, claim, withdraw.
 import type { Ctx } from '../context.js';
-import { keysetPage, pageOf, type PageRequest } from '../pages.js';
+import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 import { isUniqueViolation } from '../../store/db.js';
 import { ApiError } from '../../util/errors.js';
 import { isUid, newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
-import { createWalletNow, hasWallet } from '../wallets.js';
-import { chainForNew } from '../chain-choice.js';
+import { createWalletNow, hasWallet } from '../users/wallets.js';
+import { chainForNew } from '../chain/choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { ALLOCATE_JOB, CLAIM_JOB, REWARD_DEPLOY_JOB, WITHDRAW_JOB } from '../../jobs/kinds.js';
-import { parseAddressField } from '../fields.js';
-import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
+import { parseAddressField } from '../requests/fields.js';
+import { saveAnswer, type IdempotentWrite } from '../requests/idempotency.js';
 import { withNewUid } from '../uids.js';
 import { allocationView, balanceView, claimView, rewardAdminView, rewardView, type RewardRow } from './views.js';
 import { rewardNotFound, userNotFound, duplicateNonce, withdrawnError, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';

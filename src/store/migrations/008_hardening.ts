@@ -6,9 +6,9 @@ const emailKey = (email: string) => email.toLowerCase();
 
 /**
  * - `rate_limits`: one fixed-window request counter per bucket (an API key, a client address), shared
- *   by every API process; updated with one upsert per flush (src/services/rate-limits.ts).
+ *   by every API process; updated with one upsert per flush (src/services/requests/rate-limits.ts).
  * - `idempotency_keys`: the first answer to a POST/PUT with an Idempotency-Key, per App, written in the
- *   same transaction as the operation it answers (src/services/idempotency.ts).
+ *   same transaction as the operation it answers (src/services/requests/idempotency.ts).
  * - `users.email_key`: the email in lower case, unique per App, so emails are unique and looked up
  *   case-insensitively while `email` keeps the spelling given.
  *

@@ -1,15 +1,15 @@
 // What transfer, burn and edit share: the asset's chain, the limit of attempts on chain, and the start
 // of a relayed action. Preconditions are checked and claimed in ONE conditional UPDATE, so two
 // concurrent requests for one asset can never both be accepted.
-import type { Ctx } from '../context.js';
-import type { DbOrTx } from '../../store/db.js';
-import { queueOn } from '../../jobs/queue.js';
-import { FORWARD_JOB } from '../../jobs/kinds.js';
-import { ApiError } from '../../util/errors.js';
-import { withNewUid } from '../uids.js';
-import { nowIso } from '../../util/time.js';
-import { assetPrecondition, type Action } from '../../domain/lifecycle.js';
-import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
+import type { Ctx } from '../../context.js';
+import type { DbOrTx } from '../../../store/db.js';
+import { queueOn } from '../../../jobs/queue.js';
+import { FORWARD_JOB } from '../../../jobs/kinds.js';
+import { ApiError } from '../../../util/errors.js';
+import { withNewUid } from '../../uids.js';
+import { nowIso } from '../../../util/time.js';
+import { assetPrecondition, type Action } from '../../../domain/lifecycle.js';
+import { saveAnswer, type IdempotentWrite } from '../../requests/idempotency.js';
 
 /** Attempts on chain of a transfer, burn or edit before it is given up. */
 export const MAX_ROUNDS = 3;

@@ -2,15 +2,15 @@
 // forward request and relayed in a batch (users hold no gas); per request the batch's outcome is done,
 // cancelled (executed but reverted, or out of attempts) or signed and sent again.
 import { encodeFunctionData, getAddress, type Address, type Hex } from 'viem';
-import type { ChainCtx, Ctx } from '../context.js';
-import type { Tx } from '../../store/db.js';
-import type { Job } from '../../jobs/queue.js';
-import type { JobHandler } from '../../jobs/worker.js';
-import { FORWARD_JOB } from '../../jobs/kinds.js';
-import { artifact } from '../../chain/artifacts.js';
-import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../chain/outcomes.js';
-import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest, type ForwardRequestData } from '../../chain/forward.js';
-import { nowIso } from '../../util/time.js';
+import type { ChainCtx, Ctx } from '../../context.js';
+import type { Tx } from '../../../store/db.js';
+import type { Job } from '../../../jobs/queue.js';
+import type { JobHandler } from '../../../jobs/worker.js';
+import { FORWARD_JOB } from '../../../jobs/kinds.js';
+import { artifact } from '../../../chain/artifacts.js';
+import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../../chain/outcomes.js';
+import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest, type ForwardRequestData } from '../../../chain/forward.js';
+import { nowIso } from '../../../util/time.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
 import { finishBurn } from './burn.js';
 import { MAX_ROUNDS } from './shared.js';

@@ -3,22 +3,22 @@
 // that transaction: one commit (one fsync on SQLite, one round trip on PostgreSQL), one query per table
 // for the checks, one token id range per collection and multi-row inserts. Under load the cost of a
 // create is then a few rows, not a transaction.
-import type { Ctx } from './context.js';
+import type { Ctx } from '../context.js';
 import { sql } from 'kysely';
-import type { Tx } from '../store/db.js';
-import { insertRowsTogether, isUniqueViolation, plainGroupCommit, queriesAreRoundTrips } from '../store/db.js';
-import { writeTurns } from '../store/write-turns.js';
-import { ApiError } from '../util/errors.js';
-import { newUid, restartUidRun } from '../util/ids.js';
-import { isUidTaken, MAX_UID_ROUNDS } from './uids.js';
-import { nowIso } from '../util/time.js';
-import { requestWallet } from './wallets.js';
-import { buildMetadata, displayName, type AssetData } from '../domain/assets.js';
-import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS } from '../metadata/prepare.js';
-import { queueOn, type AnyEnqueueOptions } from '../jobs/queue.js';
-import { saveAnswers, type IdempotentWrite } from './idempotency.js';
+import type { Tx } from '../../store/db.js';
+import { insertRowsTogether, isUniqueViolation, plainGroupCommit, queriesAreRoundTrips } from '../../store/db.js';
+import { writeTurns } from '../../store/write-turns.js';
+import { ApiError } from '../../util/errors.js';
+import { newUid, restartUidRun } from '../../util/ids.js';
+import { isUidTaken, MAX_UID_ROUNDS } from '../uids.js';
+import { nowIso } from '../../util/time.js';
+import { requestWallet } from '../users/wallets.js';
+import { buildMetadata, displayName, type AssetData } from '../../domain/assets.js';
+import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS } from '../../metadata/prepare.js';
+import { queueOn, type AnyEnqueueOptions } from '../../jobs/queue.js';
+import { saveAnswers, type IdempotentWrite } from '../requests/idempotency.js';
 
-import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../jobs/kinds.js';
+import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 
 export interface AssetParams {
   user_uid: string;

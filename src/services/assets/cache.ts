@@ -7,7 +7,7 @@
 // counted (SQLite: at once, the counters move right after each commit of any thread of the process;
 // PostgreSQL: a round trip on the notification connection, shared by concurrent requests). So a cached
 // answer is never older than the database was when the request arrived.
-import { rowVersions } from '../store/row-versions.js';
+import { rowVersions } from '../../store/row-versions.js';
 
 interface Entry {
   appUid: string;

@@ -2,23 +2,23 @@
 // The edit waits on the asset row (`pending_edit`) while an operator call emits ERC-4906 MetadataUpdate
 // (and sets the new CID of a production App's document); it applies once that is mined.
 import { encodeFunctionData, type Address } from 'viem';
-import type { ChainCtx, Ctx } from '../context.js';
-import type { DbOrTx } from '../../store/db.js';
-import { isUniqueViolation } from '../../store/db.js';
-import type { JobHandler } from '../../jobs/worker.js';
-import { queueOn } from '../../jobs/queue.js';
-import { EDIT_JOB } from '../../jobs/kinds.js';
-import { artifact } from '../../chain/artifacts.js';
-import { EDIT_TX, type OutcomeHandler } from '../../chain/outcomes.js';
-import { setTokenCidCalldata } from '../../chain/token-uri.js';
-import { ApiError } from '../../util/errors.js';
-import { nowIso } from '../../util/time.js';
-import { buildMetadata, displayName, type AssetData } from '../../domain/assets.js';
-import { emitEvent } from '../events.js';
-import { getAsset } from '../assets.js';
-import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../../metadata/prepare.js';
-import { MetadataError } from '../../metadata/fetch-image.js';
-import { saveAnswer, type IdempotentWrite } from '../idempotency.js';
+import type { ChainCtx, Ctx } from '../../context.js';
+import type { DbOrTx } from '../../../store/db.js';
+import { isUniqueViolation } from '../../../store/db.js';
+import type { JobHandler } from '../../../jobs/worker.js';
+import { queueOn } from '../../../jobs/queue.js';
+import { EDIT_JOB } from '../../../jobs/kinds.js';
+import { artifact } from '../../../chain/artifacts.js';
+import { EDIT_TX, type OutcomeHandler } from '../../../chain/outcomes.js';
+import { setTokenCidCalldata } from '../../../chain/token-uri.js';
+import { ApiError } from '../../../util/errors.js';
+import { nowIso } from '../../../util/time.js';
+import { buildMetadata, displayName, type AssetData } from '../../../domain/assets.js';
+import { emitEvent } from '../../events.js';
+import { getAsset } from '../reads.js';
+import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from '../../../metadata/prepare.js';
+import { MetadataError } from '../../../metadata/fetch-image.js';
+import { saveAnswer, type IdempotentWrite } from '../../requests/idempotency.js';
 import { chainOfAsset, MAX_ROUNDS } from './shared.js';
 
 interface PendingEdit {

@@ -1,15 +1,15 @@
 // Burns (docs/api.md, Transfers and burns): signed by the owning user's own key as an ERC-2771 forward request and
 // relayed (relay.ts).
 import type { Selectable } from 'kysely';
-import type { Ctx } from '../context.js';
-import type { Tx } from '../../store/db.js';
-import type { BurnTable } from '../../store/schema.js';
-import { ApiError } from '../../util/errors.js';
-import { nowIso } from '../../util/time.js';
-import { keysetPage, pageOf, type PageRequest } from '../pages.js';
-import { emitEvent } from '../events.js';
-import { getAsset } from '../assets.js';
-import type { IdempotentWrite } from '../idempotency.js';
+import type { Ctx } from '../../context.js';
+import type { Tx } from '../../../store/db.js';
+import type { BurnTable } from '../../../store/schema.js';
+import { ApiError } from '../../../util/errors.js';
+import { nowIso } from '../../../util/time.js';
+import { keysetPage, pageOf, type PageRequest } from '../../requests/pages.js';
+import { emitEvent } from '../../events.js';
+import { getAsset } from '../reads.js';
+import type { IdempotentWrite } from '../../requests/idempotency.js';
 import { startAction } from './shared.js';
 
 type BurnRow = Selectable<BurnTable>;

@@ -2,18 +2,18 @@
 // mint, an allocation, a deposit request), as a job; mints that were waiting for the wallet are woken
 // when it exists. The address is the user's derived key, the same on every EVM chain; the wallet row
 // and its `user.wallet_created` event are per chain.
-import type { Ctx } from './context.js';
-import type { DbOrTx } from '../store/db.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { emitEvent } from './events.js';
-import { userView, chainOf } from './views.js';
-import { nowIso } from '../util/time.js';
-import { ApiError } from '../util/errors.js';
+import type { Ctx } from '../context.js';
+import type { DbOrTx } from '../../store/db.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { emitEvent } from '../events.js';
+import { userView, chainOf } from '../views.js';
+import { nowIso } from '../../util/time.js';
+import { ApiError } from '../../util/errors.js';
 import { requireUserRow, walletsOf } from './users.js';
 import { sql } from 'kysely';
-import { chainKind } from '../chain/chains.js';
-import { MINT_JOB, WALLET_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
+import { chainKind } from '../../chain/chains.js';
+import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
 
 const homeOf = (ctx: Ctx) => ctx.homeChainId ?? ctx.config.chainId;
 

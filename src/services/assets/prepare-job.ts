@@ -1,15 +1,15 @@
 // The prepare job (`asset.prepare`): an accepted asset's image and metadata document are stored
 // (metadata/prepare.ts) before the mint job takes it; when that cannot work, the asset fails visibly.
-import type { Ctx } from './context.js';
-import type { Job } from '../jobs/queue.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { MINT_JOB, PREPARE_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { nowIso } from '../util/time.js';
-import { MetadataError } from '../metadata/fetch-image.js';
-import { assetDataFromDocument, prepareAssetMetadata } from '../metadata/prepare.js';
-import { emitEvent } from './events.js';
-import { getAsset } from './assets.js';
+import type { Ctx } from '../context.js';
+import type { Job } from '../../jobs/queue.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { MINT_JOB, PREPARE_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { nowIso } from '../../util/time.js';
+import { MetadataError } from '../../metadata/fetch-image.js';
+import { assetDataFromDocument, prepareAssetMetadata } from '../../metadata/prepare.js';
+import { emitEvent } from '../events.js';
+import { getAsset } from './reads.js';
 
 /** The prepare job: store image and document, record the token URI, then hand the asset to the mint job. */
 export function prepareJobHandler(ctx: Ctx): JobHandler<typeof PREPARE_JOB> {

@@ -3,18 +3,18 @@
 // of their own, and its indexer. Started when the chain is first ready; while it is not ready (down,
 // or out of funds) its jobs are put back without spending attempts, and the other chains go on.
 import os from 'node:os';
-import type { ChainCtx, Ctx } from './context.js';
-import type { ChainRuntime } from '../chain/runtime.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { WorkerPool } from '../jobs/worker.js';
-import { isChainUnreachable } from '../chain/unreachable.js';
-import { kindOn } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { mintJobHandler } from './assets.js';
-import { deployJobHandler } from './collections.js';
-import { rewardJobHandlers } from './rewards/index.js';
-import { forwardJobHandler } from './lifecycle/relay.js';
-import { editJobHandler } from './lifecycle/edit.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { ChainRuntime } from '../../chain/runtime.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { WorkerPool } from '../../jobs/worker.js';
+import { isChainUnreachable } from '../../chain/unreachable.js';
+import { kindOn } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { mintJobHandler } from '../assets/mint-job.js';
+import { deployJobHandler } from '../collections.js';
+import { rewardJobHandlers } from '../rewards/index.js';
+import { forwardJobHandler } from '../assets/lifecycle/relay.js';
+import { editJobHandler } from '../assets/lifecycle/edit.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 

@@ -1,7 +1,7 @@
 // Which chain a new collection or reward goes to: the one asked for, which must be served here, or the
 // default chain (the embedded one, else the first configured).
-import type { Ctx } from './context.js';
-import { ApiError } from '../util/errors.js';
+import type { Ctx } from '../context.js';
+import { ApiError } from '../../util/errors.js';
 
 export function chainForNew(ctx: Pick<Ctx, 'config'>, chainId: number | null | undefined): number {
   if (chainId === undefined || chainId === null) return ctx.config.chainId;

@@ -2,16 +2,16 @@
 // (OutcomeHandlers, src/chain/outcomes.ts) requires a handler for each kind declared there, so a kind
 // added without one does not compile. Built per chain once its forwarder is known (the relayed kinds
 // need it).
-import type { ChainCtx, Ctx } from './context.js';
-import { forwarderDeployed, type OutcomeHandlers } from '../chain/outcomes.js';
-import { deployOutcome } from './collections.js';
-import { mintOutcome } from './assets.js';
-import { forwardOutcome } from './lifecycle/relay.js';
-import { editOutcome } from './lifecycle/edit.js';
-import { rewardDeployOutcome } from './rewards/deploy.js';
-import { allocationOutcome } from './rewards/allocations.js';
-import { claimTxOutcome } from './rewards/claims.js';
-import { withdrawOutcome } from './rewards/withdraw.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import { forwarderDeployed, type OutcomeHandlers } from '../../chain/outcomes.js';
+import { deployOutcome } from '../collections.js';
+import { mintOutcome } from '../assets/mint-job.js';
+import { forwardOutcome } from '../assets/lifecycle/relay.js';
+import { editOutcome } from '../assets/lifecycle/edit.js';
+import { rewardDeployOutcome } from '../rewards/deploy-job.js';
+import { allocationOutcome } from '../rewards/allocations-job.js';
+import { claimTxOutcome } from '../rewards/claims-job.js';
+import { withdrawOutcome } from '../rewards/withdraw-job.js';
 
 export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {

@@ -3,7 +3,7 @@
 // after a crash, a timeout or a lost answer finds the operation done and gets its answer again, never a
 // second operation. Failed requests change nothing and store nothing, so retrying one runs it again.
 import { createHash } from 'node:crypto';
-import type { DbOrTx } from '../store/db.js';
+import type { DbOrTx } from '../../store/db.js';
 
 /** An answer is replayed for this long after it was stored; then the key may be used afresh. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;

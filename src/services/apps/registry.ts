@@ -1,9 +1,9 @@
 // Apps (tenants) and their API keys. The secret is shown once, stored sealed, and is the HS256 key of
 // the App's bearer tokens.
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from './context.js';
-import { newUid } from '../util/ids.js';
-import { nowIso } from '../util/time.js';
+import type { Ctx } from '../context.js';
+import { newUid } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
 
 export interface NewApp { uid: string; api_key: string; api_secret: string }
 

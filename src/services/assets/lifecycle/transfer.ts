@@ -1,16 +1,16 @@
 // Transfers (docs/api.md, Transfers and burns): signed by the owning user's own key as an ERC-2771 forward request and
 // relayed (relay.ts); a transfer that fails on chain ends `cancelled` with a reason.
 import type { Selectable } from 'kysely';
-import type { Ctx } from '../context.js';
-import type { Tx } from '../../store/db.js';
-import type { TransferTable } from '../../store/schema.js';
-import { ApiError } from '../../util/errors.js';
-import { nowIso } from '../../util/time.js';
-import { keysetPage, pageOf, type PageRequest } from '../pages.js';
-import { parseAddressField } from '../fields.js';
-import { emitEvent } from '../events.js';
-import { getAsset } from '../assets.js';
-import type { IdempotentWrite } from '../idempotency.js';
+import type { Ctx } from '../../context.js';
+import type { Tx } from '../../../store/db.js';
+import type { TransferTable } from '../../../store/schema.js';
+import { ApiError } from '../../../util/errors.js';
+import { nowIso } from '../../../util/time.js';
+import { keysetPage, pageOf, type PageRequest } from '../../requests/pages.js';
+import { parseAddressField } from '../../requests/fields.js';
+import { emitEvent } from '../../events.js';
+import { getAsset } from '../reads.js';
+import type { IdempotentWrite } from '../../requests/idempotency.js';
 import { startAction } from './shared.js';
 
 export type TransferRow = Selectable<TransferTable>;

@@ -9,8 +9,8 @@
 // `flushMs` plus one round trip of their traffic): the documented tolerance. A process that starts in
 // the middle of a window learns the window's total at its first flush, so restarts do not reset limits.
 import type { Logger } from 'pino';
-import type { Ctx } from './context.js';
-import { plainGroupCommit, type GroupCommit } from '../store/db.js';
+import type { Ctx } from '../context.js';
+import { plainGroupCommit, type GroupCommit } from '../../store/db.js';
 
 export interface Increment {
   bucket: string;

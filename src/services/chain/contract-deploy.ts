@@ -2,11 +2,11 @@
 // and recorded with the job's completion, broadcast after the commit; its outcome marks the record
 // deployed (with the address from the receipt) or queues the deployment again.
 import { getAddress, type Address, type Hex } from 'viem';
-import type { ChainCtx, Ctx } from './context.js';
-import type { Tx } from '../store/db.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../jobs/kinds.js';
-import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../chain/outcomes.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { Tx } from '../../store/db.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
+import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../../chain/outcomes.js';
 
 type DeployJobKind = typeof COLLECTION_DEPLOY_JOB | typeof REWARD_DEPLOY_JOB;
 type DeployTxKind = typeof COLLECTION_DEPLOY_TX | typeof REWARD_DEPLOY_TX;

@@ -5,7 +5,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
 import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
-import { contractDeployJob, contractDeployOutcome } from '../contract-deploy.js';
+import { contractDeployJob, contractDeployOutcome } from '../chain/contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
 
 export function rewardDeployJobHandler(ctx: ChainCtx): JobHandler<typeof REWARD_DEPLOY_JOB> {

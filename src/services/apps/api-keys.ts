@@ -2,10 +2,10 @@
 // a bearer token with it. A rotated secret takes effect at once in this process, and within the API's
 // key cache TTL (30 s) in other API processes.
 import { randomBytes } from 'node:crypto';
-import type { Ctx } from './context.js';
-import { ApiError } from '../util/errors.js';
+import type { Ctx } from '../context.js';
+import { ApiError } from '../../util/errors.js';
 import { appCredentials, signAppToken } from './tokens.js';
-import { forgetApiKey } from './apps.js';
+import { forgetApiKey } from './registry.js';
 
 async function currentKey(ctx: Ctx, appUid: string) {
   const row = await ctx.db.selectFrom('api_keys').select(['api_key', 'created_at']).where('app_uid', '=', appUid).where('revoked_at', 'is', null).orderBy('created_at', 'desc').executeTakeFirst();

@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
-import type { Ctx } from './context.js';
-import { keysetPage, pageOf, type PageRequest } from './pages.js';
-import { ApiError } from '../util/errors.js';
-import { withNewUid } from './uids.js';
-import { nowIso } from '../util/time.js';
-import { isUniqueViolation } from '../store/db.js';
-import { userView, type WalletRow } from './views.js';
-import type { DbOrTx } from '../store/db.js';
-import { emailKey } from '../domain/email.js';
-import { saveAnswer, type IdempotentWrite } from './idempotency.js';
+import type { Ctx } from '../context.js';
+import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
+import { ApiError } from '../../util/errors.js';
+import { withNewUid } from '../uids.js';
+import { nowIso } from '../../util/time.js';
+import { isUniqueViolation } from '../../store/db.js';
+import { userView, type WalletRow } from '../views.js';
+import type { DbOrTx } from '../../store/db.js';
+import { emailKey } from '../../domain/email.js';
+import { saveAnswer, type IdempotentWrite } from '../requests/idempotency.js';
 
 /** POST /user: email unique per App in any letter case (stored as given); external ids compare exactly. */
 export async function createUser(ctx: Ctx, appUid: string, input: { email?: string | null; user_external_id?: string | null }, idem?: IdempotentWrite) {

@@ -3,7 +3,7 @@
 // OFFSET that reads and drops the rows before it). The SDKs ignore paging: a plain call answers the
 // first page as the array they expect, and the HTTP layer announces the next one in a `Link` header.
 import { type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
-import { ApiError } from '../util/errors.js';
+import { ApiError } from '../../util/errors.js';
 
 /** Entries per page when the request names no `limit` (also the most a page holds). */
 export const DEFAULT_PAGE_SIZE = 1000;

@@ -6,15 +6,15 @@
 // a log that disagrees with the database is settled by the token's current owner on chain, so reading a
 // range again (or a log late) never moves an asset back to a past owner.
 import { getAddress, parseAbiItem, type Address, type Hex } from 'viem';
-import type { ChainCtx } from './context.js';
-import { emitEvent } from './events.js';
-import { getAsset } from './assets.js';
-import { NO_ACTIONS } from './asset-create.js';
-import { nowIso } from '../util/time.js';
-import { newUid } from '../util/ids.js';
-import { errMessage } from '../chain/sender.js';
-import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../chain/transfer-logs.js';
-import { chainKind } from '../chain/chains.js';
+import type { ChainCtx } from '../context.js';
+import { emitEvent } from '../events.js';
+import { getAsset } from '../assets/reads.js';
+import { NO_ACTIONS } from '../assets/create.js';
+import { nowIso } from '../../util/time.js';
+import { newUid } from '../../util/ids.js';
+import { errMessage } from '../../chain/sender.js';
+import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
+import { chainKind } from '../../chain/chains.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
