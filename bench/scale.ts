@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { openStore, type Store } from '../src/store/db.js';
+import { type Store } from '../src/store/db.js';
+import { openStore } from '../src/store/open.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { pruneOnce } from '../src/services/retention.js';
 import { JobQueue } from '../src/jobs/queue.js';

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config.js';
-import { openStore, type Checkpoints, type Store } from '../store/db.js';
+import { type Checkpoints, type Store } from '../store/db.js';
+import { openStore } from '../store/open.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { JobQueue } from '../jobs/queue.js';
 import { KeyRing } from '../chain/keys.js';
@@ -52,7 +53,7 @@ export interface Core {
 
 /**
  * Opens the store with migrations applied, and the secrets: enough for the CLI. `store`: how a thread
- * that shares another's store opens it (src/store/db.ts openStore): `checkpoints` where the SQLite WAL
+ * that shares another's store opens it (src/store/open.ts): `checkpoints` where the SQLite WAL
  * is checkpointed when not where this process's settings put it, `flushedBy` who flushes its commits.
  */
 export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' } } = {}): Promise<Core> {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type { Config } from '../config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
-import { sqliteFile } from '../store/db.js';
+import { sqliteFile } from '../store/sqlite/open.js';
 import { UsageError, type Output } from './args.js';
 
 const FORMAT = 1;

@@ -3,7 +3,8 @@
 // Workers claim jobs with a lease; a crashed worker's jobs are claimed again once the lease runs out.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
-import { insertRows, type Db, type DbOrTx, type Dialect } from '../store/db.js';
+import { type Db, type DbOrTx, type Dialect } from '../store/db.js';
+import { insertRows } from '../store/inserts.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';

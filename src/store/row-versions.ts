@@ -2,8 +2,8 @@
 // and is served only while they are unchanged. The counters live in shared memory, so a commit in any
 // thread of the process (the API's, the workers') is seen by every other thread at once.
 //
-// The counters are bumped after the commit that changed the rows (SQLite: store/sqlite-changes.ts) or
-// once its notification has arrived (PostgreSQL: store/pg-changes.ts). A reader takes the counters
+// The counters are bumped after the commit that changed the rows (SQLite: store/sqlite/changes.ts) or
+// once its notification has arrived (PostgreSQL: store/postgres/changes.ts). A reader takes the counters
 // *before* it reads the rows: a change committed after that read moves a counter the entry holds, and
 // a change committed before it was read already. Rows share a slot when their keys hash alike, which
 // costs a needless miss, never a stale answer.

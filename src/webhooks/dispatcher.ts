@@ -24,7 +24,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { InfraCtx } from '../util/infra-context.js';
-import { plainGroupCommit, type Tx } from '../store/db.js';
+import { commitOf, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
 import { buildRequest, isoOfMs } from './message.js';
@@ -361,7 +361,7 @@ export class WebhookDispatcher {
 
   /** A write transaction whose flush to disk is not waited for on the event loop (SQLite). */
   private commit<T>(fn: (tx: Tx) => Promise<T>): Promise<{ result: T; durable: Promise<void> }> {
-    return (this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db))(fn);
+    return commitOf(this.ctx)(fn);
   }
 
   // Group commit: writes submitted while a transaction is running go together into the next one.

@@ -19,7 +19,7 @@ import { STORABLE_TEXT_MESSAGE } from '../../src/http/kit/schemas.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { createUser, findUser } from '../../src/services/users/users.js';
 import { dbCounterStore } from '../../src/services/requests/rate-limits.js';
-import { openStore } from '../../src/store/db.js';
+import { openStore } from '../../src/store/open.js';
 import { migrateTo, migrateToLatest } from '../../src/store/migrate.js';
 import type { Ctx } from '../../src/services/context.js';
 

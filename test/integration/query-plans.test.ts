@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type SQLite from 'better-sqlite3';
-import { sqlObservers } from '../../src/store/db.js';
+import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { pruneOnce } from '../../src/services/retention.js';
 import { ApiClient, waitFor } from '../helpers/env.js';

@@ -1,6 +1,6 @@
 // Cached asset reads: when an entry may be served (src/services/assets/cache.ts), how SQLite connections
-// capture their changes (src/store/sqlite-changes.ts) and how PostgreSQL's notifications and fences
-// move the counters (src/store/pg-changes.ts, on a real PostgreSQL).
+// capture their changes (src/store/sqlite/changes.ts) and how PostgreSQL's notifications and fences
+// move the counters (src/store/postgres/changes.ts, on a real PostgreSQL).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SQLite from 'better-sqlite3';
@@ -8,9 +8,10 @@ import pg from 'pg';
 import pino from 'pino';
 import { AssetReads } from '../../src/services/assets/cache.js';
 import { rowVersions } from '../../src/store/row-versions.js';
-import { SqliteChanges } from '../../src/store/sqlite-changes.js';
-import { PgChanges } from '../../src/store/pg-changes.js';
-import { openStore, sqliteFile } from '../../src/store/db.js';
+import { SqliteChanges } from '../../src/store/sqlite/changes.js';
+import { PgChanges } from '../../src/store/postgres/changes.js';
+import { openStore } from '../../src/store/open.js';
+import { sqliteFile } from '../../src/store/sqlite/open.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
 describe('AssetReads', () => {

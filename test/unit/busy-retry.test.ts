@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
-import { BusyRetryConnection } from '../../src/store/db.js';
+import { BusyRetryConnection } from '../../src/store/sqlite/dialect.js';
 import { BURST_GROUP, BURST_QUIET_MS, WriteTurns } from '../../src/store/write-turns.js';
 
 function busyThen(failures: number, code = 'SQLITE_BUSY') {

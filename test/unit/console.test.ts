@@ -1,7 +1,8 @@
 // The console's sessions, sign-in throttle, cursors and row views, without a server.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { openStore, type Store } from '../../src/store/db.js';
+import { type Store } from '../../src/store/db.js';
+import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { ConsoleSessions, SignInThrottle, sessionCookie } from '../../src/console/session.js';
 import { assetStatus, decodeCursor, encodeCursor, imageUrl } from '../../src/console/queries.js';

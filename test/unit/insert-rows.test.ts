@@ -1,9 +1,11 @@
-// Multi-row inserts with their text compiled once (src/store/db.ts insertRows), on real SQLite and
+// Multi-row inserts with their text compiled once (src/store/inserts.ts insertRows), on real SQLite and
 // PostgreSQL databases (there as arrays, one per column): the rows read back as given, for several row
 // counts and again from the kept text; several tables in one go (insertRowsTogether).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { insertRows, insertRowsTogether, openStore, type Store } from '../../src/store/db.js';
+import { type Store } from '../../src/store/db.js';
+import { insertRows, insertRowsTogether } from '../../src/store/inserts.js';
+import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 

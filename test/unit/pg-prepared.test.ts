@@ -1,10 +1,12 @@
-// Named prepared statements on PostgreSQL (src/store/pg-prepared.ts), against a real server: what the
+// Named prepared statements on PostgreSQL (src/store/postgres/prepared.ts), against a real server: what the
 // connection has prepared is read from pg_prepared_statements on that same connection. Precompiled
 // lookups are named; every other query stays unnamed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { openStore, precompiled, type Store } from '../../src/store/db.js';
+import { type Store } from '../../src/store/db.js';
+import { openStore } from '../../src/store/open.js';
+import { precompiled } from '../../src/store/precompiled.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
 describe('PostgreSQL: named prepared statements', () => {

@@ -1,9 +1,10 @@
-// SQLite rows are built from arrays by a compiled object literal (src/store/db.ts): they must be the same
+// SQLite rows are built from arrays by a compiled object literal (src/store/sqlite/statements.ts): they must be the same
 // objects better-sqlite3 would build, for every way Kysely reads them.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { openStore, type Store } from '../../src/store/db.js';
+import { type Store } from '../../src/store/db.js';
+import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../helpers/env.js';
 
 describe('SQLite rows', () => {

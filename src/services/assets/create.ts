@@ -6,7 +6,8 @@
 import type { Ctx } from '../context.js';
 import { sql } from 'kysely';
 import type { Tx } from '../../store/db.js';
-import { insertRowsTogether, isUniqueViolation, plainGroupCommit, queriesAreRoundTrips } from '../../store/db.js';
+import { commitOf, isUniqueViolation } from '../../store/db.js';
+import { insertRowsTogether, queriesAreRoundTrips } from '../../store/inserts.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { ApiError } from '../../util/errors.js';
 import { newUid, restartUidRun } from '../../util/ids.js';
@@ -116,7 +117,7 @@ export class AssetIntake implements CreatesWriter {
     let outcomes: Outcome[];
     let durable: Promise<void>;
     try {
-      const commit = this.ctx.groupCommit ?? plainGroupCommit(this.ctx.db);
+      const commit = commitOf(this.ctx);
       ({ result: outcomes, durable } = await commit((tx) => writeCreates(this.ctx, tx, group)));
       writeTurns().createsCommitted(group.length); // a burst: the mints wait for it (store/write-turns.ts)
     } catch (err) {

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { plainGroupCommit, type Tx } from '../../store/db.js';
+import { commitOf, type Tx } from '../../store/db.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { artifact } from '../../chain/artifacts.js';
 import type { ChainTxRow } from '../../chain/sender.js';
@@ -82,7 +82,7 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
       const rows: ChainTxRow[] = [];
       // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
       // wait for the disk: the sender flushes them all at once before it broadcasts any.
-      const commit = ctx.groupCommit ?? plainGroupCommit(ctx.db);
+      const commit = commitOf(ctx);
       for (const [collectionUid, g] of ready) {
         for (const [from, to] of splitByGas(g.calls, perTx, gasBudget)) {
           const items = g.items.slice(from, to);

@@ -10,7 +10,7 @@
 // the middle of a window learns the window's total at its first flush, so restarts do not reset limits.
 import type { Logger } from 'pino';
 import type { Ctx } from '../context.js';
-import { plainGroupCommit, type GroupCommit } from '../../store/db.js';
+import { commitOf, type GroupCommit } from '../../store/db.js';
 
 export interface Increment {
   bucket: string;
@@ -165,7 +165,7 @@ export class WindowCounters {
  * never waits for an fsync on the event loop (a counter lost in a power cut only errs on the lenient side).
  */
 export function dbCounterStore(ctx: Pick<Ctx, 'db' | 'groupCommit'>): CounterStore {
-  const commit: GroupCommit = ctx.groupCommit ?? plainGroupCommit(ctx.db);
+  const commit: GroupCommit = commitOf(ctx);
   return {
     async add(increments) {
       const { result, durable } = await commit((tx) =>

@@ -2,13 +2,13 @@ import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 
 /**
- * PostgreSQL announces the changes cached reads depend on (store/pg-changes.ts): after a statement that
+ * PostgreSQL announces the changes cached reads depend on (store/postgres/changes.ts): after a statement that
  * updates or deletes assets, the uids it touched, on the channel `mintworks_changes` as `a:<uid>,<uid>…`
  * (500 a notification, well under PostgreSQL's 8000-byte payload limit); after an update that sets a
  * collection's name, contract address or chain, `c`. Notifications leave at commit, in commit order, and
  * not at all when the transaction rolls back. Inserts announce nothing: nothing is cached of a row
  * before it exists, so creating assets costs no notification. On SQLite each connection captures its
- * changes with temporary triggers of its own (store/sqlite-changes.ts): nothing to migrate.
+ * changes with temporary triggers of its own (store/sqlite/changes.ts): nothing to migrate.
  */
 export function changeNotifications(dialect: Dialect) {
   return {

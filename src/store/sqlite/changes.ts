@@ -4,7 +4,7 @@
 // the keys are bumped in the process's shared counters, before whoever committed goes on. Every
 // connection of the process that writes (the API thread's, the workers') captures its changes so.
 import type SQLite from 'better-sqlite3';
-import { rowVersions } from './row-versions.js';
+import { rowVersions } from '../row-versions.js';
 
 // What a cached asset view is built from: the asset row, and its collection's name, contract and chain.
 const TRIGGERS = `

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { rowVersions, type ChangeFeed } from './row-versions.js';
+import { rowVersions, type ChangeFeed } from '../row-versions.js';
 
 export const CHANGES_CHANNEL = 'mintworks_changes';
 /** A fence that does not come back within this is taken for a lost connection. */

@@ -1,0 +1,28 @@
+// Queries compiled once: the hottest reads skip Kysely's query building.
+import { CompiledQuery, type Compilable } from 'kysely';
+import { prepareByName } from './postgres/prepared.js';
+import type { Db, DbOrTx } from './db.js';
+
+/**
+ * A query built once and reused with new values: building and compiling a Kysely query costs more than
+ * running a simple indexed SELECT on SQLite, so the hottest reads skip it. `build` receives placeholder
+ * values (one per parameter, in order) and must use each exactly where the real value goes. On
+ * PostgreSQL it runs as a named prepared statement (store/postgres/prepared.ts), so it must be a lookup by a
+ * unique key: its plan is then the same whatever the values and the tables' sizes.
+ */
+export function precompiled<R, N extends number>(count: N, build: (db: Db, ...placeholders: string[]) => Compilable<R>) {
+  let compiled: { sql: string; slots: number[]; fixed: readonly unknown[] } | null = null;
+  return async (db: DbOrTx, ...values: unknown[]): Promise<R[]> => {
+    if (!compiled) {
+      const marks = Array.from({ length: count }, (_, i) => `\u0000param${i}\u0000`);
+      const q = build(db as Db, ...marks).compile();
+      const slots = q.parameters.map((p) => marks.indexOf(p as string));
+      if (marks.some((_, i) => !slots.includes(i))) throw new Error('precompiled: a placeholder is not used by the query');
+      compiled = { sql: q.sql, slots, fixed: q.parameters };
+      prepareByName(q.sql);
+    }
+    const c = compiled;
+    const params = c.fixed.map((p, i) => (c.slots[i] >= 0 ? values[c.slots[i]] : p));
+    return (await db.executeQuery<R>(CompiledQuery.raw(c.sql, params))).rows;
+  };
+}
