@@ -10,7 +10,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { InfraCtx } from '../util/infra-context.js';
 import { type DbOrTx } from '../store/db.js';
-import { insertRows } from '../store/inserts.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
 import { isoOfMs } from './message.js';
@@ -22,23 +21,8 @@ export type AttemptRow = Selectable<WebhookAttemptTable>;
 export type DeliveryStatus = WebhookDeliveryTable['status'];
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'expired', 'disabled'];
 
-/**
- * Called by emitEvent inside the event's transaction: queues the event for the App's webhook, if it
- * has one that wants this type. Due at once (the dispatcher polls and picks it up).
- */
 /** Columns of a delivery row that has not been attempted yet. */
 const NOT_ATTEMPTED = { attempts: 0, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, recent_attempts: '[]', lease_until: null, locked_by: null } as const;
-
-export async function enqueueDelivery(tx: DbOrTx, ev: { eventId: string; appUid: string; type: string; eventTimeMs: number }): Promise<boolean> {
-  return (await enqueueDeliveries(tx, ev.appUid, ev.type, ev.eventTimeMs, [ev.eventId])) > 0;
-}
-
-/** Deliveries for events of one App and type, with one insert. Returns how many were queued. */
-export async function enqueueDeliveries(tx: DbOrTx, appUid: string, type: string, eventTimeMs: number, eventIds: string[]): Promise<number> {
-  const rows = await deliveryRows(tx, appUid, type, eventTimeMs, eventIds);
-  await insertRows(tx, 'webhook_deliveries', rows);
-  return rows.length;
-}
 
 /**
  * The delivery rows for events of one App and type (none without a webhook, or when its filter leaves

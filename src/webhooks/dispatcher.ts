@@ -26,40 +26,12 @@ import type { Logger } from 'pino';
 import type { InfraCtx } from '../util/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
-import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
+import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
 import type { DeliveryRow } from './deliveries.js';
 import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
 import { EndpointBreakers } from './breaker.js';
-
-export interface WebhookSendRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-  signal: AbortSignal;
-}
-
-export interface WebhookSendResult {
-  status: number;
-  headers: Record<string, string>;
-  /** The start of the response body (the log keeps 1 KiB). */
-  body: string;
-}
-
-/** Sends one attempt; throws on a network error, a timeout or a blocked address. */
-export type WebhookSender = (req: WebhookSendRequest) => Promise<WebhookSendResult>;
-
-export const RESPONSE_LOG_BYTES = 1024;
-
-/** The real sender: SSRF-guarded, no redirects (a 3xx is a failure), reads at most 1 KiB, keep-alive. */
-export function httpSender(policy: OutboundPolicy): WebhookSender {
-  return async (r) => {
-    const res = await outboundRequest(r.url, { method: 'POST', headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxBytes: RESPONSE_LOG_BYTES, maxRedirects: 0, policy, signal: r.signal, keepAlive: true });
-    return { status: res.status, headers: res.headers, body: res.body.toString('utf8') };
-  };
-}
 
 type Claimed = DeliveryRow & { token: string };
 /** A claimed delivery waiting for a free slot (its App below its cap, the process below its total). */
@@ -462,16 +434,4 @@ export class WebhookDispatcher {
       await settle({ status: 'pending', next_attempt_at: next.at });
     });
   }
-}
-
-function describeError(err: unknown): string {
-  if (err instanceof OutboundBlockedError) return `blocked: ${err.reason}`;
-  const e = err as { code?: string; message?: string };
-  const msg = e?.message ?? String(err);
-  return e?.code && !msg.includes(e.code) ? `${e.code}: ${msg}` : msg;
-}
-
-/** PostgreSQL text cannot hold NUL; a response body might. */
-function clean(s: string | null): string | null {
-  return s === null ? null : s.replace(/\u0000/g, '\uFFFD');
 }

@@ -1,6 +1,7 @@
-// Webhooks (docs/api.md, Webhooks): configuration per App, signed delivery with retries for 72 hours,
+// Webhooks (docs/webhooks.md): configuration per App, signed delivery with retries for 72 hours,
 // isolation between Apps, and an attempt log. The composition root starts one dispatcher per worker
-// process: `const webhooks = webhookDispatcher(ctx); webhooks.start(); … await webhooks.stop();`
+// process: `const webhooks = webhookDispatcher(ctx); webhooks.start(); … await webhooks.stop();`.
+// Use cases import the module they need (endpoints.ts, deliveries.ts, signing.ts) directly.
 import type { InfraCtx } from '../util/infra-context.js';
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 
@@ -8,8 +9,5 @@ export function webhookDispatcher(ctx: InfraCtx, opts: DispatcherOptions = {}): 
   return new WebhookDispatcher(ctx, opts);
 }
 
-export { WebhookDispatcher, httpSender, type DispatcherOptions, type WebhookSender, type WebhookSendRequest, type WebhookSendResult } from './dispatcher.js';
-export { setWebhook, getWebhook, webhookView, KNOWN_EVENT_TYPES, WEBHOOK_SIGNAL, ROTATION_GRACE_MS, type WebhookSettings, type WebhookView } from './endpoints.js';
-export { enqueueDelivery, listDeliveries, listAttempts, getDelivery, redeliver, DELIVERY_STATUSES, type DeliveryStatus, type DeliveryView, type AttemptView } from './deliveries.js';
-export { buildBody, buildRequest } from './message.js';
-export { signatureHeaders, verifyOurSignature, newWebhookSecret, keyId } from './signing.js';
+export { setWebhook } from './endpoints.js';
+export type { DispatcherOptions } from './dispatcher.js';
