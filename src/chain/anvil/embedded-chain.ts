@@ -56,6 +56,21 @@ class CorruptStateError extends Error {}
 
 // ---------------------------------------------------------------------------
 
+/** What the steps of a start share: the node's settings, its files and the logger. */
+interface Setup {
+  port: number;
+  chainId: number;
+  blockTime: number | undefined;
+  dataDir: string;
+  statePath: string;
+  pidPath: string;
+  files: { pidPath: string; statePath: string };
+  rpcUrl: string;
+  log: Logger;
+  /** Lowers the node's priority once it answers: its threads exist by then, and later ones inherit it. */
+  runsAtNice(pid: number): void;
+}
+
 export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<EmbeddedChain> {
   const { port, chainId } = opts;
   const blockTime = opts.blockTime;
@@ -66,185 +81,208 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
   const dataDir = path.resolve(opts.dataDir);
   const statePath = path.join(dataDir, STATE_FILE);
   const pidPath = path.join(dataDir, PID_FILE);
-  const files = { pidPath, statePath };
-  const rpcUrl = `http://${HOST}:${port}`;
   const log = opts.logger;
-  await fsp.mkdir(dataDir, { recursive: true });
-  // Once the node answers: its threads exist by then, and any it starts later inherit the value.
-  const runsAtNice = (pid: number) => {
-    if (!opts.nice) return;
-    try {
-      lowerPriority(pid, opts.nice);
-    } catch (err) {
-      log.warn({ anvilPid: pid, err: (err as Error).message }, 'could not lower the embedded chain\'s CPU priority (WORKER_NICE)');
-    }
+  const setup: Setup = {
+    port,
+    chainId,
+    blockTime,
+    dataDir,
+    statePath,
+    pidPath,
+    files: { pidPath, statePath },
+    rpcUrl: `http://${HOST}:${port}`,
+    log,
+    runsAtNice: (pid) => {
+      if (!opts.nice) return;
+      try {
+        lowerPriority(pid, opts.nice);
+      } catch (err) {
+        log.warn({ anvilPid: pid, err: (err as Error).message }, 'could not lower the embedded chain\'s CPU priority (WORKER_NICE)');
+      }
+    },
   };
+  await fsp.mkdir(dataDir, { recursive: true });
 
   const release = await acquireLock(path.join(dataDir, LOCK_FILE), log);
   try {
-    // 1. Reconcile with whatever a previous run left behind.
-    const pf = readPidFile(pidPath, log);
-    const candidates = new Set<number>();
-    if (pf) candidates.add(pf.pid);
-    for (const pid of findAnvilsOnState(statePath)) candidates.add(pid);
-
-    let adoptPid: number | null = null;
-    for (const pid of candidates) {
-      if (pid === process.pid) continue;
-      if (!isAlive(pid)) {
-        log.info({ anvilPid: pid }, 'removing stale anvil pidfile (process is gone)');
-        continue;
-      }
-      const argv = readCmdline(pid);
-      if (!argv || !isAnvilArgv(argv)) {
-        log.warn({ anvilPid: pid }, 'anvil pidfile points at a process that is not anvil (pid reused); removing pidfile');
-        continue;
-      }
-      const st = argValue(argv, '--state');
-      if (!st || path.resolve(st) !== statePath) {
-        log.warn({ anvilPid: pid, state: st }, 'anvil pidfile points at an anvil for another data dir; leaving it alone');
-        continue;
-      }
-      const itsPort = Number(argValue(argv, '--port'));
-      if (adoptPid === null && itsPort === port) {
-        const itsChainId = await waitForChainId(rpcUrl, ADOPT_PROBE_MS);
-        if (itsChainId === chainId && isAlive(pid)) {
-          adoptPid = pid;
-          continue;
-        }
-        log.warn({ anvilPid: pid, port, expectedChainId: chainId, chainId: itsChainId }, 'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it');
-      } else {
-        log.warn({ anvilPid: pid, port: itsPort, expectedPort: port }, 'running anvil on this data dir uses another port; restarting it');
-      }
-      await terminatePid(pid, log);
-    }
-
-    if (adoptPid !== null) {
-      if (pf?.pid !== adoptPid) {
-        writePidFile(pidPath, { pid: adoptPid, port, chainId, startedAt: new Date().toISOString() });
-      }
-      log.info({ anvilPid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
-      runsAtNice(adoptPid);
-      return new AdoptedChain(rpcUrl, adoptPid, files, log);
-    }
+    const adopted = await adoptRunningNode(setup);
+    if (adopted) return adopted;
     removePidFile(pidPath);
-
-    // 2. Start a fresh node.
-    if (!(await portIsFree(port))) throw portInUseError(port, dataDir);
-    await fsp.rm(`${statePath}.bak.tmp`, { force: true });
-    let triedBackup = false;
-    for (;;) {
-      try {
-        return await launch();
-      } catch (err) {
-        if (!(err instanceof CorruptStateError)) throw err;
-        const aside = `${statePath}.corrupt-${timestampForFilename()}`;
-        await fsp.rename(statePath, aside);
-        const bak = `${statePath}.bak`;
-        const bakStat = triedBackup ? null : await fsp.stat(bak).catch(() => null);
-        if (bakStat) {
-          triedBackup = true;
-          await fsp.copyFile(bak, statePath);
-          log.error(
-            { statePath, movedTo: aside, backup: bak, backupTakenAt: bakStat.mtime.toISOString(), anvilError: err.message },
-            '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT (anvil was probably killed while writing it). It was moved aside ' +
-              'and the chain is RESTORED FROM THE LAST GOOD BACKUP: blocks and transactions after the backup time are LOST. !!!',
-          );
-          continue;
-        }
-        log.error(
-          { statePath, movedTo: aside, anvilError: err.message },
-          '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT and there is no usable backup: anvil refused to load it. It was moved ' +
-            'aside and a FRESH, EMPTY chain is being started. Contracts, balances and tokens of the old chain are NOT ' +
-            'available on this chain. !!!',
-        );
-        return await launch();
-      }
-    }
+    return await startFreshNode(setup);
   } finally {
     release();
   }
+}
 
-  async function launch(): Promise<EmbeddedChain> {
-    const bin = anvilBinaryPath();
-    const args = [
-      '--host', HOST,
-      '--port', String(port),
-      '--chain-id', String(chainId),
-      ...(blockTime === undefined ? [] : ['--mixed-mining', '--block-time', String(blockTime)]),
-      '--state', statePath,
-      '--state-interval', String(STATE_INTERVAL_S),
-      '--quiet', // no banner (it lists the dev private keys), no per-block lines
-      '--color', 'never',
-    ];
-    const hadState = fs.existsSync(statePath);
-    log.info({ bin, args, loadingState: hadState }, 'starting embedded anvil');
+/**
+ * Reconciles with whatever a previous run left behind: a node of this data dir on the right port and
+ * chain is adopted; one that is not anvil, belongs to another data dir, or answers wrongly is left alone
+ * or stopped.
+ */
+async function adoptRunningNode(setup: Setup): Promise<EmbeddedChain | null> {
+  const { port, chainId, statePath, pidPath, rpcUrl, log } = setup;
+  const pf = readPidFile(pidPath, log);
+  const candidates = new Set<number>();
+  if (pf) candidates.add(pf.pid);
+  for (const pid of findAnvilsOnState(statePath)) candidates.add(pid);
 
-    const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const remember = (line: string) => {
-      tail.push(line);
-      if (tail.length > TAIL_LINES) tail.shift();
-    };
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
-      remember(line);
-      log.debug({ stream: 'stdout' }, line);
-    });
-    readline.createInterface({ input: child.stderr! }).on('line', (line) => {
-      remember(line);
-      log.warn({ stream: 'stderr' }, line);
-    });
-
-    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-      child.once('error', (error) => resolve({ code: null, signal: null, error }));
-    });
-    if (child.pid === undefined) {
-      const r = await exit;
-      throw new Error(`failed to spawn anvil (${bin}): ${r.error?.message ?? 'unknown error'}`, { cause: r.error });
+  let adoptPid: number | null = null;
+  for (const pid of candidates) {
+    if (pid === process.pid) continue;
+    if (!isAlive(pid)) {
+      log.info({ anvilPid: pid }, 'removing stale anvil pidfile (process is gone)');
+      continue;
     }
-    const pid = child.pid;
-    writePidFile(pidPath, { pid, port, chainId, startedAt: new Date().toISOString() });
-
-    let exitResult: Awaited<typeof exit> | null = null;
-    void exit.then((r) => {
-      exitResult = r;
-    });
-    const answered = await waitForChainId(rpcUrl, READY_TIMEOUT_MS, exit);
-
-    if (exitResult === null && answered === chainId) {
-      // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
-      if (hadState) await backupState(statePath, log, true);
-      const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
-      runsAtNice(pid);
-      log.info({ anvilPid: pid, rpcUrl, chainId }, 'embedded anvil is ready');
-      return chain;
+    const argv = readCmdline(pid);
+    if (!argv || !isAnvilArgv(argv)) {
+      log.warn({ anvilPid: pid }, 'anvil pidfile points at a process that is not anvil (pid reused); removing pidfile');
+      continue;
     }
-
-    // Failure: make sure the child is gone, then explain.
-    if (exitResult === null) {
-      child.kill('SIGKILL');
-      await exit;
+    const st = argValue(argv, '--state');
+    if (!st || path.resolve(st) !== statePath) {
+      log.warn({ anvilPid: pid, state: st }, 'anvil pidfile points at an anvil for another data dir; leaving it alone');
+      continue;
     }
-    const r = await exit;
-    // let the readline interfaces drain the last output lines
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    removePidFile(pidPath, pid);
-    const output = tail.join('\n');
-    if (answered !== null && answered !== chainId) {
-      throw new Error(`anvil on ${rpcUrl} answered eth_chainId ${answered}, expected ${chainId}`);
+    const itsPort = Number(argValue(argv, '--port'));
+    if (adoptPid === null && itsPort === port) {
+      const itsChainId = await waitForChainId(rpcUrl, ADOPT_PROBE_MS);
+      if (itsChainId === chainId && isAlive(pid)) {
+        adoptPid = pid;
+        continue;
+      }
+      log.warn({ anvilPid: pid, port, expectedChainId: chainId, chainId: itsChainId }, 'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it');
+    } else {
+      log.warn({ anvilPid: pid, port: itsPort, expectedPort: port }, 'running anvil on this data dir uses another port; restarting it');
     }
-    if (exitResult === null) {
-      throw new Error(`anvil (pid ${pid}) did not answer eth_chainId on ${rpcUrl} within ${READY_TIMEOUT_MS / 1000} s; killed it.\n${output}`);
-    }
-    if (/address already in use|os error 98|EADDRINUSE/i.test(output)) throw portInUseError(port, dataDir);
-    if (hadState && /--state <PATH>|failed to (parse|load|deserialize)[^\n]*(state|json)/i.test(output)) {
-      throw new CorruptStateError(output);
-    }
-    throw new Error(
-      `anvil exited during start-up (code ${r.code ?? 'null'}, signal ${r.signal ?? 'none'})` +
-        (r.error ? `: ${r.error.message}` : '') +
-        (output ? `. Last output:\n${output}` : ''),
-    );
+    await terminatePid(pid, log);
   }
+  if (adoptPid === null) return null;
+  if (pf?.pid !== adoptPid) writePidFile(pidPath, { pid: adoptPid, port, chainId, startedAt: new Date().toISOString() });
+  log.info({ anvilPid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
+  setup.runsAtNice(adoptPid);
+  return new AdoptedChain(rpcUrl, adoptPid, setup.files, log);
+}
+
+/**
+ * Starts a node on the saved state. A state file the node refuses is moved aside: the last good backup
+ * takes its place once, else the chain starts empty; both are said loudly.
+ */
+async function startFreshNode(setup: Setup): Promise<EmbeddedChain> {
+  const { statePath, log } = setup;
+  if (!(await portIsFree(setup.port))) throw portInUseError(setup.port, setup.dataDir);
+  await fsp.rm(`${statePath}.bak.tmp`, { force: true });
+  let triedBackup = false;
+  for (;;) {
+    try {
+      return await launch(setup);
+    } catch (err) {
+      if (!(err instanceof CorruptStateError)) throw err;
+      const aside = `${statePath}.corrupt-${timestampForFilename()}`;
+      await fsp.rename(statePath, aside);
+      const bak = `${statePath}.bak`;
+      const bakStat = triedBackup ? null : await fsp.stat(bak).catch(() => null);
+      if (bakStat) {
+        triedBackup = true;
+        await fsp.copyFile(bak, statePath);
+        log.error(
+          { statePath, movedTo: aside, backup: bak, backupTakenAt: bakStat.mtime.toISOString(), anvilError: err.message },
+          '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT (anvil was probably killed while writing it). It was moved aside ' +
+            'and the chain is RESTORED FROM THE LAST GOOD BACKUP: blocks and transactions after the backup time are LOST. !!!',
+        );
+        continue;
+      }
+      log.error(
+        { statePath, movedTo: aside, anvilError: err.message },
+        '!!! EMBEDDED CHAIN STATE FILE IS CORRUPT and there is no usable backup: anvil refused to load it. It was moved ' +
+          'aside and a FRESH, EMPTY chain is being started. Contracts, balances and tokens of the old chain are NOT ' +
+          'available on this chain. !!!',
+      );
+      return await launch(setup);
+    }
+  }
+}
+
+/** Spawns the node and waits until it answers with the chain id; a failure is explained from its output. */
+async function launch(setup: Setup): Promise<EmbeddedChain> {
+  const { port, chainId, blockTime, statePath, pidPath, rpcUrl, log, files } = setup;
+  const bin = anvilBinaryPath();
+  const args = [
+    '--host', HOST,
+    '--port', String(port),
+    '--chain-id', String(chainId),
+    ...(blockTime === undefined ? [] : ['--mixed-mining', '--block-time', String(blockTime)]),
+    '--state', statePath,
+    '--state-interval', String(STATE_INTERVAL_S),
+    '--quiet', // no banner (it lists the dev private keys), no per-block lines
+    '--color', 'never',
+  ];
+  const hadState = fs.existsSync(statePath);
+  log.info({ bin, args, loadingState: hadState }, 'starting embedded anvil');
+
+  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const remember = (line: string) => {
+    tail.push(line);
+    if (tail.length > TAIL_LINES) tail.shift();
+  };
+  readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+    remember(line);
+    log.debug({ stream: 'stdout' }, line);
+  });
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => {
+    remember(line);
+    log.warn({ stream: 'stderr' }, line);
+  });
+
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+  });
+  if (child.pid === undefined) {
+    const r = await exit;
+    throw new Error(`failed to spawn anvil (${bin}): ${r.error?.message ?? 'unknown error'}`, { cause: r.error });
+  }
+  const pid = child.pid;
+  writePidFile(pidPath, { pid, port, chainId, startedAt: new Date().toISOString() });
+
+  let exitResult: Awaited<typeof exit> | null = null;
+  void exit.then((r) => {
+    exitResult = r;
+  });
+  const answered = await waitForChainId(rpcUrl, READY_TIMEOUT_MS, exit);
+
+  if (exitResult === null && answered === chainId) {
+    // anvil has just loaded chain.json, so it is known good: back it up before anvil's first dump.
+    if (hadState) await backupState(statePath, log, true);
+    const chain = new ChildChain(rpcUrl, child, files, log, () => [...tail]);
+    setup.runsAtNice(pid);
+    log.info({ anvilPid: pid, rpcUrl, chainId }, 'embedded anvil is ready');
+    return chain;
+  }
+
+  // Failure: make sure the child is gone, then explain.
+  if (exitResult === null) {
+    child.kill('SIGKILL');
+    await exit;
+  }
+  const r = await exit;
+  // let the readline interfaces drain the last output lines
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  removePidFile(pidPath, pid);
+  const output = tail.join('\n');
+  if (answered !== null && answered !== chainId) {
+    throw new Error(`anvil on ${rpcUrl} answered eth_chainId ${answered}, expected ${chainId}`);
+  }
+  if (exitResult === null) {
+    throw new Error(`anvil (pid ${pid}) did not answer eth_chainId on ${rpcUrl} within ${READY_TIMEOUT_MS / 1000} s; killed it.\n${output}`);
+  }
+  if (/address already in use|os error 98|EADDRINUSE/i.test(output)) throw portInUseError(port, setup.dataDir);
+  if (hadState && /--state <PATH>|failed to (parse|load|deserialize)[^\n]*(state|json)/i.test(output)) {
+    throw new CorruptStateError(output);
+  }
+  throw new Error(
+    `anvil exited during start-up (code ${r.code ?? 'null'}, signal ${r.signal ?? 'none'})` +
+      (r.error ? `: ${r.error.message}` : '') +
+      (output ? `. Last output:\n${output}` : ''),
+  );
 }
