@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // GET /asset/<uid> answered from memory (src/services/assets/cache.ts) is never older than the database:
 // - SQLite, `npm start` as shipped (the workers in their thread): the workers' mint and the API's own
 //   edit are seen by the very next read;

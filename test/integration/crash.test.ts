@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // Exactly once across a power cut: `npm start`'s process, kill -9 of its whole process group (service
 // and embedded chain) in the middle of a 2,000-asset burst, start again: every accepted asset gets
 // minted, each token id exactly once on chain, each owned by the right wallet.

@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // Every query the service issues, as SQLite plans it: none may read a large table from end to end.
 // The service runs its use cases (users, assets minted, lists, transfers, burns, rewards, webhooks,
 // the management API, retention); every distinct SQL text it prepares is recorded, then planned with

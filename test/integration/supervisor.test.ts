@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // Under a supervisor: SIGTERM or SIGINT sent to the `npm start` process (what systemd, `docker stop` and
 // `timeout` do) stops the service and its embedded chain within 15 s, and nothing is left running; the
 // embedded chain killed under the service is restarted, with /health degraded meanwhile.

@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // Isolation under load, with the real dispatcher, HTTP sender and database: seven Apps with fast
 // endpoints keep at least 90 % of their delivery throughput when an eighth App's endpoint hangs or
 // answers 500 to everything. Throughput is timing, and CI machines are shared: the three shapes are

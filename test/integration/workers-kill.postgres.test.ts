@@ -1,3 +1,4 @@
+// test:exclusive — measures timing; run with the machine to itself (scripts/run-integration.mjs).
 // Scale-out on PostgreSQL, exactly once: one API process (with the embedded chain, no workers) and two
 // worker processes (API=false) on one database; 2,000 assets accepted; one worker process killed -9
 // while it mints. The other takes over its leases: every asset is minted, each token id exactly once.

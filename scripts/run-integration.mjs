@@ -1,0 +1,38 @@
+// Runs the integration suite (test/chain, test/integration) in two phases, so that it fits CI's budget
+// on a small machine without measuring anything under a neighbour's load:
+//   1. every file not marked exclusive, several at a time (each starts its own servers on free ports
+//      and its own databases, so files share nothing);
+//   2. the files whose first lines say `test:exclusive` (they measure throughput, latency or timing
+//      against a budget), one after another with the machine to themselves.
+// INTEGRATION_CONCURRENCY sets phase 1's width (default 3); extra arguments run only those files.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const listed = process.argv.slice(2);
+const files = listed.length
+  ? listed
+  : ['test/chain', 'test/integration'].flatMap((dir) =>
+      fs
+        .readdirSync(path.join(root, dir))
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => `${dir}/${f}`),
+    );
+const exclusive = (f) => /test:exclusive/.test(fs.readFileSync(path.join(root, f), 'utf8').split('\n').slice(0, 20).join('\n'));
+const shared = files.filter((f) => !exclusive(f)).sort();
+const alone = files.filter(exclusive).sort();
+const width = process.env.INTEGRATION_CONCURRENCY ?? '3';
+
+function run(list, concurrency) {
+  if (list.length === 0) return 0;
+  console.log(`\n== ${list.length} file(s), ${concurrency} at a time: ${list.join(' ')}`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list], { cwd: root, stdio: 'inherit' });
+  return r.status ?? 1;
+}
+
+const started = Date.now();
+const first = run(shared, width);
+const second = run(alone, '1');
+console.log(`\n== integration: ${((Date.now() - started) / 60000).toFixed(1)} min, ${first || second ? 'FAILED' : 'passed'}`);
+process.exit(first || second);
