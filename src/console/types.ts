@@ -3,6 +3,7 @@
 // import is the webhook view the management API shows too (itself without imports).
 // Every answer is wrapped in the API's envelope: { success: true, data: <one of these> }.
 import type { WebhookView } from '../domain/webhook-view.js';
+import type { AppEnvironment } from '../domain/environment.js';
 
 /** A page of a list read newest first; `next_cursor` asks for the page after it (null: the last page). */
 export interface Page<T> {
@@ -15,7 +16,7 @@ export interface SessionInfo {
   expires_at: string | null;
 }
 
-export type Environment = 'development' | 'production';
+export type Environment = AppEnvironment;
 
 export interface AppSummary {
   uid: string;

@@ -17,10 +17,10 @@ import { fetchImage } from './fetch-image.js';
 import { metadataStorage } from './store.js';
 import { enqueuePublish, type PublishItem } from './publish.js';
 import { PUBLISH_JOB } from '../jobs/kinds.js';
+import type { AppEnvironment } from '../domain/environment.js';
 /** Attempts for transient failures (timeouts, 5xx): backoff 0.5 s … 64 s, about two minutes in all. */
 export const PREPARE_ATTEMPTS = 8;
 
-export type AppEnvironment = 'development' | 'production';
 
 /** Whether an asset needs the prepare step before minting (pure). */
 export function needsPreparation(env: AppEnvironment, storeImage: boolean): boolean {

@@ -1,13 +1,14 @@
 // Row types of every table. Booleans are stored as 0/1 integers in both databases; timestamps shown to
 // API users are ISO strings with microseconds; machine times (leases, schedules) are epoch ms.
 import type { Generated } from 'kysely';
+import type { AppEnvironment } from '../domain/environment.js';
 
 export interface MetaTable { key: string; value: string }
 
 export interface AppTable {
   uid: string;
   name: string;
-  environment: 'development' | 'production';
+  environment: AppEnvironment;
   created_at: string;
 }
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { AppCredentials, AppSummary } from '../../../src/console/types';
+import type { AppCredentials, AppSummary, Environment } from '../../../src/console/types';
 import { ErrorBox, Field, Loading, Mono, Secret, Table, Time, onInput, useAction } from '../ui';
 
 export function AppsPage() {
@@ -9,7 +9,7 @@ export function AppsPage() {
   const heading = useFocusHeading('apps');
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
-  const [environment, setEnvironment] = useState<'development' | 'production'>('development');
+  const [environment, setEnvironment] = useState<Environment>('development');
   const [created, setCreated] = useState<(AppCredentials & { name: string }) | null>(null);
   const create = useAction(() => post<AppCredentials>('/apps', { name, environment }));
 
@@ -40,7 +40,7 @@ export function AppsPage() {
             <input id="app-name" required maxLength={100} value={name} onInput={onInput(setName)} />
           </Field>
           <Field label="Environment" id="app-environment" hint="Production Apps store metadata on IPFS (ipfs:// token URIs).">
-            <select id="app-environment" value={environment} onChange={(e) => setEnvironment(e.currentTarget.value as 'development' | 'production')}>
+            <select id="app-environment" value={environment} onChange={(e) => setEnvironment(e.currentTarget.value as Environment)}>
               <option value="development">development</option>
               <option value="production">production</option>
             </select>

@@ -24,6 +24,7 @@ import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from '../../util/supervised-worker.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -32,7 +33,7 @@ const STOP_TIMEOUT_MS = 20_000;
 export interface WireCreate {
   id: number;
   appUid: string;
-  environment: 'development' | 'production';
+  environment: AppEnvironment;
   p: AssetParams;
   idem?: IdempotentWrite;
 }
@@ -111,7 +112,7 @@ export class CreatesThread implements CreatesWriter {
     await this.thread.start();
   }
 
-  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
     if (!this.thread.running) return this.opts.local.submit(appUid, environment, p, idem);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;

@@ -4,11 +4,12 @@ import { jwtVerify, errors as joseErrors } from 'jose';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyResolver, ResolvedKey } from '../../services/apps/registry.js';
 import { ApiError } from '../../util/errors.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     appUid: string;
-    appEnvironment: 'development' | 'production';
+    appEnvironment: AppEnvironment;
   }
 }
 

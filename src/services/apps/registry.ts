@@ -4,10 +4,11 @@ import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 export interface NewApp { uid: string; api_key: string; api_secret: string }
 
-export async function createApp(ctx: Ctx, name: string, environment: 'development' | 'production'): Promise<NewApp> {
+export async function createApp(ctx: Ctx, name: string, environment: AppEnvironment): Promise<NewApp> {
   if (!name.trim()) throw new Error('app name must not be empty');
   const uid = newUid();
   const created = nowIso();
@@ -35,7 +36,7 @@ export async function listApps(ctx: Ctx) {
 /** What a request needs of its App, resolved from the API key. */
 export interface ResolvedKey {
   appUid: string;
-  environment: 'development' | 'production';
+  environment: AppEnvironment;
   /** The HS256 key, imported once (importing it per request cost ~6 % of a request's CPU). */
   key: CryptoKey;
   /** Bearer tokens already verified with this secret -> their `exp` (seconds) or null (none). */

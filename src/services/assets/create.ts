@@ -20,6 +20,7 @@ import { queueOn, type AnyEnqueueOptions } from '../../jobs/queue.js';
 import { saveAnswers, type IdempotentWrite } from '../requests/idempotency.js';
 
 import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../../jobs/kinds.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 export interface AssetParams {
   user_uid: string;
@@ -40,7 +41,7 @@ const MAX_GROUP = 400;
 
 interface Request {
   appUid: string;
-  environment: 'development' | 'production';
+  environment: AppEnvironment;
   p: AssetParams;
   /** Fixed when the request arrives; drawn again only if the write finds it taken. */
   uid: string;
@@ -52,7 +53,7 @@ interface Request {
 type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError };
 // `firstJob` is the job kind to announce: chain job kinds are already those of the collection's chain.
 
-export async function createAsset(ctx: Ctx, appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+export async function createAsset(ctx: Ctx, appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
   // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
   if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
   return writerOf(ctx).submit(appUid, environment, p, idem);
@@ -60,7 +61,7 @@ export async function createAsset(ctx: Ctx, appUid: string, environment: 'develo
 
 /** Where creates are written: an AssetIntake on this thread, or one in another thread (src/boot/threads/creates-thread.ts). */
 export interface CreatesWriter {
-  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
+  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
 }
 
 const writers = new WeakMap<Ctx, CreatesWriter>();
@@ -94,7 +95,7 @@ export class AssetIntake implements CreatesWriter {
     private readonly announce: (kinds: Set<string>) => void = (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
   ) {}
 
-  submit(appUid: string, environment: 'development' | 'production', p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ appUid, environment, p, uid: this.uids(), idem, resolve, reject });
       if (!this.writing) {
