@@ -6,30 +6,11 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError, errorBody } from '../../util/errors.js';
+import { fallbackCode } from '../../domain/error-codes.js';
 import { IdempotencyConflict } from '../../services/requests/idempotency.js';
 import type { Idempotency } from './idempotency.js';
 
-/** Machine codes of the statuses we answer that no route names itself. */
-const CODES: Record<number, string> = {
-  400: 'bad_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  406: 'not_acceptable',
-  408: 'request_timeout',
-  409: 'conflict',
-  411: 'length_required',
-  413: 'payload_too_large',
-  414: 'uri_too_long',
-  415: 'unsupported_media_type',
-  422: 'unprocessable_entity',
-  429: 'rate_limited',
-  431: 'request_header_fields_too_large',
-  503: 'unavailable',
-};
-
-const codeFor = (status: number) => CODES[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
+const codeFor = fallbackCode;
 
 export const notFound = () => ApiError.client(404, 'not_found', 'Not Found');
 
