@@ -16,13 +16,18 @@ import type { Config } from '../config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/db.js';
 import { UsageError, type Output } from './args.js';
+import { lockDataDir } from '../util/data-dir-lock.js';
 
 const FORMAT = 1;
 const MANIFEST = 'manifest.json';
 const SQLITE_NAME = 'mintworks.sqlite';
 const PG_DUMP_NAME = 'mintworks.pgdump';
-/** Single files of DATA_DIR that belong in a backup (those present). */
-const KEY_FILES = ['master.key', 'operator.token', 'demo.env'];
+/**
+ * Single files of DATA_DIR that belong in a backup (those present): the keys only when the configuration
+ * takes them from there (not from MASTER_KEY / OPERATOR_TOKEN), so a backup never carries a key of
+ * another installation that shares the directory.
+ */
+const keyFiles = (config: Config) => [...(config.masterKeyHex ? [] : ['master.key']), ...(config.operatorToken ? [] : ['operator.token']), 'demo.env'];
 /** Directories of DATA_DIR with content the database points at: development files, UnixFS blocks. */
 const CONTENT_DIRS = ['files', 'ipfs'];
 
@@ -84,13 +89,14 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
     fs.cpSync(path.join(data, d), path.join(out, d), { recursive: true });
     contents.push(`${d}/`);
   }
-  for (const f of KEY_FILES) {
+  for (const f of keyFiles(config)) {
     if (!fs.existsSync(path.join(data, f))) continue;
     fs.copyFileSync(path.join(data, f), path.join(out, f));
     contents.push(f);
   }
-  const masterKey = contents.includes('master.key') && !config.masterKeyHex ? 'master.key' : 'MASTER_KEY';
+  const masterKey = contents.includes('master.key') ? 'master.key' : 'MASTER_KEY';
   if (masterKey === 'MASTER_KEY') notes.push('The master key is not in this backup (it comes from MASTER_KEY): a restore needs the same MASTER_KEY.');
+  if (config.operatorToken) notes.push('The operator token is not in this backup (it comes from OPERATOR_TOKEN).');
   if (!embedded) notes.push('The chain is external (CHAIN_RPC_URL): its state is the chain\'s own, not in this backup.');
 
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, embedded_chain: embedded };
@@ -120,6 +126,8 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   }
   if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex) throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
   const data = config.dataDir;
+  // Held until this command exits: no service may start on the DATA_DIR while it is being restored.
+  if (fs.existsSync(data)) await lockDataDir(data, 'exclusive');
   const pid = runningAnvilPid(data);
   if (pid) throw new UsageError(`the service is running on DATA_DIR ${data} (its embedded chain is pid ${pid}): stop it first`);
 
