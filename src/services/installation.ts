@@ -68,7 +68,9 @@ export async function agreeOnInstallation(db: Db, config: Config, opts: { public
       );
     }
     if (recorded !== publicUrl || !recordedSet) Object.assign(updates, { [PUBLIC_URL]: publicUrl, [PUBLIC_URL_SOURCE]: 'set' });
-  } else if (recorded && (recordedSet || !opts.sole)) {
+  } else if (recorded && (recordedSet || !opts.sole || !config.runApi)) {
+    // A URL PUBLIC_URL set, one an API process of a PostgreSQL installation recorded, or the API's of
+    // this very process (the workers' thread of `npm start`).
     publicUrl = recorded;
   } else if (config.runApi) {
     if (recorded !== publicUrl) Object.assign(updates, { [PUBLIC_URL]: publicUrl, [PUBLIC_URL_SOURCE]: 'default' });

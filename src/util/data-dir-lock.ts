@@ -6,14 +6,15 @@
 //  - exclusive: the DATA_DIR is this process's alone (a SQLite database, an embedded chain's state);
 //    it is bound at `<name>.x`;
 //  - shared: processes of one PostgreSQL installation share the DATA_DIR (its content store); each binds
-//    `<name>.s.<pid>`.
+//    the first free of `<name>.s.0` … `<name>.s.63`.
 // A taker first binds its own name, then looks for the other mode's names: of two processes starting
 // together at least one sees the other, so two never both go on (at worst both refuse).
 //
 // On Linux the sockets are abstract (no file, nothing to clean up); elsewhere they are files in the
 // system's temporary directory, and one that refuses connections is a dead process's and is removed.
 // A connection to a lock socket is answered with one JSON line: the holder's pid, DATA_DIR and PORT,
-// so a refusal can name it and a port-in-use message can say it is another Mintworks.
+// so a refusal can name it. A process that serves a PORT also binds `mintworks-port-<port>`, so a
+// port-in-use message can say it is another Mintworks, and which.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -39,6 +40,8 @@ export class DataDirInUseError extends Error {
 }
 
 const PREFIX = 'mintworks-lock-';
+/** Shared holders of one DATA_DIR at the same time (processes of one installation on one machine). */
+const SHARED_SLOTS = 64;
 const abstract = process.platform === 'linux';
 
 const nameOf = (dataDir: string, scope: string) => PREFIX + crypto.createHash('sha256').update(`${scope}\0${realDir(dataDir)}`).digest('hex').slice(0, 24);
@@ -49,28 +52,6 @@ function realDir(dir: string): string {
     return fs.realpathSync(dir);
   } catch {
     return path.resolve(dir);
-  }
-}
-
-/** Every lock socket name present on this machine (for this user's temporary directory elsewhere). */
-function lockNames(): string[] {
-  if (abstract) {
-    let table: string;
-    try {
-      table = fs.readFileSync('/proc/net/unix', 'utf8');
-    } catch {
-      return [];
-    }
-    return table
-      .split('\n')
-      .map((l) => l.trim().split(/\s+/).pop() ?? '')
-      .filter((p) => p.startsWith(`@${PREFIX}`))
-      .map((p) => p.slice(1));
-  }
-  try {
-    return fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(PREFIX) && f.endsWith('.sock')).map((f) => f.slice(0, -'.sock'.length));
-  } catch {
-    return [];
   }
 }
 
@@ -155,34 +136,47 @@ export async function lockDataDir(dataDir: string, mode: LockMode, opts: { port?
   const base = nameOf(dataDir, opts.scope ?? 'data');
   const info: LockHolder = { pid: process.pid, dataDir: realDir(dataDir), port: opts.port ?? 0 };
   const what = opts.what ?? 'DATA_DIR';
-  const own = mode === 'exclusive' ? `${base}.x` : `${base}.s.${process.pid}`;
-  const got = await bind(own, info);
-  if (!('server' in got)) {
-    if (got.pid !== process.pid) throw new DataDirInUseError(got, what);
-    return () => {};
+  const slots = Array.from({ length: SHARED_SLOTS }, (_, k) => `${base}.s.${k}`);
+  let own: string | null = null;
+  for (const name of mode === 'exclusive' ? [`${base}.x`] : slots) {
+    const got = await bind(name, info);
+    if ('server' in got) {
+      got.count++;
+      own = name;
+      break;
+    }
+    if (got.pid === process.pid) return () => {}; // this process holds it already (a thread, a test)
+    if (mode === 'exclusive') throw new DataDirInUseError(got, what);
   }
-  got.count++;
+  if (!own) throw new Error(`more than ${SHARED_SLOTS} processes use DATA_DIR ${info.dataDir}`);
+  const owned = [own];
   try {
-    const others = mode === 'exclusive' ? lockNames().filter((n) => n.startsWith(`${base}.s.`)) : [`${base}.x`];
-    for (const n of others) {
-      const holder = await askHolder(n);
+    const others = mode === 'exclusive' ? slots : [`${base}.x`];
+    for (const holder of await Promise.all(others.map((n) => askHolder(n)))) {
       if (holder && holder.pid !== process.pid) throw new DataDirInUseError(holder, what);
     }
+    // Naming the port it serves: best effort (a port taken by another program is refused at bind).
+    if (info.port > 0) {
+      const got = await bind(`mintworks-port-${info.port}`, info).catch(() => null);
+      if (got && 'server' in got) {
+        got.count++;
+        owned.push(`mintworks-port-${info.port}`);
+      }
+    }
   } catch (err) {
-    unbind(own);
+    owned.forEach(unbind);
     throw err;
   }
   let released = false;
   return () => {
     if (released) return;
     released = true;
-    unbind(own);
+    owned.forEach(unbind);
   };
 }
 
 /** Another Mintworks of this machine that serves `port`, if there is one (for the port-in-use message). */
 export async function mintworksOnPort(port: number): Promise<LockHolder | null> {
-  const names = [...new Set(lockNames())];
-  const holders = await Promise.all(names.map((n) => askHolder(n, 300)));
-  return holders.find((h) => h && h.port === port && h.pid !== process.pid) ?? null;
+  const holder = await askHolder(`mintworks-port-${port}`, 500);
+  return holder && holder.pid !== process.pid ? holder : null;
 }

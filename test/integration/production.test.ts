@@ -78,6 +78,12 @@ describe('docs/production.md, run as written', () => {
 
   after(async () => {
     // A failed run still takes everything down: the document's teardown, then whatever it missed.
+    if (home && fs.existsSync(path.join(home, 'logs'))) {
+      // What the processes said, kept for a failed run (the teardown removes MW_HOME).
+      const kept = tempDir('mintworks-production-logs-');
+      fs.cpSync(path.join(home, 'logs'), kept, { recursive: true });
+      process.stdout.write(`# the walkthrough's logs: ${kept}\n`);
+    }
     if (home && fs.existsSync(home)) await run('teardown').catch((err) => process.stdout.write(`# teardown: ${(err as Error).message}\n`));
     for (const pid of seenPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
   });
