@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import type { Config } from '../config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/db.js';
@@ -27,7 +28,37 @@ const PG_DUMP_NAME = 'mintworks.pgdump';
  * takes them from there (not from MASTER_KEY / OPERATOR_TOKEN), so a backup never carries a key of
  * another installation that shares the directory.
  */
-const keyFiles = (config: Config) => [...(config.masterKeyHex ? [] : ['master.key']), ...(config.operatorToken ? [] : ['operator.token']), 'demo.env'];
+const keyFiles = (config: Config) => [...(config.masterKeyHex ? [] : ['master.key']), ...(config.operatorToken ? [] : ['operator.token'])];
+
+/**
+ * The Demo App files of DATA_DIR that are this installation's: `demo.env` or `demo-<uid>.env` naming an
+ * App of this database (another installation that used the directory left its own).
+ */
+async function demoFilesOf(config: Config, dbFile: string | null): Promise<string[]> {
+  const files = fs.readdirSync(config.dataDir).filter((f) => /^demo(-\d+)?\.env$/.test(f));
+  const appOf = (f: string) => /^MW_APP=(\d+)$/m.exec(fs.readFileSync(path.join(config.dataDir, f), 'utf8'))?.[1] ?? null;
+  const wanted = files.map((f) => [f, appOf(f)] as const).filter(([, uid]) => uid !== null) as [string, string][];
+  if (wanted.length === 0) return [];
+  let known: Set<string>;
+  if (dbFile) {
+    const db = new SQLite(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      known = new Set((db.prepare('select uid from apps').all() as { uid: string }[]).map((r) => r.uid));
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: config.databaseUrl });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      known = new Set((await client.query<{ uid: string }>('select uid from apps where uid = any($1)', [wanted.map(([, u]) => u)])).rows.map((r) => r.uid));
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  return wanted.filter(([, uid]) => known.has(uid)).map(([f]) => f);
+}
 /** Directories of DATA_DIR with content the database points at: development files, UnixFS blocks. */
 const CONTENT_DIRS = ['files', 'ipfs'];
 
@@ -89,7 +120,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
     fs.cpSync(path.join(data, d), path.join(out, d), { recursive: true });
     contents.push(`${d}/`);
   }
-  for (const f of keyFiles(config)) {
+  for (const f of [...keyFiles(config), ...(await demoFilesOf(config, dbFile))]) {
     if (!fs.existsSync(path.join(data, f))) continue;
     fs.copyFileSync(path.join(data, f), path.join(out, f));
     contents.push(f);
