@@ -21,6 +21,7 @@ import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
 import { assertInstallation } from './installation.js';
 import { chainCommand } from './chain.js';
+import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -231,7 +232,7 @@ try {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
     fail(err.code === 'commander.help' ? 'a command is needed (see the list above)' : err.message.replace(/^error: /, ''), 2);
   }
-  if (err instanceof UsageError || err instanceof ConfigError) fail(err.message, 2);
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirInUseError) fail(err.message, 2);
   if (err instanceof ApiError) fail(err.message, 1);
   fail(`error: ${(err as Error).message}`, 1);
 }
