@@ -63,8 +63,8 @@ describe('installations and the processes that use them', () => {
       const second = start([main], { DATA_DIR: dataDir, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) });
       assert.equal(await second.exited, 1);
       assert.match(second.output(), new RegExp(`another Mintworks \\(pid ${first.child.pid}\\) is using DATA_DIR ${dataDir.replace(/[/.]/g, '\\$&')}`));
-      // The first one is untouched: its chain still answers through it.
-      assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+      // The first one is untouched: it becomes ready (its workers deploy the forwarder on its chain).
+      await waitFor('the first service ready', async () => (await fetch(`http://127.0.0.1:${port}/health`)).status === 200, 60_000, 50);
     });
 
     it('says which Mintworks holds a PORT another installation asks for', async () => {
