@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import { installationSettings, recordChains, recordOperatorToken, setPublicUrl } from '../services/installation.js';
+import { repointCollections } from '../services/collection-base-uri.js';
 import { UsageError, type Output } from './args.js';
 
 export interface ConfigCommandDeps {
@@ -40,19 +41,20 @@ export function configCommand(deps: ConfigCommandDeps): Command {
         if (!url.safeParse(value).success) throw new UsageError(`${value} is not an http(s) URL`);
         const next = value.replace(/\/+$/, '');
         const r = await setPublicUrl(ctx.db, next);
-        const moved = r.previous !== null && r.previous !== next ? r.collections : [];
+        // Deployed collections keep the base token URI they were deployed with: each is sent the new one.
+        const moved = r.previous !== null && r.previous !== next ? await repointCollections(ctx, next) : [];
         const notes = [
           `Public URL recorded: ${next}${r.previous && r.previous !== next ? ` (was ${r.previous})` : ''}.`,
           'Restart every process with PUBLIC_URL set to it (or unset): a process whose PUBLIC_URL differs refuses to start.',
         ];
         if (moved.length) {
           notes.push(
-            `${moved.length} collection(s) were deployed with the base token URI ${r.previous}/metadata/<collection>/, which their contracts keep: ` +
-              `this version does not re-point it on chain, so tokens of development Apps keep resolving to the old URL. Keep the old URL ` +
-              `answering (e.g. a redirect from it to ${next} in the reverse proxy). Production Apps' tokens (ipfs://) are not affected.`,
+            `${moved.length} deployed collection(s) keep ${r.previous}/metadata/<collection>/ as their base token URI on chain: a setBaseURI ` +
+              `transaction to ${next}/metadata/<collection>/ is queued for each, sent by the worker processes of their chains. Until it is mined, ` +
+              `development Apps' tokens resolve to the old URL (keep it answering meanwhile). Production Apps' tokens (ipfs://) are not affected.`,
           );
         }
-        return { json: { public_url: next, previous: r.previous, collections_with_old_base_uri: moved }, text: notes.join('\n') };
+        return { json: { public_url: next, previous: r.previous, collections_repointed: moved }, text: notes.join('\n') };
       }, true),
     );
   deps.leaf(set, 'chains', 'record the chains of this environment (CHAIN_RPC_URL, CHAINS) as the installation\'s').action(() =>

@@ -124,15 +124,11 @@ export async function recordOperatorToken(db: Db, token: string): Promise<void> 
   await writeMeta(db, { [OPERATOR_DIGEST]: operatorDigest(token) });
 }
 
-/**
- * `mintworks config set public-url`: records the new URL. What already points at the old one on chain
- * (each deployed collection's base token URI) is listed: the caller re-points it or says it cannot.
- */
-export async function setPublicUrl(db: Db, url: string): Promise<{ previous: string | null; collections: { uid: string; chain_id: number; contract_address: string }[] }> {
+/** `mintworks config set public-url`: records the new URL; returns the one it replaces. */
+export async function setPublicUrl(db: Db, url: string): Promise<{ previous: string | null }> {
   const before = await recordedPublicUrl(db);
   await writeMeta(db, { [PUBLIC_URL]: url, [PUBLIC_URL_SOURCE]: 'set' });
-  const rows = await db.selectFrom('collections').select(['uid', 'chain_id', 'contract_address']).where('contract_address', 'is not', null).execute();
-  return { previous: before?.url ?? null, collections: rows.map((r) => ({ uid: r.uid, chain_id: Number(r.chain_id), contract_address: r.contract_address! })) };
+  return { previous: before?.url ?? null };
 }
 
 /** What `mintworks config show` prints. */

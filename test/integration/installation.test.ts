@@ -10,6 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -137,6 +138,14 @@ describe('installations and the processes that use them', () => {
       assert.match(worker.output(), new RegExp(`"public_url":"http://127.0.0.1:${apiPort}"[^\\n]*"msg":"workers ready"`), worker.output());
       assert.doesNotMatch(worker.output(), /"msg":"mintworks ready"/);
 
+      // Funded, the worker deploys the Demo App's collection with the recorded URL as its base token URI.
+      const fund = cliRun(['chain', 'fund'], common);
+      assert.equal(fund.status, 0, fund.stderr);
+      const db = new pg.Client({ connectionString: pgdb.url });
+      await db.connect();
+      const deployed = await waitFor('the demo collection deployed', async () => (await db.query<{ uid: string }>("select uid from collections where status = 'deployed'")).rows[0], 60_000, 100);
+      await db.end();
+
       // Another explicit URL is refused, naming both values.
       const wrong = start([main], { ...common, API: 'false', DEMO_APP: 'false', PUBLIC_URL: 'http://127.0.0.1:8080' });
       assert.equal(await wrong.exited, 1);
@@ -146,6 +155,10 @@ describe('installations and the processes that use them', () => {
       const set = cliRun(['config', 'set', 'public-url', 'http://127.0.0.1:8080'], common);
       assert.equal(set.status, 0, set.stderr);
       assert.match(set.stdout, new RegExp(`Public URL recorded: http://127.0.0.1:8080 \\(was http://127.0.0.1:${apiPort}\\)`));
+      assert.match(set.stdout, /1 deployed collection\(s\) keep .* a setBaseURI transaction to http:\/\/127\.0\.0\.1:8080\/metadata\/<collection>\/ is queued/);
+      // A worker sends it: the contract's base URI follows the new URL.
+      await waitFor('the base URI re-pointed', async () => worker.output().includes('"msg":"collection base token URI re-pointed"'), 60_000, 100);
+      assert.match(worker.output(), new RegExp(`"collection":"${deployed.uid}","base_uri":"http://127.0.0.1:8080/metadata/${deployed.uid}/"`));
       const show = cliRun(['config', 'show', '--json'], common);
       assert.equal(JSON.parse(show.stdout).public_url, 'http://127.0.0.1:8080');
       const again = start([main], { ...common, API: 'false', DEMO_APP: 'false', PUBLIC_URL: 'http://127.0.0.1:8080' });
