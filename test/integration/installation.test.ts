@@ -110,6 +110,26 @@ describe('installations and the processes that use them', () => {
     let pgdb: Awaited<ReturnType<typeof freshPostgres>>;
     after(async () => pgdb?.drop());
 
+    it('a worker on the DATA_DIR of an API process that runs the embedded chain is refused, instead of taking over that chain', async () => {
+      const db = await freshPostgres();
+      try {
+        const dataDir = path.join(tempDir('mintworks-inst-pg-'), 'data');
+        const anvilPort = String(await freePort());
+        const common = { DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: 'ab'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-installation-test', ANVIL_PORT: anvilPort };
+        const api = start([main], { ...common, WORKERS: 'false', PORT: String(await freePort()) });
+        await waitFor('the API process', async () => api.output().includes('"msg":"mintworks ready"'), 60_000, 50);
+        const worker = start([main], { ...common, API: 'false', DEMO_APP: 'false' });
+        assert.equal(await worker.exited, 1);
+        assert.match(worker.output(), new RegExp(`another Mintworks \\(pid ${api.child.pid}\\) is using the embedded chain of DATA_DIR`));
+        // The API's chain is still its own and still answers.
+        const rpc = await fetch(`http://127.0.0.1:${anvilPort}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+        assert.equal(rpc.status, 200);
+        await stop(api);
+      } finally {
+        await db.drop();
+      }
+    });
+
     it('agrees on the public URL whatever order the processes start in, and keeps another installation\'s demo.env', async () => {
       pgdb = await freshPostgres();
       const dataDir = path.join(tempDir('mintworks-inst-pg-'), 'data');
