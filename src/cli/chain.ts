@@ -5,6 +5,7 @@
 //    processes all reach it at CHAIN_RPC_URL, start and stop in any order, and none of them stops it.
 //  - `chain fund` gives the installation's deployer and relayers funds on a development chain (anvil or
 //    hardhat); on any other chain it prints what to send where.
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import pino from 'pino';
@@ -37,7 +38,7 @@ export function chainCommand(deps: ChainCommandDeps): Command {
     .action(async (o) => {
       const dir = path.resolve(o.dir);
       const log = pino({ level: 'info', base: { component: 'chain' } }, pino.destination(2));
-      await import('node:fs').then((fs) => fs.mkdirSync(dir, { recursive: true, mode: 0o700 }));
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       await lockDataDir(dir, 'exclusive', { scope: 'chain', what: 'the chain directory' });
       const node = await startEmbeddedChain({ dataDir: dir, port: o.port, chainId: o.chainId, logger: log, blockTime: o.blockTime, mixedMining: false });
       deps.print({
