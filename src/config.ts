@@ -112,6 +112,8 @@ export const configSchema = envSchema.transform((c, ctx) => {
     host: c.HOST,
     dataDir: path.resolve(c.DATA_DIR),
     publicUrl,
+    /** PUBLIC_URL was given (else publicUrl is derived from HOST:PORT, or the installation's recorded one is used). */
+    publicUrlSet: c.PUBLIC_URL !== undefined,
     databaseUrl: c.DATABASE_URL,
     chainRpcUrl: c.CHAIN_RPC_URL,
     anvilPort: c.ANVIL_PORT,

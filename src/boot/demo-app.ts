@@ -35,8 +35,15 @@ export async function ensureDemoApp(ctx: Ctx, opts: DemoOptions): Promise<void> 
     `MW_COLLECTION=${collection.uid}`,
     '',
   ].join('\n');
-  const file = path.join(ctx.config.dataDir, 'demo.env');
-  fs.writeFileSync(file, env, { mode: 0o600 });
+  // A demo.env already there is another installation's (its database had this Demo App, not ours):
+  // it is kept, and this one's is written beside it under its App's uid.
+  let file = path.join(ctx.config.dataDir, 'demo.env');
+  if (fs.existsSync(file)) {
+    const other = file;
+    file = path.join(ctx.config.dataDir, `demo-${app.uid}.env`);
+    ctx.log.warn({ kept: other, written: file }, 'DATA_DIR/demo.env belongs to another installation that used this DATA_DIR: kept; this installation\'s Demo App is in its own file (give each installation a DATA_DIR of its own)');
+  }
+  fs.writeFileSync(file, env, { mode: 0o600, flag: 'wx' });
   if (!opts.print) return;
   process.stderr.write(`
 ================================================================================

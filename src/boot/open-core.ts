@@ -56,8 +56,9 @@ export interface Core {
  * that shares another's store opens it (src/store/open.ts): `checkpoints` where the SQLite WAL
  * is checkpointed when not where this process's settings put it, `flushedBy` who flushes its commits.
  */
-export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' } } = {}): Promise<Core> {
-  preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
+export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' }; existing?: boolean } = {}): Promise<Core> {
+  // `existing`: a command that only reads opens an installation that is there, and creates nothing.
+  if (!opts.existing) preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   const box = new SecretBox(loadMasterKey(config, log));
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
   const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');

@@ -30,6 +30,9 @@ import { printConsoleWelcome } from '../console/welcome.js';
 import { publishJobHandler } from '../metadata/publish.js';
 import { AssetIntake, writeCreatesWith } from '../services/assets/create.js';
 import { CreatesThread } from './threads/creates-thread.js';
+import { lockDataDir, mintworksOnPort } from '../util/data-dir-lock.js';
+import { agreeOnInstallation } from '../services/installation.js';
+import { PgChanges } from '../store/postgres/changes.js';
 
 export interface Service {
   ctx: Ctx;
@@ -73,9 +76,16 @@ export async function assertBindable(host: string, port: number): Promise<void> 
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = net.createServer();
-    probe.once('error', (err) => reject(bindError(err as NodeJS.ErrnoException, host, port)));
+    probe.once('error', (err) => void bindErrorNamingMintworks(err as NodeJS.ErrnoException, host, port).then(reject));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
+}
+
+/** bindError, saying which Mintworks holds the port when it is one of this machine. */
+async function bindErrorNamingMintworks(err: NodeJS.ErrnoException, host: string, port: number): Promise<Error> {
+  const other = err.code === 'EADDRINUSE' ? await mintworksOnPort(port).catch(() => null) : null;
+  if (other) return new Error(`PORT ${port} is already in use on ${host} by another Mintworks (pid ${other.pid}, DATA_DIR ${other.dataDir}): stop it or set PORT to a free port (and, for another installation, a DATA_DIR of its own)`);
+  return bindError(err, host, port);
 }
 
 function bindError(err: NodeJS.ErrnoException, host: string, port: number): Error {
@@ -101,11 +111,22 @@ export async function startService(config: Config, log: Logger = createLogger(co
     cleanups.length = 0;
   };
   try {
+    // DATA_DIR is this process's alone with SQLite; PostgreSQL's processes share it (the content store).
+    // The embedded chain's state in it belongs to one process whatever the database.
+    ensureDir(config.dataDir);
+    const isPostgres = /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '');
+    const release = await lockDataDir(config.dataDir, isPostgres ? 'shared' : 'exclusive', { port: config.runApi ? config.port : 0 });
+    cleanups.push(async () => release());
+    if (config.chains.some((c) => c.embedded) && !config.embeddedRpcUrl) {
+      const releaseChain = await lockDataDir(config.dataDir, 'exclusive', { scope: 'chain', port: config.runApi ? config.port : 0, what: 'the embedded chain of DATA_DIR' });
+      cleanups.push(async () => releaseChain());
+    }
     if (config.runApi) await assertBindable(config.host, config.port);
     const operator = loadOperatorToken({ ...config, dataDir: ensureDir(config.dataDir) });
     config = { ...config, operatorToken: operator.token };
     const core = await openCore(config, log);
     cleanups.push(() => core.store.close());
+    config = await agreeOnInstallation(core.store.db, config, { publicUrlSet: config.publicUrlSet, sole: !isPostgres, log });
 
     const homeChainId = checkHomeChain(core.homeChainId, config);
 
@@ -216,6 +237,16 @@ export async function startService(config: Config, log: Logger = createLogger(co
       const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
       webhooks.start();
       cleanups.push(() => webhooks.stop());
+      if (isPostgres) {
+        // Work other processes insert wakes these workers at once (migration 019), not at the next poll.
+        const signals = core.queue.signals;
+        const wakeups = new PgChanges(config.databaseUrl!, log.child({ component: 'wakeups' }), {
+          changes: false,
+          onWake: (kind) => (kind === '*' ? signals.eventNames().forEach((k) => signals.emit(k)) : void signals.emit(kind)),
+        });
+        await wakeups.start();
+        cleanups.push(() => wakeups.stop());
+      }
       const pruner = new Pruner(ctx, config.retentionDays, log.child({ component: 'retention' }));
       pruner.start();
       cleanups.push(() => pruner.stop());
@@ -256,8 +287,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
           const low = relayers.filter((r) => r.low);
           return {
             // The default chain answering is what makes the service ready; every chain says its own state.
-            ready: startedUp && first.block !== null && !chainRestarting,
-            status: !startedUp ? 'starting' : chainRestarting ? 'chain restarting' : first.block === null ? 'chain unreachable' : low.length ? 'relayer balance low' : 'ok',
+            // Not ready while the default chain cannot take work (unreachable, an account to fund, the forwarder
+            // being deployed): its status says which.
+            ready: startedUp && first.ready && !chainRestarting,
+            status: !startedUp ? 'starting' : chainRestarting ? 'chain restarting' : !first.ready ? first.status : low.length ? 'relayer balance low' : 'ok',
             relayers,
             store: core.store.dialect,
             chain: { chain_id: first.chain_id, name: first.name, block: first.block, embedded: first.embedded },
@@ -284,7 +317,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
 
-    log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
+    const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready }));
+    // A worker-only process serves no URL: it says it is ready to work, and for which public URL.
+    if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
+    else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
     service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {

@@ -44,6 +44,8 @@ export interface OutcomePayloads {
   };
   /** The withdrawal of what a reward still holds. */
   'reward.withdraw': { reward_uid: string; contract: string };
+  /** setBaseURI of a collection: its development tokens' URIs follow a new public URL. */
+  'collection.base_uri': { collection_uid: string; contract: string; base_uri: string };
 }
 
 export type OutcomeKind = keyof OutcomePayloads;
@@ -57,6 +59,7 @@ export const REWARD_DEPLOY_TX = 'reward.deploy' satisfies OutcomeKind;
 export const ALLOCATE_TX = 'reward.allocate' satisfies OutcomeKind;
 export const CLAIM_TX = 'reward.claim' satisfies OutcomeKind;
 export const WITHDRAW_TX = 'reward.withdraw' satisfies OutcomeKind;
+export const BASE_URI_TX = 'collection.base_uri' satisfies OutcomeKind;
 
 /** A mined, reverted or dropped transaction, as its handler sees it. */
 export interface Outcome<K extends OutcomeKind> {

@@ -11,8 +11,15 @@ import { ChainSender } from './sender.js';
 import { FORWARDER_DEPLOY_TX } from './outcomes.js';
 import { artifact } from './artifacts.js';
 import type { ChainSpec } from './chains.js';
-import { judgeChain, type AccountReading, type ChainVerdict } from '../domain/chain-funding.js';
+import { fundingNeeds, judgeChain, LOW_BALANCE_WEI, type AccountReading, type ChainReading, type ChainVerdict } from '../domain/chain-funding.js';
 import { sleepUnlessWoken } from '../util/time.js';
+
+const formatEther = (wei: string) => {
+  const w = BigInt(wei);
+  const whole = w / 10n ** 18n;
+  const frac = (w % 10n ** 18n).toString().padStart(18, '0').replace(/0+$/, '');
+  return frac ? `${whole}.${frac}` : whole.toString();
+};
 
 export interface ChainHealth {
   chain_id: number;
@@ -54,6 +61,8 @@ export class ChainRuntime {
   private lastError: string | null = null;
   private readAt = 0;
   private fresh: Promise<unknown> | null = null;
+  /** Accounts said to be short (address -> balance said): each is said once, and again only when it changes. */
+  private short = new Map<string, string>();
 
   constructor(
     readonly spec: ChainSpec,
@@ -161,7 +170,9 @@ export class ChainRuntime {
 
   /** Reads the chain (fast, bounded) and judges it with the same rule as /health. */
   async refresh(): Promise<ChainVerdict> {
-    const verdict = judgeChain(await this.reading());
+    const reading = await this.reading();
+    if (reading.reachable) this.sayFunding(reading);
+    const verdict = judgeChain(reading);
     this.verdict = verdict.ready && !this.forwarder && this.initialised ? { ...verdict, ready: false, reason: 'deploying the forwarder' } : verdict;
     this.readAt = Date.now();
     return this.verdict;
@@ -181,11 +192,31 @@ export class ChainRuntime {
     return this.verdict.ready;
   }
 
+  /** One line per account that is short (at start and when it becomes short), one when it is funded. */
+  private sayFunding(reading: ChainReading): void {
+    const needs = fundingNeeds(reading);
+    const now = new Set(needs.map((n) => n.address));
+    for (const n of needs) {
+      if (this.short.get(n.address) === n.balance_wei) continue;
+      this.short.set(n.address, n.balance_wei);
+      this.deps.log.warn(
+        { chain: this.spec.id, address: n.address, role: n.role, balance_wei: n.balance_wei, needs_wei: n.needs_wei },
+        `fund ${n.role} ${n.address} on chain ${this.spec.id} (${this.spec.name}): balance ${formatEther(n.balance_wei)}, needs at least ${formatEther(LOW_BALANCE_WEI.toString())} ${this.spec.currency}: ${n.why}` +
+          ` (on a development chain: mintworks chain fund --chain ${this.spec.id})`,
+      );
+    }
+    for (const address of [...this.short.keys()]) {
+      if (now.has(address)) continue;
+      this.short.delete(address);
+      this.deps.log.info({ chain: this.spec.id, address }, 'account funded');
+    }
+  }
+
   private async hasForwarderCode(client: PublicClient = this.client): Promise<boolean> {
     return ((await client.getCode({ address: this.forwarderAddress })) ?? '0x') !== '0x';
   }
 
-  private async reading() {
+  private async reading(): Promise<ChainReading> {
     const deployer = this.deps.keys.deployer().address;
     const accounts: { address: string; role: 'deployer' | 'relayer' }[] = [
       { address: deployer, role: 'deployer' },

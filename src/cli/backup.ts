@@ -12,17 +12,53 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import type { Config } from '../config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/sqlite/open.js';
 import { UsageError, type Output } from './args.js';
+import { lockDataDir } from '../util/data-dir-lock.js';
 
 const FORMAT = 1;
 const MANIFEST = 'manifest.json';
 const SQLITE_NAME = 'mintworks.sqlite';
 const PG_DUMP_NAME = 'mintworks.pgdump';
-/** Single files of DATA_DIR that belong in a backup (those present). */
-const KEY_FILES = ['master.key', 'operator.token', 'demo.env'];
+/**
+ * Single files of DATA_DIR that belong in a backup (those present): the keys only when the configuration
+ * takes them from there (not from MASTER_KEY / OPERATOR_TOKEN), so a backup never carries a key of
+ * another installation that shares the directory.
+ */
+const keyFiles = (config: Config) => [...(config.masterKeyHex ? [] : ['master.key']), ...(config.operatorToken ? [] : ['operator.token'])];
+
+/**
+ * The Demo App files of DATA_DIR that are this installation's: `demo.env` or `demo-<uid>.env` naming an
+ * App of this database (another installation that used the directory left its own).
+ */
+async function demoFilesOf(config: Config, dbFile: string | null): Promise<string[]> {
+  const files = fs.readdirSync(config.dataDir).filter((f) => /^demo(-\d+)?\.env$/.test(f));
+  const appOf = (f: string) => /^MW_APP=(\d+)$/m.exec(fs.readFileSync(path.join(config.dataDir, f), 'utf8'))?.[1] ?? null;
+  const wanted = files.map((f) => [f, appOf(f)] as const).filter(([, uid]) => uid !== null) as [string, string][];
+  if (wanted.length === 0) return [];
+  let known: Set<string>;
+  if (dbFile) {
+    const db = new SQLite(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      known = new Set((db.prepare('select uid from apps').all() as { uid: string }[]).map((r) => r.uid));
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: config.databaseUrl });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      known = new Set((await client.query<{ uid: string }>('select uid from apps where uid = any($1)', [wanted.map(([, u]) => u)])).rows.map((r) => r.uid));
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  return wanted.filter(([, uid]) => known.has(uid)).map(([f]) => f);
+}
 /** Directories of DATA_DIR with content the database points at: development files, UnixFS blocks. */
 const CONTENT_DIRS = ['files', 'ipfs'];
 
@@ -84,13 +120,14 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
     fs.cpSync(path.join(data, d), path.join(out, d), { recursive: true });
     contents.push(`${d}/`);
   }
-  for (const f of KEY_FILES) {
+  for (const f of [...keyFiles(config), ...(await demoFilesOf(config, dbFile))]) {
     if (!fs.existsSync(path.join(data, f))) continue;
     fs.copyFileSync(path.join(data, f), path.join(out, f));
     contents.push(f);
   }
-  const masterKey = contents.includes('master.key') && !config.masterKeyHex ? 'master.key' : 'MASTER_KEY';
+  const masterKey = contents.includes('master.key') ? 'master.key' : 'MASTER_KEY';
   if (masterKey === 'MASTER_KEY') notes.push('The master key is not in this backup (it comes from MASTER_KEY): a restore needs the same MASTER_KEY.');
+  if (config.operatorToken) notes.push('The operator token is not in this backup (it comes from OPERATOR_TOKEN).');
   if (!embedded) notes.push('The chain is external (CHAIN_RPC_URL): its state is the chain\'s own, not in this backup.');
 
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, embedded_chain: embedded };
@@ -120,6 +157,8 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   }
   if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex) throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
   const data = config.dataDir;
+  // Held until this command exits: no service may start on the DATA_DIR while it is being restored.
+  if (fs.existsSync(data)) await lockDataDir(data, 'exclusive');
   const pid = runningAnvilPid(data);
   if (pid) throw new UsageError(`the service is running on DATA_DIR ${data} (its embedded chain is pid ${pid}): stop it first`);
 

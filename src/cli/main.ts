@@ -19,6 +19,10 @@ import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
+import { assertInstallation } from './installation.js';
+import { chainCommand } from './chain.js';
+import { DataDirInUseError } from '../util/data-dir-lock.js';
+import { configCommand } from './config-set.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -38,11 +42,15 @@ function fail(message: string, code: number): never {
 /** Warnings only, to stderr: readable on a terminal, JSON otherwise (as the service's LOG_FORMAT). */
 const cliLogger = () => (process.stderr.isTTY ? pino({ level: 'warn' }, prettyDestination(process.stderr)) : pino({ level: 'warn' }, pino.destination(2)));
 
-/** Runs a command on the installation's store and secrets (migrations applied), then closes it. */
-async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>): Promise<void> {
+/**
+ * Runs a command on the installation's store and secrets (migrations applied), then closes it. A command
+ * that only `reads` never creates an installation (DATA_DIR, keys, a database) where there is none.
+ */
+async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>, reads = false): Promise<void> {
   const config = loadConfig();
   const log = cliLogger();
-  const core = await openCore(config, log);
+  if (reads) await assertInstallation(config);
+  const core = await openCore(config, log, { existing: reads });
   const ctx = buildContext({ config, log, core });
   try {
     print(await fn(ctx, config));
@@ -83,7 +91,7 @@ leaf(app, 'list', 'list Apps').action(() =>
   withCtx(async (ctx) => {
     const apps = (await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }));
     return { json: { apps }, text: table(apps, [['uid', 'uid'], ['environment', 'environment'], ['created_at', 'created'], ['name', 'name']], '(no Apps)') };
-  }),
+  }, true),
 );
 leaf(app, 'rotate-secret', 'new API secret for the App\'s key, effective at once -> {uid, api_key, api_secret}')
   .addOption(appOption())
@@ -119,7 +127,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
       const collections = rows.map((c) => collectionView(c, ctx.config));
       const text = table(collections, [['uid', 'uid'], ['status', 'status'], ['symbol', 'symbol'], ['editable_assets', 'editable'], ['contract_address', 'contract'], ['name', 'name']], '(no collections)');
       return { json: { collections }, text };
-    }),
+    }, true),
   );
 
 // ----------------------------------------------------------------------------------------- token
@@ -133,7 +141,7 @@ leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {
       if (!creds) throw new UsageError(`App ${uid} has no active API key`);
       const token = await signAppToken(creds.api_key, creds.api_secret, o.expires);
       return { json: { token, api_key: creds.api_key }, text: token };
-    }),
+    }, true),
   );
 
 // -------------------------------------------------------------------------------------- webhooks
@@ -147,12 +155,12 @@ leaf(webhook, 'set', 'create or change the App\'s webhook -> {secret, ...}')
   .action((o) => withCtx((ctx) => webhookSet(ctx, o)));
 leaf(webhook, 'show', 'the App\'s webhook configuration')
   .addOption(appOption())
-  .action((o) => withCtx((ctx) => webhookShow(ctx, o)));
+  .action((o) => withCtx((ctx) => webhookShow(ctx, o), true));
 leaf(webhook, 'log', 'delivery state and attempt log, newest first')
   .addOption(appOption())
   .option('--event <id>', 'one event: its delivery and every attempt')
   .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
-  .action((o) => withCtx((ctx) => webhookLog(ctx, o)));
+  .action((o) => withCtx((ctx) => webhookLog(ctx, o), true));
 leaf(webhook, 'redeliver', 'send an event again now')
   .addOption(appOption())
   .requiredOption('--event <id>', 'the event id')
@@ -180,12 +188,16 @@ leaf(reward, 'withdraw', 'send what the reward still holds to its withdraw recei
   .action((o) => withCtx((ctx) => rewardWithdraw(ctx, o)));
 leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .addOption(appOption())
-  .action((o) => withCtx((ctx) => rewardList(ctx, o)));
+  .action((o) => withCtx((ctx) => rewardList(ctx, o), true));
 
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')
   .option('--out <dir>', 'the directory to create (default: ./mintworks-backup-<time>)')
-  .action(async (o) => print(await backup(loadConfig(), o)));
+  .action(async (o) => {
+    const config = loadConfig();
+    await assertInstallation(config);
+    print(await backup(config, o));
+  });
 leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be stopped)')
   .requiredOption('--from <dir>', 'a directory written by mintworks backup')
   .option('--force', 'move what DATA_DIR holds aside (into DATA_DIR/pre-restore-<time>) instead of refusing')
@@ -202,6 +214,10 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
     print(r);
   });
 
+// ----------------------------------------------------------------------------- chain, config
+program.addCommand(chainCommand({ leaf, withCtx, print }));
+program.addCommand(configCommand({ leaf, withCtx }));
+
 program.addHelpText('after', '\nRun `mintworks <command> --help` (or `mintworks <command> <subcommand> --help`) for its options.');
 
 try {
@@ -216,7 +232,7 @@ try {
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
     fail(err.code === 'commander.help' ? 'a command is needed (see the list above)' : err.message.replace(/^error: /, ''), 2);
   }
-  if (err instanceof UsageError || err instanceof ConfigError) fail(err.message, 2);
+  if (err instanceof UsageError || err instanceof ConfigError || err instanceof DataDirInUseError) fail(err.message, 2);
   if (err instanceof ApiError) fail(err.message, 1);
   fail(`error: ${(err as Error).message}`, 1);
 }

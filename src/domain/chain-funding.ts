@@ -50,3 +50,34 @@ export function judgeChain(r: ChainReading): ChainVerdict {
   if (relayers.length) return { ready: false, reason: `fund the relayer${relayers.length > 1 ? 's' : ''} ${relayers.join(', ')}`, accounts };
   return { ready: true, reason: null, accounts };
 }
+
+/** One account that needs funds: what an operator must send, and where. */
+export interface FundingNeed {
+  address: string;
+  role: 'deployer' | 'relayer';
+  balance_wei: string;
+  /** At least this much more (wei) brings it to LOW_BALANCE_WEI. */
+  needs_wei: string;
+  why: string;
+}
+
+/**
+ * The accounts that are short: each relayer below LOW_BALANCE_WEI (it pays every mint's gas), and the
+ * deployer while the forwarder is not deployed (it pays that deployment; afterwards its balance is
+ * never used). Unread balances are not judged.
+ */
+export function fundingNeeds(r: ChainReading): FundingNeed[] {
+  const needs: FundingNeed[] = [];
+  for (const a of r.accounts) {
+    if (a.balance === null || a.balance >= LOW_BALANCE_WEI) continue;
+    if (a.role === 'deployer' && r.forwarderDeployed) continue;
+    needs.push({
+      address: a.address,
+      role: a.role,
+      balance_wei: a.balance.toString(),
+      needs_wei: (LOW_BALANCE_WEI - a.balance).toString(),
+      why: a.role === 'deployer' ? 'it deploys the forwarder contract, the first transaction of this installation on the chain' : 'it pays the gas of mints, deployments and transfers',
+    });
+  }
+  return needs;
+}

@@ -30,6 +30,8 @@ export interface JobPayloads {
   'reward.claim': NoPayload;
   /** Withdraws what a reward still holds (ref: the reward uid). */
   'reward.withdraw': NoPayload;
+  /** Points a deployed collection's base token URI at the installation's public URL (ref: the collection uid). */
+  'collection.base_uri': { base_uri: string };
 }
 
 export type JobKind = keyof JobPayloads;
@@ -45,6 +47,7 @@ export const REWARD_DEPLOY_JOB = 'reward.deploy' satisfies JobKind;
 export const ALLOCATE_JOB = 'reward.allocate' satisfies JobKind;
 export const CLAIM_JOB = 'reward.claim' satisfies JobKind;
 export const WITHDRAW_JOB = 'reward.withdraw' satisfies JobKind;
+export const BASE_URI_JOB = 'collection.base_uri' satisfies JobKind;
 
 /**
  * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
@@ -63,6 +66,7 @@ const RUNS_ON: Record<JobKind, 'a chain' | 'every chain'> = {
   'reward.allocate': 'a chain',
   'reward.claim': 'a chain',
   'reward.withdraw': 'a chain',
+  'collection.base_uri': 'a chain',
 };
 
 export function isJobKind(kind: string): kind is JobKind {

@@ -65,7 +65,7 @@ describe('backup and restore (SQLite, embedded chain)', () => {
   });
 
   it('refuses to restore over a running or existing installation, or a backup of another chain', async () => {
-    await refused({ DATA_DIR: dataDir }, ['restore', '--from', out], /the service is running on DATA_DIR/);
+    await refused({ DATA_DIR: dataDir }, ['restore', '--from', out], /another Mintworks \(pid \d+\) is using DATA_DIR/);
     await refused({ DATA_DIR: tempDir() }, ['restore', '--from', tempDir()], /is not a Mintworks backup/);
     await refused({ DATA_DIR: tempDir(), CHAIN_ID: '80002' }, ['restore', '--from', out], /backup is of chain 31337, but CHAIN_ID is 80002/);
     const pg = await freshPostgres();

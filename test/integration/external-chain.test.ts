@@ -28,10 +28,14 @@ describe('external chain (CHAIN_RPC_URL)', () => {
   });
   const config = async () => loadConfig({ PORT: String(await freePort()), DATA_DIR: dataDir, CHAIN_RPC_URL: chain.rpcUrl, LOG_LEVEL: 'silent', DEMO_APP: 'false' });
 
-  it('starts while the deployer has no gas; /health names the account to fund', async () => {
+  it('starts while the deployer has no gas; /health answers not ready, naming the account to fund', async () => {
     svc = await startService(await config());
-    const h = await (await fetch(`${svc.url}/health`)).json();
-    assert.equal(h.ready, true, 'the node answers');
+    const res = await fetch(`${svc.url}/health`);
+    const h = await res.json();
+    // Not ready while the chain cannot deploy: the top level says so, and which account to fund.
+    assert.equal(res.status, 503);
+    assert.equal(h.ready, false);
+    assert.match(h.status, new RegExp(`fund the deployer ${svc.ctx.keys.deployer().address}`));
     assert.equal(h.chain.embedded, false);
     assert.equal(h.chains.length, 1);
     assert.equal(h.chains[0].ready, false);
@@ -46,8 +50,8 @@ describe('external chain (CHAIN_RPC_URL)', () => {
       const x = await (await fetch(`${svc!.url}/health`)).json();
       return /fund the relayers/.test(x.chains[0].status) ? x : null;
     }, 30_000);
-    assert.equal(h.ready, true);
-    assert.equal(h.status, 'relayer balance low');
+    assert.equal(h.ready, false);
+    assert.match(h.status, /^fund the relayers 0x/);
     assert.ok(h.relayers.length >= 1 && h.relayers.every((r: any) => r.low === true && r.balance_wei === '0'));
     assert.notEqual((await rpc.getCode({ address: svc!.runtimes[0].forwarderAddress })) ?? '0x', '0x');
   });
@@ -56,6 +60,7 @@ describe('external chain (CHAIN_RPC_URL)', () => {
     const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
     const h = await (await fetch(`${svc!.url}/health`)).json();
     for (const r of h.relayers) await rpc.request({ method: 'anvil_setBalance' as any, params: [r.address, '0xde0b6b3a7640000'] as any });
+    await waitFor('ready once the relayers are funded', async () => (await fetch(`${svc!.url}/health`)).status === 200, 30_000);
     const app = await createApp(svc!.ctx, 'Outage', 'development');
     const api = new ApiClient(`${svc!.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     const { uid: collection } = await createCollection(svc!.ctx, app.uid, { name: 'Outage', symbol: 'OUT', editable: false });

@@ -37,11 +37,13 @@ describe('two worker processes, one killed -9 (postgres)', () => {
     const api = start(apiEnv, 'api.log');
     children.push(api);
     const base = `http://127.0.0.1:${apiEnv.PORT}`;
-    await waitFor('API health', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 100);
+    // The API process answers at once; it is ready (200) once a worker has deployed the forwarder.
+    await waitFor('API health', async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 60_000, 100);
     const workerEnv = { ...common, PORT: '0', API: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${apiEnv.ANVIL_PORT}` };
     const w1 = start(workerEnv, 'worker1.log');
     const w2 = start(workerEnv, 'worker2.log');
     children.push(w1, w2);
+    await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
 
     const demo = Object.fromEntries(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);

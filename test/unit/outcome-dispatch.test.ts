@@ -72,6 +72,7 @@ describe('chain outcome dispatch', () => {
       'reward.allocate': refuse,
       'reward.claim': refuse,
       'reward.withdraw': refuse,
+      'collection.base_uri': refuse,
       ...overrides,
     };
   }

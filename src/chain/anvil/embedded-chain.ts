@@ -42,6 +42,11 @@ export interface EmbeddedChainOptions {
    */
   blockTime?: number;
   /**
+   * With blockTime: false mines transactions only in the interval's blocks, as a public chain does (a
+   * development chain of its own, `mintworks chain start`); true (the default) also mines each at once.
+   */
+  mixedMining?: boolean;
+  /**
    * Nice value the node runs at (0–19; WORKER_NICE): its work is the workers' minting, which gives way
    * to answering requests when the CPU is saturated, as the workers' thread itself does.
    */
@@ -61,6 +66,8 @@ interface Setup {
   port: number;
   chainId: number;
   blockTime: number | undefined;
+  /** With blockTime: also mine each transaction at once (see EmbeddedChainOptions.mixedMining). */
+  mixedMining: boolean;
   dataDir: string;
   statePath: string;
   pidPath: string;
@@ -86,6 +93,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
     port,
     chainId,
     blockTime,
+    mixedMining: opts.mixedMining !== false,
     dataDir,
     statePath,
     pidPath,
@@ -210,7 +218,7 @@ async function launch(setup: Setup): Promise<EmbeddedChain> {
     '--host', HOST,
     '--port', String(port),
     '--chain-id', String(chainId),
-    ...(blockTime === undefined ? [] : ['--mixed-mining', '--block-time', String(blockTime)]),
+    ...(blockTime === undefined ? [] : [...(setup.mixedMining ? ['--mixed-mining'] : []), '--block-time', String(blockTime)]),
     '--state', statePath,
     '--state-interval', String(STATE_INTERVAL_S),
     '--quiet', // no banner (it lists the dev private keys), no per-block lines

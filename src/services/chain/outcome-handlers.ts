@@ -12,6 +12,7 @@ import { rewardDeployOutcome } from '../rewards/deploy-job.js';
 import { allocationOutcome } from '../rewards/allocations-job.js';
 import { claimTxOutcome } from '../rewards/claims-job.js';
 import { withdrawOutcome } from '../rewards/withdraw-job.js';
+import { baseUriOutcome } from '../collection-base-uri.js';
 
 export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {
@@ -24,5 +25,6 @@ export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
     'reward.allocate': allocationOutcome(ctx),
     'reward.claim': claimTxOutcome(ctx),
     'reward.withdraw': withdrawOutcome(ctx),
+    'collection.base_uri': baseUriOutcome(ctx),
   };
 }

@@ -15,6 +15,7 @@ import { deployJobHandler } from '../collections.js';
 import { rewardJobHandlers } from '../rewards/index.js';
 import { forwardJobHandler } from '../assets/lifecycle/relay.js';
 import { editJobHandler } from '../assets/lifecycle/edit.js';
+import { baseUriJobHandler } from '../collection-base-uri.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 
@@ -86,7 +87,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
   };
   rt.onFirstReady(() => {
     if (stopped) return;
-    const handlers = [deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx)].map((h) => gated(shared, rt, h));
+    const handlers = [deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx), baseUriJobHandler(ctx)].map((h) => gated(shared, rt, h));
     pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);

@@ -19,6 +19,8 @@ import type { Logger } from 'pino';
 import { rowVersions, type ChangeFeed } from '../row-versions.js';
 
 export const CHANGES_CHANNEL = 'mintworks_changes';
+/** Wake-ups (migration 019): a job kind inserted, or `webhook.deliver`. */
+export const WAKE_CHANNEL = 'mintworks_wake';
 /** A fence that does not come back within this is taken for a lost connection. */
 const FENCE_TIMEOUT_MS = 2_000;
 const MAX_RETRY_MS = 5_000;
@@ -37,9 +39,14 @@ export class PgChanges implements ChangeFeed {
   private out: { token: string; settles: Settle[]; timer: NodeJS.Timeout } | null = null;
   private next: Settle[] = [];
 
+  /**
+   * `onWake`: also LISTENs to the wake-ups of migration 019 (a job kind inserted by any process) and
+   * passes each on. `changes: false`: a process that caches nothing (a worker process) only wakes.
+   */
   constructor(
     private readonly url: string,
     private readonly log: Logger,
+    private readonly opts: { onWake?: (kind: string) => void; changes?: boolean } = {},
   ) {}
 
   /** Connects (and keeps reconnecting in the background): reads are served from the database meanwhile. */
@@ -73,6 +80,10 @@ export class PgChanges implements ChangeFeed {
   }
 
   private onNotification(msg: pg.Notification): void {
+    if (msg.channel === WAKE_CHANNEL) {
+      if (msg.payload) this.opts.onWake?.(msg.payload);
+      return;
+    }
     if (msg.channel === CHANGES_CHANNEL) {
       const payload = msg.payload ?? '';
       if (payload === 'c') rowVersions().bump('c');
@@ -96,11 +107,14 @@ export class PgChanges implements ChangeFeed {
     client.on('error', (err) => this.lost(err));
     client.on('end', () => this.lost(new Error('connection ended')));
     await client.connect();
-    await client.query(`listen ${CHANGES_CHANNEL}`);
+    if (this.opts.changes !== false) await client.query(`listen ${CHANGES_CHANNEL}`);
+    if (this.opts.onWake) await client.query(`listen ${WAKE_CHANNEL}`);
     await client.query(`listen "${this.fenceChannel}"`);
     if (this.client !== client || this.stopped) return;
     // What was cached before may have missed notifications while there was no connection.
-    rowVersions().bumpEverything();
+    if (this.opts.changes !== false) rowVersions().bumpEverything();
+    // Wake-ups may have been missed too: every kind looks once more (the poll would, later).
+    this.opts.onWake?.('*');
     this.live = true;
     this.retryMs = 100;
   }

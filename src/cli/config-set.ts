@@ -1,0 +1,74 @@
+// `mintworks config …`: the settings every process of an installation must agree on (recorded in the
+// database by the first process, see services/installation.ts): show them, or change one on purpose.
+import { Command } from 'commander';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Ctx } from '../services/context.js';
+import { installationSettings, recordChains, recordOperatorToken, setPublicUrl } from '../services/installation.js';
+import { repointCollections } from '../services/collection-base-uri.js';
+import { UsageError, type Output } from './args.js';
+
+export interface ConfigCommandDeps {
+  leaf(parent: Command, name: string, description: string): Command;
+  withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>, reads?: boolean): Promise<void>;
+}
+
+const url = z.url({ protocol: /^https?$/ });
+
+export function configCommand(deps: ConfigCommandDeps): Command {
+  const config = new Command('config').description('the installation\'s settings every process must agree on (recorded in the database)').exitOverride();
+
+  deps.leaf(config, 'show', 'the recorded public URL, chains and operator token digest').action(() =>
+    deps.withCtx(async (ctx) => {
+      const s = await installationSettings(ctx.db);
+      return {
+        json: s,
+        text: [
+          `public URL      ${s.public_url ?? '(none recorded)'}${s.public_url_source === 'default' ? '  (a default from HOST:PORT; PUBLIC_URL was not set)' : ''}`,
+          `chains          ${s.chains ?? '(none recorded)'}`,
+          `operator token  ${s.operator_token_sha256 ? `sha-256 ${s.operator_token_sha256.slice(0, 12)}…` : '(none recorded)'}`,
+        ].join('\n'),
+      };
+    }, true),
+  );
+
+  const set = config.command('set').description('change a recorded setting').exitOverride();
+  deps
+    .leaf(set, 'public-url', 'the URL clients reach the installation at (token URIs, links, the console)')
+    .argument('<url>', 'http(s)://host[:port][/path]')
+    .action((value: string) =>
+      deps.withCtx(async (ctx) => {
+        if (!url.safeParse(value).success) throw new UsageError(`${value} is not an http(s) URL`);
+        const next = value.replace(/\/+$/, '');
+        const r = await setPublicUrl(ctx.db, next);
+        // Deployed collections keep the base token URI they were deployed with: each is sent the new one.
+        const moved = r.previous !== null && r.previous !== next ? await repointCollections(ctx, next) : [];
+        const notes = [
+          `Public URL recorded: ${next}${r.previous && r.previous !== next ? ` (was ${r.previous})` : ''}.`,
+          'Restart every process with PUBLIC_URL set to it (or unset): a process whose PUBLIC_URL differs refuses to start.',
+        ];
+        if (moved.length) {
+          notes.push(
+            `${moved.length} deployed collection(s) keep ${r.previous}/metadata/<collection>/ as their base token URI on chain: a setBaseURI ` +
+              `transaction to ${next}/metadata/<collection>/ is queued for each, sent by the worker processes of their chains. Until it is mined, ` +
+              `development Apps' tokens resolve to the old URL (keep it answering meanwhile). Production Apps' tokens (ipfs://) are not affected.`,
+          );
+        }
+        return { json: { public_url: next, previous: r.previous, collections_repointed: moved }, text: notes.join('\n') };
+      }, true),
+    );
+  deps.leaf(set, 'chains', 'record the chains of this environment (CHAIN_RPC_URL, CHAINS) as the installation\'s').action(() =>
+    deps.withCtx(async (ctx, cfg) => {
+      const chains = await recordChains(ctx.db, cfg);
+      return { json: { chains }, text: `Chains recorded: ${chains}. Restart every process with the same CHAIN_RPC_URL / CHAINS.` };
+    }, true),
+  );
+  deps.leaf(set, 'operator-token', 'record OPERATOR_TOKEN of this environment as the installation\'s').action(() =>
+    deps.withCtx(async (ctx, cfg) => {
+      if (!cfg.operatorToken) throw new UsageError('OPERATOR_TOKEN is not set: set it to the new token, then run this again');
+      await recordOperatorToken(ctx.db, cfg.operatorToken);
+      return { json: { recorded: true }, text: 'Operator token recorded (its sha-256 only). Restart every process with the same OPERATOR_TOKEN.' };
+    }, true),
+  );
+  return config;
+}
