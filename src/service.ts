@@ -30,6 +30,8 @@ import { printConsoleWelcome } from './console/welcome.js';
 import { publishJobHandler } from './metadata/publish.js';
 import { AssetIntake, writeCreatesWith } from './services/asset-create.js';
 import { CreatesThread } from './creates-thread.js';
+import { redactRpcUrl, type ProviderSnapshot } from './chain/providers.js';
+import { configureAlerts, stopAlerts } from './chain/alerts.js';
 
 export interface Service {
   ctx: Ctx;
@@ -88,6 +90,8 @@ function bindError(err: NodeJS.ErrnoException, host: string, port: number): Erro
 export interface StartOptions {
   /** What /health reports as `worker_thread` when the workers run in a thread of `npm start`. */
   workers?: () => unknown;
+  /** The chains' JSON-RPC providers as the workers' thread sees them (it makes most of the calls). */
+  remoteProviders?: () => ProviderSnapshot[];
 }
 
 export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
@@ -114,7 +118,13 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let chainRestarting = false;
     let service: Service | null = null;
     const runtimes: ChainRuntime[] = [];
-    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush() };
+    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush(), rpcTimeoutMs: config.rpcTimeoutMs, remoteProviders: opts.remoteProviders };
+    // Operator alerts go out from the process that runs the workers (the one that watches the chains).
+    if (config.runWorkers) {
+      const alertLog = log.child({ component: 'alerts' });
+      configureAlerts(config.alertWebhookUrl && config.alertWebhookSecret ? { url: config.alertWebhookUrl, secret: config.alertWebhookSecret, policy: { allowPrivate: config.outboundAllowPrivate }, log: alertLog } : null, alertLog);
+      cleanups.push(() => stopAlerts());
+    }
     for (const spec of config.chains) {
       let rpcUrl: string;
       if (!spec.embedded) {
@@ -181,7 +191,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
               await bringUp(rt, 60_000);
             } catch (err) {
               if (err instanceof WrongChainError) throw err;
-              log.warn({ chain: rt.spec.id, rpc: rt.rpcUrl, err: (err as Error).message }, 'chain not available yet: its work waits for it');
+              log.warn({ chain: rt.spec.id, rpc: redactRpcUrl(rt.rpcUrl), err: (err as Error).message }, 'chain not available yet: its work waits for it');
             }
           }
           rt.startMonitor();
@@ -249,6 +259,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         ctx,
         logger: log,
         changes,
+        runtimes,
         health: async () => {
           const [chains] = await Promise.all([Promise.all(runtimes.map((rt) => rt.health(rt.spec.embedded && chainRestarting))), ping(core.store.db)]);
           const first = chains[0];
@@ -284,7 +295,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
 
-    log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
+    log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
     service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {

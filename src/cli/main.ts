@@ -19,6 +19,7 @@ import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
+import { addChainOpsCommands } from './chain-ops.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -181,6 +182,9 @@ leaf(reward, 'withdraw', 'send what the reward still holds to its withdraw recei
 leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .addOption(appOption())
   .action((o) => withCtx((ctx) => rewardList(ctx, o)));
+
+// ----------------------------------------------------------------------------------------- chains
+addChainOpsCommands(program.command('chain').description('the chains: status, unconfirmed transactions, cancel, resync').exitOverride(), { leaf, withCtx });
 
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')

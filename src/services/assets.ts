@@ -11,6 +11,7 @@ import { writeTurns } from '../store/write-turns.js';
 import { artifact } from '../chain/artifacts.js';
 import type { ChainTxRow } from '../chain/sender.js';
 import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } from '../chain/outcomes.js';
+import { CANCELLED_REASON } from '../chain/cancel.js';
 import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { emitEvent, emitEvents } from './events.js';
@@ -246,8 +247,11 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
         const round = (p.rounds[item.asset_uid] ?? 1) + 1;
         const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
         if (!asset) continue;
-        if (round > MAX_MINT_ROUNDS) {
-          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+        // A mint the operator cancelled ends failed at once: minting it again is not what they asked for.
+        const cancelled = reason === CANCELLED_REASON;
+        if (round > MAX_MINT_ROUNDS || cancelled) {
+          const error = cancelled ? `mint ${CANCELLED_REASON}` : `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`;
+          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: error, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
           const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
           await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
           continue;
