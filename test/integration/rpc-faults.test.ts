@@ -28,7 +28,7 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
     a = await RpcFaultProxy.start(node.url, {}, { seed: 11, dropMethod: node.dropMethod });
     b = await RpcFaultProxy.start(node.url, {}, { seed: 22, dropMethod: node.dropMethod });
-    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Amoy', rpc: [a.url, b.url], rpcTimeoutMs: 1000 }, node.fund, { CHAIN_STUCK_SECONDS: '20' });
+    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Amoy', rpc: [a.url, b.url], rpcTimeoutMs: 1000 }, node.fund, { CHAIN_STUCK_SECONDS: '20', MINT_BATCH_SIZE: '5' }); // small batches: many transactions, many sends to lose
     const app = await t.newApp();
     api = app.api;
     collection = await t.newCollection(app.uid, false);
@@ -119,10 +119,11 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     const seen = a.log.slice(from);
     const limited = seen.filter((e) => e.outcome === '429');
     assert.ok(limited.length >= 1, 'the primary was asked and answered 429');
-    // After each 429, the next request to that provider came no sooner than its Retry-After.
-    for (const e of limited) {
-      const next = seen.find((x) => x.at > e.at);
-      if (next) assert.ok(next.at - e.at >= 1900, `called again ${next.at - e.at} ms after a 429 with Retry-After: 2`);
+    // Calls already on their way when the first 429 came back arrive together; after such a wave, the
+    // provider is not called again before its Retry-After (2 s).
+    for (let i = 1; i < seen.length; i++) {
+      const gap = seen[i].at - seen[i - 1].at;
+      assert.ok(gap < 300 || gap >= 1900, `called again ${gap} ms after a 429 with Retry-After: 2`);
     }
     await exactlyOnce(uids);
     assert.ok((await metric('mintworks_chain_rpc_errors_total', { chain: String(CHAIN), provider: a.url, kind: 'http_429' })) >= limited.length);
@@ -136,7 +137,12 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     await allMinted(uids, 90_000);
     a.plan = {};
     b.plan = {};
-    assert.ok(a.counts.lostSends + b.counts.lostSends > lostBefore, 'answers were lost');
+    const lost = a.counts.lostSends + b.counts.lostSends - lostBefore;
+    assert.ok(lost >= 5, `answers were lost (${lost})`);
+    // Each was resolved by asking for the transaction by its hash (nothing else asks for that).
+    const lookups = [...a.log, ...b.log].filter((e) => e.method === 'eth_getTransactionByHash').length;
+    assert.ok(lookups >= 1, 'lost answers looked up by hash');
+    console.log(`lost answers: ${lost} of ${a.counts.sends + b.counts.sends} sends; lookups by hash: ${lookups}`);
     await exactlyOnce(uids);
   });
 
