@@ -39,6 +39,11 @@ const STATUS_TONE: Record<string, string> = {
   disabled: 'off',
   cancelled: 'off',
   failed: 'bad',
+  up: 'ok',
+  degraded: 'wait',
+  rate_limited: 'wait',
+  down: 'bad',
+  stuck: 'bad',
 };
 
 export function Status({ value, title }: { value: string; title?: string | null }) {
