@@ -230,7 +230,6 @@ export async function startService(config: Config, log: Logger = createLogger(co
       pruner.start();
       cleanups.push(() => pruner.stop());
     }
-    const indexer = works[0].indexer;
 
     let creates: CreatesThread | null = null;
     if (config.runApi && config.createsThread) {
@@ -296,7 +295,11 @@ export async function startService(config: Config, log: Logger = createLogger(co
     startedUp = true;
 
     log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
-    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
+    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, creates, runtimes, stop,
+      // Read when asked: an external chain that comes up after the start gets its indexer then.
+      get indexer() {
+        return works[0].indexer;
+      }, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {
     await stop();

@@ -44,17 +44,20 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
     const config = `module.exports = { networks: { hardhat: { chainId: ${chainId}, mining: { auto: false, interval: ${blockTime * 1000} }${opts.gasLimit ? `, blockGasLimit: ${opts.gasLimit}` : ''} } } };\n`;
     fs.writeFileSync(path.join(dir, 'hardhat.config.cjs'), config);
     const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('hardhat/package.json')), 'internal', 'cli', 'bootstrap.js');
-    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', String(port), '--config', path.join(dir, 'hardhat.config.cjs')], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' } });
+    // From the checkout (Hardhat runs only from a project that installs it), with the config file made here.
+    const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', String(port), '--config', path.join(dir, 'hardhat.config.cjs')], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' } });
   }
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(`${opts.kind} answering on ${url}`, async () => {
-      if (child.exitCode !== null) throw new Error(`${opts.kind} exited: ${stderr}`);
-      return (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`;
-    }, 60_000, 100);
+    const died = exited.then(() => {
+      throw new Error(`${opts.kind} exited: ${stderr}`);
+    });
+    await Promise.race([died, waitFor(`${opts.kind} answering on ${url}`, async () => (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`, 60_000, 100)]);
+    died.catch(() => undefined);
   } catch (err) {
     child.kill('SIGKILL');
     throw err;
