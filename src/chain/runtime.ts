@@ -4,6 +4,7 @@
 // simply not ready; its work waits while the other chains run, and it becomes ready as soon as it
 // answers and is funded, without a restart.
 import type { Logger } from 'pino';
+import { sql } from 'kysely';
 import { createPublicClient, defineChain, getContractAddress, type Address, type PublicClient } from 'viem';
 import type { Db } from '../store/db.js';
 import type { KeyRing } from './keys.js';
@@ -40,6 +41,9 @@ function clientFor(spec: ChainSpec, providers: ProviderSet, timeoutMs: number, r
     pollingInterval: 250,
   }) as PublicClient;
 }
+
+/** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
+const UNHANDLED = sql.lit(0);
 
 /** How often the low-balance threshold follows the fees (from the median base fee of recent blocks). */
 const THRESHOLD_EVERY_MS = 60_000;
@@ -245,7 +249,7 @@ export class ChainRuntime {
       .selectFrom('chain_txs')
       .select(['id', 'kind', 'from_address', 'nonce', 'hash', 'bumps', 'created_at'])
       .where('chain_id', '=', this.spec.id)
-      .where('handled', '=', 0)
+      .where('handled', '=', UNHANDLED)
       .where('status', 'in', ['signed', 'sent'])
       .where('created_at', '<', since)
       .orderBy('created_at')

@@ -5,6 +5,7 @@
 //
 // A running service hands its chain runtimes over; the CLI builds a handle of its own over the same
 // providers (src/chain/providers.ts), so both read the same things the same way.
+import { sql } from 'kysely';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import type { Ctx } from './context.js';
@@ -15,6 +16,9 @@ import { mergeSnapshots, providerHealth, ProviderSet, type ProviderSnapshot } fr
 import { CANCELLED_REASON, signCancellation, UNCANCELLABLE_KINDS } from '../chain/cancel.js';
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 import { ApiError } from '../util/errors.js';
+
+/** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
+const UNHANDLED = sql.lit(0);
 
 /** What the tools need of a chain: a running service's runtime fits, and so does `chainHandle` (the CLI). */
 export interface ChainHandle {
@@ -108,7 +112,7 @@ export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOver
     .selectFrom('chain_txs')
     .select(['from_address', (eb) => eb.fn.countAll<number>().as('n')])
     .where('chain_id', '=', chainId)
-    .where('handled', '=', 0)
+    .where('handled', '=', UNHANDLED)
     .where('status', 'in', ['signed', 'sent'])
     .groupBy('from_address')
     .execute();
@@ -153,7 +157,7 @@ async function countStuck(ctx: Ctx, chainId: number): Promise<number> {
     .selectFrom('chain_txs')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('chain_id', '=', chainId)
-    .where('handled', '=', 0)
+    .where('handled', '=', UNHANDLED)
     .where('status', 'in', ['signed', 'sent'])
     .where('created_at', '<', stuckBefore(ctx))
     .executeTakeFirstOrThrow();
@@ -181,7 +185,7 @@ export interface ChainTxView {
 
 /** Transactions not confirmed yet (oldest first): all, or only the stuck ones; on one chain or every one. */
 export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: boolean; limit?: number }): Promise<ChainTxView[]> {
-  let q = ctx.db.selectFrom('chain_txs').select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'created_at']).where('handled', '=', 0).where('status', 'in', ['signed', 'sent']);
+  let q = ctx.db.selectFrom('chain_txs').select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'created_at']).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']);
   if (opts.chainId !== undefined) q = q.where('chain_id', '=', opts.chainId);
   if (opts.stuck) q = q.where('created_at', '<', stuckBefore(ctx));
   const rows = await q.orderBy('created_at').orderBy('id').limit(opts.limit ?? 100).execute();
@@ -307,7 +311,7 @@ export async function resyncChain(ctx: Ctx, h: ChainHandle): Promise<ResyncResul
     const [nonce, pending] = await Promise.all([h.client.getTransactionCount({ address, blockTag: 'latest' }), h.client.getTransactionCount({ address, blockTag: 'pending' })]);
     const before = Number(a.next_nonce);
     if (pending > before) await ctx.db.updateTable('relayers').set({ next_nonce: pending, updated_at: Date.now() }).where('chain_id', '=', chainId).where('address', '=', a.address).where('next_nonce', '<', pending).execute();
-    const open = await ctx.db.selectFrom('chain_txs').select(['id', 'raw', 'hash', 'prior_hashes']).where('chain_id', '=', chainId).where('from_address', '=', a.address).where('handled', '=', 0).where('status', 'in', ['signed', 'sent']).where('nonce', '>=', nonce).orderBy('nonce').execute();
+    const open = await ctx.db.selectFrom('chain_txs').select(['id', 'raw', 'hash', 'prior_hashes']).where('chain_id', '=', chainId).where('from_address', '=', a.address).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']).where('nonce', '>=', nonce).orderBy('nonce').execute();
     let resent = 0;
     for (const r of open) {
       const hashes = [r.hash, ...(JSON.parse(r.prior_hashes) as string[])];
