@@ -230,6 +230,26 @@ export class ProviderSet {
     throw last ?? new HttpRequestError({ url: this.providers[0].label, details: 'no provider answered' });
   }
 
+  /**
+   * One call on every provider, each on its own (no failover): what each answered, null where it did not.
+   * For checks that must hold on all of them (the chain id).
+   */
+  async onEach(body: { method: string; params?: unknown }, timeoutMs: number): Promise<{ provider: string; result: unknown }[]> {
+    return Promise.all(
+      this.providers.map(async (p) => {
+        try {
+          const result = await p.call(body, timeoutMs);
+          this.succeeded(p);
+          return { provider: p.label, result };
+        } catch (err) {
+          const failure = classifyProviderError(err);
+          if (failure) this.failed(p, failure, err);
+          return { provider: p.label, result: null };
+        }
+      }),
+    );
+  }
+
   /** eth_sendRawTransaction on one provider, resolving an earlier attempt whose answer was lost. */
   private async sendOn(p: Provider, body: { method: string; params?: unknown }, opts: TransportOptions, send: { hash: Hex; maybeDelivered: boolean }): Promise<unknown> {
     if (send.maybeDelivered && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs))) return send.hash;

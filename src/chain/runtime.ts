@@ -14,7 +14,7 @@ import { artifact } from './artifacts.js';
 import { rpcUrlsOf, type ChainSpec } from './chains.js';
 import { judgeChain, lowBalanceThreshold, median, type AccountReading, type ChainVerdict } from '../domain/chain-funding.js';
 import { sleepUnlessWoken } from '../util/time.js';
-import { mergeSnapshots, providerHealth, ProviderSet, type ProviderSnapshot } from './providers.js';
+import { mergeSnapshots, providerHealth, ProviderSet, redactRpcUrl, type ProviderSnapshot } from './providers.js';
 import { raise } from './alerts.js';
 
 export interface ChainHealth {
@@ -136,7 +136,14 @@ export class ChainRuntime {
   async connect(): Promise<void> {
     if (this.connected) return;
     const id = await this.client.getChainId();
-    if (id !== this.spec.id) throw new WrongChainError(`the chain at ${this.rpcUrl} has chain id ${id}, but it is configured as chain ${this.spec.id} (${this.spec.embedded ? 'CHAIN_ID' : this.spec.rpc ? 'CHAINS / CHAIN_ID' : 'CHAINS'})`);
+    const where = this.spec.embedded ? 'CHAIN_ID' : this.spec.rpc ? 'CHAINS / CHAIN_ID' : 'CHAINS';
+    if (id !== this.spec.id) throw new WrongChainError(`the chain at ${redactRpcUrl(this.rpcUrl)} has chain id ${id}, but it is configured as chain ${this.spec.id} (${where})`);
+    // Every provider must serve this chain: one of another chain would get its transactions refused, or its reads wrong.
+    if (this.providers.size > 1) {
+      for (const { provider, result } of await this.providers.onEach({ method: 'eth_chainId' }, 5000)) {
+        if (result !== null && Number(result) !== this.spec.id) throw new WrongChainError(`the provider ${provider} of chain ${this.spec.id} serves chain id ${Number(result)} (${where})`);
+      }
+    }
     this.connected = true;
   }
 

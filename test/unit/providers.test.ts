@@ -144,6 +144,15 @@ describe('failover JSON-RPC transport', () => {
     assert.deepEqual(c.calls, ['eth_getTransactionByHash', 'eth_sendRawTransaction']);
   });
 
+  it('asks every provider on its own (the chain id each serves), null where one does not answer', async () => {
+    const a = await rpcServer(() => result('0x13882'));
+    const b = await rpcServer(() => result('0x89'));
+    const set = new ProviderSet(80002, [a.url, deadUrl, b.url]);
+    const answers = await set.onEach({ method: 'eth_chainId' }, 300);
+    assert.deepEqual(answers.map((x) => x.result), ['0x13882', null, '0x89']);
+    assert.equal(set.snapshot()[1].state, 'degraded');
+  });
+
   it('classifies errors: node answers are not provider failures', () => {
     assert.equal(classifyProviderError(new Error('x'))?.kind, 'connection');
   });
