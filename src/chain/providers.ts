@@ -127,13 +127,29 @@ class Provider {
     this.calls++;
     this.lastCallAt = Date.now();
     try {
-      const data = (await this.rpc.request({ body, timeout, fetchOptions: signal ? { signal } : undefined })) as { result?: unknown; error?: { code: number; message: string } };
-      if (data.error) throw new RpcRequestError({ body, error: data.error, url: this.url });
+      const data = (await this.rpc.request({ body, timeout, fetchOptions: signal ? { signal } : undefined }).catch((err) => {
+        throw this.withoutUrl(err, body);
+      })) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+      if (data.error) throw new RpcRequestError({ body, error: data.error, url: this.label });
       return data.result;
     } finally {
       this.latencySumMs += performance.now() - t0;
       this.latencyCount++;
     }
+  }
+
+  /**
+   * The transport's error with the provider's label instead of its URL: viem puts the URL in the
+   * message, and a hosted provider's URL holds its API key (messages end up in logs and /health).
+   */
+  private withoutUrl(err: unknown, body: { method: string; params?: unknown }): unknown {
+    if (err instanceof TimeoutError) return new TimeoutError({ body, url: this.label });
+    if (err instanceof RpcRequestError) {
+      const e = err as RpcRequestError & { status?: number; headers?: Headers; data?: unknown };
+      return new RpcRequestError({ body, error: { code: e.code, message: e.details, data: e.data }, headers: e.headers, status: e.status, url: this.label });
+    }
+    if (err instanceof HttpRequestError) return new HttpRequestError({ body, cause: err.cause as Error | undefined, details: err.details, headers: err.headers, status: err.status, url: this.label });
+    return err;
   }
 
   usable(now: number): boolean {

@@ -153,6 +153,21 @@ describe('failover JSON-RPC transport', () => {
     assert.equal(set.snapshot()[1].state, 'degraded');
   });
 
+  it('errors name the provider without its path (where hosted providers keep the API key)', async () => {
+    const busy = await rpcServer(() => ({ status: 503, body: 'overloaded' }));
+    const slow = await rpcServer(() => ({ hang: true }));
+    const node = await rpcServer(() => ({ body: { error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } } }));
+    for (const url of [busy.url, slow.url, node.url]) {
+      const err = await new ProviderSet(5, [url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e);
+      assert.ok(err instanceof Error);
+      assert.doesNotMatch(`${err.message} ${JSON.stringify(err)}`, /secret-key/, err.message);
+      assert.match(err.message, /127\.0\.0\.1:\d+\/…/);
+    }
+    const reverted = await new ProviderSet(5, [node.url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e);
+    assert.equal(reverted.code, 3, 'the node\'s error code and data are kept');
+    assert.equal(reverted.cause.data, '0x08c379a0');
+  });
+
   it('classifies errors: node answers are not provider failures', () => {
     assert.equal(classifyProviderError(new Error('x'))?.kind, 'connection');
   });
