@@ -163,7 +163,7 @@ describe('failover JSON-RPC transport', () => {
       assert.doesNotMatch(`${err.message} ${JSON.stringify(err)}`, /secret-key/, err.message);
       assert.match(err.message, /127\.0\.0\.1:\d+\/…/);
     }
-    const reverted = await new ProviderSet(5, [node.url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e);
+    const reverted = (await new ProviderSet(5, [node.url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e)) as { code: number; cause: { data: string } };
     assert.equal(reverted.code, 3, 'the node\'s error code and data are kept');
     assert.equal(reverted.cause.data, '0x08c379a0');
   });
