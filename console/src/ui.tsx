@@ -44,6 +44,7 @@ const STATUS_TONE: Record<string, string> = {
   rate_limited: 'wait',
   down: 'bad',
   stuck: 'bad',
+  cancelling: 'wait',
 };
 
 export function Status({ value, title }: { value: string; title?: string | null }) {

@@ -5,8 +5,9 @@
 // (too late to cancel: it counts as done) or the self-transfer, which the sender applies as a failure
 // with CANCELLED_REASON, so the job ends failed, not retried.
 //
-// No Mintworks transaction is a self-transfer (every one calls or deploys a contract): a receipt from an
-// account to itself is a cancellation, whoever sent it.
+// The row is marked (`error` = CANCELLED_REASON while it waits) so that a self-transfer the sender itself
+// puts at a nonce (to fill a nonce the node keeps refusing, whose job is then tried again) is not taken
+// for the operator's Cancel: only a marked row mined as a self-transfer ends as cancelled.
 import { parseTransaction, type Hex, type TransactionReceipt } from 'viem';
 import type { HDAccount } from 'viem/accounts';
 import type { ChainTxRow } from './outcomes.js';
@@ -17,9 +18,14 @@ export const CANCELLED_REASON = 'cancelled by the operator';
 /** Kinds a Cancel may not touch: deployments fix contract addresses by the deployer's nonce. */
 export const UNCANCELLABLE_KINDS: ReadonlySet<string> = new Set(['forwarder.deploy', 'collection.deploy', 'reward.deploy']);
 
-/** Whether a receipt is of a cancellation (a transfer from the account to itself). */
+/** Whether a receipt is of a transfer from an account to itself (what a cancellation is). */
 export function isCancellation(receipt: TransactionReceipt): boolean {
   return !!receipt.to && receipt.to.toLowerCase() === receipt.from.toLowerCase();
+}
+
+/** Whether the operator cancelled this transaction and the chain mined the cancellation. */
+export function cancelledByOperator(row: Pick<ChainTxRow, 'error'>, receipt: TransactionReceipt): boolean {
+  return row.error === CANCELLED_REASON && isCancellation(receipt);
 }
 
 /** A replacement must raise both fees by at least 10 % (nodes' rule): 12.5 % and one wei. */

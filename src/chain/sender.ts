@@ -14,7 +14,7 @@ import type { KeyRing } from './keys.js';
 import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
 import { sleepUnlessWoken } from '../util/time.js';
 import { signTransaction } from './signing.js';
-import { CANCELLED_REASON, isCancellation } from './cancel.js';
+import { CANCELLED_REASON, cancelledByOperator } from './cancel.js';
 
 export type { ChainTxRow } from './outcomes.js';
 
@@ -318,11 +318,11 @@ export class ChainSender {
         }
         if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
         // An operator's Cancel mined in its place (src/chain/cancel.ts) is a failure with its own reason.
-        const cancelled = isCancellation(receipt);
+        const cancelled = cancelledByOperator(row, receipt);
         const ok = receipt.status === 'success' && !cancelled;
         this.sentAt.delete(row.id);
         // The receipt's facts are written with the outcome, in its transaction (one write, not two).
-        await this.apply(row, { ok, receipt, reason: ok ? undefined : cancelled ? CANCELLED_REASON : 'reverted on chain' }, minedFacts(receipt));
+        await this.apply(row, { ok, receipt, reason: ok ? undefined : cancelled ? CANCELLED_REASON : 'reverted on chain' }, minedFacts(receipt, cancelled));
       }),
     );
   }
@@ -490,8 +490,7 @@ async function claimOutcome(tx: Tx, id: number, mined?: MinedFacts): Promise<boo
 /** What a receipt says about a recorded transaction, as its row stores it. */
 type MinedFacts = Pick<ChainTxRow, 'hash' | 'status' | 'block_number' | 'block_hash' | 'gas_used' | 'contract_address' | 'error' | 'updated_at'>;
 
-function minedFacts(receipt: TransactionReceipt): MinedFacts {
-  const cancelled = isCancellation(receipt);
+function minedFacts(receipt: TransactionReceipt, cancelled = false): MinedFacts {
   const ok = receipt.status === 'success' && !cancelled;
   return {
     hash: receipt.transactionHash, // a replaced transaction may be mined under an earlier hash

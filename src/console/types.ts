@@ -288,4 +288,5 @@ export interface ChainTxRow {
   age_s: number;
   created_at: string;
   cancellable: boolean;
+  cancelling: boolean;
 }

@@ -181,11 +181,13 @@ export interface ChainTxView {
   age_s: number;
   created_at: string;
   cancellable: boolean;
+  /** Cancelled by the operator, the cancellation not mined yet. */
+  cancelling: boolean;
 }
 
 /** Transactions not confirmed yet (oldest first): all, or only the stuck ones; on one chain or every one. */
 export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: boolean; limit?: number }): Promise<ChainTxView[]> {
-  let q = ctx.db.selectFrom('chain_txs').select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'created_at']).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']);
+  let q = ctx.db.selectFrom('chain_txs').select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'error', 'created_at']).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']);
   if (opts.chainId !== undefined) q = q.where('chain_id', '=', opts.chainId);
   if (opts.stuck) q = q.where('created_at', '<', stuckBefore(ctx));
   const rows = await q.orderBy('created_at').orderBy('id').limit(opts.limit ?? 100).execute();
@@ -213,6 +215,7 @@ export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: b
       age_s: Math.round((Date.now() - r.created_at) / 1000),
       created_at: new Date(r.created_at).toISOString(),
       cancellable: !UNCANCELLABLE_KINDS.has(r.kind),
+      cancelling: r.error === CANCELLED_REASON,
     };
   });
 }
@@ -263,7 +266,8 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
   const cancel = await signCancellation(signer, row, { maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip });
   const replaced = await ctx.db
     .updateTable('chain_txs')
-    .set({ raw: cancel.raw, hash: cancel.hash, prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]), bumps: row.bumps + 1, updated_at: Date.now() })
+    // Marked: mined as the self-transfer, it ends as cancelled (src/chain/cancel.ts).
+    .set({ raw: cancel.raw, hash: cancel.hash, prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]), bumps: row.bumps + 1, error: CANCELLED_REASON, updated_at: Date.now() })
     .where('id', '=', row.id)
     .where('hash', '=', row.hash) // replaced by the sender meanwhile: the operator tries again on what is there now
     .where('handled', '=', 0)

@@ -128,6 +128,7 @@ describe('chain operator tools and alerts', () => {
     assert.equal(cancelled.status, 200, cancelled.raw);
     assert.equal(cancelled.body.data.nonce, row.nonce);
     assert.equal(cancelled.body.data.broadcast, 'sent');
+    assert.equal((await admin.get(`/chains/${CHAIN}/transactions`)).body.data.find((x: any) => x.id === row.id).cancelling, true, 'listed as cancelling');
 
     await node.rpc('evm_setIntervalMining', [1]);
     const failed = await waitFor('the asset failed as cancelled', async () => {

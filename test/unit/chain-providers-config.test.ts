@@ -6,7 +6,7 @@ import { loadConfig, ConfigError } from '../../src/config.js';
 import { rpcUrlsOf } from '../../src/chain/chains.js';
 import { judgeChain, LOW_BALANCE_WEI, lowBalanceThreshold, median } from '../../src/domain/chain-funding.js';
 import { alertBody } from '../../src/chain/alerts.js';
-import { cancelFees, isCancellation } from '../../src/chain/cancel.js';
+import { CANCELLED_REASON, cancelFees, cancelledByOperator, isCancellation } from '../../src/chain/cancel.js';
 import { serializeEip1559 } from '../../src/chain/signing.js';
 
 const base = { DATA_DIR: '/tmp/mw-chains-test', PORT: '8080' };
@@ -65,5 +65,9 @@ describe('providers, low balances and alerts: configuration', () => {
     assert.equal(isCancellation({ from: me, to: me.toUpperCase().replace('0X', '0x') } as any), true);
     assert.equal(isCancellation({ from: me, to: '0x000000000000000000000000000000000000bEEF' } as any), false);
     assert.equal(isCancellation({ from: me, to: null } as any), false, 'a deployment');
+    // Only a row the operator cancelled ends as cancelled: a self-transfer the sender puts at a nonce to fill it does not.
+    assert.equal(cancelledByOperator({ error: CANCELLED_REASON }, { from: me, to: me } as any), true);
+    assert.equal(cancelledByOperator({ error: null }, { from: me, to: me } as any), false);
+    assert.equal(cancelledByOperator({ error: CANCELLED_REASON }, { from: me, to: '0x000000000000000000000000000000000000bEEF' } as any), false, 'the original was mined first');
   });
 });

@@ -219,6 +219,7 @@ const chainTxObject = z.object({
   age_s: z.number().int(),
   created_at: z.string(),
   cancellable: z.boolean(),
+  cancelling: z.boolean().describe('Cancelled by the operator; the cancellation is not mined yet'),
 });
 const cancelObject = z.object({
   tx: z.number().int(),
