@@ -36,7 +36,11 @@ const envSchema = z.object({
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')
     .optional(),
-  CHAIN_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CHAIN_RPC_URL: z
+    .string()
+    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
+    .refine((list) => list.length > 0 && list.every((u) => /^https?:\/\/[^\s]+$/.test(u) && URL.canParse(u)), 'must be an http(s) URL, or a comma-separated list of them (providers in order of preference)')
+    .optional(),
   CHAINS: z.string().optional(),
   EMBEDDED_CHAIN: bool.optional(),
   ANVIL_PORT: port.default(8545),
@@ -71,6 +75,9 @@ const envSchema = z.object({
   RATE_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(6000),
   RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(100),
   TRUST_PROXY: proxyList.optional(),
+  CHAIN_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ALERT_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ and base64 of at least 24 random bytes; generate one with `echo whsec_$(openssl rand -base64 32)`').optional(),
 });
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
@@ -86,6 +93,7 @@ export const configSchema = envSchema.transform((c, ctx) => {
     ctx.issues.push({ code: 'custom', input: c, path: variable ? [variable] : [], message });
     return z.NEVER;
   };
+  if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET) return refuse('ALERT_WEBHOOK_SECRET', 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)');
   if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return refuse('PINNING_SERVICE_TOKEN', 'required when PINNING_SERVICE_URL is set');
   const publicUrl = trimSlashes(c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`);
   if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return refuse('EMBEDDED_CHAIN', 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
@@ -96,7 +104,7 @@ export const configSchema = envSchema.transform((c, ctx) => {
         embedded: c.EMBEDDED_CHAIN ?? !c.CHAIN_RPC_URL,
         chainId: c.CHAIN_ID,
         chainName: c.CHAIN_NAME,
-        chainRpcUrl: c.CHAIN_RPC_URL === undefined ? undefined : trimSlashes(c.CHAIN_RPC_URL),
+        chainRpcUrl: c.CHAIN_RPC_URL?.map(trimSlashes),
         explorerUrl: trimSlashes(c.EXPLORER_URL ?? `${publicUrl}/explorer`),
         confirmations: c.CHAIN_CONFIRMATIONS,
       },
@@ -115,7 +123,8 @@ export const configSchema = envSchema.transform((c, ctx) => {
     /** PUBLIC_URL was given (else publicUrl is derived from HOST:PORT, or the installation's recorded one is used). */
     publicUrlSet: c.PUBLIC_URL !== undefined,
     databaseUrl: c.DATABASE_URL,
-    chainRpcUrl: c.CHAIN_RPC_URL,
+    /** The first of CHAIN_RPC_URL's providers (the others are in `chains`). */
+    chainRpcUrl: c.CHAIN_RPC_URL?.[0],
     anvilPort: c.ANVIL_PORT,
     /** The default chain's id, name and explorer (the embedded chain, else the first external one). */
     chainId: chains[0].id,
@@ -168,6 +177,11 @@ export const configSchema = envSchema.transform((c, ctx) => {
     authFailureLimit: c.RATE_LIMIT_AUTH_FAILURES,
     /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
     trustProxy: c.TRUST_PROXY ?? [],
+    /** Per JSON-RPC call and provider, before the call goes to the chain's next provider (a CHAINS entry's `rpcTimeoutMs` overrides it). */
+    rpcTimeoutMs: c.CHAIN_RPC_TIMEOUT_MS,
+    /** Operator alerts (low relayer balance, a provider down, fees over the ceiling, a stuck transaction), signed with the secret. */
+    alertWebhookUrl: c.ALERT_WEBHOOK_URL,
+    alertWebhookSecret: c.ALERT_WEBHOOK_SECRET,
   };
 });
 

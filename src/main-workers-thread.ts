@@ -6,7 +6,7 @@ import { createLogger } from './boot/open-core.js';
 import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
-import type { FromWorkers, ToWorkers, WorkersThreadData } from './boot/threads/workers-thread.js';
+import { PROVIDER_REPORT_MS, type FromWorkers, type ToWorkers, type WorkersThreadData } from './boot/threads/workers-thread.js';
 
 const { config, rowVersions, writeTurns } = workerData as WorkersThreadData;
 adoptRowVersions(rowVersions);
@@ -19,9 +19,12 @@ try {
 }
 const service = await startService(config, log);
 const port = parentPort!;
+const report = setInterval(() => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()) } satisfies FromWorkers), PROVIDER_REPORT_MS);
+report.unref();
 port.on('message', (m: ToWorkers) => {
   if ('wake' in m) for (const kind of m.wake) service.ctx.queue.notify(kind);
   if ('stop' in m) {
+    clearInterval(report);
     void service.stop().then(() => {
       port.postMessage({ stopped: true } satisfies FromWorkers);
       port.close();

@@ -15,6 +15,7 @@ import { CollectionsPage } from './pages/collections';
 import { RewardsPage, RewardPage } from './pages/rewards';
 import { WebhookPage } from './pages/webhook';
 import { KeysPage } from './pages/keys';
+import { ChainPage, ChainsPage } from './pages/chains';
 
 type State = 'checking' | 'signed-in' | 'signed-out';
 
@@ -75,8 +76,10 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   const sub = m?.[3] ? decodeURIComponent(m[3]) : undefined;
   const app = useApi<AppSummary>(appUid ? `/apps/${appUid}` : null);
 
+  const chainMatch = /^\/console\/chains(?:\/(\d+))?$/.exec(loc.path);
   let page;
   if (loc.path === '/console') page = <AppsPage />;
+  else if (chainMatch) page = chainMatch[1] ? <ChainPage chainId={chainMatch[1]} /> : <ChainsPage />;
   else if (!appUid) page = <NotFound />;
   else if (section === '' && !sub) page = <OverviewPage appUid={appUid} />;
   else if (section === '/users') page = sub ? <UserPage appUid={appUid} userUid={sub} /> : <UsersPage appUid={appUid} loc={loc} />;
@@ -103,6 +106,9 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </span>
         )}
         <span class="spacer" />
+        <a href="/console/chains" aria-current={chainMatch ? 'page' : undefined}>
+          Chains
+        </a>
         <button type="button" class="link" onClick={onSignOut}>
           Sign out
         </button>

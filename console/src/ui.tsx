@@ -39,6 +39,12 @@ const STATUS_TONE: Record<string, string> = {
   disabled: 'off',
   cancelled: 'off',
   failed: 'bad',
+  up: 'ok',
+  degraded: 'wait',
+  rate_limited: 'wait',
+  down: 'bad',
+  stuck: 'bad',
+  cancelling: 'wait',
 };
 
 export function Status({ value, title }: { value: string; title?: string | null }) {

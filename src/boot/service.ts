@@ -33,6 +33,8 @@ import { CreatesThread } from './threads/creates-thread.js';
 import { lockDataDir, mintworksOnPort } from '../util/data-dir-lock.js';
 import { agreeOnInstallation } from '../services/installation.js';
 import { PgChanges } from '../store/postgres/changes.js';
+import { redactRpcUrl, type ProviderSnapshot } from '../chain/providers.js';
+import { configureAlerts, stopAlerts } from '../chain/alerts.js';
 
 export interface Service {
   ctx: Ctx;
@@ -98,6 +100,8 @@ function bindError(err: NodeJS.ErrnoException, host: string, port: number): Erro
 export interface StartOptions {
   /** What /health reports as `worker_thread` when the workers run in a thread of `npm start`. */
   workers?: () => unknown;
+  /** The chains' JSON-RPC providers as the workers' thread sees them (it makes most of the calls). */
+  remoteProviders?: () => ProviderSnapshot[];
 }
 
 export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
@@ -135,7 +139,13 @@ export async function startService(config: Config, log: Logger = createLogger(co
     let chainRestarting = false;
     let service: Service | null = null;
     const runtimes: ChainRuntime[] = [];
-    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush() };
+    const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush(), rpcTimeoutMs: config.rpcTimeoutMs, remoteProviders: opts.remoteProviders };
+    // Operator alerts go out from the process that runs the workers (the one that watches the chains).
+    if (config.runWorkers) {
+      const alertLog = log.child({ component: 'alerts' });
+      configureAlerts(config.alertWebhookUrl && config.alertWebhookSecret ? { url: config.alertWebhookUrl, secret: config.alertWebhookSecret, policy: { allowPrivate: config.outboundAllowPrivate }, log: alertLog } : null, alertLog);
+      cleanups.push(() => stopAlerts());
+    }
     for (const spec of config.chains) {
       let rpcUrl: string;
       if (!spec.embedded) {
@@ -202,7 +212,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
               await bringUp(rt, 60_000);
             } catch (err) {
               if (err instanceof WrongChainError) throw err;
-              log.warn({ chain: rt.spec.id, rpc: rt.rpcUrl, err: (err as Error).message }, 'chain not available yet: its work waits for it');
+              log.warn({ chain: rt.spec.id, rpc: redactRpcUrl(rt.rpcUrl), err: (err as Error).message }, 'chain not available yet: its work waits for it');
             }
           }
           rt.startMonitor();
@@ -251,7 +261,6 @@ export async function startService(config: Config, log: Logger = createLogger(co
       pruner.start();
       cleanups.push(() => pruner.stop());
     }
-    const indexer = works[0].indexer;
 
     let creates: CreatesThread | null = null;
     if (config.runApi && config.createsThread) {
@@ -280,6 +289,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
         ctx,
         logger: log,
         changes,
+        runtimes,
         health: async () => {
           const [chains] = await Promise.all([Promise.all(runtimes.map((rt) => rt.health(rt.spec.embedded && chainRestarting))), ping(core.store.db)]);
           const first = chains[0];
@@ -317,11 +327,25 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
 
-    const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready }));
+    const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ready: rt.ready }));
     // A worker-only process serves no URL: it says it is ready to work, and for which public URL.
     if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
     else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
-    service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
+    service = {
+      ctx,
+      url,
+      rpcUrl: primary.rpcUrl,
+      http: httpServer,
+      chain,
+      creates,
+      runtimes,
+      stop,
+      // Read when asked: an external chain that comes up after the start gets its indexer then.
+      get indexer() {
+        return works[0].indexer;
+      },
+      onFatal: (cb) => void fatalListeners.push(cb),
+    };
     return service;
   } catch (err) {
     await stop();

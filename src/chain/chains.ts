@@ -8,8 +8,14 @@ export interface ChainSpec {
   id: number;
   /** Shown in API objects as `chain` and `network`, exactly as given. */
   name: string;
-  /** JSON-RPC endpoint; null for the embedded chain (its URL is known once anvil runs). */
+  /** JSON-RPC endpoint (the first of `rpcUrls`); null for the embedded chain (its URL is known once anvil runs). */
   rpc: string | null;
+  /** Every JSON-RPC endpoint of the chain, in order of preference: calls fail over between them (src/chain/providers.ts). */
+  rpcUrls?: string[];
+  /** Per call and provider, before the call goes to the next provider (ms). */
+  rpcTimeoutMs?: number;
+  /** A relayer below this balance is `low` (default: about 1,000 mints' worth at recent fees). */
+  lowBalanceWei?: bigint;
   embedded: boolean;
   /** Block explorer base for `explorer_url` fields, without a trailing slash. */
   explorer: string;
@@ -23,7 +29,9 @@ export class ChainConfigError extends Error {}
 const entrySchema = z.object({
   id: z.number().int().positive().max(2 ** 53 - 1),
   name: z.string().trim().min(1).max(100).optional(),
-  rpc: z.url({ protocol: /^https?$/ }),
+  rpc: z.union([z.url({ protocol: /^https?$/ }), z.array(z.url({ protocol: /^https?$/ })).min(1).max(10)]),
+  rpcTimeoutMs: z.number().int().min(100).max(120_000).optional(),
+  lowBalanceWei: z.union([z.string().regex(/^\d{1,40}$/, 'a whole number of wei, as a decimal string'), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional(),
   explorer: z.url({ protocol: /^https?$/ }).optional(),
   confirmations: z.number().int().min(0).max(100).optional(),
 }).strict();
@@ -57,17 +65,21 @@ export function parseChainsVar(text: string, publicUrl: string, defaultConfirmat
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue.path.length ? `.${issue.path.join('.')}` : '';
-      const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (allowed: id, name, rpc, explorer, confirmations)` : issue.message;
+      const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (allowed: id, name, rpc, rpcTimeoutMs, lowBalanceWei, explorer, confirmations)` : issue.message;
       throw new ChainConfigError(`CHAINS[${i}]${field}: ${message}`);
     }
     const e = parsed.data;
     const known = e.name && e.explorer ? null : wellKnown(e.id);
     const name = e.name ?? known?.name;
     if (!name) throw new ChainConfigError(`CHAINS[${i}].name: required (chain ${e.id} is not a well-known chain)`);
+    const rpcUrls = (Array.isArray(e.rpc) ? e.rpc : [e.rpc]).map(trimSlash);
     return {
       id: e.id,
       name,
-      rpc: trimSlash(e.rpc),
+      rpc: rpcUrls[0],
+      rpcUrls,
+      ...(e.rpcTimeoutMs === undefined ? {} : { rpcTimeoutMs: e.rpcTimeoutMs }),
+      ...(e.lowBalanceWei === undefined ? {} : { lowBalanceWei: BigInt(e.lowBalanceWei) }),
       embedded: false,
       explorer: trimSlash(e.explorer ?? known?.explorer ?? `${publicUrl}/explorer/${e.id}`),
       confirmations: e.confirmations ?? defaultConfirmations,
@@ -78,13 +90,16 @@ export function parseChainsVar(text: string, publicUrl: string, defaultConfirmat
 
 /** Every chain of a deployment: the embedded one first (when on), then CHAIN_RPC_URL, then CHAINS. */
 export function assembleChains(
-  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string; explorerUrl: string; confirmations: number },
+  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string | string[]; explorerUrl: string; confirmations: number },
   fromVar: ChainSpec[],
 ): ChainSpec[] {
   const chains: ChainSpec[] = [];
   const base = { id: opts.chainId, name: opts.chainName, explorer: opts.explorerUrl, confirmations: opts.confirmations, currency: 'ETH' };
   if (opts.embedded) chains.push({ ...base, rpc: null, embedded: true });
-  if (opts.chainRpcUrl) chains.push({ ...base, rpc: opts.chainRpcUrl, embedded: false });
+  if (opts.chainRpcUrl) {
+    const rpcUrls = Array.isArray(opts.chainRpcUrl) ? opts.chainRpcUrl : [opts.chainRpcUrl];
+    chains.push({ ...base, rpc: rpcUrls[0], rpcUrls, embedded: false });
+  }
   fromVar.forEach((c, i) => {
     if (chains.some((x) => x.id === c.id)) throw new ChainConfigError(`CHAINS[${i}].id: chain ${c.id} is already served (${opts.embedded && c.id === opts.chainId ? 'by the embedded chain, CHAIN_ID' : 'by an earlier entry'}); each chain once`);
     chains.push(c);
@@ -101,6 +116,11 @@ export function assembleChains(
  */
 export function chainKind(base: string, chainId: number, homeChainId: number): string {
   return chainId === homeChainId ? base : `${base}@${chainId}`;
+}
+
+/** A chain's JSON-RPC endpoints, in order of preference. */
+export function rpcUrlsOf(spec: ChainSpec): string[] {
+  return spec.rpcUrls?.length ? spec.rpcUrls : spec.rpc ? [spec.rpc] : [];
 }
 
 /** The configured chain of an id; a record on a chain no longer configured still gets a description. */

@@ -4,15 +4,18 @@
 // simply not ready; its work waits while the other chains run, and it becomes ready as soon as it
 // answers and is funded, without a restart.
 import type { Logger } from 'pino';
-import { createPublicClient, defineChain, getContractAddress, http, type Address, type PublicClient } from 'viem';
+import { sql } from 'kysely';
+import { createPublicClient, defineChain, getContractAddress, type Address, type PublicClient } from 'viem';
 import type { Db } from '../store/db.js';
 import type { KeyRing } from './keys.js';
 import { ChainSender } from './sender.js';
 import { FORWARDER_DEPLOY_TX } from './outcomes.js';
 import { artifact } from './artifacts.js';
-import type { ChainSpec } from './chains.js';
-import { fundingNeeds, judgeChain, LOW_BALANCE_WEI, type AccountReading, type ChainReading, type ChainVerdict } from '../domain/chain-funding.js';
+import { rpcUrlsOf, type ChainSpec } from './chains.js';
+import { fundingNeeds, judgeChain, LOW_BALANCE_WEI, lowBalanceThreshold, median, type AccountReading, type ChainReading, type ChainVerdict } from '../domain/chain-funding.js';
 import { sleepUnlessWoken } from '../util/time.js';
+import { mergeSnapshots, providerHealth, ProviderSet, redactRpcUrl, type ProviderSnapshot } from './providers.js';
+import { raise } from './alerts.js';
 
 const formatEther = (wei: string) => {
   const w = BigInt(wei);
@@ -30,17 +33,27 @@ export interface ChainHealth {
   accounts: { address: string; role: 'deployer' | 'relayer'; balance_wei: string | null; low: boolean }[];
   /** `ok`, or what the chain waits for (unreachable, which account to fund, the forwarder's deployment). */
   status: string;
+  /** Under this balance a relayer is `low` (wei, decimal). */
+  low_balance_wei: string;
+  /** The chain's JSON-RPC providers, in order of preference (the embedded chain's own node included). */
+  providers: ReturnType<typeof providerHealth>[];
 }
 
 export class WrongChainError extends Error {}
 
-function clientFor(spec: ChainSpec, rpcUrl: string, timeout: number, retryCount: number): PublicClient {
+function clientFor(spec: ChainSpec, providers: ProviderSet, timeoutMs: number, retryCount: number): PublicClient {
   return createPublicClient({
-    chain: defineChain({ id: spec.id, name: spec.name, nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }),
-    transport: http(rpcUrl, { timeout, retryCount }),
+    chain: defineChain({ id: spec.id, name: spec.name, nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 }, rpcUrls: { default: { http: [providers.primaryUrl] } } }),
+    transport: providers.transport({ timeoutMs, retryCount }),
     pollingInterval: 250,
   }) as PublicClient;
 }
+
+/** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
+const UNHANDLED = sql.lit(0);
+
+/** How often the low-balance threshold follows the fees (from the median base fee of recent blocks). */
+const THRESHOLD_EVERY_MS = 60_000;
 
 export class ChainRuntime {
   readonly client: PublicClient;
@@ -63,14 +76,42 @@ export class ChainRuntime {
   private fresh: Promise<unknown> | null = null;
   /** Accounts said to be short (address -> balance said): each is said once, and again only when it changes. */
   private short = new Map<string, string>();
+  /** The chain's JSON-RPC providers (one for the embedded chain): calls fail over between them. */
+  readonly providers: ProviderSet;
+  private lowWei: { value: bigint; at: number } | null = null;
+  /** Relayers reported low (one warning and one alert per crossing). */
+  private readonly lowRelayers = new Set<string>();
+  /** Transactions already reported stuck. */
+  private readonly reportedStuck = new Set<number>();
 
   constructor(
     readonly spec: ChainSpec,
     readonly rpcUrl: string,
-    private readonly deps: { db: Db; keys: KeyRing; log: Logger; relayerCount: number; stuckSeconds: number; flush: () => Promise<void> },
+    private readonly deps: {
+      db: Db;
+      keys: KeyRing;
+      log: Logger;
+      relayerCount: number;
+      stuckSeconds: number;
+      flush: () => Promise<void>;
+      /** Per call and provider (a CHAINS entry's rpcTimeoutMs wins). */
+      rpcTimeoutMs?: number;
+      /** The same providers as seen by another thread of this process (the workers'), for /health and /metrics. */
+      remoteProviders?: () => ProviderSnapshot[];
+    },
   ) {
-    this.client = clientFor(spec, rpcUrl, 15_000, 2);
-    this.probe = clientFor(spec, rpcUrl, 2_000, 0);
+    const urls = spec.embedded ? [rpcUrl] : rpcUrlsOf(spec).length ? rpcUrlsOf(spec) : [rpcUrl];
+    this.providers = new ProviderSet(spec.id, urls, {
+      onStateChange: (p, previous) => {
+        if (p.state === 'down') raise('chain.provider_down', { chain_id: spec.id, chain: spec.name, provider: p.provider, last_error: p.last_error, providers: urls.length });
+        else if (p.state === 'up' && previous === 'down') deps.log.info({ chain: spec.id, provider: p.provider }, 'JSON-RPC provider answers again');
+        else if (p.state === 'rate_limited') deps.log.debug({ chain: spec.id, provider: p.provider, retryAt: p.retry_at }, 'JSON-RPC provider rate limited');
+      },
+    });
+    // The embedded node is this machine's own: a busy one is slow, not gone.
+    const timeout = spec.embedded ? 15_000 : (spec.rpcTimeoutMs ?? deps.rpcTimeoutMs ?? 10_000);
+    this.client = clientFor(spec, this.providers, timeout, 2);
+    this.probe = clientFor(spec, this.providers, Math.min(timeout, 2_000), 0);
     this.sender = new ChainSender(deps.db, this.client, deps.keys, spec.id, deps.log, {
       relayerCount: deps.relayerCount,
       embedded: spec.embedded,
@@ -104,7 +145,14 @@ export class ChainRuntime {
   async connect(): Promise<void> {
     if (this.connected) return;
     const id = await this.client.getChainId();
-    if (id !== this.spec.id) throw new WrongChainError(`the chain at ${this.rpcUrl} has chain id ${id}, but it is configured as chain ${this.spec.id} (${this.spec.embedded ? 'CHAIN_ID' : this.spec.rpc ? 'CHAINS / CHAIN_ID' : 'CHAINS'})`);
+    const where = this.spec.embedded ? 'CHAIN_ID' : this.spec.rpc ? 'CHAINS / CHAIN_ID' : 'CHAINS';
+    if (id !== this.spec.id) throw new WrongChainError(`the chain at ${redactRpcUrl(this.rpcUrl)} has chain id ${id}, but it is configured as chain ${this.spec.id} (${where})`);
+    // Every provider must serve this chain: one of another chain would get its transactions refused, or its reads wrong.
+    if (this.providers.size > 1) {
+      for (const { provider, result } of await this.providers.onEach({ method: 'eth_chainId' }, 5000)) {
+        if (result !== null && Number(result) !== this.spec.id) throw new WrongChainError(`the provider ${provider} of chain ${this.spec.id} serves chain id ${Number(result)} (${where})`);
+      }
+    }
     this.connected = true;
   }
 
@@ -150,6 +198,7 @@ export class ChainRuntime {
         try {
           await this.step();
           this.lastError = null;
+          if (this.verdict.ready) await this.watchStuck();
         } catch (err) {
           const message = (err as Error).message;
           if (message !== this.lastError) this.deps.log.warn({ chain: this.spec.id, err: message }, 'chain not available, trying again');
@@ -170,12 +219,71 @@ export class ChainRuntime {
 
   /** Reads the chain (fast, bounded) and judges it with the same rule as /health. */
   async refresh(): Promise<ChainVerdict> {
-    const reading = await this.reading();
+    const [reading, lowWei] = await Promise.all([this.reading(), this.lowBalanceWei()]);
     if (reading.reachable) this.sayFunding(reading);
-    const verdict = judgeChain(reading);
+    const verdict = judgeChain(reading, lowWei);
     this.verdict = verdict.ready && !this.forwarder && this.initialised ? { ...verdict, ready: false, reason: 'deploying the forwarder' } : verdict;
     this.readAt = Date.now();
+    if (this.initialised) this.watchBalances(verdict, lowWei);
     return this.verdict;
+  }
+
+  /**
+   * Under this a relayer is `low`: the CHAINS entry's lowBalanceWei, else about 1,000 mints' worth at
+   * the median base fee of the last 20 blocks plus the tip (read at most once a minute).
+   */
+  async lowBalanceWei(): Promise<bigint> {
+    if (this.spec.lowBalanceWei !== undefined) return this.spec.lowBalanceWei;
+    if (this.lowWei && Date.now() - this.lowWei.at < THRESHOLD_EVERY_MS) return this.lowWei.value;
+    const history = await this.probe.getFeeHistory({ blockCount: 20, rewardPercentiles: [50] }).catch(() => null);
+    const base = history ? median(history.baseFeePerGas) : null;
+    const tip = history ? median(history.reward?.map((r) => r[0]) ?? []) : null;
+    const value = lowBalanceThreshold(base === null ? null : base + (tip ?? 0n));
+    if (history) this.lowWei = { value, at: Date.now() };
+    return value;
+  }
+
+  /** One warning and one operator alert when a relayer's balance falls under the threshold; quiet until it is funded again. */
+  private watchBalances(verdict: ChainVerdict, lowWei: bigint): void {
+    for (const a of verdict.accounts) {
+      if (a.role !== 'relayer' || a.balance_wei === null) continue;
+      if (a.low && !this.lowRelayers.has(a.address)) {
+        this.lowRelayers.add(a.address);
+        raise('relayer.balance_low', { chain_id: this.spec.id, chain: this.spec.name, relayer: a.address, balance_wei: a.balance_wei, threshold_wei: lowWei.toString() });
+      } else if (!a.low && this.lowRelayers.delete(a.address)) {
+        this.deps.log.info({ chain: this.spec.id, relayer: a.address, balanceWei: a.balance_wei }, 'relayer funded again');
+      }
+    }
+  }
+
+  /**
+   * Transactions unmined for longer than CHAIN_STUCK_SECONDS since they were recorded: one operator
+   * alert each (the sender replaces them meanwhile; the alert says someone may need to look).
+   */
+  private async watchStuck(): Promise<void> {
+    const since = Date.now() - this.deps.stuckSeconds * 1000;
+    const rows = await this.deps.db
+      .selectFrom('chain_txs')
+      .select(['id', 'kind', 'from_address', 'nonce', 'hash', 'bumps', 'created_at'])
+      .where('chain_id', '=', this.spec.id)
+      .where('handled', '=', UNHANDLED)
+      .where('status', 'in', ['signed', 'sent'])
+      .where('created_at', '<', since)
+      .orderBy('created_at')
+      .limit(20)
+      .execute();
+    for (const r of rows) {
+      if (this.reportedStuck.has(r.id)) continue;
+      this.reportedStuck.add(r.id);
+      raise('chain.tx_stuck', { chain_id: this.spec.id, chain: this.spec.name, tx: r.id, kind: r.kind, from: r.from_address, nonce: r.nonce, hash: r.hash, replacements: r.bumps, age_s: Math.round((Date.now() - r.created_at) / 1000) });
+    }
+    if (this.reportedStuck.size > 10_000) this.reportedStuck.clear();
+  }
+
+  /** The providers as this thread and the workers' thread saw them. */
+  providerSnapshot(): ProviderSnapshot[] {
+    const remote = (this.deps.remoteProviders?.() ?? []).filter((p) => p.chain_id === this.spec.id);
+    return mergeSnapshots(this.providers.snapshot(), remote);
   }
 
   /**
@@ -233,7 +341,8 @@ export class ChainRuntime {
 
   /** What /health shows of this chain. */
   async health(restarting = false): Promise<ChainHealth> {
-    const [block, verdict] = await Promise.all([this.probe.getBlockNumber({ cacheTime: 0 }).catch(() => null), this.reading().then(judgeChain)]);
+    const lowWei = await this.lowBalanceWei();
+    const [block, verdict] = await Promise.all([this.probe.getBlockNumber({ cacheTime: 0 }).catch(() => null), this.reading().then((r) => judgeChain(r, lowWei))]);
     const ready = !restarting && block !== null && verdict.ready;
     return {
       chain_id: this.spec.id,
@@ -243,6 +352,8 @@ export class ChainRuntime {
       block: block === null ? null : Number(block),
       accounts: verdict.accounts,
       status: restarting ? 'chain restarting' : block === null ? 'chain unreachable' : ready ? 'ok' : (verdict.reason ?? 'not ready'),
+      low_balance_wei: lowWei.toString(),
+      providers: this.providerSnapshot().map(providerHealth),
     };
   }
 

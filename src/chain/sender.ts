@@ -14,6 +14,7 @@ import type { KeyRing } from './keys.js';
 import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
 import { sleepUnlessWoken } from '../util/time.js';
 import { signTransaction } from './signing.js';
+import { CANCELLED_REASON, cancelledByOperator } from './cancel.js';
 
 export type { ChainTxRow } from './outcomes.js';
 
@@ -309,10 +310,12 @@ export class ChainSender {
           return;
         }
         if (this.opts.confirmations > 0 && head - Number(receipt.blockNumber) < this.opts.confirmations) return;
-        const ok = receipt.status === 'success';
+        // An operator's Cancel mined in its place (src/chain/cancel.ts) is a failure with its own reason.
+        const cancelled = cancelledByOperator(row, receipt);
+        const ok = receipt.status === 'success' && !cancelled;
         this.sentAt.delete(row.id);
         // The receipt's facts are written with the outcome, in its transaction (one write, not two).
-        await this.apply(row, { ok, receipt, reason: ok ? undefined : 'reverted on chain' }, minedFacts(receipt));
+        await this.apply(row, { ok, receipt, reason: ok ? undefined : cancelled ? CANCELLED_REASON : 'reverted on chain' }, minedFacts(receipt, cancelled));
       }),
     );
   }
@@ -480,8 +483,8 @@ async function claimOutcome(tx: Tx, id: number, mined?: MinedFacts): Promise<boo
 /** What a receipt says about a recorded transaction, as its row stores it. */
 type MinedFacts = Pick<ChainTxRow, 'hash' | 'status' | 'block_number' | 'block_hash' | 'gas_used' | 'contract_address' | 'error' | 'updated_at'>;
 
-function minedFacts(receipt: TransactionReceipt): MinedFacts {
-  const ok = receipt.status === 'success';
+function minedFacts(receipt: TransactionReceipt, cancelled = false): MinedFacts {
+  const ok = receipt.status === 'success' && !cancelled;
   return {
     hash: receipt.transactionHash, // a replaced transaction may be mined under an earlier hash
     status: ok ? 'mined' : 'reverted',
@@ -489,7 +492,7 @@ function minedFacts(receipt: TransactionReceipt): MinedFacts {
     block_hash: receipt.blockHash,
     gas_used: Number(receipt.gasUsed),
     contract_address: receipt.contractAddress?.toLowerCase() ?? null,
-    error: ok ? null : 'reverted on chain',
+    error: ok ? null : cancelled ? CANCELLED_REASON : 'reverted on chain',
     updated_at: Date.now(),
   };
 }

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { sqliteFile } from '../store/db.js';
+import { sqliteFile } from '../store/sqlite/open.js';
 import { UsageError } from './args.js';
 
 const isPostgres = (config: Config) => /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '');

@@ -23,6 +23,7 @@ import { assertInstallation } from './installation.js';
 import { chainCommand } from './chain.js';
 import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
+import { addChainOpsCommands } from './chain-ops.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -190,6 +191,7 @@ leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .addOption(appOption())
   .action((o) => withCtx((ctx) => rewardList(ctx, o), true));
 
+
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')
   .option('--out <dir>', 'the directory to create (default: ./mintworks-backup-<time>)')
@@ -215,7 +217,10 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
   });
 
 // ----------------------------------------------------------------------------- chain, config
-program.addCommand(chainCommand({ leaf, withCtx, print }));
+// One `chain` group: a development chain of its own and funding (chain.ts), the operator's tools (chain-ops.ts).
+const chainGroup = chainCommand({ leaf, withCtx, print }).description('the chains: a development chain of its own, funding, status, unconfirmed transactions, cancel, resync');
+addChainOpsCommands(chainGroup, { leaf, withCtx });
+program.addCommand(chainGroup);
 program.addCommand(configCommand({ leaf, withCtx }));
 
 program.addHelpText('after', '\nRun `mintworks <command> --help` (or `mintworks <command> <subcommand> --help`) for its options.');

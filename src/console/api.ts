@@ -15,6 +15,7 @@
 //   GET    /apps/:uid/webhook/settings    the webhook (or null) and the event types
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
+//   GET    /ops/chains[/:id[/transactions]]   the chain pages; POST /ops/chains/:id/transactions/:tx/cancel, /resync
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
 // (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -32,6 +33,8 @@ import { parseAmount } from '../domain/amounts.js';
 import { amountField } from '../http/kit/schemas.js';
 import { adminRewardRoutes } from '../http/admin/rewards.js';
 import { adminWebhookRoutes } from '../http/admin/webhooks.js';
+import { adminChainRoutes } from '../http/admin/chains.js';
+import type { ChainHandle } from '../services/chain-ops.js';
 import { ok, type App } from '../http/kit/route-kit.js';
 import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
 import { redeliver } from '../webhooks/deliveries.js';
@@ -57,6 +60,8 @@ import type { ChainOption, ChainStatus } from './types.js';
 export interface ConsoleApiDeps {
   ctx: Ctx;
   health: () => Promise<Health>;
+  /** The chains served: the chain pages use the operator's chain routes (under /ops). */
+  runtimes?: readonly ChainHandle[];
 }
 
 const appParam = z.object({ uid: z.string() });
@@ -121,7 +126,8 @@ function bearerOperator(req: FastifyRequest, sessions: ConsoleSessions): boolean
   return !!m && sessions.checkToken(m[1]);
 }
 
-async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<void> {
+async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
+  const { ctx, health } = deps;
   const requireApp = async (uid: string) => {
     if (!isUid(uid) || !(await getApp(ctx, uid))) throw ApiError.notFound('App');
     return uid;
@@ -238,6 +244,11 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
       return reply.code(201).send(ok(await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address })));
     },
   );
+
+  // ------------------------------------------------------------------------------------ chains
+  // The chain pages: the operator's chain routes of /admin/v1 (src/http/admin/chains.ts), under /ops
+  // (GET /chains here is the list of chains a collection can be deployed on).
+  await app.register(async (ops: App) => adminChainRoutes(ops, ctx, deps.runtimes ?? []), { prefix: '/ops' });
 
   // ----------------------------------------------------------------------------------- webhook
   await adminWebhookRoutes(app, ctx); // PUT/GET /apps/:uid/webhook, events, attempts, redeliver

@@ -254,3 +254,40 @@ export interface BearerToken {
   token: string;
   expires_at: string;
 }
+
+/** One chain as the operator sees it (GET /console/api/ops/chains/:id, the same as /admin/v1/chains/:id). */
+export interface ChainOverview {
+  chain_id: number;
+  name: string;
+  embedded: boolean;
+  ready: boolean | null;
+  status: string;
+  head: number | null;
+  base_fee_gwei: number | null;
+  max_fee_gwei: number | null;
+  low_balance_wei: string;
+  providers: { provider: string; state: string; calls: number; errors: number; latency_ms: number | null; last_error: string | null; since: string | null; retry_at?: string }[];
+  relayers: { address: string; role: 'relayer' | 'deployer'; balance_wei: string | null; low: boolean; nonce: number | null; pending_nonce: number | null; next_nonce: number | null; in_flight: number }[];
+  unconfirmed_transactions: number;
+  stuck_transactions: number;
+}
+
+/** A chain transaction not confirmed yet (GET /console/api/ops/chains/:id/transactions). */
+export interface ChainTxRow {
+  id: number;
+  chain_id: number;
+  kind: string;
+  ref: string;
+  from: string;
+  nonce: number;
+  hash: string;
+  status: string;
+  stuck: boolean;
+  replacements: number;
+  max_fee_gwei: number | null;
+  tip_gwei: number | null;
+  age_s: number;
+  created_at: string;
+  cancellable: boolean;
+  cancelling: boolean;
+}

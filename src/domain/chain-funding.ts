@@ -1,8 +1,30 @@
 // Whether a chain can take work, from what was read of it: pure, so /health and the workers' gate
 // apply the same rule.
 
-/** Below this balance (0.01 of the native currency) an account is reported `low`: fund it. */
+/** Below this balance (0.01 of the native currency) an account is always reported `low`: fund it. */
 export const LOW_BALANCE_WEI = 10n ** 16n;
+
+/** Gas of one mint in a batch, a new holder's included (what the mint batches' gas limits count). */
+export const GAS_PER_MINT = 60_000n;
+/** A relayer is `low` once it cannot pay for about this many mints at recent fees. */
+export const LOW_BALANCE_MINTS = 1000n;
+
+/**
+ * The balance under which a relayer is `low`: the chain's configured `lowBalanceWei`, or about 1,000
+ * mints' worth at `gasPriceWei` (recent base fee plus tip), never under LOW_BALANCE_WEI.
+ */
+export function lowBalanceThreshold(gasPriceWei: bigint | null, configured?: bigint): bigint {
+  if (configured !== undefined) return configured;
+  const worth = gasPriceWei === null ? 0n : LOW_BALANCE_MINTS * GAS_PER_MINT * gasPriceWei;
+  return worth > LOW_BALANCE_WEI ? worth : LOW_BALANCE_WEI;
+}
+
+/** The median of some values (recent blocks' base fees): one spiking block does not move it. */
+export function median(values: readonly bigint[]): bigint | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return sorted[Math.floor(sorted.length / 2)];
+}
 
 export interface AccountReading {
   address: string;
@@ -37,8 +59,8 @@ export interface ChainVerdict {
  * The deployer pays only for the forwarder, so once that exists its balance no longer matters.
  * Work for a chain that is not ready waits (its jobs are put back, attempts not spent).
  */
-export function judgeChain(r: ChainReading): ChainVerdict {
-  const accounts = r.accounts.map((a) => ({ address: a.address, role: a.role, balance_wei: a.balance === null ? null : a.balance.toString(), low: a.balance !== null && a.balance < LOW_BALANCE_WEI }));
+export function judgeChain(r: ChainReading, lowWei: bigint = LOW_BALANCE_WEI): ChainVerdict {
+  const accounts = r.accounts.map((a) => ({ address: a.address, role: a.role, balance_wei: a.balance === null ? null : a.balance.toString(), low: a.balance !== null && a.balance < lowWei }));
   if (!r.reachable) return { ready: false, reason: 'chain unreachable', accounts };
   const empty = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && (a.balance === null || a.balance === 0n)).map((a) => a.address);
   if (!r.forwarderDeployed) {

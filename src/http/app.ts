@@ -28,6 +28,7 @@ import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
 import { getAsset } from '../services/assets/reads.js';
 import { ok } from './kit/route-kit.js';
+import type { ChainRuntime } from '../chain/runtime.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -37,6 +38,8 @@ export interface HttpDeps {
   logger: Logger;
   /** What keeps cached reads current (src/services/assets/cache.ts); null: every read goes to the database. */
   changes?: ChangeFeed | null;
+  /** The chains served, for /metrics (providers, balances) and the operator's chain routes. */
+  runtimes?: ChainRuntime[];
 }
 
 /** GET /asset/<uid> from memory, kept current by the store's change feed. */
@@ -116,7 +119,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx, assetReads); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? []); // before the route plugins: they inherit its onResponse hook
   documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
   await app.register(swagger, {
     openapi: {
@@ -131,7 +134,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await v1Api(app, { ctx, guard: v1Guard, idempotency, assetReads });
-  await adminApi(app, ctx); // checks the operator token on its own scope
+  await adminApi(app, ctx, deps.runtimes ?? []); // checks the operator token on its own scope
   await rootRoutes(app, ctx, deps.health); // GET /, GET /health
   await metadataRoutes(app, ctx); // GET /metadata/<collection>/<token>, /files/<sha256>, /ipfs/<cid>
   await explorerRoutes(app, ctx); // /explorer on chains without an explorer of their own

@@ -6,8 +6,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Ctx } from '../services/context.js';
 import type { AssetReads } from '../services/assets/cache.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
+import type { ChainRuntime } from '../chain/runtime.js';
+import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
 
-export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, assetReads: AssetReads | null = null): Promise<void> {
+export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, assetReads: AssetReads | null = null, runtimes: ChainRuntime[] = []): Promise<void> {
   const registry = new Registry();
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'mintworks_' });
@@ -74,6 +76,8 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
     },
   });
 
+  chainMetrics(registry, runtimes);
+
   if (assetReads) {
     new Counter({
       name: 'mintworks_asset_reads_total',
@@ -89,4 +93,76 @@ export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any
   }
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}
+
+/**
+ * Per chain: each JSON-RPC provider's calls, errors (by kind), time spent and state (counted in this
+ * process's threads), and each relayer's balance against the chain's low-balance threshold.
+ */
+function chainMetrics(registry: Registry, runtimes: ChainRuntime[]): void {
+  if (runtimes.length === 0) return;
+  const snapshots = () => runtimes.flatMap((rt) => rt.providerSnapshot());
+  const labels = ['chain', 'provider'] as const;
+  new Counter({
+    name: 'mintworks_chain_rpc_calls_total',
+    help: 'JSON-RPC calls per chain and provider (each try of a call that failed over counts on its provider)',
+    labelNames: labels,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of snapshots()) this.inc({ chain: String(s.chain_id), provider: s.provider }, s.calls);
+    },
+  });
+  new Counter({
+    name: 'mintworks_chain_rpc_errors_total',
+    help: 'JSON-RPC calls a provider failed, by kind: timeout, connection, http_429, http_5xx, http_other (node answers such as reverts are not errors of the provider)',
+    labelNames: [...labels, 'kind'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of snapshots()) for (const kind of PROVIDER_ERROR_KINDS) this.inc({ chain: String(s.chain_id), provider: s.provider, kind }, s.errors[kind]);
+    },
+  });
+  new Counter({
+    name: 'mintworks_chain_rpc_latency_seconds_sum',
+    help: 'Time spent in JSON-RPC calls per provider; divided by mintworks_chain_rpc_latency_seconds_count it is the mean latency',
+    labelNames: labels,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of snapshots()) this.inc({ chain: String(s.chain_id), provider: s.provider }, s.latency_sum_ms / 1000);
+    },
+  });
+  new Counter({
+    name: 'mintworks_chain_rpc_latency_seconds_count',
+    help: 'JSON-RPC calls timed per provider',
+    labelNames: labels,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of snapshots()) this.inc({ chain: String(s.chain_id), provider: s.provider }, s.latency_count);
+    },
+  });
+  new Gauge({
+    name: 'mintworks_chain_rpc_provider_up',
+    help: '1 while a provider answers (up), 0 while it is avoided (degraded, down or rate limited)',
+    labelNames: labels,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of snapshots()) this.set({ chain: String(s.chain_id), provider: s.provider }, s.state === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mintworks_relayer_balance_low',
+    help: "1 while a relayer's balance is under its chain's low-balance threshold",
+    labelNames: ['chain', 'relayer'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const h of await Promise.all(runtimes.map((rt) => rt.health().catch(() => null)))) {
+        for (const a of h?.accounts ?? []) if (a.role === 'relayer' && a.balance_wei !== null) this.set({ chain: String(h!.chain_id), relayer: a.address }, a.low ? 1 : 0);
+      }
+    },
+  });
 }

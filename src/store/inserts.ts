@@ -1,4 +1,4 @@
-
+// Multi-row inserts whose SQL text is built once per table and shape, on both databases.
 import { CompiledQuery, type Insertable, PostgresAdapter, sql, } from 'kysely';
 import type { Database } from './schema.js';
 import { prepareByName, } from './postgres/prepared.js';

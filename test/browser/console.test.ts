@@ -388,6 +388,26 @@ describe('developer console in a browser', () => {
     await page.locator('dd [data-status="minted"]').waitFor({ timeout: 5000 });
   });
 
+  it('the chain page shows head, base fee, providers, relayers and unconfirmed transactions; Resync works', async () => {
+    await page.goto(`${base}/console/apps/${appUid}`);
+    await page.getByRole('banner').getByRole('link', { name: 'Chains' }).click();
+    await page.getByRole('heading', { name: 'Chains', level: 1 }).waitFor();
+    const chainId = t.svc.runtimes[0].spec.id;
+    await rowOf(page, String(chainId)).getByRole('link').click();
+    await page.getByRole('heading', { name: t.svc.runtimes[0].spec.name, level: 1 }).waitFor();
+    assert.equal(new URL(page.url()).pathname, `/console/chains/${chainId}`);
+    const providers = page.getByRole('table', { name: 'JSON-RPC providers, in order of preference' });
+    await providers.locator('[data-status="up"]').first().waitFor();
+    const relayers = page.getByRole('table', { name: "The chain's accounts" });
+    for (const r of t.svc.runtimes[0].sender.relayers) await rowOf(page, r.address.toLowerCase()).waitFor();
+    assert.equal(await relayers.locator('tbody tr').count(), t.svc.runtimes[0].sender.relayers.length + 1, 'relayers and the deployer');
+    await page.getByRole('table', { name: 'Transactions not confirmed yet, oldest first' }).waitFor();
+    await page.getByRole('button', { name: 'Resync nonces' }).click();
+    await page.getByRole('button', { name: 'Resync nonces' }).waitFor();
+    assert.equal(await page.getByRole('alert').count(), 0, 'no error shown');
+    await assertLabelled(page, 'the chain page');
+  });
+
   it('signs out: the session ends and every open page returns to the sign-in form', async () => {
     await page.goto(`${base}/console/apps/${appUid}`);
     await page.getByRole('heading', { name: 'Browser Game', level: 1 }).waitFor();

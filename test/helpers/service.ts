@@ -15,7 +15,12 @@ export interface TestService {
   stop(): Promise<void>;
 }
 
-export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Record<string, string> = {}): Promise<TestService> {
+export interface TestServiceOptions {
+  /** Called once the service runs and before it must be ready (an external chain funds its accounts here). */
+  beforeReady?(svc: Service): Promise<void>;
+}
+
+export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Record<string, string> = {}, opts: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = tempDir();
   const pgdb = db === 'postgres' ? await freshPostgres() : null;
   const config = loadConfig({
@@ -28,6 +33,10 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
     ...extraEnv,
   });
   const svc = await startService(config);
+  if (opts.beforeReady) {
+    await opts.beforeReady(svc);
+    await waitFor('every chain ready', async () => svc.runtimes.every((rt) => rt.ready), 60_000);
+  }
   const base = `${svc.url}/v1`;
   return {
     svc,
@@ -40,7 +49,7 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
     },
     async newCollection(appUid, editable = true) {
       const { uid } = await createCollection(svc.ctx, appUid, { name: `Coll ${uid6()}`, symbol: 'TST', editable });
-      await waitFor('collection deployed', async () => (await svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', uid).executeTakeFirst())?.status === 'deployed', 30_000);
+      await waitFor('collection deployed', async () => (await svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', uid).executeTakeFirst())?.status === 'deployed', 60_000);
       return uid;
     },
     async stop() {
@@ -51,3 +60,18 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
 }
 
 const uid6 = () => Math.random().toString(36).slice(2, 8);
+
+/** 100M of the native currency: the service's accounts never run out in a test. */
+export const TEST_FUNDS = 10n ** 26n;
+
+/**
+ * The service on an external development chain (anvil or Hardhat's node, maybe behind a proxy): the
+ * embedded chain off, the chain served through CHAINS, its deployer and relayers funded on the node.
+ */
+export async function startOnExternalChain(db: 'sqlite' | 'postgres', chain: { id: number; name: string; rpc: string | string[]; rpcTimeoutMs?: number }, fund: (address: string, wei: bigint) => Promise<void>, extraEnv: Record<string, string> = {}): Promise<TestService> {
+  return startTestService(db, { EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), ...extraEnv }, {
+    async beforeReady(svc) {
+      for (const a of [svc.ctx.keys.deployer(), ...svc.runtimes[0].sender.relayers]) await fund(a.address, TEST_FUNDS);
+    },
+  });
+}

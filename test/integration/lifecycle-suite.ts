@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { waitFor } from '../helpers/env.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
+import { embeddedChain, type SuiteChain } from '../helpers/suite-chain.js';
 
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -13,18 +14,18 @@ const erc721 = parseAbi([
   'event MetadataUpdate(uint256 _tokenId)',
 ]);
 
-export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
-  describe(`asset lifecycle on ${db}`, () => {
+export function lifecycleSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embeddedChain): void {
+  describe(`asset lifecycle on ${db}${chain === embeddedChain ? '' : `, ${chain.name}`}`, () => {
     let t: TestService;
     let app: Awaited<ReturnType<TestService['newApp']>>;
     let editable: string;
     let fixed: string;
     let contract: Address;
-    const rpc = () => createPublicClient({ transport: http(t.svc.chain!.rpcUrl) });
+    const rpc = () => createPublicClient({ transport: http(chain.rpcUrl(t)) });
     const userWallets: Address[] = [];
 
     before(async () => {
-      t = await startTestService(db);
+      t = await chain.start(db);
       app = await t.newApp();
       [editable, fixed] = await Promise.all([t.newCollection(app.uid, true), t.newCollection(app.uid, false)]);
       contract = (await app.api.get(`/collection/${editable}`)).body.data.contract_address;
@@ -97,8 +98,8 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual((await app.api.get(`/transfer?user_uid=${alice.uid}`)).body.data.map((x: any) => x.uid), [tr.body.data.uid]);
 
       // the outside holder sends it back on chain: a deposit
-      await rpc().request({ method: 'anvil_setBalance' as any, params: [outside.address, '0xde0b6b3a7640000'] as any });
-      const wallet = createWalletClient({ account: outside, transport: http(t.svc.chain!.rpcUrl), chain: { id: 31337, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.svc.chain!.rpcUrl] } } } });
+      await chain.fund(t, outside.address, 10n ** 18n);
+      const wallet = createWalletClient({ account: outside, transport: http(chain.rpcUrl(t)), chain: { id: chain.chainId, name: chain.name, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl(t)] } } } });
       const hash = await wallet.writeContract({ address: contract, abi: erc721, functionName: 'transferFrom', args: [outside.address, alice.wallet, BigInt(a0.token_id)] });
       await rpc().waitForTransactionReceipt({ hash });
       const sentAt = Date.now();
@@ -237,15 +238,15 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       // believes the user owns it.
       await t.svc.indexer!.stop();
       const { signForwardRequest, encodeForwardBatch } = await import('../../src/chain/forward.js');
-      const forwarder = t.svc.ctx.chains!.get(31337)!.forwarder;
+      const forwarder = t.svc.ctx.chains!.get(chain.chainId)!.forwarder;
       const userKey = t.svc.ctx.keys.user(u.uid);
       const fwdAbi = parseAbi(['function nonces(address) view returns (uint256)']);
       const nonce = await rpc().readContract({ address: forwarder, abi: fwdAbi, functionName: 'nonces', args: [userKey.address] });
       const { encodeFunctionData } = await import('viem');
-      const req = await signForwardRequest(userKey, forwarder, 31337, { to: contract, data: encodeFunctionData({ abi: erc721, functionName: 'transferFrom', args: [userKey.address, outside, BigInt(a.token_id)] }), gas: 150_000n, nonce, deadline: Math.floor(Date.now() / 1000) + 3600 });
+      const req = await signForwardRequest(userKey, forwarder, chain.chainId, { to: contract, data: encodeFunctionData({ abi: erc721, functionName: 'transferFrom', args: [userKey.address, outside, BigInt(a.token_id)] }), gas: 150_000n, nonce, deadline: Math.floor(Date.now() / 1000) + 3600 });
       const funded = privateKeyToAccount(generatePrivateKey());
-      await rpc().request({ method: 'anvil_setBalance' as any, params: [funded.address, '0xde0b6b3a7640000'] as any });
-      const w = createWalletClient({ account: funded, transport: http(t.svc.chain!.rpcUrl), chain: { id: 31337, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.svc.chain!.rpcUrl] } } } });
+      await chain.fund(t, funded.address, 10n ** 18n);
+      const w = createWalletClient({ account: funded, transport: http(chain.rpcUrl(t)), chain: { id: chain.chainId, name: chain.name, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl(t)] } } } });
       await rpc().waitForTransactionReceipt({ hash: await w.sendTransaction({ to: forwarder, data: encodeForwardBatch([req], funded.address), gas: 400_000n }) });
       assert.equal(await ownerOf(a.token_id), outside.toLowerCase());
 

@@ -82,7 +82,8 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       assert.equal(home.ready, true);
       assert.equal(second.ready, false);
       assert.equal(typeof second.block, 'number');
-      assert.deepEqual(Object.keys(second), ['chain_id', 'name', 'embedded', 'ready', 'block', 'accounts', 'status']);
+      assert.deepEqual(Object.keys(second), ['chain_id', 'name', 'embedded', 'ready', 'block', 'accounts', 'status', 'low_balance_wei', 'providers']);
+      assert.deepEqual(second.providers.map((p: any) => p.state), ['up'], 'its one provider answers');
       assert.deepEqual(second.accounts.map((a: any) => a.role), ['deployer', 'relayer', 'relayer']);
       for (const a of second.accounts) {
         assert.deepEqual(Object.keys(a), ['address', 'role', 'balance_wei', 'low']);

@@ -175,6 +175,17 @@ describe('OpenAPI document', () => {
     await admin('GET', '/apps/:uid/webhook/events/:id/attempts', `/apps/${app.uid}/webhook/events/${eventId}/attempts`);
     await admin('POST', '/apps/:uid/webhook/events/:id/redeliver', `/apps/${app.uid}/webhook/events/${eventId}/redeliver`);
 
+    // Chains: the operator's view and tools (a settled transaction cannot be cancelled: 409).
+    const chainId = t.svc.runtimes[0].spec.id;
+    await admin('GET', '/chains', '/chains');
+    await admin('GET', '/chains/:chain_id', `/chains/${chainId}`);
+    await admin('GET', '/chains/:chain_id/transactions', `/chains/${chainId}/transactions?stuck=false`);
+    await admin('POST', '/chains/:chain_id/resync', `/chains/${chainId}/resync`);
+    const settled = await t.svc.ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', 'asset.mint').where('handled', '=', 1).executeTakeFirstOrThrow();
+    const refused = await admin('POST', '/chains/:chain_id/transactions/:id/cancel', `/chains/${chainId}/transactions/${settled.id}/cancel`);
+    assert.equal(refused.status, 409, refused.raw);
+    await admin('GET', '/chains/:chain_id', '/chains/424242'); // 404
+
     // Failures, each in its documented envelope.
     await v1('POST', '/user', '/user', { email: 'not an email' }); // 400
     await v1('GET', '/user/:uid', '/user/999999999999'); // 404

@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { createPublicClient, getAddress, http, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { ApiClient, waitFor } from '../helpers/env.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
+import { embeddedChain, type SuiteChain } from '../helpers/suite-chain.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { formatUnits, parseAmount } from '../../src/domain/amounts.js';
 
@@ -20,8 +21,8 @@ const freshAddress = (): Address => privateKeyToAddress(generatePrivateKey());
 
 type TestApp = Awaited<ReturnType<TestService['newApp']>>;
 
-export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
-  describe(`rewards on ${db}`, () => {
+export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embeddedChain): void {
+  describe(`rewards on ${db}${chain === embeddedChain ? '' : `, ${chain.name}`}`, () => {
     let t: TestService;
     let app: TestApp;
     let other: TestApp;
@@ -29,7 +30,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
     let reward: string; // supply 1000
     let contract: Address;
 
-    const rpc = () => createPublicClient({ transport: http(t.svc.chain!.rpcUrl) });
+    const rpc = () => createPublicClient({ transport: http(chain.rpcUrl(t)) });
     const tokenBalance = (token: Address, owner: Address) => rpc().readContract({ address: token, abi: erc20, functionName: 'balanceOf', args: [owner] });
     const newUser = async (a: TestApp = app) => (await a.api.post('/user', {})).body.data.uid as string;
 
@@ -58,19 +59,14 @@ export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
         return r.body.data.status === status ? r.body.data : null;
       }, 60_000);
 
-    /** Stops (and restarts) block production of the embedded anvil, which normally mines at once. */
-    const setMining = async (on: boolean) => {
-      const request = rpc().request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
-      await request({ method: 'evm_setIntervalMining', params: [0] }); // the embedded chain mines no interval blocks
-      await request({ method: 'evm_setAutomine', params: [on] });
-      if (on) await request({ method: 'evm_mine', params: [] }); // what waited in the mempool
-    };
+    /** Stops (and restarts) block production. */
+    const setMining = (on: boolean) => chain.setMining(t, on);
 
     const eventsOf = async (type: string) =>
       (await t.svc.ctx.db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).execute()).map((e) => JSON.parse(e.payload));
 
     before(async () => {
-      t = await startTestService(db);
+      t = await chain.start(db);
       [app, other] = await Promise.all([t.newApp(), t.newApp()]);
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
       ({ uid: reward, contract } = await newReward('1000'));
@@ -91,7 +87,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(d.description, 'test pool');
       assert.equal(d.contract_address, d.contract_address.toLowerCase(), 'addresses are answered in lower case');
       assert.equal(d.withdraw_receiver, t.svc.ctx.keys.deployer().address.toLowerCase(), 'defaults to the service deployer account');
-      assert.equal(d.chain_id, 31337);
+      assert.equal(d.chain_id, chain.chainId);
       assert.match(d.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
       assert.equal(await rpc().readContract({ address: contract, abi: erc20, functionName: 'decimals' }), 18);
       assert.equal(await tokenBalance(contract, contract), 1000n * 10n ** 18n);
@@ -443,8 +439,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres'): void {
         const a = await allocate(pool, u1, 3);
         await waitStatus('allocate', a.body.data.uid);
         // Close the pool behind the service's back: `withdrawn` is storage slot 7 of MintworksRewards.
-        const request = rpc().request as (args: { method: string; params: unknown[] }) => Promise<unknown>;
-        await request({ method: 'anvil_setStorageAt', params: [poolContract, '0x7', `0x${'1'.padStart(64, '0')}`] });
+        await chain.setStorageAt(t, poolContract, '0x7', `0x${'1'.padStart(64, '0')}`);
         const withdrawn = await rpc().readContract({ address: poolContract, abi: parseAbi(['function withdrawn() view returns (bool)']), functionName: 'withdrawn' });
         assert.equal(withdrawn, true, 'the storage layout of MintworksRewards changed: update the slot of `withdrawn`');
 

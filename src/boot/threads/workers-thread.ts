@@ -18,13 +18,17 @@ import type { Config } from '../../config.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from '../../util/supervised-worker.js';
+import type { ProviderSnapshot } from '../../chain/providers.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
 
 /** Messages between the main thread and the workers' thread. */
 export type ToWorkers = { wake: string[] } | { stop: true };
-export type FromWorkers = { ready: true } | { stopped: true };
+export type FromWorkers = { ready: true } | { stopped: true } | { providers: ProviderSnapshot[] };
+
+/** How often the workers' thread tells the API's how the chains' providers fare (for /health and /metrics). */
+export const PROVIDER_REPORT_MS = 2000;
 export interface WorkersThreadData {
   config: Config;
   /** The process's row counters (src/store/row-versions.ts): the workers' commits move the API's cached reads. */
@@ -42,6 +46,7 @@ export interface WorkersStatus {
 export class WorkersThread {
   private readonly thread: SupervisedWorker;
   private pendingWakes = new Set<string>();
+  private providerReport: ProviderSnapshot[] = [];
 
   /** `config` is the workers' own: API off, and the chain's URL when it is the embedded one. */
   constructor(private readonly opts: { config: Config; log: Logger }) {
@@ -57,7 +62,9 @@ export class WorkersThread {
         // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.
         return new Worker(new URL('../../main-workers-thread.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       },
-      onMessage: () => {},
+      onMessage: (m) => {
+        if (m && typeof m === 'object' && 'providers' in m) this.providerReport = (m as { providers: ProviderSnapshot[] }).providers;
+      },
       onReady: () => this.flushWakes(), // the wake-ups that came while it was down
     });
   }
@@ -71,6 +78,11 @@ export class WorkersThread {
   wake(kind: string): void {
     if (this.pendingWakes.size === 0) setImmediate(() => this.flushWakes());
     this.pendingWakes.add(kind);
+  }
+
+  /** The chains' providers as the workers' thread last reported them. */
+  providers(): ProviderSnapshot[] {
+    return this.providerReport;
   }
 
   status(): WorkersStatus {

@@ -9,10 +9,12 @@ import { operatorGuard } from './operator-token.js';
 import { adminAppRoutes } from './apps.js';
 import { adminWebhookRoutes } from './webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
+import { adminChainRoutes } from './chains.js';
+import type { ChainHandle } from '../../services/chain-ops.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
-export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
+export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, chains: readonly ChainHandle[] = []): Promise<void> {
   await app.register(
     async (admin) => {
       admin.addHook('onRequest', operatorGuard(ctx));
@@ -25,6 +27,7 @@ export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ct
       await adminAppRoutes(routes, ctx);
       await adminWebhookRoutes(routes, ctx);
       await adminRewardRoutes(routes, ctx);
+      await adminChainRoutes(routes, ctx, chains);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -170,6 +170,76 @@ const attemptObject = z.object({
   response: z.string().nullable().describe('First 1 KiB of the answer'),
 }).meta({ id: 'WebhookAttempt' });
 
+const providerObject = z.object({
+  provider: z.string().describe('The URL\'s scheme, host and port (its path, which may hold an API key, is hidden)'),
+  state: z.enum(['up', 'degraded', 'down', 'rate_limited']),
+  calls: z.number().int(),
+  errors: z.number().int(),
+  latency_ms: z.number().nullable(),
+  last_error: z.string().nullable(),
+  since: z.string().nullable(),
+  retry_at: z.string().optional().describe('While rate limited: not called before this time (its Retry-After)'),
+});
+const relayerObject = z.object({
+  address,
+  role: z.enum(['relayer', 'deployer']),
+  balance_wei: z.string().nullable(),
+  low: z.boolean(),
+  nonce: z.number().int().nullable().describe('Confirmed on chain'),
+  pending_nonce: z.number().int().nullable().describe('Including the node\'s pool'),
+  next_nonce: z.number().int().nullable().describe('The next nonce Mintworks signs with'),
+  in_flight: z.number().int().describe('Recorded transactions not confirmed yet'),
+});
+const chainOverviewObject = z.object({
+  chain_id: z.number().int(),
+  name: z.string(),
+  embedded: z.boolean(),
+  ready: z.boolean().nullable(),
+  status: z.string().describe('ok, or what the chain waits for'),
+  head: z.number().int().nullable(),
+  base_fee_gwei: z.number().nullable(),
+  max_fee_gwei: z.number().nullable().describe('The fee ceiling; null when none is configured'),
+  low_balance_wei: z.string(),
+  providers: z.array(providerObject),
+  relayers: z.array(relayerObject),
+  unconfirmed_transactions: z.number().int(),
+  stuck_transactions: z.number().int(),
+}).meta({ id: 'ChainOverview' });
+const chainTxObject = z.object({
+  id: z.number().int(),
+  chain_id: z.number().int(),
+  kind: z.string().meta({ example: 'asset.mint' }),
+  ref: z.string(),
+  from: address,
+  nonce: z.number().int(),
+  hash: z.string(),
+  status: z.enum(['signed', 'sent']),
+  stuck: z.boolean(),
+  replacements: z.number().int(),
+  max_fee_gwei: z.number().nullable(),
+  tip_gwei: z.number().nullable(),
+  age_s: z.number().int(),
+  created_at: z.string(),
+  cancellable: z.boolean(),
+  cancelling: z.boolean().describe('Cancelled by the operator; the cancellation is not mined yet'),
+}).meta({ id: 'ChainTransaction' });
+const cancelObject = z.object({
+  tx: z.number().int(),
+  chain_id: z.number().int(),
+  kind: z.string(),
+  from: address,
+  nonce: z.number().int(),
+  cancel_hash: z.string(),
+  replaced_hash: z.string(),
+  max_fee_gwei: z.number(),
+  broadcast: z.string().describe('sent, or why the node did not take it now (it is sent again)'),
+  outcome: z.string(),
+}).meta({ id: 'ChainCancel' });
+const resyncObject = z.object({
+  chain_id: z.number().int(),
+  accounts: z.array(z.object({ address, nonce: z.number().int(), pending_nonce: z.number().int(), next_nonce_before: z.number().int(), next_nonce: z.number().int(), resent: z.number().int() })),
+}).meta({ id: 'ChainResync' });
+
 // ------------------------------------------------------------------------------------- envelopes
 
 const ok = (data: z.ZodType) => z.object({ success: z.literal(true), data });
@@ -272,6 +342,17 @@ const DOCS: Record<string, RouteDoc> = {
   'POST /admin/v1/apps/:uid/rewards': { operationId: 'adminCreateReward', summary: 'Create a reward (ERC-20)', status: 201, data: created },
   'GET /admin/v1/apps/:uid/rewards/:reward': { operationId: 'adminGetReward', summary: 'Get a reward with its budget', data: rewardAdminObject },
   'POST /admin/v1/apps/:uid/rewards/:reward/withdraw': { operationId: 'adminWithdrawReward', summary: 'Withdraw what the reward still holds', description: 'To its withdraw receiver, once pending allocations and claims are done.', data: rewardAdminObject },
+  'GET /admin/v1/chains': { operationId: 'adminListChains', summary: 'Every chain: head, base fee and ceiling, providers, relayers', data: list(chainOverviewObject) },
+  'GET /admin/v1/chains/:chain_id': { operationId: 'adminGetChain', summary: 'One chain: head, base fee and ceiling, providers, relayers', data: chainOverviewObject },
+  'GET /admin/v1/chains/:chain_id/transactions': { operationId: 'adminListChainTransactions', summary: 'Transactions not confirmed yet, oldest first', description: '`stuck=true`: only those unconfirmed for longer than CHAIN_STUCK_SECONDS.', data: list(chainTxObject) },
+  'POST /admin/v1/chains/:chain_id/transactions/:id/cancel': {
+    operationId: 'adminCancelChainTransaction',
+    summary: 'Cancel a transaction that waits or is stuck',
+    description: 'A 0-value transfer from its account to itself at the same nonce, with higher fees, takes its place. If it is mined, the job fails as "cancelled by the operator"; if the original is mined first, the job is done. 409 for a settled transaction or a deployment.',
+    data: cancelObject,
+    errors: [409],
+  },
+  'POST /admin/v1/chains/:chain_id/resync': { operationId: 'adminResyncChain', summary: 'Resync the relayers\' nonces with the chain', description: 'Next nonces raised to the chain\'s (never lowered); recorded transactions no node knows any more are sent again, byte for byte.', data: resyncObject },
 };
 
 /** The documented answers of a route: its success and the failures its area can give. */

@@ -1,7 +1,7 @@
 // The mint job: accepted assets are minted in batches (one chain transaction for many assets of a
 // collection), confirmed from the receipt's Transfer logs.
 import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -17,6 +17,10 @@ import { assetView } from '../views.js';
 import { requestWallet } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';
+import type { Database } from '../../store/schema.js';
+import { CANCELLED_REASON } from '../../chain/cancel.js';
+import { ApiError } from '../../util/errors.js';
+import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 
 const MAX_MINT_ROUNDS = 5;
 
@@ -187,8 +191,11 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
         const round = (p.rounds[item.asset_uid] ?? 1) + 1;
         const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
         if (!asset) continue;
-        if (round > MAX_MINT_ROUNDS) {
-          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+        // A mint the operator cancelled ends failed at once: minting it again is not what they asked for.
+        const cancelled = reason === CANCELLED_REASON;
+        if (round > MAX_MINT_ROUNDS || cancelled) {
+          const error = cancelled ? `mint ${CANCELLED_REASON}` : `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`;
+          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: error, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
           const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
           await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
           continue;

@@ -19,7 +19,7 @@ export * from './requests.js';
 
 // ===================================================================================== composition
 
-/** The reward job handlers, for a chain's worker pool (chain-work.ts); their outcomes are in outcome-handlers.ts. */
+/** The reward job handlers, for a chain's worker pool (services/chain/work.ts); their outcomes are in outcome-handlers.ts. */
 export function rewardJobHandlers(ctx: ChainCtx): JobHandler[] {
   return [rewardDeployJobHandler(ctx), allocationJobHandler(ctx), claimJobHandler(ctx), withdrawJobHandler(ctx)];
 }

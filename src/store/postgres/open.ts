@@ -1,9 +1,10 @@
-
+// The PostgreSQL store: a pool whose lost connections never take the process down, named prepared
+// statements for the hottest lookups, and NOTIFY-based change notifications.
 import pg from 'pg';
 import { Kysely, PostgresDialect, } from 'kysely';
 import type { Database } from '../schema.js';
-import { preparingPool } from '../postgres/prepared.js';
-import { PgChanges } from '../postgres/changes.js';
+import { preparingPool } from './prepared.js';
+import { PgChanges } from './changes.js';
 import { plainGroupCommit, redactUrl, type Store, } from '../db.js';
 
 // int8 and numeric come back as strings from pg by default; every bigint we store (ms epochs, nonces,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, } from 'kysely';
 import type { Database } from '../schema.js';
-import { SqliteChanges } from '../sqlite/changes.js';
+import { SqliteChanges } from './changes.js';
 import { rowVersions, type ChangeFeed } from '../row-versions.js';
 import { type Checkpoints, type Store, } from '../db.js';
 import { startCheckpointer, WalSync } from './wal.js';

@@ -1,4 +1,4 @@
-
+// Prepared statements of a SQLite connection, kept by their SQL text.
 import SQLite from 'better-sqlite3';
 
 /**

@@ -1,0 +1,179 @@
+// The chains, for the operator: one page per chain with its head, base fee against the ceiling, its
+// JSON-RPC providers, its relayers (balance, nonces, transactions in flight) and the transactions not
+// confirmed yet, each stuck one with a Cancel action. Read live (every few seconds).
+import { post } from '../api';
+import { useApi, useFocusHeading } from '../hooks';
+import type { ChainOverview, ChainTxRow } from '../../../src/console/types';
+import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
+
+const eth = (wei: string | null) => (wei === null ? '—' : `${(Number(BigInt(wei) / 10n ** 12n) / 1e6).toLocaleString(undefined, { maximumFractionDigits: 6 })}`);
+const gwei = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 3 })} gwei`);
+
+export function ChainsPage() {
+  const list = useApi<ChainOverview[]>('/ops/chains', () => 10000);
+  const heading = useFocusHeading('chains');
+  return (
+    <>
+      <h1 ref={heading} tabIndex={-1}>
+        Chains
+      </h1>
+      <ErrorBox error={list.error} />
+      {!list.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption="Chains served"
+          rows={list.data}
+          rowKey={(c) => String(c.chain_id)}
+          columns={[
+            { title: 'Chain', cell: (c) => <a href={`/console/chains/${c.chain_id}`}>{c.name}</a> },
+            { title: 'ID', cell: (c) => <Mono>{c.chain_id}</Mono> },
+            { title: 'Status', cell: (c) => <Status value={c.status} /> },
+            { title: 'Head', cell: (c) => c.head ?? '—' },
+            { title: 'Base fee', cell: (c) => gwei(c.base_fee_gwei) },
+            { title: 'Unconfirmed', cell: (c) => c.unconfirmed_transactions },
+            { title: 'Stuck', cell: (c) => c.stuck_transactions },
+          ]}
+        />
+      )}
+    </>
+  );
+}
+
+export function ChainPage({ chainId }: { chainId: string }) {
+  const chain = useApi<ChainOverview>(`/ops/chains/${chainId}`, () => 3000);
+  const txs = useApi<ChainTxRow[]>(`/ops/chains/${chainId}/transactions?limit=200`, () => 3000);
+  const heading = useFocusHeading(`chain-${chainId}`);
+  const cancel = useAction((id: number) => post<{ cancel_hash: string; broadcast: string }>(`/ops/chains/${chainId}/transactions/${id}/cancel`));
+  const resync = useAction(() => post<{ accounts: unknown[] }>(`/ops/chains/${chainId}/resync`));
+  const c = chain.data;
+
+  const onCancel = async (t: ChainTxRow) => {
+    if (!confirm(`Cancel transaction ${t.id} (${t.kind}, nonce ${t.nonce})? A 0-value transfer to itself takes its place; if it is mined first, the job fails as cancelled.`)) return;
+    if (await cancel.run(t.id)) txs.reload();
+  };
+
+  return (
+    <>
+      <div class="page-head">
+        <h1 ref={heading} tabIndex={-1}>
+          {c ? c.name : `Chain ${chainId}`}
+        </h1>
+        {c && (
+          <p class="muted">
+            Chain ID <Mono>{c.chain_id}</Mono> · {c.embedded ? 'embedded' : 'external'} · <Status value={c.status} />
+          </p>
+        )}
+      </div>
+      <ErrorBox error={chain.error} />
+      {!c ? (
+        <Loading />
+      ) : (
+        <>
+          <Section title="Now">
+            <dl class="stats">
+              <div class="stat">
+                <dt>Head</dt>
+                <dd>{c.head ?? '—'}</dd>
+              </div>
+              <div class="stat">
+                <dt>Base fee</dt>
+                <dd>{gwei(c.base_fee_gwei)}</dd>
+              </div>
+              <div class="stat">
+                <dt>Fee ceiling</dt>
+                <dd>{c.max_fee_gwei === null ? 'none' : gwei(c.max_fee_gwei)}</dd>
+              </div>
+              <div class="stat">
+                <dt>Unconfirmed</dt>
+                <dd>{c.unconfirmed_transactions}</dd>
+              </div>
+              <div class="stat">
+                <dt>Stuck</dt>
+                <dd>{c.stuck_transactions}</dd>
+              </div>
+              <div class="stat">
+                <dt>Low under</dt>
+                <dd>{eth(c.low_balance_wei)}</dd>
+              </div>
+            </dl>
+          </Section>
+          <Section title="Providers">
+            <Table
+              caption="JSON-RPC providers, in order of preference"
+              rows={c.providers}
+              rowKey={(p) => p.provider}
+              empty="No calls yet."
+              columns={[
+                { title: 'Provider', cell: (p) => <Mono>{p.provider}</Mono> },
+                { title: 'State', cell: (p) => <Status value={p.state} title={p.last_error} /> },
+                { title: 'Calls', cell: (p) => p.calls.toLocaleString() },
+                { title: 'Errors', cell: (p) => p.errors.toLocaleString() },
+                { title: 'Latency', cell: (p) => (p.latency_ms === null ? '—' : `${p.latency_ms} ms`) },
+                { title: 'Last error', cell: (p) => p.last_error ?? <span class="muted">—</span> },
+              ]}
+            />
+          </Section>
+          <Section
+            title="Relayers"
+            actions={
+              <button type="button" onClick={() => resync.run().then(() => chain.reload())} disabled={resync.busy}>
+                {resync.busy ? 'Resyncing…' : 'Resync nonces'}
+              </button>
+            }
+          >
+            <ErrorBox error={resync.error} />
+            <Table
+              caption="The chain's accounts"
+              rows={c.relayers}
+              rowKey={(r) => r.address}
+              columns={[
+                { title: 'Role', cell: (r) => r.role },
+                { title: 'Address', cell: (r) => <Short value={r.address} /> },
+                { title: 'Balance', cell: (r) => <span class={r.low ? 'warn' : undefined}>{eth(r.balance_wei)}{r.low ? ' (low)' : ''}</span> },
+                { title: 'Nonce', cell: (r) => r.nonce ?? '—' },
+                { title: 'Pending', cell: (r) => r.pending_nonce ?? '—' },
+                { title: 'Next', cell: (r) => r.next_nonce ?? '—' },
+                { title: 'In flight', cell: (r) => r.in_flight },
+              ]}
+            />
+          </Section>
+        </>
+      )}
+      <Section title="Unconfirmed transactions">
+        <ErrorBox error={txs.error ?? cancel.error} />
+        {!txs.data ? (
+          <Loading />
+        ) : (
+          <Table
+            caption="Transactions not confirmed yet, oldest first"
+            rows={txs.data}
+            rowKey={(t) => String(t.id)}
+            empty="Every transaction is confirmed."
+            columns={[
+              { title: 'Tx', cell: (t) => <Mono>{t.id}</Mono> },
+              { title: 'Kind', cell: (t) => t.kind },
+              { title: 'State', cell: (t) => <Status value={t.cancelling ? 'cancelling' : t.stuck ? 'stuck' : t.status} /> },
+              { title: 'From', cell: (t) => <Short value={t.from} /> },
+              { title: 'Nonce', cell: (t) => t.nonce },
+              { title: 'Max fee', cell: (t) => gwei(t.max_fee_gwei) },
+              { title: 'Replaced', cell: (t) => t.replacements },
+              { title: 'Since', cell: (t) => <Time iso={t.created_at} /> },
+              {
+                title: 'Action',
+                cell: (t) =>
+                  t.cancellable ? (
+                    <button type="button" class="danger" onClick={() => onCancel(t)} disabled={cancel.busy} aria-label={`Cancel transaction ${t.id}`}>
+                      Cancel
+                    </button>
+                  ) : (
+                    <span class="muted">—</span>
+                  ),
+              },
+            ]}
+          />
+        )}
+      </Section>
+    </>
+  );
+}

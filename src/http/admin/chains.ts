@@ -1,0 +1,42 @@
+// /admin/v1/chains: the operator's view of each chain and its tools (docs/chains-operations.md):
+//   GET  /chains                                   every chain: head, base fee and ceiling, providers, relayers
+//   GET  /chains/:chain_id                         one chain
+//   GET  /chains/:chain_id/transactions?stuck=&limit=   transactions not confirmed yet, oldest first
+//   POST /chains/:chain_id/transactions/:id/cancel a 0-value self-transfer at its nonce takes its place
+//   POST /chains/:chain_id/resync                  relayer nonces in line with the chain; dropped transactions sent again
+// Behind the operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts); the console
+// mounts the same routes behind its session.
+import { z } from 'zod';
+import type { Ctx } from '../../services/context.js';
+import { ok, type App } from '../kit/route-kit.js';
+import { ApiError } from '../../util/errors.js';
+import { cancelChainTx, chainOfTx, chainOverview, listChainTxs, requireChain, resyncChain, type ChainHandle } from '../../services/chain-ops.js';
+
+const chainId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const chainParam = z.object({ chain_id: chainId });
+const txParam = z.object({ chain_id: chainId, id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) });
+const txQuery = z.object({
+  stuck: z.enum(['true', 'false']).optional().describe('true: only transactions unconfirmed for longer than CHAIN_STUCK_SECONDS'),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+export async function adminChainRoutes(app: App, ctx: Ctx, chains: readonly ChainHandle[]): Promise<void> {
+  const tags = { tags: ['admin', 'chains'] };
+
+  app.get('/chains', { schema: tags }, async () => ok(await Promise.all(chains.map((h) => chainOverview(ctx, h)))));
+
+  app.get('/chains/:chain_id', { schema: { ...tags, params: chainParam } }, async (req) => ok(await chainOverview(ctx, requireChain(chains, req.params.chain_id))));
+
+  app.get('/chains/:chain_id/transactions', { schema: { ...tags, params: chainParam, querystring: txQuery } }, async (req) => {
+    requireChain(chains, req.params.chain_id);
+    return ok(await listChainTxs(ctx, { chainId: req.params.chain_id, stuck: req.query.stuck === 'true', limit: req.query.limit }));
+  });
+
+  app.post('/chains/:chain_id/transactions/:id/cancel', { schema: { ...tags, params: txParam } }, async (req) => {
+    requireChain(chains, req.params.chain_id);
+    if ((await chainOfTx(ctx, req.params.id)) !== req.params.chain_id) throw ApiError.notFound('Transaction');
+    return ok(await cancelChainTx(ctx, chains, req.params.id));
+  });
+
+  app.post('/chains/:chain_id/resync', { schema: { ...tags, params: chainParam } }, async (req) => ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id))));
+}

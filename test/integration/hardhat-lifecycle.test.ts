@@ -1,0 +1,61 @@
+// The lifecycle suite (mint, edit, transfer, burn, deposits, re-reading the chain as after a reorg)
+// against Hardhat's node mining a block every 2 s, instead of the embedded anvil mining on arrival:
+// nothing may depend on one node's quirks. Then a rewind, as far as Hardhat allows one (evm_revert):
+// mints the chain lost are sent again and minted exactly once.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { lifecycleSuite } from './lifecycle-suite.js';
+import { hardhatChain } from '../helpers/suite-chain.js';
+import type { TestService } from '../helpers/service.js';
+import { waitFor } from '../helpers/env.js';
+
+lifecycleSuite('sqlite', hardhatChain(2));
+
+describe('a rewind of Hardhat\'s node (evm_revert)', () => {
+  const chain = hardhatChain(2);
+  let t: TestService;
+  before(async () => {
+    t = await chain.start('sqlite');
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it('mints the chain no longer has are sent again and minted exactly once', async () => {
+    const call = async (method: string, params: unknown[] = []) => {
+      const r = await fetch(chain.rpcUrl(t), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      return ((await r.json()) as { result: unknown }).result;
+    };
+    const app = await t.newApp();
+    const collection = await t.newCollection(app.uid, false);
+    const contract = (await app.api.get(`/collection/${collection}`)).body.data.contract_address as Address;
+    const user = (await app.api.post('/user', {})).body.data.uid;
+    const snapshot = await call('evm_snapshot');
+    const uids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `rewind-${i}`, data: { name: 'Rewound', unique_name: false, image_url: 'https://example.com/r.png', store_image_on_ipfs: false } });
+      assert.equal(r.status, 201, r.raw);
+      uids.push(r.body.data.uid);
+    }
+    const minted = await waitFor('minted', async () => {
+      const all = await Promise.all(uids.map(async (u) => (await app.api.get(`/asset/${u}`)).body.data));
+      return all.every((a) => a.is_minted) ? all : null;
+    }, 60_000, 250);
+    const rpc = createPublicClient({ transport: http(chain.rpcUrl(t)) });
+    const transfers = () => rpc.getContractEvents({ address: contract, abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']), eventName: 'Transfer', fromBlock: 0n });
+    assert.equal((await transfers()).length, 5);
+
+    assert.equal(await call('evm_revert', [snapshot]), true);
+    assert.equal((await transfers()).length, 0, 'the chain lost the mints');
+    // The tracker finds the relayers' nonces behind what it recorded and sends the same bytes again.
+    const again = await waitFor('minted again', async () => {
+      const logs = await transfers();
+      return logs.length >= 5 ? logs : null;
+    }, 60_000, 500);
+    const ids = again.map((l) => Number(l.args.tokenId));
+    assert.deepEqual([...new Set(ids)].sort(), minted.map((a) => a.token_id).sort(), 'each token once, the same ids');
+    assert.equal(ids.length, 5);
+    for (const a of minted) assert.equal((await app.api.get(`/asset/${a.uid}`)).body.data.is_minted, true);
+  });
+});
