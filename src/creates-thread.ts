@@ -22,6 +22,7 @@ import type { AssetParams, CreatesWriter } from './services/asset-create.js';
 import type { IdempotentWrite } from './services/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from './util/errors.js';
 import { rowVersions } from './store/row-versions.js';
+import { isDatabaseUnavailable } from './store/unavailable.js';
 import { writeTurns } from './store/write-turns.js';
 import { SupervisedWorker } from './util/supervised-worker.js';
 
@@ -52,6 +53,7 @@ export interface CreatesThreadData {
 }
 
 export function toWireError(err: unknown): WireError {
+  if (isDatabaseUnavailable(err)) err = ApiError.databaseUnavailable(); // its code does not cross
   if (err instanceof ApiError) return { status: err.status, type: err.type, details: err.details };
   return { message: err instanceof Error ? err.message : String(err) };
 }

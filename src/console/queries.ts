@@ -15,7 +15,10 @@ import { listAllocationsOfUser, listClaimsOfUser } from '../services/rewards/ind
 import { allocationView, claimView } from '../services/rewards/views.js';
 import { collectionView } from '../services/views.js';
 import { isoOfMs } from '../webhooks/message.js';
+import { isStorableText } from '../domain/text.js';
 import type {
+  AllocationRow,
+  ClaimRow,
   Activity,
   ActivityRange,
   AppCounts,
@@ -46,7 +49,7 @@ export function encodeCursor(values: CursorValue[]): string {
 export function decodeCursor(cursor: string, shape: ('s' | 'n')[]): CursorValue[] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === shape.length && v.every((x, i) => typeof x === (shape[i] === 's' ? 'string' : 'number'))) return v as CursorValue[];
+    if (Array.isArray(v) && v.length === shape.length && v.every((x, i) => (shape[i] === 's' ? typeof x === 'string' && isStorableText(x) : typeof x === 'number' && Number.isFinite(x)))) return v as CursorValue[];
   } catch {
     // answered below
   }
@@ -211,7 +214,8 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
     listAllocationsOfUser(ctx, appUid, userUid).then((p) => p.items),
     listClaimsOfUser(ctx, appUid, userUid).then((p) => p.items),
   ]);
-  return { user: userRow(u, ctx, await walletsOf(ctx.db, [u.uid])), assets: assets.map(assetRow), transfers, burns, allocations, claims };
+  // Amounts are ExactNumbers here, numbers once the browser has parsed the answer (domain/exact-json.ts).
+  return { user: userRow(u, ctx, await walletsOf(ctx.db, [u.uid])), assets: assets.map(assetRow), transfers, burns, allocations: allocations as unknown as AllocationRow[], claims: claims as unknown as ClaimRow[] };
 }
 
 // ------------------------------------------------------------------------------------------- assets

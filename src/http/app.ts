@@ -1,7 +1,7 @@
 // The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
 // console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -20,7 +20,7 @@ import { dbCounterStore, WindowCounters } from '../services/rate-limits.js';
 import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
-import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './kit/envelope.js';
+import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
@@ -69,6 +69,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const closing = closingGuard();
   const assetReads = cachedAssetReads(ctx, deps.changes ?? null);
 
+  const areaGuard = async (req: FastifyRequest, reply: FastifyReply) => {
+    const area = areaOf(req.url);
+    if (area === 'v1') await v1Guard(req, reply);
+    else if (area === 'admin') await adminGuard(req);
+  };
+
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
     // Fastify's own request lines would carry raw URLs (query strings hold secrets): we log our own.
@@ -80,17 +86,19 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // Fastify's 503, bad-URL and client-error answers are not in the envelope: ours are.
     return503OnClosing: false,
-    frameworkErrors: frameworkErrors(async (req, reply) => {
-      const area = areaOf(req.url);
-      if (area === 'v1') await v1Guard(req, reply);
-      else if (area === 'admin') await adminGuard(req);
-    }),
+    frameworkErrors: frameworkErrors(areaGuard),
     clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
+  // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).
+  app.addHook('onRequest', async (req, reply) => {
+    if (isUtf8Url(req.url)) return;
+    await areaGuard(req, reply);
+    throw badUrl();
+  });
 
   // JSON bodies (src/http/kit/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.
   app.removeContentTypeParser('application/json');

@@ -4,6 +4,7 @@ import { jwtVerify, errors as joseErrors } from 'jose';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyResolver, ResolvedKey } from '../../services/apps.js';
 import { ApiError } from '../../util/errors.js';
+import { isStorableText } from '../../domain/text.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +37,7 @@ const unauthorized = (message: string) => ApiError.client(401, 'unauthorized', m
 export function readCredentials(req: FastifyRequest): Credentials {
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey !== 'string' || apiKey === '') throw unauthorized('Authentication credentials were not provided: send the X-API-KEY header.');
+  if (!isStorableText(apiKey)) throw unauthorized('Invalid API key.'); // looked up in the database
   const auth = req.headers.authorization;
   const m = typeof auth === 'string' ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
   if (!m) throw unauthorized('Authentication credentials were not provided: send Authorization: Bearer <token>.');
