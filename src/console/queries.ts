@@ -15,6 +15,7 @@ import { listAllocationsOfUser, listClaimsOfUser } from '../services/rewards/ind
 import { allocationView, claimView } from '../services/rewards/views.js';
 import { collectionView } from '../services/views.js';
 import { isoOfMs } from '../webhooks/message.js';
+import { isUtf8 } from 'node:buffer';
 import { isStorableText } from '../domain/text.js';
 import type {
   AllocationRow,
@@ -48,7 +49,9 @@ export function encodeCursor(values: CursorValue[]): string {
 /** The values of a cursor of the given shape ('s' string, 'n' number), or a 400 naming the cursor. */
 export function decodeCursor(cursor: string, shape: ('s' | 'n')[]): CursorValue[] {
   try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    const bytes = Buffer.from(cursor, 'base64url');
+    if (!isUtf8(bytes)) throw new Error('not UTF-8'); // would decode to U+FFFD: not what was encoded
+    const v = JSON.parse(bytes.toString('utf8')) as unknown;
     if (Array.isArray(v) && v.length === shape.length && v.every((x, i) => (shape[i] === 's' ? typeof x === 'string' && isStorableText(x) : typeof x === 'number' && Number.isFinite(x)))) return v as CursorValue[];
   } catch {
     // answered below

@@ -67,7 +67,10 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
         while (next < ASSETS) {
           const i = next++;
           for (;;) {
-            const r = await client.call('POST', '/asset', { user_uid: users[i % 10], collection_uid: demo.MW_COLLECTION, asset_external_id: `failover-${i}`, data: { name: 'Failover', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false } }, { 'Idempotency-Key': `failover-${i}` });
+            const r = await client.call('POST', '/asset', { user_uid: users[i % 10], collection_uid: demo.MW_COLLECTION, asset_external_id: `failover-${i}`, data: { name: 'Failover', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false } }, { 'Idempotency-Key': `failover-${i}` }).catch((err) => {
+              alive(); // a refused connection: say so if the service is gone
+              throw err;
+            });
             statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
             if (r.status === 201) {
               accepted.set(i, r.body.data.uid);

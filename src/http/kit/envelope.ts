@@ -173,7 +173,10 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request was not received in time.']
         : [400, 'Malformed HTTP request.'];
-  const body = JSON.stringify(errorBody(status, codeFor(status), message));
+  // Bytes outside ASCII in the request line (the parser takes none, UTF-8 or not): as a URL whose
+  // percent-encoded bytes are not UTF-8 is answered.
+  const code = err.code === 'HPE_INVALID_URL' ? 'bad_url' : codeFor(status);
+  const body = JSON.stringify(errorBody(status, code, err.code === 'HPE_INVALID_URL' ? badUrl().message : message));
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
