@@ -284,7 +284,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
 
-    log.info({ url, store: core.store.describe, chains: runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ready: rt.ready })), ms: Date.now() - started }, 'mintworks ready');
+    // Said once per service: by the process (or thread) that serves the API; workers on their own say
+    // `workers ready`. A chain's readiness is known where the workers run.
+    const chainsLine = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.rpcUrl, ...(config.runWorkers ? { ready: rt.ready } : {}) }));
+    log.info({ url, store: core.store.describe, chains: chainsLine, ms: Date.now() - started }, config.runApi ? 'mintworks ready' : 'workers ready');
     service = { ctx, url, rpcUrl: primary.rpcUrl, http: httpServer, chain, indexer, creates, runtimes, stop, onFatal: (cb) => void fatalListeners.push(cb) };
     return service;
   } catch (err) {

@@ -31,6 +31,14 @@ import { ok } from './kit/route-kit.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
+/**
+ * Requests logged at debug unless they fail: probes (load balancers, Prometheus), and the console's
+ * reads, which an open console repeats every few seconds (its writes stay at info).
+ */
+function quietRequest(method: string, route: string): boolean {
+  return PROBES.has(route) || ((method === 'GET' || method === 'HEAD') && (route.startsWith('/console/api/') || route.startsWith('/console/')));
+}
+
 export interface HttpDeps {
   ctx: Ctx;
   health: () => Promise<Health>;
@@ -114,8 +122,8 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.addHook('onResponse', async (req, reply) => {
     const line = { method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
-    // Probes (load balancers, Prometheus) would drown the rest: their requests are logged at debug.
-    if (PROBES.has(req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
+    // Probes and the console's polling would drown the rest: their requests are logged at debug.
+    if (quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
     else req.log.info(line, 'request');
   });
 

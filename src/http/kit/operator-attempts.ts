@@ -14,6 +14,7 @@ export class OperatorAttempts {
   ) {}
 
   check(ip: string, what = 'sign-ins'): void {
+    if (this.max === 0) return;
     const f = this.failures.get(ip);
     if (f && this.now() - f.since > this.windowMs) this.failures.delete(ip);
     else if (f && f.n >= this.max) {
@@ -34,10 +35,13 @@ export class OperatorAttempts {
 
 const perConfig = new WeakMap<object, OperatorAttempts>();
 
-/** The process's count for one service (keyed by its config object: tests run several services). */
-export function operatorAttempts(config: object): OperatorAttempts {
+/**
+ * The process's count for one service (keyed by its config object: tests run several services);
+ * `operatorAuthFailures` (OPERATOR_AUTH_FAILURES) attempts, 0 = no limit.
+ */
+export function operatorAttempts(config: { operatorAuthFailures?: number }): OperatorAttempts {
   let a = perConfig.get(config);
-  if (!a) perConfig.set(config, (a = new OperatorAttempts()));
+  if (!a) perConfig.set(config, (a = new OperatorAttempts(config.operatorAuthFailures ?? 10)));
   return a;
 }
 

@@ -70,7 +70,9 @@ export const attribute = z.object({
 });
 
 const assetDataFields = {
-  name: text(255).refine((s) => !isInvisible(s), 'This field may not be blank.'),
+  // A name only of invisible characters (zero-width spaces …) is blank too; reported once, when the
+  // length checks pass.
+  name: text(255).refine((s) => s === '' || s.length > 255 || !isInvisible(s), 'This field may not be blank.'),
   unique_name: z.boolean(),
   image_url: httpUrl,
   description: str().max(10_000, 'Ensure this field has no more than 10000 characters.').nullish(),
@@ -92,7 +94,7 @@ export const assetListQuery = z.object({ user_uid: str().optional(), ...pageQuer
 
 export const depositQuery = z.object({
   user_uid: requiredStr(),
-  collection_uid: requiredStr(),
+  collection_uid: str().optional().describe("The collection whose chain to deposit on; without it, the App's default chain."),
 });
 
 export const transferBody = z.object({
