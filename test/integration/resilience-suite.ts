@@ -7,6 +7,7 @@
 // a request line that is not UTF-8 refused with bad_url.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import SQLite from 'better-sqlite3';
@@ -213,6 +214,18 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       // Without credentials under /v1: authentication comes first, as for a path that is not UTF-8.
       const anon = await fetch(`${t.svc.url}/v1/asset?user_uid=%FF`);
       assert.equal(anon.status, 401);
+    });
+
+    it('explorer and front-door pages carry a Content-Security-Policy that allows no script', async () => {
+      for (const p of ['/explorer/address/0x0000000000000000000000000000000000000001', '/']) {
+        const r = await fetch(`${t.svc.url}${p}`, { headers: { accept: 'text/html' } });
+        assert.equal(r.status, 200, p);
+        const csp = r.headers.get('content-security-policy') ?? '';
+        assert.match(csp, /default-src 'none'/, p);
+        assert.doesNotMatch(csp, /script-src|unsafe/, p);
+        const style = /<style>(.*)<\/style>/s.exec(await r.text())![1];
+        assert.ok(csp.includes(`'sha256-${createHash('sha256').update(style).digest('base64')}'`), 'the page\'s own style is allowed by its hash');
+      }
     });
 
     // Last: it leaves this address refused for the operator token.
