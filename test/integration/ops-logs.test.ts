@@ -107,7 +107,7 @@ describe('operator logs', () => {
     assert.match(String(line.reason), /loopback|private|local/i);
 
     for (const p of ['/console/api/session', `/console/api/apps/${app.uid}/users`]) {
-      const r = await fetch(`${svc.url}${p}`, { headers: op });
+      const r: Response = await fetch(`${svc.url}${p}`, { headers: op });
       assert.equal(r.status, 200, p);
     }
     const post = await fetch(`${svc.url}/console/api/apps`, { method: 'POST', headers: op, body: JSON.stringify({ name: 'Logged' }) });
