@@ -87,10 +87,10 @@ describe('query plans (sqlite)', () => {
     assert.equal((await admin.get(`/apps/${app.uid}/webhook/events/${events[0].event_id}/attempts`)).status, 200);
     assert.equal((await admin.get('/apps/' + app.uid + '/webhook/events?status=delivered')).status, 200);
     for (const p of ['/health', '/metrics']) assert.equal((await fetch(`${t.svc.url}${p}`)).status, 200, p);
-    // The console's lists and a user's page there (the console's asset filters by collection and
-    // status are not covered yet: they read the App's assets newest first).
+    // The console's lists (by collection: in token id order) and a user's page there. Its asset filter
+    // by status is not covered yet: it reads the App's assets newest first.
     const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
-    for (const p of [`/apps/${app.uid}/assets`, `/apps/${app.uid}/users`, `/apps/${app.uid}/users/${a}`]) {
+    for (const p of [`/apps/${app.uid}/assets`, `/apps/${app.uid}/assets?collection=${collection}`, `/apps/${app.uid}/users`, `/apps/${app.uid}/users/${a}`]) {
       assert.equal((await consoleApi.get(p)).status, 200, p);
     }
     await pruneOnce(t.svc.ctx, 30, Date.now() + 365 * 86_400_000);
