@@ -149,11 +149,10 @@ for (const db of dbsFromArgs()) {
       process.stderr.write(`${db} ${size}: seeded in ${seedSeconds.toFixed(1)} s, started in ${startSeconds.toFixed(2)} s\n`);
     }
 
-    // A migration on the loaded database: the latest one (two indexes over every asset rebuilt as partial
-    // ones, one dropped) undone and run again.
-    const latest = '013_lean_asset_indexes';
+    // A migration on the loaded database, run again: the latest one rebuilds the two partial indexes of
+    // users' asset lists (every owned asset, and the unminted ones).
+    const latest = '018_user_list_indexes';
     const store = openStore({ databaseUrl: se.env.DATABASE_URL, dataDir: se.dataDir });
-    await store.db.schema.createIndex('assets_mint_tx_idx').on('assets').column('mint_tx_id').execute();
     await store.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', latest as never).execute();
     const m0 = performance.now();
     const migrated = await migrateToLatest(store);
