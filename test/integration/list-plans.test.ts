@@ -1,8 +1,8 @@
 // A user's asset list whose plan cannot flip with the data: one user of an App holds nearly every
 // asset (a vault or treasury user), another holds 5. The small user's list must read its own index
 // entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections,
-// on both databases. The large user's rows are copied in bulk by SQL (ASSETS of them; the issue's
-// figure is 1M, which the 1M-row bench measures: this size already showed the flip).
+// on both databases. The large user's rows are copied in bulk by SQL (ASSETS of them, 200k by default:
+// enough to show the flip; bench/scale.ts measures the same shape at a million).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
