@@ -3,12 +3,14 @@
 // immediate stop and a restart 3 s later (what a crash or a failover does), then every backend is
 // terminated three times (what a restart, a pooler or idle_in_transaction_session_timeout does). The
 // service never exits, never answers 500 (a request the database fails is a 503 with Retry-After, which
-// the clients here retry with the same Idempotency-Key), its threads are never restarted, and every
-// asset answered 201 is minted exactly once.
+// the clients here retry with the same Idempotency-Key), its threads are never restarted, every asset
+// answered 201 is minted exactly once, and the webhook dispatcher delivers every mint's event after it.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -25,7 +27,9 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
   let cluster: PrivateCluster | null = null;
   let service: ChildProcess | null = null;
   let dataDir = '';
+  let receiver: Server | null = null;
   after(async () => {
+    receiver?.close();
     if (service && service.exitCode === null && service.signalCode === null) {
       const exited = new Promise((r) => service!.once('exit', r));
       service.kill('SIGTERM');
@@ -41,7 +45,19 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
     const pgCluster = cluster;
     dataDir = tempDir('mintworks-failover-');
     const port = await freePort();
-    const env = { DATABASE_URL: cluster.url, DATA_DIR: dataDir, PORT: String(port), ANVIL_PORT: String(await freePort()), LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-failover-test-012345' };
+    const env = { DATABASE_URL: cluster.url, DATA_DIR: dataDir, PORT: String(port), ANVIL_PORT: String(await freePort()), LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-failover-test-012345', OUTBOUND_ALLOW_PRIVATE: 'true' };
+    // A webhook receiver: the dispatcher must go on delivering after the outage, each mint's event at least once.
+    const minted = new Set<string>();
+    receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const ev = JSON.parse(body) as { event: string; data: { asset?: { uid: string } } };
+        if (ev.event === 'asset.minted' && ev.data.asset) minted.add(ev.data.asset.uid);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
     const logFile = path.join(dataDir, 'service.log');
     const out = fs.openSync(logFile, 'a');
     const proc = spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
@@ -56,6 +72,8 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 10 }, () => client.post('/user', {}).then((r) => r.body.data.uid as string)));
+    const hook = await fetch(`${base}/admin/v1/apps/${demo.MW_APP}/webhook`, { method: 'PUT', headers: { authorization: `Bearer ${env.OPERATOR_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['asset.minted'] }) });
+    assert.equal(hook.status, 201, await hook.text());
 
     // The burst: each create is sent until it is answered 201; a 503 must say when to retry.
     const statuses = new Map<number, number>();
@@ -120,6 +138,7 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
       return lists.flat().filter((a) => a.is_minted).length;
     };
     await waitFor(`all ${ASSETS} minted`, async () => (await countMinted()) === ASSETS, 180_000, 500);
+    await waitFor(`an asset.minted delivery for each of the ${ASSETS}`, async () => minted.size === ASSETS, 120_000, 200);
     alive();
 
     const health = (await client.call('GET', '/health')).body;
