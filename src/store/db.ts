@@ -12,6 +12,7 @@ import { prepareByName, preparingPool } from './pg-prepared.js';
 import { SqliteChanges } from './sqlite-changes.js';
 import { goesFirst, writeTurns, type WriteTurns } from './write-turns.js';
 import { PgChanges } from './pg-changes.js';
+import { fromDatabase } from './unavailable.js';
 import { rowVersions, type ChangeFeed } from './row-versions.js';
 import type { Logger } from 'pino';
 
@@ -263,7 +264,7 @@ class WalSync {
     this.fd ??= fs.openSync(this.file, 'r');
     const fd = this.fd;
     // fdatasync, as SQLite itself uses: it flushes the data and the size, not the timestamps.
-    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(fromDatabase(err)) : resolve())));
   }
 
   close(): void {

@@ -23,6 +23,9 @@ test('database failures: connection lost, server going, SQLite busy or failing; 
   assert.equal(isDatabaseUnavailable(fromDatabase(refused)), true);
   assert.equal(isDatabaseUnavailable(fromDatabase(new AggregateError([withCode('ECONNREFUSED'), withCode('ECONNREFUSED')]))), true);
   assert.equal(isDatabaseUnavailable(fromDatabase(withCode('23505'))), false);
+  // The WAL's flush failing under SQLite (a full or failing disk).
+  assert.equal(isDatabaseUnavailable(fromDatabase(withCode('EIO'))), true);
+  assert.equal(isDatabaseUnavailable(withCode('EIO')), false);
 });
 
 test('request targets: UTF-8 in raw and percent-encoded bytes', () => {
