@@ -311,17 +311,19 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
     case 'not_minted':
       qb = qb.where('assets.mint_status', '=', 'pending');
       break;
+    // Rare statuses, as literals: each has a partial index of its own (migration 018), which a
+    // planner uses only when the query names the indexed value itself.
     case 'failed':
-      qb = qb.where('assets.mint_status', '=', 'failed');
+      qb = qb.where('assets.mint_status', '=', sql.lit('failed'));
       break;
     case 'burned':
-      qb = qb.where('assets.is_burned', '=', 1);
+      qb = qb.where('assets.is_burned', '=', sql.lit(1));
       break;
     case 'burning':
-      qb = qb.where('assets.is_burning', '=', 1).where('assets.is_burned', '=', 0);
+      qb = qb.where('assets.is_burning', '=', sql.lit(1)).where('assets.is_burned', '=', 0);
       break;
     case 'transferring':
-      qb = qb.where('assets.is_transferring', '=', 1);
+      qb = qb.where('assets.is_transferring', '=', sql.lit(1));
       break;
     case 'minted':
       qb = qb.where('assets.mint_status', '=', 'minted').where('assets.is_burned', '=', 0).where('assets.is_burning', '=', 0).where('assets.is_transferring', '=', 0);
