@@ -1,5 +1,6 @@
 // Flat at a million: the Demo App is bulk-loaded (by SQL, the service stopped) with 10k and then 1M
-// assets, and users, transfers, burns, events, webhook deliveries and attempts in proportion; at each
+// assets, as many again owned by one vault user (the shape where a user's list used to walk the App's
+// assets), and users, transfers, burns, events, webhook deliveries and attempts in proportion; at each
 // size the service is started (timed) and every read endpoint of /v1 and /admin/v1 is measured at 16
 // connections. Then retention runs over the loaded history (table sizes before and after). One JSON
 // line per database.
@@ -24,6 +25,9 @@ const SEED_AT = Date.now() - 60 * DAY; // the loaded history is older than the r
 
 interface Ids { app: string; collection: string }
 
+/** The vault user's uid (outside the seeded users' range). */
+const VAULT_USER = '199999999999';
+
 /** Seeds rows [from, to) of every table by one INSERT … SELECT per table over a generated series. */
 async function seed(store: Store, ids: Ids, from: number, to: number): Promise<void> {
   const pg = store.dialect === 'postgres';
@@ -47,6 +51,16 @@ async function seed(store: Store, ids: Ids, from: number, to: number): Promise<v
       is_burned, is_transferring, is_editing, owner_user_uid, owner_address, mint_for_address, token_uri, sale_price_in_usd, metadata, created_at, updated_at, is_burning, pending_edit, pending_token_uri, store_image)
     select ${uid(300000000000)}, ${a}, '${ids.collection}', 'seed-' || i, ${uid(200000000000, userOf)}, 'Seed ' || i, null, 10000000 + i, 'minted', null, null,
       0, 0, 0, ${uid(200000000000, userOf)}, ${hex40(`${userOf} + 1`)}, ${hex40(`${userOf} + 1`)}, 'http://127.0.0.1/metadata/' || i, '9.99', '{"name":"Seed","description":"seeded"}', ${iso('i')}, ${iso('i')}, 0, null, null, 0
+    from ${series}`);
+  // A vault user: as many assets again as the others hold, all owned by one user of the App (a
+  // treasury). The probe user's list (5 assets) must not read them: its plan cannot flip to the App's.
+  if (from === 0) {
+    await run(`insert into users (uid, app_uid, email, user_external_id, wallet_address, wallet_created_at, created_at) values ('${VAULT_USER}', ${a}, 'vault@example.com', 'vault', ${hex40('1')}, ${iso('0')}, ${iso('0')})`);
+  }
+  await run(`insert into assets (uid, app_uid, collection_uid, asset_external_id, mint_for_user_uid, name, unique_name_key, token_id, mint_status, mint_error, mint_tx_id,
+      is_burned, is_transferring, is_editing, owner_user_uid, owner_address, mint_for_address, token_uri, sale_price_in_usd, metadata, created_at, updated_at, is_burning, pending_edit, pending_token_uri, store_image)
+    select ${uid(600000000000)}, ${a}, '${ids.collection}', 'vault-' || i, '${VAULT_USER}', 'Vault ' || i, null, 50000000 + i, 'minted', null, null,
+      0, 0, 0, '${VAULT_USER}', ${hex40('1')}, ${hex40('1')}, 'http://127.0.0.1/metadata/v' || i, null, '{"name":"Vault"}', ${iso('i')}, ${iso('i')}, 0, null, null, 0
     from ${series}`);
   for (const table of ['transfers', 'burns']) {
     const extra = table === 'transfers' ? `, to_address` : '';
@@ -111,6 +125,7 @@ for (const db of dbsFromArgs()) {
         ['GET /asset/:uid', `${v1}/asset/${probeAssets[0]}`, 'app'],
         ['GET /asset/:uid (seeded)', `${v1}/asset/${300000000000 + Math.floor(size / 2)}`, 'app'],
         ['GET /asset?user_uid (5 assets)', `${v1}/asset?user_uid=${probe}`, 'app'],
+        ['GET /asset?user_uid (vault user, first page)', `${v1}/asset?user_uid=${VAULT_USER}`, 'app'],
         ['GET /asset?user_uid (10 seeded)', `${v1}/asset?user_uid=${seededUser}`, 'app'],
         ['GET /transfer?user_uid', `${v1}/transfer?user_uid=${seededUser}`, 'app'],
         ['GET /burn?user_uid', `${v1}/burn?user_uid=${seededUser}`, 'app'],
@@ -135,11 +150,10 @@ for (const db of dbsFromArgs()) {
       process.stderr.write(`${db} ${size}: seeded in ${seedSeconds.toFixed(1)} s, started in ${startSeconds.toFixed(2)} s\n`);
     }
 
-    // A migration on the loaded database: the latest one (two indexes over every asset rebuilt as partial
-    // ones, one dropped) undone and run again.
-    const latest = '013_lean_asset_indexes';
+    // A migration on the loaded database, run again: the latest one rebuilds the two partial indexes of
+    // users' asset lists (every owned asset, and the unminted ones).
+    const latest = '018_user_list_indexes';
     const store = openStore({ databaseUrl: se.env.DATABASE_URL, dataDir: se.dataDir });
-    await store.db.schema.createIndex('assets_mint_tx_idx').on('assets').column('mint_tx_id').execute();
     await store.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', latest as never).execute();
     const m0 = performance.now();
     const migrated = await migrateToLatest(store);

@@ -74,6 +74,7 @@ const envSchema = z.object({
   PINNING_SERVICE_TOKEN: z.string().min(1).optional(),
   RATE_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(6000),
   RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(100),
+  OPERATOR_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(10),
   TRUST_PROXY: proxyList.optional(),
   CHAIN_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -175,6 +176,8 @@ export const configSchema = envSchema.transform((c, ctx) => {
     rateLimit: c.RATE_LIMIT,
     /** Failed authentications per minute per client address on /v1; 0 = no limit. */
     authFailureLimit: c.RATE_LIMIT_AUTH_FAILURES,
+    /** Wrong operator tokens per client address within 15 min before it is refused (429); 0 = no limit. */
+    operatorAuthFailures: c.OPERATOR_AUTH_FAILURES,
     /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
     trustProxy: c.TRUST_PROXY ?? [],
     /** Per JSON-RPC call and provider, before the call goes to the chain's next provider (a CHAINS entry's `rpcTimeoutMs` overrides it). */

@@ -327,8 +327,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
 
-    const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ready: rt.ready }));
-    // A worker-only process serves no URL: it says it is ready to work, and for which public URL.
+    // Said once per service: by the process (or thread) that serves the API; workers on their own say
+    // `workers ready`, with the public URL they mint for. A chain's readiness is known where the workers run.
+    const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ...(config.runWorkers ? { ready: rt.ready } : {}) }));
     if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
     else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
     service = {

@@ -87,6 +87,7 @@ export class ChainRuntime {
   constructor(
     readonly spec: ChainSpec,
     readonly rpcUrl: string,
+    /** `log` already names the chain (a child logger with `chain`): its lines do not repeat it. */
     private readonly deps: {
       db: Db;
       keys: KeyRing;
@@ -171,7 +172,7 @@ export class ChainRuntime {
     if (!this.forwarder) {
       if (await this.hasForwarderCode()) {
         this.forwarder = this.forwarderAddress;
-        this.deps.log.info({ forwarder: this.forwarder, chain: this.spec.id }, 'forwarder contract ready');
+        this.deps.log.info({ forwarder: this.forwarder }, 'forwarder contract ready');
         for (const cb of this.forwarderListeners) cb(this.forwarder);
       } else {
         await this.deployForwarder();
@@ -180,12 +181,12 @@ export class ChainRuntime {
     const wasReady = this.verdict.ready;
     // Ready only once the forwarder's listeners ran (its code may appear between the check above and this reading).
     await this.refresh();
-    if (this.verdict.ready && !wasReady) this.deps.log.info({ chain: this.spec.id, name: this.spec.name }, 'chain ready');
+    if (this.verdict.ready && !wasReady) this.deps.log.info({ name: this.spec.name }, 'chain ready');
     if (this.verdict.ready) {
       const first = this.readyListeners.splice(0);
       for (const cb of first) cb();
     } else if (wasReady) {
-      this.deps.log.warn({ chain: this.spec.id, reason: this.verdict.reason }, 'chain not ready: its work waits');
+      this.deps.log.warn({ reason: this.verdict.reason }, 'chain not ready: its work waits');
     }
     return this.verdict.ready;
   }
@@ -201,7 +202,7 @@ export class ChainRuntime {
           if (this.verdict.ready) await this.watchStuck();
         } catch (err) {
           const message = (err as Error).message;
-          if (message !== this.lastError) this.deps.log.warn({ chain: this.spec.id, err: message }, 'chain not available, trying again');
+          if (message !== this.lastError) this.deps.log.warn({ err: message }, 'chain not available, trying again');
           this.lastError = message;
           this.verdict = { ...this.verdict, ready: false, reason: err instanceof WrongChainError ? message : 'chain unreachable' };
         }

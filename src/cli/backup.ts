@@ -132,6 +132,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
 
   const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, embedded_chain: embedded };
   fs.writeFileSync(path.join(out, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
+  ownerOnly(out);
   const text = [
     `Backup written to ${out}:`,
     ...contents.map((c) => `  ${c}`),
@@ -181,6 +182,7 @@ export async function restore(config: Config, o: { from: string; force?: boolean
     const dest = c === SQLITE_NAME ? dbFile! : path.join(data, c.replace(/\/$/, ''));
     fs.mkdirSync(path.dirname(dest), { recursive: true });
     fs.cpSync(src, dest, { recursive: true });
+    ownerOnly(dest);
     restored.push(c);
   }
   const notes: string[] = [];
@@ -196,4 +198,18 @@ export async function restore(config: Config, o: { from: string; force?: boolean
     json: { directory: from, data_dir: data, restored, moved_aside: aside, notes },
     text: [`Restored from ${from} into ${data}:`, ...restored.map((r) => `  ${r}`), ...notes.map((n) => `\n${n}`)].join('\n'),
   };
+}
+
+/**
+ * Files 0600 and directories 0700, all the way down: a backup holds the database (API secrets) and
+ * the keys, and the files it is made of are written with the process's umask (SQLite's backup,
+ * pg_dump, copies).
+ */
+function ownerOnly(p: string): void {
+  const st = fs.lstatSync(p);
+  if (st.isSymbolicLink()) return;
+  if (st.isDirectory()) {
+    fs.chmodSync(p, 0o700);
+    for (const e of fs.readdirSync(p)) ownerOnly(path.join(p, e));
+  } else fs.chmodSync(p, 0o600);
 }

@@ -30,7 +30,8 @@ import { createCollection } from '../services/collections.js';
 import { allocate, requestClaim } from '../services/rewards/index.js';
 import { getApiKey, rotateApiSecret, bearerToken } from '../services/apps/api-keys.js';
 import { parseAmount } from '../domain/amounts.js';
-import { amountField } from '../http/kit/schemas.js';
+import { amountField, str } from '../http/kit/schemas.js';
+import { bearer, operatorAttempts } from '../http/kit/operator-attempts.js';
 import { adminRewardRoutes } from '../http/admin/rewards.js';
 import { adminWebhookRoutes } from '../http/admin/webhooks.js';
 import { adminChainRoutes } from '../http/admin/chains.js';
@@ -64,13 +65,15 @@ export interface ConsoleApiDeps {
   runtimes?: readonly ChainHandle[];
 }
 
-const appParam = z.object({ uid: z.string() });
-const page = { cursor: z.string().max(500).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) };
+const appParam = z.object({ uid: str() });
+const page = { cursor: str().max(500).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) };
 
 export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> {
   const { ctx } = deps;
   const sessions = new ConsoleSessions(ctx.db, ctx.config.operatorToken);
-  const throttle = new SignInThrottle();
+  const throttle = operatorAttempts(ctx.config);
+  /** Requests that carry the operator token itself (checked once, in the first hook). */
+  const byOperatorToken = new WeakSet<FastifyRequest>();
   const secure = ctx.config.publicUrl.startsWith('https:');
 
   // Console routes stay out of the OpenAPI document of the public API.
@@ -79,10 +82,11 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('cache-control', 'no-store');
-    if (!bearerOperator(req, sessions)) assertSameOrigin(req, ctx.config.publicUrl);
+    if (bearerOperator(req, sessions, throttle)) byOperatorToken.add(req);
+    else assertSameOrigin(req, ctx.config.publicUrl);
   });
 
-  app.post('/session', { schema: { body: z.object({ token: z.string().trim().min(1, 'Enter the operator token.').max(1024) }) } }, async (req, reply) => {
+  app.post('/session', { schema: { body: z.object({ token: str().trim().min(1, 'Enter the operator token.').max(1024) }) } }, async (req, reply) => {
     throttle.check(req.ip);
     if (!sessions.checkToken(req.body.token)) {
       throttle.fail(req.ip);
@@ -109,7 +113,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
 
   await app.register(async (authed: App) => {
     authed.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-      if (bearerOperator(req, sessions)) return;
+      if (byOperatorToken.has(req)) return;
       const s = await sessions.verify(readCookie(req, SESSION_COOKIE));
       if (!s) {
         reply.header('set-cookie', clearedCookie(secure));
@@ -120,10 +124,17 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   });
 }
 
-/** A request carrying the operator token itself (Authorization: Bearer): not a browser session. */
-function bearerOperator(req: FastifyRequest, sessions: ConsoleSessions): boolean {
-  const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-  return !!m && sessions.checkToken(m[1]);
+/**
+ * True when the request carries the operator token as a Bearer token (scripts use the console API so).
+ * A wrong one counts as a failed attempt of its address, as a wrong sign-in does.
+ */
+function bearerOperator(req: FastifyRequest, sessions: ConsoleSessions, attempts: SignInThrottle): boolean {
+  const token = bearer(req);
+  if (token === null) return false;
+  attempts.check(req.ip, 'operator-token attempts from this address');
+  if (sessions.checkToken(token)) return true;
+  attempts.fail(req.ip);
+  return false;
 }
 
 async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
@@ -149,7 +160,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
   // -------------------------------------------------------------------------------------- apps
   app.get('/apps', async () => ok(await listAppSummaries(ctx)));
 
-  app.post('/apps', { schema: { body: z.object({ name: z.string().trim().min(1, 'Enter a name.').max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
+  app.post('/apps', { schema: { body: z.object({ name: str().trim().min(1, 'Enter a name.').max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
     const created = await createApp(ctx, req.body.name, req.body.environment);
     return reply.code(201).send(ok(created));
   });
@@ -166,25 +177,25 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
   });
 
   // ------------------------------------------------------------------------------------- users
-  app.get('/apps/:uid/users', { schema: { params: appParam, querystring: z.object({ ...page, q: z.string().max(320).optional() }) } }, async (req) => {
+  app.get('/apps/:uid/users', { schema: { params: appParam, querystring: z.object({ ...page, q: str().max(320).optional() }) } }, async (req) => {
     return ok(await listUsers(ctx, await requireApp(req.params.uid), { cursor: req.query.cursor, limit: req.query.limit, search: req.query.q }));
   });
 
-  app.get('/apps/:uid/users/:user', { schema: { params: z.object({ uid: z.string(), user: z.string() }) } }, async (req) => {
+  app.get('/apps/:uid/users/:user', { schema: { params: z.object({ uid: str(), user: str() }) } }, async (req) => {
     return ok(await userDetail(ctx, await requireApp(req.params.uid), req.params.user));
   });
 
   // ------------------------------------------------------------------------------------ assets
   app.get(
     '/apps/:uid/assets',
-    { schema: { params: appParam, querystring: z.object({ ...page, collection: z.string().max(32).optional(), status: z.enum(ASSET_STATUSES).optional(), q: z.string().max(255).optional() }) } },
+    { schema: { params: appParam, querystring: z.object({ ...page, collection: str().max(32).optional(), status: z.enum(ASSET_STATUSES).optional(), q: str().max(255).optional() }) } },
     async (req) => {
       const q = req.query;
       return ok(await listAssets(ctx, await requireApp(req.params.uid), { cursor: q.cursor, limit: q.limit, collection: q.collection || undefined, status: q.status, search: q.q }));
     },
   );
 
-  app.get('/apps/:uid/assets/:asset', { schema: { params: z.object({ uid: z.string(), asset: z.string() }) } }, async (req) => {
+  app.get('/apps/:uid/assets/:asset', { schema: { params: z.object({ uid: str(), asset: str() }) } }, async (req) => {
     return ok(await assetDetail(ctx, await requireApp(req.params.uid), req.params.asset));
   });
 
@@ -198,9 +209,9 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
       schema: {
         params: appParam,
         body: z.object({
-          name: z.string().trim().min(1, 'Enter a name.').max(100),
-          symbol: z.string().trim().regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
-          description: z.string().max(2000).nullish(),
+          name: str().trim().min(1, 'Enter a name.').max(100),
+          symbol: str().trim().regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
+          description: str().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
           chain_id: z.number().int().positive().nullish(),
         }),
@@ -215,7 +226,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   // ----------------------------------------------------------------------------------- rewards
   await adminRewardRoutes(app, ctx); // GET/POST /apps/:uid/rewards, GET /apps/:uid/rewards/:reward, POST …/withdraw
-  const rewardParam = z.object({ uid: z.string(), reward: z.string() });
+  const rewardParam = z.object({ uid: str(), reward: str() });
 
   app.get('/apps/:uid/rewards/:reward/allocations', { schema: { params: rewardParam, querystring: z.object(page) } }, async (req) => {
     return ok(await listRewardAllocations(ctx, await requireApp(req.params.uid), req.params.reward, req.query));
@@ -223,7 +234,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   app.post(
     '/apps/:uid/rewards/:reward/allocations',
-    { schema: { params: rewardParam, body: z.object({ to_user_uid: z.string().trim().min(1, 'Enter a user uid.').max(32), amount: amountField, nonce: z.string().trim().max(255).optional() }) } },
+    { schema: { params: rewardParam, body: z.object({ to_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), amount: amountField, nonce: str().trim().max(255).optional() }) } },
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
       const b = req.body;
@@ -238,7 +249,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   app.post(
     '/apps/:uid/rewards/:reward/claims',
-    { schema: { params: rewardParam, body: z.object({ from_user_uid: z.string().trim().min(1, 'Enter a user uid.').max(32), to_address: z.string().trim().min(1, 'Enter an address.').max(64) }) } },
+    { schema: { params: rewardParam, body: z.object({ from_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), to_address: str().trim().min(1, 'Enter an address.').max(64) }) } },
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
       return reply.code(201).send(ok(await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address })));
@@ -261,7 +272,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   app.get(
     '/apps/:uid/webhook/log',
-    { schema: { params: appParam, querystring: z.object({ ...page, status: z.enum(['pending', 'delivered', 'expired', 'disabled']).optional(), event_id: z.string().max(64).optional() }) } },
+    { schema: { params: appParam, querystring: z.object({ ...page, status: z.enum(['pending', 'delivered', 'expired', 'disabled']).optional(), event_id: str().max(64).optional() }) } },
     async (req) => {
       const q = req.query;
       return ok(await deliveryLog(ctx, await requireApp(req.params.uid), { cursor: q.cursor, limit: q.limit, status: q.status, eventId: q.event_id }));

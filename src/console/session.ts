@@ -92,44 +92,37 @@ export const clearedCookie = (secure: boolean) => sessionCookie('', 0, secure);
 
 /**
  * Refuses requests another site could have made: a browser tells the site a request comes from
- * (Sec-Fetch-Site, Origin). Only this service's own origin (as PUBLIC_URL names it, or as the request
- * reached it) is accepted. Requests without those headers do not come from a page of another site.
+ * (Sec-Fetch-Site, Origin). Only this service's own origin, as PUBLIC_URL names it, is accepted: never
+ * the Host header, which a page of another site reaching this service through a name that resolves
+ * here (DNS rebinding) sets to its own name. A loopback PUBLIC_URL also accepts the other loopback
+ * names of the same port (localhost, 127.0.0.1, [::1]): only a browser on this machine can use them.
+ * Requests without those headers do not come from a page of another site.
  */
 export function assertSameOrigin(req: FastifyRequest, publicUrl: string): void {
   const site = req.headers['sec-fetch-site'];
   if (typeof site === 'string' && site !== 'same-origin') throw crossSite();
   const origin = req.headers.origin;
-  if (origin !== undefined) {
-    const own = new Set([new URL(publicUrl).origin, `${req.protocol}://${req.host}`]);
-    if (!own.has(origin)) throw crossSite();
-  }
+  if (origin !== undefined && !ownOrigins(publicUrl).has(origin)) throw crossSite();
+}
+
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
+const origins = new Map<string, Set<string>>();
+
+/** The origins a console page of this service can have. */
+function ownOrigins(publicUrl: string): Set<string> {
+  let own = origins.get(publicUrl);
+  if (own) return own;
+  const u = new URL(publicUrl);
+  own = new Set([u.origin]);
+  if (LOOPBACK.includes(u.hostname)) for (const h of LOOPBACK) own.add(`${u.protocol}//${h}${u.port ? `:${u.port}` : ''}`);
+  origins.set(publicUrl, own);
+  return own;
 }
 
 const crossSite = () => ApiError.client(403, 'cross_site_request', 'Console requests are accepted from the console\'s own pages only.');
 
-/** Failed sign-ins per client address: after `max` within `windowMs`, further attempts wait. */
-export class SignInThrottle {
-  private readonly failures = new Map<string, { n: number; since: number }>();
-  constructor(private readonly max = 10, private readonly windowMs = 15 * 60 * 1000, private readonly now: () => number = Date.now) {}
-
-  check(ip: string): void {
-    const f = this.failures.get(ip);
-    if (f && this.now() - f.since > this.windowMs) this.failures.delete(ip);
-    else if (f && f.n >= this.max) {
-      throw ApiError.client(429, 'too_many_attempts', `Too many failed sign-ins: try again in ${Math.ceil((f.since + this.windowMs - this.now()) / 60000)} min.`);
-    }
-  }
-
-  fail(ip: string): void {
-    const f = this.failures.get(ip);
-    if (this.failures.size > 10_000) this.failures.clear();
-    this.failures.set(ip, f ? { n: f.n + 1, since: f.since } : { n: 1, since: this.now() });
-  }
-
-  succeed(ip: string): void {
-    this.failures.delete(ip);
-  }
-}
+/** Failed sign-ins per client address (shared with every other check of the operator token). */
+export { OperatorAttempts as SignInThrottle } from '../http/kit/operator-attempts.js';
 
 export function setNoStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store');

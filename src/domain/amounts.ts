@@ -18,6 +18,8 @@
 //   25 places is 0.1); a significant 19th decimal ("1e-19") is refused: it is not representable.
 // - The value must be > 0 and fit a uint256 in base units.
 
+import { ExactNumber } from './exact-json.js';
+
 export const DECIMALS = 18;
 const SCALE = 10n ** BigInt(DECIMALS);
 export const MAX_UNITS = 2n ** 256n - 1n;
@@ -99,12 +101,11 @@ export function formatUnits(units: bigint): string {
 }
 
 /**
- * Base units as the JSON number of the API's objects: the double nearest to the exact decimal, so its
- * JSON text is that decimal whenever it has at most 15 significant digits (1.501 is written 1.501).
- * The exact value is always available from `formatUnits`.
+ * Base units as the JSON number of the API's objects: written as the exact decimal
+ * (1.000000000000000001), which JSON.parse reads as the nearest double (domain/exact-json.ts).
  */
-export function unitsToNumber(units: bigint): number {
-  return Number(formatUnits(units));
+export function unitsToNumber(units: bigint): ExactNumber {
+  return new ExactNumber(formatUnits(units));
 }
 
 /** Base units kept as text in the database (SQLite has no 256-bit integers): exact both ways. */

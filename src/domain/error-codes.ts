@@ -42,6 +42,9 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   { code: 'conflict', status: 409, when: 'a conflicting request', fallback: true },
   { code: 'idempotency_key_in_use', status: 409, when: 'the same Idempotency-Key is still being answered' },
   { code: 'webhook_not_configured', status: 409, when: 'a webhook action for an App without a webhook' },
+  { code: 'not_pending', status: 409, when: 'cancelling a chain transaction that is already mined or settled' },
+  { code: 'not_cancellable', status: 409, when: 'cancelling a deployment, or a transaction of an account not of this installation' },
+  { code: 'changed', status: 409, when: 'cancelling a chain transaction that was replaced or mined meanwhile' },
   { code: 'webhook_disabled', status: 409, when: 'a test event to a disabled webhook' },
   { code: 'length_required', status: 411, when: 'a body without a length', fallback: true },
   { code: 'payload_too_large', status: 413, when: 'a body over 1 MiB', fallback: true },
@@ -54,6 +57,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   { code: 'request_header_fields_too_large', status: 431, when: 'headers over 16 KiB', fallback: true },
   { code: 'internal_error', status: 500, when: 'an unexpected failure (logged with the request)' },
   { code: 'unavailable', status: 503, when: 'the server is shutting down', fallback: true },
+  { code: 'database_unavailable', status: 503, when: 'the database cannot be reached or used right now: nothing was written, retry (the same Idempotency-Key answers as the first); with retry-after' },
 ];
 
 /** The code of a status no route names itself: `bad_request` or `internal_error` when none is listed. */

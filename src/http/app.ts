@@ -1,7 +1,7 @@
 // The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
 // console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -20,7 +20,7 @@ import { dbCounterStore, WindowCounters } from '../services/requests/rate-limits
 import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
-import { clientErrorHandler, closingGuard, errorHandler, frameworkErrors, notFound, redactQuery } from './kit/envelope.js';
+import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
 
 export { redactQuery };
 import { consoleRoutes } from '../console/index.js';
@@ -31,6 +31,14 @@ import { ok } from './kit/route-kit.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 
 const PROBES = new Set(['/health', '/metrics']);
+
+/**
+ * Requests logged at debug unless they fail: probes (load balancers, Prometheus), and the console's
+ * reads, which an open console repeats every few seconds (its writes stay at info).
+ */
+function quietRequest(method: string, route: string): boolean {
+  return PROBES.has(route) || ((method === 'GET' || method === 'HEAD') && (route.startsWith('/console/api/') || route.startsWith('/console/')));
+}
 
 export interface HttpDeps {
   ctx: Ctx;
@@ -72,6 +80,12 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const closing = closingGuard();
   const assetReads = cachedAssetReads(ctx, deps.changes ?? null);
 
+  const areaGuard = async (req: FastifyRequest, reply: FastifyReply) => {
+    const area = areaOf(req.url);
+    if (area === 'v1') await v1Guard(req, reply);
+    else if (area === 'admin') await adminGuard(req);
+  };
+
   const app = Fastify({
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
     // Fastify's own request lines would carry raw URLs (query strings hold secrets): we log our own.
@@ -83,17 +97,19 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // Fastify's 503, bad-URL and client-error answers are not in the envelope: ours are.
     return503OnClosing: false,
-    frameworkErrors: frameworkErrors(async (req, reply) => {
-      const area = areaOf(req.url);
-      if (area === 'v1') await v1Guard(req, reply);
-      else if (area === 'admin') await adminGuard(req);
-    }),
+    frameworkErrors: frameworkErrors(areaGuard),
     clientErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
+  // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).
+  app.addHook('onRequest', async (req, reply) => {
+    if (isUtf8Url(req.url)) return;
+    await areaGuard(req, reply);
+    throw badUrl();
+  });
 
   // JSON bodies (src/http/kit/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.
   app.removeContentTypeParser('application/json');
@@ -109,8 +125,8 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.addHook('onResponse', async (req, reply) => {
     const line = { method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
-    // Probes (load balancers, Prometheus) would drown the rest: their requests are logged at debug.
-    if (PROBES.has(req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
+    // Probes and the console's polling would drown the rest: their requests are logged at debug.
+    if (quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
     else req.log.info(line, 'request');
   });
 

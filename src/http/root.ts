@@ -2,7 +2,7 @@
 // GET /health (readiness, for load balancers and operators).
 import type { FastifyInstance } from 'fastify';
 import type { Ctx } from '../services/context.js';
-import { page, wantsHtml } from './kit/html-page.js';
+import { page, sendHtml, wantsHtml } from './kit/html-page.js';
 
 export interface Health {
   ready: boolean;
@@ -22,7 +22,7 @@ export async function rootRoutes(app: FastifyInstance<any, any, any, any, any>, 
       ['Health', links.health, links.health],
       ['API base URL', links.api, links.api],
     ];
-    return reply.type('text/html; charset=utf-8').send(page('Mintworks', rows, 'A self-hosted asset-minting service. The API answers under <code>/v1</code> (App key and token) and <code>/admin/v1</code> (operator token).'));
+    return sendHtml(reply, page('Mintworks', rows, 'A self-hosted asset-minting service. The API answers under <code>/v1</code> (App key and token) and <code>/admin/v1</code> (operator token).'));
   });
 
   app.get('/health', { schema: { hide: true } }, async (_req, reply) => {

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { Job, JobQueue } from './queue.js';
 import type { JobKind } from './kinds.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 
 /** The handler of one job kind: it receives that kind's jobs, with their payloads typed by the kind. */
 export interface JobHandler<K extends JobKind = JobKind> {
@@ -24,6 +25,9 @@ export interface JobHandler<K extends JobKind = JobKind> {
 }
 
 const OUTAGE_RETRY_MS = 5000;
+/** A loop that could not reach the database tries again after this (growing to the most below). */
+const DATABASE_RETRY_MS = 250;
+const DATABASE_RETRY_MAX_MS = 2000;
 
 export class WorkerPool {
   private running = false;
@@ -65,6 +69,7 @@ export class WorkerPool {
       // A full claim means more jobs are waiting: the next claim follows at once. The linger is for a
       // wake-up, when the first jobs of a burst may have company a few ms later.
       let backlog = false;
+      let dbPause = 0;
       while (this.running) {
         let claimed: Job[] = [];
         let limit = h.batchSize;
@@ -73,8 +78,16 @@ export class WorkerPool {
           limit = Math.min(h.batchSize, (await h.beforeClaim?.()) || h.batchSize);
           claimed = await this.queue.claim(kind, limit, this.workerId, h.leaseMs);
           if (claimed.length > 0) await this.runBatch(h, kind, claimed);
+          dbPause = 0;
         } catch (err) {
-          this.log.error({ err, kind }, 'job loop error');
+          if (!isDatabaseUnavailable(err)) this.log.error({ err, kind }, 'job loop error');
+          else {
+            // The jobs resume by themselves once it is back: claimed ones when their lease lapses.
+            if (dbPause === 0) this.log.warn({ kind, err: (err as Error).message }, 'database unavailable: the job loop retries');
+            dbPause = Math.min(dbPause ? dbPause * 2 : DATABASE_RETRY_MS, DATABASE_RETRY_MAX_MS);
+            await this.sleep(kind, dbPause);
+            continue;
+          }
         }
         backlog = claimed.length > 0 && claimed.length >= limit;
         if (!backlog) await this.sleep(kind, h.pollMs);
@@ -89,6 +102,12 @@ export class WorkerPool {
       await h.handle(jobs);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
+      // Not the job's failure: it runs again, attempt given back. While the database is away the
+      // defer fails too: the loop then waits for it, and the leases lapse.
+      if (isDatabaseUnavailable(err)) {
+        for (const j of jobs) await this.queue.defer(this.queue.db, j.id, 0);
+        return;
+      }
       if (this.isOutage(err)) {
         this.log.warn({ kind, jobs: jobs.length, err: message }, `outage: jobs wait ${OUTAGE_RETRY_MS / 1000} s (attempts not spent)`);
         for (const j of jobs) await this.queue.defer(this.queue.db, j.id, OUTAGE_RETRY_MS);

@@ -6,6 +6,7 @@ import type { EventType } from '../domain/events.js';
 import { newEventId } from '../util/ids.js';
 import { nowIso } from '../util/time.js';
 import { deliveryRows } from '../webhooks/deliveries.js';
+import { stringifyExact } from '../domain/exact-json.js';
 
 export type { EventType };
 
@@ -19,7 +20,7 @@ export async function emitEvents(tx: DbOrTx, appUid: string, type: EventType, da
   if (data.length === 0) return [];
   const createdAtMs = Date.now();
   const eventTime = nowIso();
-  const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: JSON.stringify(d), event_time: eventTime, created_at_ms: createdAtMs }));
+  const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: stringifyExact(d), event_time: eventTime, created_at_ms: createdAtMs }));
   const ids = rows.map((r) => r.id);
   // Their deliveries in the same transaction (never lost), and on PostgreSQL in the same statement.
   await insertRowsTogether(tx, [

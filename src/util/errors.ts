@@ -1,6 +1,8 @@
 // The error envelope of the API (docs/api.md, Errors). Every failure the API reports is an ApiError; anything else is a 500.
 export type ErrorType = 'client_error' | 'validation_error' | 'server_error';
 
+export const DATABASE_UNAVAILABLE = 'database_unavailable';
+
 export interface ErrorDetail {
   code: string;
   field_name?: string;
@@ -21,6 +23,11 @@ export class ApiError extends Error {
   }
   static validation(fields: { field: string; code: string; message: string }[]): ApiError {
     return new ApiError(400, 'validation_error', fields.map((f) => detail(f.code, f.message, f.field)));
+  }
+  /** The database could not be reached or used: nothing of the request was written (or its outcome is
+   * unknown and a retry with the same Idempotency-Key answers it). Answered with Retry-After. */
+  static databaseUnavailable(): ApiError {
+    return new ApiError(503, 'server_error', [detail(DATABASE_UNAVAILABLE, 'The database is unavailable right now: retry shortly (with the same Idempotency-Key).')]);
   }
   static notFound(resource: string): ApiError {
     return ApiError.client(404, 'not_found', `${resource} not found.`);

@@ -27,6 +27,8 @@ import type { InfraCtx } from '../util/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
+import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
 import type { DeliveryRow } from './deliveries.js';
@@ -163,7 +165,9 @@ export class WebhookDispatcher {
         }
         this.pump();
       } catch (err) {
-        this.log.error({ err }, 'webhook claim failed');
+        // The database away: the next poll claims again once it is back.
+        if (isDatabaseUnavailable(err)) this.log.warn({ err: (err as Error).message }, 'webhook claim failed: database unavailable');
+        else this.log.error({ err }, 'webhook claim failed');
       }
       // Claim again at once only when the candidates were cut short by Apps at their cap (excluded
       // next time); otherwise nothing else is due until a slot frees, a signal or the next poll.
@@ -398,6 +402,9 @@ export class WebhookDispatcher {
     } catch (err) {
       if (this.stopping.signal.aborted) return this.settle(row, {}); // shutting down: not an attempt, send again later
       error = describeError(err);
+      // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
+      // mistake (or an attempt) the operator must hear of.
+      if (err instanceof OutboundBlockedError) this.log.warn({ app: row.app_uid, url: ep.url, event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
     }
     const latency = Math.round(performance.now() - started);
     release();

@@ -20,7 +20,7 @@ export const isoOfMs = (ms: number): string => isoFromMicros(BigInt(Math.floor(m
 
 /**
  * The body, keys in the documented order. `data` is the stored JSON spliced in as it is: it was
- * written by JSON.stringify in the event's transaction, so it is the resource as it was at event time.
+ * written in the event's transaction (amounts as exact literals), so it is the resource as it was at event time.
  */
 export function buildBody(ev: WebhookEvent, attempt: number, sentAtMs: number): string {
   const head = JSON.stringify({ event: ev.type, event_id: ev.id, app_uid: ev.appUid, event_time: ev.eventTime, sent_at: isoOfMs(sentAtMs), attempt });

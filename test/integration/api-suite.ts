@@ -373,6 +373,12 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.deepEqual(events.map((e) => e.type), ['user.wallet_created']);
         assert.equal((await app.api.get(`/deposit?user_uid=999999999999&collection_uid=${collection}`)).status, 404);
         assert.equal((await app.api.get(`/deposit?collection_uid=${collection}`)).status, 400);
+        // Without collection_uid: the App's default chain (here the only one).
+        for (const q of [`/deposit?user_uid=${user}`, `/deposit?user_uid=${user}&collection_uid=`]) {
+          const d = await app.api.get(q);
+          assert.equal(d.status, 200, d.raw);
+          assert.deepEqual(d.body.data, r.body.data);
+        }
       });
     });
 

@@ -61,6 +61,7 @@ describe('backup and restore (SQLite, embedded chain)', () => {
     assert.deepEqual(r.contents.filter((c: string) => ['chain.json', 'mintworks.sqlite', 'master.key', 'operator.token'].includes(c)).sort(), ['chain.json', 'master.key', 'mintworks.sqlite', 'operator.token']);
     assert.equal(r.master_key, 'master.key');
     assert.equal(fs.statSync(out).mode & 0o777, 0o700);
+    assertOwnerOnly(out);
     await refused({ DATA_DIR: dataDir }, ['backup', '--out', out], /exists and is not empty/);
   });
 
@@ -98,6 +99,14 @@ describe('backup and restore (SQLite, embedded chain)', () => {
   });
 });
 
+/** Every file of a backup 0600 and every directory 0700, whatever the umask wrote them with. */
+function assertOwnerOnly(dir: string): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const p = path.join(e.parentPath ?? (e as { path: string }).path, e.name);
+    assert.equal(fs.statSync(p).mode & 0o777, e.isDirectory() ? 0o700 : 0o600, p);
+  }
+}
+
 describe('backup on PostgreSQL', () => {
   it('dumps the database with pg_dump beside the keys and chain state', async () => {
     const pg = await freshPostgres();
@@ -109,6 +118,7 @@ describe('backup on PostgreSQL', () => {
       assert.equal(r.database, 'postgres');
       assert.ok(r.contents.includes('mintworks.pgdump'), JSON.stringify(r));
       assert.ok(fs.statSync(path.join(out, 'mintworks.pgdump')).size > 1000);
+      assertOwnerOnly(out);
       assert.ok(r.contents.includes('chain.json'));
     } finally {
       await svc.stop();

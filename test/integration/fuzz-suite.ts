@@ -2,6 +2,7 @@
 // anvil), once per database. Requests are drawn around real fixtures (uids of this App and of another,
 // minted assets, a deployed reward) and mutated: wrong types, NUL and lone surrogates, malformed and
 // non-UTF-8 bodies, odd content types, bad percent-encoding, exact amount literals, Idempotency-Keys,
+// page cursors (well-formed, hostile once decoded, not base64url),
 // missing or foreign credentials. Properties of every answer:
 //   - never 5xx;
 //   - JSON; a failure is the error envelope of the API (type consistent with the status, `detail` an
@@ -219,6 +220,19 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const salePrice = fc.option(fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }) }, fc.double(), fc.integer(), amount));
         const nonce = mostly(fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.nat(), fc.constant(new RawNumber('9007199254740993'))));
         const external = mostly(fc.oneof(fc.constant('fuzz-1'), fc.string({ maxLength: 10 })));
+        // Cursors: mostly absent; else well-formed, or well-formed base64url of hostile content (NUL, lone
+        // surrogates, wrong shapes, bytes that are not UTF-8), or not base64url at all.
+        const b64 = (text: string | Uint8Array) => Buffer.from(text as string).toString('base64url');
+        const cursor = fc.oneof(
+          { weight: 6, arbitrary: fc.constant(undefined) },
+          fc.tuple(fc.constantFrom('2026-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', ''), fc.stringMatching(/^[1-9]\d{11}$/)).map((pos) => b64(JSON.stringify(pos))),
+          fc.tuple(weirdText, weirdText).map((pos) => b64(JSON.stringify(pos))),
+          weird.map((v) => b64(JSON.stringify([v, v, v]) ?? 'null')),
+          fc.uint8Array({ maxLength: 24 }).map((bytes) => b64(bytes)),
+          weirdText,
+        );
+        const limit = fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, fc.integer({ min: -1, max: 300 }), weirdText);
+        const paged = { cursor, limit };
         return [
           send('1 POST /user', 'POST', fc.constant('/user'), obj({ email: fc.option(email), user_external_id: fc.option(mostly(fc.string({ maxLength: 10 }))) })),
           byUid('2 GET /user/{uid}', '/user', user),
@@ -227,23 +241,23 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           byUid('5 GET /collection/{uid}', '/collection', collection),
           send('6 POST /asset', 'POST', fc.constant('/asset'), obj({ user_uid: user, collection_uid: collection, asset_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })), sale_price_in_usd: salePrice, data: mostly(assetData(true)) })),
           byUid('7 GET /asset/{uid}', '/asset', assetUid),
-          byQuery('8 GET /asset?user_uid=', '/asset', { user_uid: user }),
+          byQuery('8 GET /asset?user_uid=', '/asset', { user_uid: user, ...paged }),
           send('9 PUT /asset/{uid}', 'PUT', assetUid.map((u) => `/asset/${pct(asText(u))}`), obj({ data: mostly(assetData(false)) })),
           send('10 POST /transfer', 'POST', fc.constant('/transfer'), obj({ asset_uid: assetUid, from_user_uid: user, to_address: address })),
           byUid('11 GET /transfer/{uid}', '/transfer', pick(f.transfers, f.assets)),
-          byQuery('12 GET /transfer?user_uid=', '/transfer', { user_uid: user }),
+          byQuery('12 GET /transfer?user_uid=', '/transfer', { user_uid: user, ...paged }),
           send('13 POST /burn', 'POST', fc.constant('/burn'), obj({ asset_uid: assetUid, from_user_uid: user })),
           byUid('14 GET /burn/{uid}', '/burn', pick(f.burns, f.transfers)),
-          byQuery('15 GET /burn?user_uid=', '/burn', { user_uid: user }),
+          byQuery('15 GET /burn?user_uid=', '/burn', { user_uid: user, ...paged }),
           byQuery('16 GET /deposit', '/deposit', { user_uid: user, collection_uid: collection }),
           byUid('17 GET /reward/{uid}', '/reward', reward),
           byQuery('18 GET /reward/balance', '/reward/balance', { reward_uid: reward, user_uid: user }),
           send('19 POST /reward/allocate', 'POST', fc.constantFrom('/reward/allocate', '/reward/allocation'), obj({ reward_uid: reward, to_user_uid: user, amount, nonce })),
           byUid('20 GET /reward/allocate/{uid}', '/reward/allocate', pick(f.allocations, f.claims)),
-          byQuery('21 GET /reward/allocate?user_uid=', '/reward/allocate', { user_uid: user }),
+          byQuery('21 GET /reward/allocate?user_uid=', '/reward/allocate', { user_uid: user, ...paged }),
           send('22 POST /reward/claim', 'POST', fc.constant('/reward/claim'), obj({ reward_uid: reward, from_user_uid: user, to_address: address })),
           byUid('23 GET /reward/claim/{uid}', '/reward/claim', pick(f.claims, f.allocations)),
-          byQuery('24 GET /reward/claim?user_uid=', '/reward/claim', { user_uid: user }),
+          byQuery('24 GET /reward/claim?user_uid=', '/reward/claim', { user_uid: user, ...paged }),
           // and what is no endpoint at all: unknown routes and methods, raw bad percent-encoding
           fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.oneof(fc.constantFrom('/', '/nope', '/user/', '/reward/', '/user/%', '/user/%zz', '/asset/%c3%28', '//user//1', `/user/${'9'.repeat(5000)}`), anyUid.map((u) => `/${pct(asText(u))}`))).map(([method, path]) => ({ endpoint: 'other', method, path })),
         ];

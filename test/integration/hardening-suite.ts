@@ -98,7 +98,8 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
     // On PostgreSQL the service trusts the loopback "proxy", so X-Forwarded-For counts; on SQLite it
     // trusts nobody, so a forged one is ignored. Both behaviours are tested below.
     const trusted = db === 'postgres';
-    const env = { RATE_LIMIT: String(RATE_LIMIT), RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES), CHAIN_NAME: 'Amoy', ...(trusted ? { TRUST_PROXY: '127.0.0.1' } : {}) };
+    // Wrong operator tokens are sent on purpose (every management route refuses them): not limited here.
+    const env = { RATE_LIMIT: String(RATE_LIMIT), RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES), OPERATOR_AUTH_FAILURES: '0', CHAIN_NAME: 'Amoy', ...(trusted ? { TRUST_PROXY: '127.0.0.1' } : {}) };
     let t: TestService;
     let app: TestApp;
     let collection: string;

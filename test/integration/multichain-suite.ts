@@ -160,6 +160,9 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       const h = (await app.api.get(`/deposit?user_uid=${other}&collection_uid=${homeCollection}`)).body.data;
       assert.deepEqual([h.chain_id, h.network], [31337, 'Anvil']);
       assert.match(h.qr_code_data, /@31337$/);
+      // Without collection_uid: the default chain (the embedded one), not the other.
+      const byDefault = (await app.api.get(`/deposit?user_uid=${other}`)).body.data;
+      assert.deepEqual(byDefault, h);
       const wallets = (await app.api.get(`/user/${other}`)).body.data.wallets;
       assert.deepEqual(wallets.map((w: any) => w.chain_id), [AMOY, 31337], 'deposit requests created the wallets, oldest first');
     });

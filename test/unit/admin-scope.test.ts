@@ -28,10 +28,13 @@ test('every admin route and unknown path answers 401 without the operator token'
   const { app, routes } = await bareServer();
   assert.ok(routes.length >= 10, `admin routes registered: ${routes.length}`);
   const paths = [...routes, { method: 'GET', url: `${ADMIN_PREFIX}/nope` }, { method: 'POST', url: `${ADMIN_PREFIX}/apps/1/nope` }];
+  let n = 0;
   for (const { method, url } of paths) {
     const concrete = url.replace(/:[a-z_]+/g, '1');
     for (const authorization of [undefined, 'Bearer wrong-token', TOKEN]) {
-      const res = await app.inject({ method: method as any, url: concrete, headers: authorization ? { authorization } : {}, payload: method === 'GET' ? undefined : {} });
+      // Each from an address of its own: wrong tokens from one address are refused 429 after ten.
+      const remoteAddress = `10.0.${(n >> 8) & 255}.${n++ & 255}`;
+      const res = await app.inject({ method: method as any, url: concrete, remoteAddress, headers: authorization ? { authorization } : {}, payload: method === 'GET' ? undefined : {} });
       assert.equal(res.statusCode, 401, `${method} ${concrete} with ${authorization ?? 'no authorization'}`);
     }
   }

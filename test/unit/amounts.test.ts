@@ -1,6 +1,7 @@
 // Exact decimal <-> base units (18 decimals) for reward amounts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { stringifyExact } from '../../src/domain/exact-json.js';
 import { AmountError, DECIMALS, MAX_UNITS, decimalToUnits, formatUnits, parseAmount, unitsFromDb, unitsToDb, unitsToNumber } from '../../src/domain/amounts.js';
 
 const E18 = 10n ** 18n;
@@ -104,7 +105,7 @@ describe('parseAmount: JSON numbers', () => {
     // Sums done by the service are in base units, so 0.1 + 0.2 is 0.3 exactly.
     assert.equal(parseAmount(0.1) + parseAmount(0.2), parseAmount('0.3'));
     assert.equal(formatUnits(parseAmount(0.1) + parseAmount(0.2)), '0.3');
-    assert.equal(unitsToNumber(parseAmount(0.1) + parseAmount(0.2)), 0.3);
+    assert.equal(Number(unitsToNumber(parseAmount(0.1) + parseAmount(0.2))), 0.3);
     let sum = 0n;
     for (let i = 0; i < 10; i++) sum += parseAmount(0.1);
     assert.equal(sum, E18);
@@ -159,19 +160,25 @@ describe('formatUnits / unitsToNumber', () => {
     }
   });
 
-  it('JSON numbers that read as the exact decimal (1.501 is 1.501)', () => {
+  it('JSON numbers written as the exact decimal, which JSON.parse reads as the nearest double', () => {
     const n = unitsToNumber(1_501_000_000_000_000_000n);
-    assert.equal(n, 1.501);
-    assert.equal(JSON.stringify({ amount: n }), '{"amount":1.501}');
-    assert.equal(JSON.stringify(unitsToNumber(1_000_000_000_000_000n)), '0.001');
-    assert.equal(JSON.stringify(unitsToNumber(0n)), '0');
-    assert.equal(JSON.stringify(unitsToNumber(1n)), '1e-18');
-    assert.equal(JSON.stringify(unitsToNumber(300_000_000_000_000_000n)), '0.3');
-    // Any decimal of up to 15 significant digits survives the trip through a double.
-    for (const s of ['123456789.012345', '0.000123456789012345', '999999999999999', '1.23456789012345']) {
-      assert.equal(String(unitsToNumber(parseAmount(s))), String(Number(s)));
-      assert.equal(parseAmount(unitsToNumber(parseAmount(s))), parseAmount(s));
+    assert.equal(Number(n), 1.501);
+    assert.equal(stringifyExact({ amount: n }), '{"amount":1.501}');
+    assert.equal(stringifyExact(unitsToNumber(1_000_000_000_000_000n)), '0.001');
+    assert.equal(stringifyExact(unitsToNumber(0n)), '0');
+    assert.equal(stringifyExact(unitsToNumber(1n)), '0.000000000000000001');
+    assert.equal(stringifyExact(unitsToNumber(300_000_000_000_000_000n)), '0.3');
+    // Digits a double cannot hold are written all the same.
+    assert.equal(stringifyExact({ a: unitsToNumber(1_000_000_000_000_000_001n), b: [unitsToNumber(999_999_999_999_999_999_999n)] }), '{"a":1.000000000000000001,"b":[999.999999999999999999]}');
+    assert.equal(stringifyExact({ big: unitsToNumber(9007199254740993n * 10n ** 18n) }), '{"big":9007199254740993}');
+    // JSON.parse reads what it read before (the double nearest to the exact value).
+    for (const s of ['123456789.012345', '0.000123456789012345', '999999999999999', '1.23456789012345', '1.000000000000000001', '999.999999999999999999', '3.700000000000000002', '9007199254740993']) {
+      const units = parseAmount(s);
+      assert.equal(JSON.parse(stringifyExact({ v: unitsToNumber(units) })).v, Number(formatUnits(units)));
+      assert.equal(parseAmount(stringifyExact(unitsToNumber(units))), units);
     }
+    // Text that only looks like the mark is written as the text it is.
+    assert.equal(stringifyExact({ s: '\u0000abc:1' }), JSON.stringify({ s: '\u0000abc:1' }));
   });
 });
 

@@ -25,6 +25,7 @@ import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from '../../util/supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
+import { isDatabaseUnavailable } from '../../store/unavailable.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -53,6 +54,7 @@ export interface CreatesThreadData {
 }
 
 export function toWireError(err: unknown): WireError {
+  if (isDatabaseUnavailable(err)) err = ApiError.databaseUnavailable(); // its code does not cross
   if (err instanceof ApiError) return { status: err.status, type: err.type, details: err.details };
   return { message: err instanceof Error ? err.message : String(err) };
 }

@@ -23,6 +23,24 @@ const ADOPTED_WATCH_MS = 1_000;
 
 type ExitCb = (code: number | null, signal: string | null) => void;
 
+/**
+ * When this process last received SIGINT or SIGTERM. A Ctrl-C in a terminal reaches the whole process
+ * group, anvil included: it saves its state and exits a moment before this process's shutdown comes to
+ * stop it. That exit is expected, not an error. Only watched where the process already handles the
+ * signal (a listener of ours must not take away its default of ending the process).
+ */
+let interruptedAt = -Infinity;
+const watchedSignals = new Set<string>();
+function watchInterrupts(): void {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    if (watchedSignals.has(sig) || process.listenerCount(sig) === 0) continue;
+    watchedSignals.add(sig);
+    process.prependListener(sig, () => (interruptedAt = Date.now()));
+  }
+}
+/** Within this of our own SIGINT/SIGTERM, anvil's exit is the same Ctrl-C (or stop) reaching it. */
+const INTERRUPT_WINDOW_MS = 10_000;
+
 /** pids we are responsible for; SIGINT them if this process exits without stop(). */
 const exitHookPids = new Set<number>();
 let exitHookInstalled = false;
@@ -76,6 +94,7 @@ export class ChildChain implements EmbeddedChain {
     private readonly stderrTail: () => string[],
   ) {
     this.pid = child.pid!;
+    watchInterrupts();
     this.exited = new Promise<void>((resolve) => {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exitInfo = { code, signal };
@@ -84,6 +103,10 @@ export class ChildChain implements EmbeddedChain {
         resolve();
         if (this.stopping) return;
         removePidFile(this.files.pidPath, this.pid);
+        if (Date.now() - interruptedAt < INTERRUPT_WINDOW_MS) {
+          this.log.info({ anvilPid: this.pid, code, signal }, 'embedded anvil stopped with this process (the same signal reached it)');
+          return;
+        }
         this.log.error(
           { anvilPid: this.pid, code, signal, lastOutput: this.stderrTail() },
           'embedded anvil exited unexpectedly',

@@ -4,15 +4,20 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
+import { bearer, operatorAttempts } from '../kit/operator-attempts.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** The operator token check, for every request under /admin/v1: routes, unknown paths and bad URLs alike. */
 export function operatorGuard(ctx: Ctx) {
   const expected = digest(ctx.config.operatorToken ?? '');
+  const attempts = operatorAttempts(ctx.config);
   return async (req: FastifyRequest): Promise<void> => {
-    const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    if (!ctx.config.operatorToken || !m || !timingSafeEqual(digest(m[1]), expected)) {
+    const token = bearer(req);
+    // A request without a token is no guess: it is refused without counting.
+    if (token !== null) attempts.check(req.ip, 'operator-token attempts from this address');
+    if (!ctx.config.operatorToken || token === null || !timingSafeEqual(digest(token), expected)) {
+      if (token !== null) attempts.fail(req.ip);
       throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
     }
   };

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiKeyResolver, ResolvedKey } from '../../services/apps/registry.js';
 import { ApiError } from '../../util/errors.js';
 import type { AppEnvironment } from '../../domain/environment.js';
+import { isStorableText } from '../../domain/text.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,6 +38,7 @@ const unauthorized = (message: string) => ApiError.client(401, 'unauthorized', m
 export function readCredentials(req: FastifyRequest): Credentials {
   const apiKey = req.headers['x-api-key'];
   if (typeof apiKey !== 'string' || apiKey === '') throw unauthorized('Authentication credentials were not provided: send the X-API-KEY header.');
+  if (!isStorableText(apiKey)) throw unauthorized('Invalid API key.'); // looked up in the database
   const auth = req.headers.authorization;
   const m = typeof auth === 'string' ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
   if (!m) throw unauthorized('Authentication credentials were not provided: send Authorization: Bearer <token>.');

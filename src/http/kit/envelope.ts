@@ -2,12 +2,14 @@
 // parser produce themselves: an undecodable URL, an over-long path segment, oversized headers, a
 // request while the server is closing, an unknown route, a body that is not JSON.
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { ApiError, errorBody } from '../../util/errors.js';
+import { ApiError, DATABASE_UNAVAILABLE, errorBody } from '../../util/errors.js';
 import { fallbackCode } from '../../domain/error-codes.js';
 import { IdempotencyConflict } from '../../services/requests/idempotency.js';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { Idempotency } from './idempotency.js';
 
 const codeFor = fallbackCode;
@@ -29,7 +31,14 @@ export function errorHandler(idempotency: Idempotency) {
         err = e as Error;
       }
     }
-    if (err instanceof ApiError) return reply.code(err.status).send(err.toBody());
+    if (isDatabaseUnavailable(err)) {
+      req.log.warn({ err: err.message, url: redactQuery(req.url) }, 'database unavailable: answered 503');
+      err = ApiError.databaseUnavailable();
+    }
+    if (err instanceof ApiError) {
+      if (err.details[0]?.code === DATABASE_UNAVAILABLE) reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+      return reply.code(err.status).send(err.toBody());
+    }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = err.validation.map((v) => ({
         field: v.instancePath.replace(/^\//, '').replace(/\//g, '.') || (err.validationContext ?? 'body'),
@@ -40,10 +49,42 @@ export function errorHandler(idempotency: Idempotency) {
     }
     const fe = err as FastifyError;
     const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode <= 599 ? fe.statusCode : 500;
+    if (status === 413 && (await drained(req.raw))) reply.removeHeader('connection'); // read to the end: the connection can stay
     if (status >= 500) req.log.error({ err, url: redactQuery(req.url) }, 'request failed');
     const message = status === 413 ? 'Request body is too large.' : status >= 500 ? 'Internal server error.' : fe.message;
     return reply.code(status).send(errorBody(status, codeFor(status), message));
   };
+}
+
+/** The most of an over-long body read (and thrown away) before its 413 is sent, and for how long. */
+const DRAIN_BYTES = 64 * 1024 * 1024;
+const DRAIN_MS = 10_000;
+
+/**
+ * Reads the rest of an over-long body, discarding it, so the 413 reaches the client. A server that
+ * answers and closes while the client is still sending resets the connection (the unread bytes make
+ * the kernel send RST), and most clients then see a broken pipe instead of the answer: those that
+ * send the whole body before reading (most SDKs) never read the 413. True when the body ended.
+ */
+function drained(raw: IncomingMessage): Promise<boolean> {
+  if (raw.readableEnded || raw.destroyed) return Promise.resolve(raw.readableEnded);
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const done = (ended: boolean) => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', onEnd).off('error', onError).off('close', onError);
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > DRAIN_BYTES) done(false);
+    };
+    const onEnd = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), DRAIN_MS);
+    raw.on('data', onData).once('end', onEnd).once('error', onError).once('close', onError);
+    raw.resume();
+  });
 }
 
 /**
@@ -58,7 +99,7 @@ export function frameworkErrors(guard: (req: FastifyRequest, reply: FastifyReply
       try {
         await guard(req, reply);
         if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') throw ApiError.client(414, codeFor(414), 'A segment of the URL path is too long.');
-        throw ApiError.client(400, 'bad_url', 'The URL is not valid: percent-encoded bytes must form UTF-8 text.');
+        throw badUrl();
       } catch (e) {
         const body = e instanceof ApiError ? e : ApiError.client(400, 'bad_request', 'Bad request.');
         reply.code(body.status).send(body.toBody());
@@ -66,6 +107,40 @@ export function frameworkErrors(guard: (req: FastifyRequest, reply: FastifyReply
     })();
   };
 }
+
+/**
+ * True when the request target, raw bytes and percent-encoded bytes alike, is UTF-8 text. The query
+ * string parser replaces what is not with U+FFFD without a word, so a request with an invalid
+ * parameter would be answered as if it had sent another value.
+ */
+export function isUtf8Url(url: string): boolean {
+  let plain = true;
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x25 || c > 0x7e) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return true;
+  // Node hands the request line over byte for byte (latin1): one char per byte.
+  const raw = Buffer.from(url, 'latin1');
+  const bytes = Buffer.allocUnsafe(raw.length);
+  let n = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i];
+    if (b === 0x25 && i + 2 < raw.length && isHex(raw[i + 1]) && isHex(raw[i + 2])) {
+      bytes[n++] = parseInt(String.fromCharCode(raw[i + 1], raw[i + 2]), 16);
+      i += 2;
+    } else bytes[n++] = b;
+  }
+  return isUtf8(bytes.subarray(0, n));
+}
+
+const isHex = (b: number | undefined) => b !== undefined && ((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66));
+
+/** The answer to a request target that is not UTF-8 text (the same as Fastify's own for a path). */
+export const badUrl = () => ApiError.client(400, 'bad_url', 'The URL is not valid: percent-encoded bytes must form UTF-8 text.');
 
 /**
  * Errors Node's HTTP parser reports before there is a request to answer (headers over the size limit,
@@ -79,7 +154,10 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request was not received in time.']
         : [400, 'Malformed HTTP request.'];
-  const body = JSON.stringify(errorBody(status, codeFor(status), message));
+  // Bytes outside ASCII in the request line (the parser takes none, UTF-8 or not): as a URL whose
+  // percent-encoded bytes are not UTF-8 is answered.
+  const code = err.code === 'HPE_INVALID_URL' ? 'bad_url' : codeFor(status);
+  const body = JSON.stringify(errorBody(status, code, err.code === 'HPE_INVALID_URL' ? badUrl().message : message));
   if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }

@@ -8,6 +8,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { stringifyExact } from '../../domain/exact-json.js';
 
 // --------------------------------------------------------------------------------------- objects
 
@@ -376,10 +377,12 @@ export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = DOCS;
 
 /**
  * Joins DOCS to the routes as they are registered: call before any route. Serialisation stays
- * JSON.stringify (the response schemas document; they never reshape an answer).
+ * JSON.stringify (the response schemas document; they never reshape an answer), with amounts written
+ * as their exact literals (domain/exact-json.ts).
  */
 export function documentRoutes(app: FastifyInstance<any, any, any, any, any>): void {
-  app.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+  app.setSerializerCompiler(() => (data: unknown) => stringifyExact(data));
+  app.setReplySerializer((data: unknown) => stringifyExact(data));
   app.addHook('onRoute', (route: RouteOptions) => {
     const method = Array.isArray(route.method) ? route.method[0] : route.method;
     const doc = DOCS[`${method} ${route.url}`];

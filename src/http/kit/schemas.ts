@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../../services/requests/pages.js';
 import { AmountError, parseAmount } from '../../domain/amounts.js';
+import { isInvisible, isStorableText, STORABLE_TEXT_MESSAGE } from '../../domain/text.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.
 z.config({
@@ -17,16 +18,7 @@ z.config({
   },
 });
 
-/**
- * True for text that both databases store unchanged: PostgreSQL refuses NUL in text ("invalid byte
- * sequence for encoding UTF8: 0x00") and an unpaired UTF-16 surrogate cannot be encoded as UTF-8 at
- * all (it is silently replaced). Refusing both here keeps SQLite and PostgreSQL identical.
- */
-export function isStorableText(s: string): boolean {
-  return !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
-}
-
-export const STORABLE_TEXT_MESSAGE = 'Must not contain NUL characters or unpaired UTF-16 surrogates.';
+export { isStorableText, STORABLE_TEXT_MESSAGE };
 
 /**
  * THE string type of every request schema (bodies, query strings, path parameters): a string that
@@ -78,7 +70,9 @@ export const attribute = z.object({
 });
 
 const assetDataFields = {
-  name: text(255),
+  // A name only of invisible characters (zero-width spaces …) is blank too; reported once, when the
+  // length checks pass.
+  name: text(255).refine((s) => s === '' || s.length > 255 || !isInvisible(s), 'This field may not be blank.'),
   unique_name: z.boolean(),
   image_url: httpUrl,
   description: str().max(10_000, 'Ensure this field has no more than 10000 characters.').nullish(),
@@ -100,7 +94,7 @@ export const assetListQuery = z.object({ user_uid: str().optional(), ...pageQuer
 
 export const depositQuery = z.object({
   user_uid: requiredStr(),
-  collection_uid: requiredStr(),
+  collection_uid: str().optional().describe("The collection whose chain to deposit on; without it, the App's default chain."),
 });
 
 export const transferBody = z.object({

@@ -9,6 +9,7 @@ export async function depositRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/deposit', { schema: { ...tags, querystring: s.depositQuery } }, async (req) => {
     const { user_uid, collection_uid } = req.query;
-    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User'), uidOr404(collection_uid, 'Collection')));
+    // Without a collection (absent or empty): the App's default chain, as the hosted service does.
+    return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User'), collection_uid ? uidOr404(collection_uid, 'Collection') : null));
   });
 }

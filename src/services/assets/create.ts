@@ -21,6 +21,7 @@ import { saveAnswers, type IdempotentWrite } from '../requests/idempotency.js';
 
 import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import type { AppEnvironment } from '../../domain/environment.js';
+import { nameKey, nameSpellings } from '../../domain/text.js';
 
 export interface AssetParams {
   user_uid: string;
@@ -203,7 +204,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
       asset_external_id: p.asset_external_id,
       mint_for_user_uid: p.user_uid,
       name,
-      unique_name_key: p.data.unique_name ? name : null,
+      unique_name_key: p.data.unique_name ? nameKey(name) : null,
       token_id: tokenId,
       mint_status: 'pending' as const,
       ...NO_ACTIONS,
@@ -253,16 +254,17 @@ async function check(
   const extKey = `${appUid}\n${p.asset_external_id}`;
   if (takenIds.has(extKey)) return externalIdTaken();
   if (p.data.unique_name) {
-    const nameKey = `${p.collection_uid}\n${p.data.name}`;
-    if (namesTaken.has(nameKey)) return nameTaken();
+    const key = nameKey(p.data.name);
+    const groupKey = `${p.collection_uid}\n${key}`;
+    if (namesTaken.has(groupKey)) return nameTaken();
     const same = await tx
       .selectFrom('assets')
       .select('uid')
       .where('collection_uid', '=', p.collection_uid)
-      .where((eb) => eb.or([eb('name', '=', p.data.name), eb('unique_name_key', '=', p.data.name)]))
+      .where((eb) => eb.or([eb('name', 'in', nameSpellings(p.data.name)), eb('unique_name_key', 'in', nameSpellings(key))]))
       .executeTakeFirst();
     if (same) return nameTaken();
-    namesTaken.add(nameKey);
+    namesTaken.add(groupKey);
   }
   takenIds.add(extKey); // a second request with the same id in this group is a duplicate
   return null;

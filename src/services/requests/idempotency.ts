@@ -4,6 +4,7 @@
 // second operation. Failed requests change nothing and store nothing, so retrying one runs it again.
 import { createHash } from 'node:crypto';
 import type { DbOrTx } from '../../store/db.js';
+import { stringifyExact } from '../../domain/exact-json.js';
 
 /** An answer is replayed for this long after it was stored; then the key may be used afresh. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -42,7 +43,7 @@ export function fingerprint(method: string, route: string, params: unknown, body
 
 /** The answer body exactly as the route sends it (fastify serializes with JSON.stringify). */
 export function answerBody(data: unknown): string {
-  return JSON.stringify({ success: true, data });
+  return stringifyExact({ success: true, data });
 }
 
 export async function saveAnswer(tx: DbOrTx, w: IdempotentWrite | undefined, data: unknown): Promise<void> {

@@ -4,6 +4,8 @@
 // first page as the array they expect, and the HTTP layer announces the next one in a `Link` header.
 import { type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import { ApiError } from '../../util/errors.js';
+import { isUtf8 } from 'node:buffer';
+import { isStorableText } from '../../domain/text.js';
 
 /** Entries per page when the request names no `limit` (also the most a page holds). */
 export const DEFAULT_PAGE_SIZE = 1000;
@@ -32,8 +34,10 @@ export function encodeCursor(p: Position): string {
 
 export function decodeCursor(cursor: string): Position {
   try {
-    const [created_at, uid] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof created_at === 'string' && typeof uid === 'string' && created_at.length <= 40 && uid.length <= 40) return { created_at, uid };
+    const bytes = Buffer.from(cursor, 'base64url');
+    if (!isUtf8(bytes)) throw new Error('not UTF-8'); // would decode to U+FFFD: not what was encoded
+    const [created_at, uid] = JSON.parse(bytes.toString('utf8')) as unknown[];
+    if (typeof created_at === 'string' && typeof uid === 'string' && created_at.length <= 40 && uid.length <= 40 && isStorableText(created_at) && isStorableText(uid)) return { created_at, uid };
   } catch {
     /* answered below */
   }

@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import { chainKind } from '../../chain/chains.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
+import { chainForNew } from '../chain/choice.js';
 
 const homeOf = (ctx: Ctx) => ctx.homeChainId ?? ctx.config.chainId;
 
@@ -86,11 +87,15 @@ export function walletJobHandler(ctx: Ctx): JobHandler<typeof WALLET_JOB> {
  * there; since a wallet is a pure derivation, it is created right in the request, so the caller gets
  * an address at once.
  */
-export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, collectionUid: string) {
+/** The deposit address of a user on a collection's chain, or (`collectionUid` null) on the default chain. */
+export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, collectionUid: string | null) {
   const u = await requireUserRow(ctx, appUid, userUid);
-  const c = await ctx.db.selectFrom('collections').select(['uid', 'chain_id']).where('uid', '=', collectionUid).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!c) throw ApiError.notFound('Collection');
-  const chainId = Number(c.chain_id);
+  let chainId = chainForNew(ctx, null);
+  if (collectionUid !== null) {
+    const c = await ctx.db.selectFrom('collections').select(['uid', 'chain_id']).where('uid', '=', collectionUid).where('app_uid', '=', appUid).executeTakeFirst();
+    if (!c) throw ApiError.notFound('Collection');
+    chainId = Number(c.chain_id);
+  }
   const address = (await hasWallet(ctx.db, u.uid, chainId)) ? ctx.keys.user(u.uid).address.toLowerCase() : await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid, chainId));
   const wallet = address.toLowerCase();
   const n = chainOf(ctx.config, chainId);

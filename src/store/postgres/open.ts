@@ -12,10 +12,17 @@ import { plainGroupCommit, redactUrl, type Store, } from '../db.js';
 pg.types.setTypeParser(20, (v) => Number(v));
 
 export function openPostgresStore(url: string): Store {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  // An idle connection dropped by the server (restart, failover) must not crash the process; the
-  // pool opens a new one on the next query.
+  // keepAlive: a connection whose server vanished without a word (a failover, a partition) is found
+  // dead by TCP instead of hanging; connectionTimeoutMillis: a server that does not answer fails the
+  // request (503) instead of holding it.
+  const pool = new pg.Pool({ connectionString: url, max: 10, keepAlive: true, connectionTimeoutMillis: 10_000 });
+  // A connection dropped by the server (restart, failover, pg_terminate_backend) must not crash the
+  // process. Idle ones: the pool's own handler drops them and says so here. Checked-out ones (in a
+  // transaction, between two queries): the query in flight fails with the error, the client is no
+  // longer queryable so the pool discards it on release and opens a new one on the next query; the
+  // 'error' event the client emits as well only needs a listener.
   pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return { db, dialect: 'postgres', describe: redactUrl(url), close: () => db.destroy(), groupCommit: plainGroupCommit(db), flush: async () => {}, captureChanges: () => {}, changeFeed: (log) => new PgChanges(url, log) };
 }

@@ -7,6 +7,7 @@
 // unnamed. `pg` keeps track of which connection has prepared which name.
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import { fromDatabase } from '../unavailable.js';
 
 /** "cached plan must not change result type": the table changed under a prepared `select *`. */
 const PLAN_CHANGED = '0A000';
@@ -30,15 +31,15 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     const query = async (text: string, parameters: readonly unknown[]) => {
       const values = [...parameters];
       const name = names.get(text);
-      if (name === undefined) return client.query(text, values);
+      if (name === undefined) return client.query(text, values).catch((err) => Promise.reject(fromDatabase(err)));
       try {
         return await client.query({ name, text, values });
       } catch (err) {
-        if ((err as { code?: string }).code !== PLAN_CHANGED) throw err;
+        if ((err as { code?: string }).code !== PLAN_CHANGED) throw fromDatabase(err);
         // A migration by another process changed a table's columns: every name is prepared anew (in
         // a transaction the retry fails as the transaction is aborted; the caller's retry succeeds).
         for (const t of [...names.keys()]) names.set(t, nextName());
-        return client.query(text, values);
+        return client.query(text, values).catch((e) => Promise.reject(fromDatabase(e)));
       }
     };
     w = {
@@ -50,7 +51,13 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     return w;
   };
   return {
-    connect: async () => wrap(await pool.connect()),
+    connect: async () => {
+      try {
+        return wrap(await pool.connect());
+      } catch (err) {
+        throw fromDatabase(err);
+      }
+    },
     end: () => pool.end(),
   };
 }

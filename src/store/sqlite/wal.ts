@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
+import { fromDatabase } from '../unavailable.js';
 import { type Checkpoints, } from '../db.js';
 
 const require = createRequire(import.meta.url);
@@ -97,7 +98,7 @@ export class WalSync {
     this.fd ??= fs.openSync(this.file, 'r');
     const fd = this.fd;
     // fdatasync, as SQLite itself uses: it flushes the data and the size, not the timestamps.
-    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(fromDatabase(err)) : resolve())));
   }
 
   close(): void {

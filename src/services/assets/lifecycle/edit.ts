@@ -20,6 +20,7 @@ import { assertImageUrlFetchable, needsPreparation, prepareAssetMetadata } from 
 import { MetadataError } from '../../../metadata/fetch-image.js';
 import { saveAnswer, type IdempotentWrite } from '../../requests/idempotency.js';
 import { chainOfAsset, MAX_ROUNDS } from './shared.js';
+import { nameKey, nameSpellings } from '../../../domain/text.js';
 
 interface PendingEdit {
   name: string;
@@ -67,13 +68,13 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
           .select('uid')
           .where('collection_uid', '=', a.collection_uid)
           .where('uid', '!=', uid)
-          .where((eb) => eb.or([eb('name', '=', name), eb('unique_name_key', '=', name)]))
+          .where((eb) => eb.or([eb('name', 'in', nameSpellings(name)), eb('unique_name_key', 'in', nameSpellings(nameKey(name)))]))
           .executeTakeFirst();
         if (same) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
       }
       const edit: PendingEdit = {
         name,
-        unique_name_key: data.unique_name ? name : null,
+        unique_name_key: data.unique_name ? nameKey(name) : null,
         previous_key: a.unique_name_key,
         data,
         metadata: buildMetadata(uid, name, data),

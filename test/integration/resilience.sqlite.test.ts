@@ -1,0 +1,3 @@
+import { resilienceSuite } from './resilience-suite.js';
+
+resilienceSuite('sqlite');
