@@ -19,6 +19,8 @@ import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
+import { auditList, cliActor, keysMigrate, keysRotateMaster, walletExport } from './keys.js';
+import type { Core } from '../core.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -39,13 +41,13 @@ function fail(message: string, code: number): never {
 const cliLogger = () => (process.stderr.isTTY ? pino({ level: 'warn' }, prettyDestination(process.stderr)) : pino({ level: 'warn' }, pino.destination(2)));
 
 /** Runs a command on the installation's store and secrets (migrations applied), then closes it. */
-async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>): Promise<void> {
+async function withCtx(fn: (ctx: Ctx, config: Config, core: Core) => Promise<Output>): Promise<void> {
   const config = loadConfig();
   const log = cliLogger();
   const core = await openCore(config, log);
   const ctx = buildContext({ config, log, core });
   try {
-    print(await fn(ctx, config));
+    print(await fn(ctx, config, core));
   } finally {
     await core.store.close();
   }
@@ -89,7 +91,7 @@ leaf(app, 'rotate-secret', 'new API secret for the App\'s key, effective at once
   .addOption(appOption())
   .action((o) =>
     withCtx(async (ctx) => {
-      const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app));
+      const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app), cliActor());
       return { json: r, text: `API secret of App ${r.uid} rotated: the old one no longer works (other API processes: within 30 s).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
     }),
   );
@@ -181,6 +183,26 @@ leaf(reward, 'withdraw', 'send what the reward still holds to its withdraw recei
 leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .addOption(appOption())
   .action((o) => withCtx((ctx) => rewardList(ctx, o)));
+
+// ------------------------------------------------------------------------------- custody, audit
+const wallet = program.command('wallet').description('users\' wallets: export a wallet key to its user').exitOverride();
+leaf(wallet, 'export', 'the wallet key of a user, sealed (HPKE) to a recipient X25519 public key -> {address, enc, ciphertext}')
+  .addOption(appOption())
+  .requiredOption('--user <uid>', 'the user')
+  .requiredOption('--recipient-key <file>', 'the recipient\'s raw X25519 public key: 32 bytes, or their base64url text')
+  .option('--chain <id>', 'the chain of the wallet (default: the user\'s first wallet)', integer(1, Number.MAX_SAFE_INTEGER))
+  .action((o) => withCtx((ctx) => walletExport(ctx, o)));
+leaf(program, 'audit', 'the audit log of key and secret events, newest first')
+  .option('--action <action>', 'one action only (e.g. wallet.exported, master_key.rotated)')
+  .option('--app <uid>', 'one App only')
+  .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
+  .action((o) => withCtx((ctx) => auditList(ctx, o)));
+const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key').exitOverride();
+leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)')
+  .action(() => withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })));
+leaf(keys, 'migrate', 'move the master key of a local installation into the HSM (the service must be stopped)')
+  .addOption(new Option('--to <custody>', 'the target custody').choices(['pkcs11']).makeOptionMandatory())
+  .action((o) => withCtx((_ctx, config, core) => keysMigrate(core, config, o)));
 
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')

@@ -15,6 +15,7 @@
 //   GET    /apps/:uid/webhook/settings    the webhook (or null) and the event types
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
+//   POST   /apps/:uid/users/:user/wallet-export, GET /audit   (src/http/admin/custody.ts)
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
 // (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -32,6 +33,7 @@ import { parseAmount } from '../domain/amounts.js';
 import { amountField } from '../http/kit/schemas.js';
 import { adminRewardRoutes } from '../http/admin/rewards.js';
 import { adminWebhookRoutes } from '../http/admin/webhooks.js';
+import { adminCustodyRoutes } from '../http/admin/custody.js';
 import { ok, type App } from '../http/kit/route-kit.js';
 import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
 import { redeliver } from '../webhooks/deliveries.js';
@@ -52,6 +54,10 @@ import {
   userDetail,
 } from './queries.js';
 import type { ChainOption, ChainStatus } from './types.js';
+import { recordAudit, type Actor } from '../services/audit.js';
+
+/** The console's actor in the audit log: a console session, told apart by client address. */
+const consoleActor = (req: FastifyRequest): Actor => ({ kind: 'console', detail: req.ip });
 
 
 export interface ConsoleApiDeps {
@@ -85,6 +91,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
     }
     throttle.succeed(req.ip);
     const s = await sessions.create();
+    await recordAudit(ctx.db, consoleActor(req), { action: 'operator.signed_in', details: { via: 'console' } });
     reply.header('set-cookie', sessionCookie(s.id, s.expiresAt - Date.now(), secure));
     return ok({ expires_at: new Date(s.expiresAt).toISOString() });
   });
@@ -241,6 +248,7 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
 
   // ----------------------------------------------------------------------------------- webhook
   await adminWebhookRoutes(app, ctx); // PUT/GET /apps/:uid/webhook, events, attempts, redeliver
+  await adminCustodyRoutes(app, ctx, consoleActor); // POST /apps/:uid/users/:user/wallet-export, GET /audit
 
   // The configuration (null when there is none) with the event types a filter may name.
   app.get('/apps/:uid/webhook/settings', { schema: { params: appParam } }, async (req) => {
@@ -276,7 +284,7 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
   // -------------------------------------------------------------------------------------- keys
   app.get('/apps/:uid/keys', { schema: { params: appParam } }, async (req) => ok(await getApiKey(ctx, await requireApp(req.params.uid))));
 
-  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) => ok(await rotateApiSecret(ctx, await requireApp(req.params.uid))));
+  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) => ok(await rotateApiSecret(ctx, await requireApp(req.params.uid), consoleActor(req))));
 
   app.post('/apps/:uid/keys/token', { schema: { params: appParam, body: z.object({ expires_in_seconds: z.number().int().min(60).max(30 * 86400).default(3600) }) } }, async (req) => {
     return ok(await bearerToken(ctx, await requireApp(req.params.uid), req.body.expires_in_seconds));

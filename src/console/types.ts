@@ -89,6 +89,8 @@ export interface UserRow {
   user_external_id: string | null;
   wallets: Wallet[];
   created_at: string;
+  /** When the wallet key was last exported to the user (null: never). */
+  wallet_exported_at: string | null;
 }
 
 export type AssetStatus = 'not_minted' | 'minted' | 'transferring' | 'burning' | 'burned' | 'failed';

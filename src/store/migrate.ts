@@ -14,6 +14,7 @@ import { consoleLists } from './migrations/011_console_lists.js';
 import { multichain } from './migrations/012_multichain.js';
 import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
 import { changeNotifications } from './migrations/014_change_notifications.js';
+import { custody } from './migrations/017_custody.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -32,6 +33,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '012_multichain': multichain(store.dialect, defaultChainId),
     '013_lean_asset_indexes': leanAssetIndexes(store.dialect),
     '014_change_notifications': changeNotifications(store.dialect),
+    '017_custody': custody(store.dialect),
   };
 }
 

@@ -13,8 +13,12 @@ const erc721 = parseAbi([
   'event MetadataUpdate(uint256 _tokenId)',
 ]);
 
-export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
-  describe(`asset lifecycle on ${db}`, () => {
+/**
+ * `opts.env`: settings for the service (e.g. KEY_CUSTODY=pkcs11); `opts.more`: further tests that run on
+ * the same service after these (before it stops).
+ */
+export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { env?: Record<string, string>; title?: string; more?: (service: () => TestService) => void } = {}): void {
+  describe(`asset lifecycle on ${db}${opts.title ? ` ${opts.title}` : ''}`, () => {
     let t: TestService;
     let app: Awaited<ReturnType<TestService['newApp']>>;
     let editable: string;
@@ -24,7 +28,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
     const userWallets: Address[] = [];
 
     before(async () => {
-      t = await startTestService(db);
+      t = await startTestService(db, opts.env);
       app = await t.newApp();
       [editable, fixed] = await Promise.all([t.newCollection(app.uid, true), t.newCollection(app.uid, false)]);
       contract = (await app.api.get(`/collection/${editable}`)).body.data.contract_address;
@@ -321,5 +325,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual(await snapshot(), before);
       assert.equal(await events(), eventsBefore);
     });
+
+    opts.more?.(() => t);
   });
 }

@@ -9,6 +9,7 @@ import { operatorGuard } from './operator-token.js';
 import { adminAppRoutes } from './apps.js';
 import { adminWebhookRoutes } from './webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
+import { adminCustodyRoutes } from './custody.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -25,6 +26,7 @@ export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ct
       await adminAppRoutes(routes, ctx);
       await adminWebhookRoutes(routes, ctx);
       await adminRewardRoutes(routes, ctx);
+      await adminCustodyRoutes(routes, ctx);
     },
     { prefix: ADMIN_PREFIX },
   );
