@@ -1,0 +1,49 @@
+// What keeping the chain accounts' keys in an HSM costs the mint pipeline: the mint bench (mint.ts)
+// with KEY_CUSTODY=local and with KEY_CUSTODY=pkcs11 on a SoftHSM2 token made here, alternately, in
+// the same run on the same machine; the ratio of their minted/s (best of each) is the measure
+// (target >= 0.9: signing through the HSM costs at most 10 %). One JSON line per database.
+//   BENCH_CUSTODY_ROUNDS=2 BENCH_MINT_N=3000 BENCH_DB=sqlite node --import tsx bench/custody.ts
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { dbsFromArgs, emit, root } from './lib.js';
+import { initSoftHsmToken } from '../test/helpers/softhsm.js';
+
+const ROUNDS = Number(process.env.BENCH_CUSTODY_ROUNDS ?? 2);
+const N = process.env.BENCH_MINT_N ?? '3000';
+
+function mintBench(db: string, env: Record<string, string>): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'mint.ts')], { cwd: root, env: { ...process.env, ...env, BENCH_DB: db, BENCH_MINT_N: N }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => (out += d));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const line = out.split('\n').find((l) => l.includes('"mint_pipeline"'));
+      if (code !== 0 || !line) return reject(new Error(`mint bench (${env.KEY_CUSTODY}) exited ${code}: ${out}`));
+      resolve(JSON.parse(line));
+    });
+  });
+}
+
+const token = initSoftHsmToken('mintworks-bench');
+for (const db of dbsFromArgs()) {
+  const runs: { local: Record<string, any>[]; pkcs11: Record<string, any>[] } = { local: [], pkcs11: [] };
+  for (let i = 0; i < ROUNDS; i++) {
+    runs.local.push(await mintBench(db, { KEY_CUSTODY: 'local' }));
+    runs.pkcs11.push(await mintBench(db, { ...token.env, SOFTHSM2_CONF: token.conf }));
+  }
+  const best = (rs: Record<string, any>[]) => Math.max(...rs.map((r) => r.minted_per_s));
+  emit({
+    bench: 'custody',
+    db,
+    n: Number(N),
+    rounds: ROUNDS,
+    local_minted_per_s: runs.local.map((r) => r.minted_per_s),
+    pkcs11_minted_per_s: runs.pkcs11.map((r) => r.minted_per_s),
+    local_ratio_to_chain: runs.local.map((r) => r.ratio),
+    pkcs11_ratio_to_chain: runs.pkcs11.map((r) => r.ratio),
+    mints_per_tx: runs.pkcs11.map((r) => r.mints_per_tx),
+    ratio: Math.round((best(runs.pkcs11) / best(runs.local)) * 1000) / 1000,
+  });
+}
