@@ -15,6 +15,7 @@ import { CollectionsPage } from './pages/collections';
 import { RewardsPage, RewardPage } from './pages/rewards';
 import { WebhookPage } from './pages/webhook';
 import { KeysPage } from './pages/keys';
+import { AuditPage } from './pages/audit';
 
 type State = 'checking' | 'signed-in' | 'signed-out';
 
@@ -77,6 +78,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
 
   let page;
   if (loc.path === '/console') page = <AppsPage />;
+  else if (loc.path === '/console/audit') page = <AuditPage loc={loc} />;
   else if (!appUid) page = <NotFound />;
   else if (section === '' && !sub) page = <OverviewPage appUid={appUid} />;
   else if (section === '/users') page = sub ? <UserPage appUid={appUid} userUid={sub} /> : <UsersPage appUid={appUid} loc={loc} />;
@@ -103,6 +105,9 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </span>
         )}
         <span class="spacer" />
+        <a href="/console/audit" aria-current={loc.path === '/console/audit' ? 'page' : undefined}>
+          Audit log
+        </a>
         <button type="button" class="link" onClick={onSignOut}>
           Sign out
         </button>

@@ -21,6 +21,7 @@ import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
 import { auditList, cliActor, keysMigrate, keysRotateMaster, walletExport } from './keys.js';
 import type { Core } from '../core.js';
+import { recordAudit, type AuditEntry } from '../services/audit.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -53,8 +54,18 @@ async function withCtx(fn: (ctx: Ctx, config: Config, core: Core) => Promise<Out
   }
 }
 
+/** Records a CLI act in the audit log of the installation. */
+async function audited(config: Config, entry: AuditEntry): Promise<void> {
+  const core = await openCore(config, cliLogger());
+  try {
+    await recordAudit(core.store.db, cliActor(), entry);
+  } finally {
+    await core.store.close();
+  }
+}
+
 const program = new Command('mintworks')
-  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY, CHAIN_ID).')
+  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY or KEY_CUSTODY=pkcs11 with PKCS11_*, CHAIN_ID).')
   .version(version, '-V, --version', 'print the version')
   .helpCommand('help [command]', 'help for a command')
   .showSuggestionAfterError(true)
@@ -207,7 +218,12 @@ leaf(keys, 'migrate', 'move the master key of a local installation into the HSM 
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')
   .option('--out <dir>', 'the directory to create (default: ./mintworks-backup-<time>)')
-  .action(async (o) => print(await backup(loadConfig(), o)));
+  .action(async (o) => {
+    const config = loadConfig();
+    const r = await backup(config, o);
+    await audited(config, { action: 'backup.created', details: { directory: (r.json as { directory: string }).directory } });
+    print(r);
+  });
 leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be stopped)')
   .requiredOption('--from <dir>', 'a directory written by mintworks backup')
   .option('--force', 'move what DATA_DIR holds aside (into DATA_DIR/pre-restore-<time>) instead of refusing')
@@ -219,7 +235,11 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
       const core = await openCore(config, cliLogger()).catch((err) => {
         throw new Error(`restored, but the database does not open with this master key: ${(err as Error).message}`);
       });
-      await core.store.close();
+      try {
+        await recordAudit(core.store.db, cliActor(), { action: 'backup.restored', details: { from: (r.json as { directory: string }).directory } });
+      } finally {
+        await core.store.close();
+      }
     }
     print(r);
   });

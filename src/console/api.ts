@@ -15,7 +15,7 @@
 //   GET    /apps/:uid/webhook/settings    the webhook (or null) and the event types
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
-//   POST   /apps/:uid/users/:user/wallet-export, GET /audit   (src/http/admin/custody.ts)
+//   POST   /apps/:uid/users/:user/wallet-export (src/http/admin/custody.ts); GET /audit ?cursor&limit&action
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
 // (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -54,7 +54,7 @@ import {
   userDetail,
 } from './queries.js';
 import type { ChainOption, ChainStatus } from './types.js';
-import { recordAudit, type Actor } from '../services/audit.js';
+import { listAudit, recordAudit, type Actor } from '../services/audit.js';
 
 /** The console's actor in the audit log: a console session, told apart by client address. */
 const consoleActor = (req: FastifyRequest): Actor => ({ kind: 'console', detail: req.ip });
@@ -248,7 +248,12 @@ async function authedRoutes(app: App, { ctx, health }: ConsoleApiDeps): Promise<
 
   // ----------------------------------------------------------------------------------- webhook
   await adminWebhookRoutes(app, ctx); // PUT/GET /apps/:uid/webhook, events, attempts, redeliver
-  await adminCustodyRoutes(app, ctx, consoleActor); // POST /apps/:uid/users/:user/wallet-export, GET /audit
+  await adminCustodyRoutes(app, ctx, { actorOf: consoleActor, audit: false }); // POST /apps/:uid/users/:user/wallet-export
+
+  app.get('/audit', { schema: { querystring: z.object({ ...page, action: z.string().max(64).optional() }) } }, async (req) => {
+    const p = await listAudit(ctx, { action: req.query.action || undefined }, { cursor: req.query.cursor, limit: req.query.limit });
+    return ok({ items: p.items, next_cursor: p.next });
+  });
 
   // The configuration (null when there is none) with the event types a filter may name.
   app.get('/apps/:uid/webhook/settings', { schema: { params: appParam } }, async (req) => {

@@ -255,3 +255,23 @@ export interface BearerToken {
   token: string;
   expires_at: string;
 }
+
+/** An audit log entry (src/services/audit.ts). */
+export interface AuditEntry {
+  uid: string;
+  created_at: string;
+  actor: string;
+  actor_detail: string | null;
+  action: string;
+  app_uid: string | null;
+  user_uid: string | null;
+  chain_id: number | null;
+  details: Record<string, unknown>;
+}
+
+/** POST …/wallet-export: the wallet key sealed (HPKE) to the recipient's key. */
+export interface WalletExport {
+  address: string;
+  enc: string;
+  ciphertext: string;
+}

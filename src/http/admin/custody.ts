@@ -13,7 +13,9 @@ import { ok, requireApp, type App } from '../kit/route-kit.js';
 /** The management API's actor: whoever holds the operator token, told apart by client address. */
 export const operatorActor = (req: FastifyRequest): Actor => ({ kind: 'operator_token', detail: req.ip });
 
-export async function adminCustodyRoutes(app: App, ctx: Ctx, actorOf: (req: FastifyRequest) => Actor = operatorActor): Promise<void> {
+/** `audit: false` leaves GET /audit out (the console serves its own, in its page shape). */
+export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (req: FastifyRequest) => Actor; audit?: boolean } = {}): Promise<void> {
+  const actorOf = opts.actorOf ?? operatorActor;
   const tags = { tags: ['admin', 'custody'] };
 
   app.post(
@@ -34,6 +36,7 @@ export async function adminCustodyRoutes(app: App, ctx: Ctx, actorOf: (req: Fast
     },
   );
 
+  if (opts.audit === false) return;
   app.get(
     '/audit',
     { schema: { ...tags, querystring: z.object({ ...pageQuery, action: str().max(64).optional(), app_uid: str().max(64).optional() }) } },
