@@ -27,14 +27,16 @@ export function parseRecipientKey(value: string): Uint8Array {
 
 /** HPKE base-mode seal of `plain` to `recipient` (raw X25519 public key). */
 export async function sealTo(recipient: Uint8Array, plain: Uint8Array): Promise<{ enc: Uint8Array; ciphertext: Uint8Array }> {
-  let recipientPublicKey: CryptoKey;
+  const bytes = (u: Uint8Array) => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
+  let sender;
   try {
-    recipientPublicKey = await suite.kem.deserializePublicKey(recipient.buffer.slice(recipient.byteOffset, recipient.byteOffset + recipient.byteLength) as ArrayBuffer);
+    const recipientPublicKey = await suite.kem.deserializePublicKey(bytes(recipient));
+    // A low-order point gives an all-zero shared secret, which the KEM refuses here.
+    sender = await suite.createSenderContext({ recipientPublicKey, info: bytes(new TextEncoder().encode(EXPORT_INFO)) });
   } catch {
     throw ApiError.validation([{ field: 'recipient_public_key', code: 'invalid', message: 'recipient_public_key is not a usable X25519 public key' }]);
   }
-  const sender = await suite.createSenderContext({ recipientPublicKey, info: new TextEncoder().encode(EXPORT_INFO).buffer as ArrayBuffer });
-  const ciphertext = new Uint8Array(await sender.seal(plain.buffer.slice(plain.byteOffset, plain.byteOffset + plain.byteLength) as ArrayBuffer));
+  const ciphertext = new Uint8Array(await sender.seal(bytes(plain)));
   return { enc: new Uint8Array(sender.enc), ciphertext };
 }
 

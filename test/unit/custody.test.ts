@@ -139,4 +139,8 @@ describe('wallet export sealing', () => {
     assert.throws(() => parseRecipientKey(Buffer.alloc(33).toString('base64url')), /33 bytes/);
     assert.equal(parseRecipientKey(Buffer.alloc(32, 1).toString('base64url')).length, 32);
   });
+
+  it('a low-order recipient key (all zeros) is refused as a validation error, not a failure', async () => {
+    await assert.rejects(sealTo(new Uint8Array(32), new TextEncoder().encode('0xabc')), (err: Error & { status?: number }) => /usable X25519/.test(JSON.stringify((err as unknown as { toBody(): unknown }).toBody())));
+  });
 });
