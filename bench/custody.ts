@@ -6,8 +6,16 @@
 //   BENCH_CUSTODY_ROUNDS=3 BENCH_MINT_N=3000 BENCH_DB=sqlite node --import tsx bench/custody.ts
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mnemonicToAccount } from 'viem/accounts';
+import { generateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { dbsFromArgs, emit, root } from './lib.js';
-import { initSoftHsmToken } from '../test/helpers/softhsm.js';
+import { initSoftHsmToken, SOFTHSM_MODULE } from '../test/helpers/softhsm.js';
+import { Hsm } from '../src/custody/hsm.js';
+import { HsmSigner } from '../src/custody/hsm-signer.js';
+import { signTransaction, type Eip1559Tx } from '../src/chain/signing.js';
+import type { ChainSigner } from '../src/chain/signer.js';
 
 const ROUNDS = Number(process.env.BENCH_CUSTODY_ROUNDS ?? 3);
 const N = process.env.BENCH_MINT_N ?? '3000';
@@ -27,7 +35,29 @@ function mintBench(db: string, env: Record<string, string>): Promise<Record<stri
   });
 }
 
+/**
+ * The signing itself, apart from everything else the pipeline does: ms per mint-sized transaction
+ * (24 KB of calldata, as a batch of ~270 tokens) signed by a seed-derived key and by a SoftHSM2 key.
+ */
+async function signingMs(token: ReturnType<typeof initSoftHsmToken>): Promise<{ local: number; hsm: number }> {
+  const hsm = Hsm.open({ module: SOFTHSM_MODULE, tokenLabel: token.label, pin: token.pin });
+  const hsmSigner = new HsmSigner(hsm, 'bench:signer', hsm.generateEcKey('bench:signer'));
+  const local = mnemonicToAccount(generateMnemonic(wordlist, 256));
+  const tx = (nonce: number): Eip1559Tx => ({ type: 'eip1559', chainId: 31337, nonce, to: `0x${'11'.repeat(20)}`, data: `0x${randomBytes(24_000).toString('hex')}`, gas: 8_000_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 10n ** 6n, value: 0n });
+  const time = async (signer: ChainSigner) => {
+    const txs = Array.from({ length: 200 }, (_, i) => tx(i));
+    for (const t of txs.slice(0, 20)) await signTransaction(signer, t); // warm-up
+    const t0 = performance.now();
+    for (const t of txs) await signTransaction(signer, t);
+    return (performance.now() - t0) / txs.length;
+  };
+  const r = { local: await time(local), hsm: await time(hsmSigner) };
+  hsm.close();
+  return r;
+}
+
 const token = initSoftHsmToken('mintworks-bench');
+const signing = await signingMs(token);
 for (const db of dbsFromArgs()) {
   const runs: { local: Record<string, any>[]; pkcs11: Record<string, any>[] } = { local: [], pkcs11: [] };
   for (let i = 0; i < ROUNDS; i++) {
@@ -51,6 +81,11 @@ for (const db of dbsFromArgs()) {
     local_cpu_us_per_token: runs.local.map((r) => r.service_cpu_us_per_token),
     pkcs11_cpu_us_per_token: runs.pkcs11.map((r) => r.service_cpu_us_per_token),
     mints_per_tx: runs.pkcs11.map((r) => r.mints_per_tx),
+    // Signing alone: ms per transaction, and what the HSM's extra ms per transaction is of the time the
+    // pipeline spends per transaction (its tokens per transaction at the local run's minted/s).
+    sign_ms_per_tx_local: round3(signing.local),
+    sign_ms_per_tx_hsm: round3(signing.hsm),
+    hsm_signing_share_of_pipeline: round3((signing.hsm - signing.local) / ((1000 * median(runs.pkcs11.map((r) => r.mints_per_tx))) / median(runs.local.map((r) => r.minted_per_s)))),
     ratio: round3(median(runs.pkcs11.map((r) => r.minted_per_s)) / median(runs.local.map((r) => r.minted_per_s))),
     cpu_per_token_ratio: round3(median(runs.pkcs11.map((r) => r.service_cpu_us_per_token)) / median(runs.local.map((r) => r.service_cpu_us_per_token))),
   });

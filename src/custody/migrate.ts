@@ -1,7 +1,7 @@
 // `mintworks keys migrate --to pkcs11`: an installation with local custody (MASTER_KEY or
 // DATA_DIR/master.key) hands its master key over to the HSM. A new master key is made, wrapped by the
 // token's AES key, every secret is re-sealed with it and the old master keys are deleted; then
-// DATA_DIR/master.key is removed. Run with the service stopped, with the installation's local settings
+// DATA_DIR/master.key is removed, in one database transaction. Run with the service stopped, with the installation's local settings
 // plus the PKCS11_* ones; afterwards start it with KEY_CUSTODY=pkcs11.
 //
 // The chain accounts stay the seed-derived ones the installation's contracts know (their owner and
@@ -13,9 +13,9 @@ import type { Db } from '../store/db.js';
 import type { SecretBox } from '../util/secretbox.js';
 import { CHAIN_KEYS_META } from '../chain/keys.js';
 import type { Hsm } from './hsm.js';
-import { MASTER_KEY_PREFIX, hsmWrapper, newMasterKeyId, storeMasterKey } from './master-keys.js';
+import { CURRENT_MASTER_KEY, MASTER_KEY_PREFIX, hsmWrapper, newMasterKeyId, storeMasterKey } from './master-keys.js';
+import { runningAnvilPid } from '../chain/anvil.js';
 import { resealAll, sealedKeyCounts } from './reseal.js';
-import { setCurrentMasterKey } from './rotation.js';
 import { masterKeyFile } from './custody.js';
 import { hsmLabels } from './hsm-accounts.js';
 
@@ -28,18 +28,26 @@ export interface MigrationResult {
 }
 
 export async function migrateToPkcs11(config: Config, db: Db, box: SecretBox, hsm: Hsm): Promise<MigrationResult> {
+  const pid = runningAnvilPid(config.dataDir);
+  if (pid) throw new Error(`the service is running on DATA_DIR ${config.dataDir} (its embedded chain is pid ${pid}): stop it first`);
   const wrapper = hsmWrapper(hsm, (await hsmLabels(db)).wrappingKey);
   const id = newMasterKeyId();
   const key = randomBytes(32);
-  await storeMasterKey(db, wrapper, id, key);
   box.addKey(id, key);
   box.useKey(id);
-  await setCurrentMasterKey(db, id);
-  const resealed = await resealAll(db, box);
-  const left = [...(await sealedKeyCounts(db)).entries()].filter(([k, n]) => k !== id && n > 0);
-  if (left.length) throw new Error(`values still sealed with the old master key (${left.map(([k, n]) => `${k}: ${n}`).join(', ')}): is the service still running? Stop it and run the migration again`);
-  await db.deleteFrom('meta').where('key', 'like', `${MASTER_KEY_PREFIX}%`).where('key', '!=', `${MASTER_KEY_PREFIX}${id}`).execute();
-  await db.insertInto('meta').values({ key: CHAIN_KEYS_META, value: 'hd' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  // All or nothing: an installation is either still local (the old master key opens everything) or
+  // migrated (only the HSM-wrapped key is left), never half of each.
+  const resealed = await db.transaction().execute(async (tx) => {
+    await storeMasterKey(tx, wrapper, id, key);
+    const n = await resealAll(tx, box);
+    const left = [...(await sealedKeyCounts(tx)).entries()].filter(([k, c]) => k !== id && c > 0);
+    if (left.length) throw new Error(`values still sealed with the old master key (${left.map(([k, c]) => `${k}: ${c}`).join(', ')}): nothing was changed`);
+    await tx.deleteFrom('meta').where('key', 'like', `${MASTER_KEY_PREFIX}%`).where('key', '!=', `${MASTER_KEY_PREFIX}${id}`).execute();
+    await tx.deleteFrom('meta').where('key', '=', CURRENT_MASTER_KEY).execute();
+    await tx.insertInto('meta').values({ key: CURRENT_MASTER_KEY, value: id }).execute();
+    await tx.insertInto('meta').values({ key: CHAIN_KEYS_META, value: 'hd' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    return n;
+  });
   const file = masterKeyFile(config);
   const removed = fs.existsSync(file);
   if (removed) fs.rmSync(file);

@@ -114,6 +114,23 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
     await new Promise((res) => child!.once('exit', res));
   });
 
+  it('a backup holds only sealed material and names its HSM; restore without the HSM refuses it', async () => {
+    const out = path.join(tempDir(), 'backup');
+    const b = JSON.parse((await cli(token.env, 'backup', '--out', out)).stdout);
+    assert.equal(b.master_key, 'hsm');
+    assert.equal(b.hsm_token, token.label);
+    assert.equal(fs.existsSync(path.join(out, 'master.key')), false);
+    assert.match(b.notes.join(' '), /useless|opens nothing/);
+    const elsewhere = { DATA_DIR: tempDir(), PKCS11_MODULE: '', PKCS11_TOKEN_LABEL: '', PKCS11_PIN_FILE: '', KEY_CUSTODY: 'local' };
+    await assert.rejects(cli(elsewhere, 'restore', '--from', out), (err: any) => {
+      assert.equal(err.code, 2, err.stdout);
+      assert.match(JSON.parse(err.stdout).error, /useless by design/);
+      return true;
+    });
+    const audit = JSON.parse((await cli(token.env, 'audit', '--action', 'backup.created')).stdout).entries;
+    assert.equal(audit.length, 1);
+  });
+
   it('no key in the clear: DATA_DIR and the service log hold no master key (old or new), seed or wallet key', async () => {
     const core = await openCore(loadConfig({ ...env, ...token.env }), pino({ level: 'silent' }));
     let needles: Map<string, string>;
