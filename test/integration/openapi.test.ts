@@ -153,6 +153,13 @@ describe('OpenAPI document', () => {
     await admin('GET', '/apps/:uid/webhook/events/:id/attempts', `/apps/${app.uid}/webhook/events/${eventId}/attempts`);
     await admin('POST', '/apps/:uid/webhook/events/:id/redeliver', `/apps/${app.uid}/webhook/events/${eventId}/redeliver`);
 
+    // Custody: a wallet export (the user has a wallet since the mint) and the audit log it lands in.
+    const recipient = Buffer.alloc(32, 7).toString('base64url');
+    await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: recipient });
+    await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: 'short' }); // 400
+    await admin('GET', '/audit', '/audit');
+    await admin('GET', '/apps/:uid/users', `/apps/${app.uid}/users`);
+
     // Failures, each in its documented envelope.
     await v1('POST', '/user', '/user', { email: 'not an email' }); // 400
     await v1('GET', '/user/:uid', '/user/999999999999'); // 404
