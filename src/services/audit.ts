@@ -15,7 +15,6 @@ export interface Actor {
 
 export type AuditAction =
   | 'master_key.rotated'
-  | 'relayers.rotated'
   | 'wallet.exported'
   | 'backup.created'
   | 'backup.restored'

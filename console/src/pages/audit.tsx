@@ -5,7 +5,7 @@ import { navigate, withQuery, type Location } from '../router';
 import type { AuditEntry, Page } from '../../../src/console/types';
 import { ErrorBox, Loading, Mono, Pager, Table, Time } from '../ui';
 
-const ACTIONS = ['master_key.rotated', 'relayers.rotated', 'wallet.exported', 'backup.created', 'backup.restored', 'custody.migrated', 'app.secret_rotated', 'operator.signed_in'];
+const ACTIONS = ['master_key.rotated', 'wallet.exported', 'backup.created', 'backup.restored', 'custody.migrated', 'app.secret_rotated', 'operator.signed_in'];
 
 export function AuditPage({ loc }: { loc: Location }) {
   const action = loc.query.get('action') ?? '';
