@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
 import { Aes256Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
-import { ApiClient, waitFor } from '../helpers/env.js';
+import { ApiClient, tempDir, waitFor } from '../helpers/env.js';
 import type { TestService } from '../helpers/service.js';
 import { initSoftHsmToken, listPrivateKeys } from '../helpers/softhsm.js';
 import { lifecycleSuite } from './lifecycle-suite.js';
@@ -129,6 +129,28 @@ lifecycleSuite('sqlite', {
         assert.doesNotMatch(JSON.stringify(audit), new RegExp(key.slice(2)), 'the audit log holds no key');
       });
 
+      it('wallet export from the CLI: the recipient key from a file (raw bytes), the same sealed key, audited as the CLI', async () => {
+        const t = service();
+        const { user, wallet } = await newUserWithWallet();
+        const recipient = await suite.kem.generateKeyPair();
+        const keyFile = path.join(tempDir(), 'recipient.key');
+        fs.writeFileSync(keyFile, Buffer.from(await suite.kem.serializePublicKey(recipient.publicKey)));
+        const r = await cli(t, ['wallet', 'export', '--app', app.uid, '--user', user, '--recipient-key', keyFile, '--json']);
+        assert.equal(r.code, 0, r.stderr);
+        const out = JSON.parse(r.stdout);
+        assert.equal(out.address, wallet);
+        const ctx = await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(out.enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') });
+        const key = new TextDecoder().decode(await ctx.open(Buffer.from(out.ciphertext, 'base64url')));
+        assert.equal(privateKeyToAccount(key as `0x${string}`).address.toLowerCase(), wallet);
+        exported.push({ user, address: wallet, key: key.slice(2) });
+        const audit = (await admin().get(`/audit?action=wallet.exported&app_uid=${app.uid}`)).body.data;
+        assert.equal(audit[0].user_uid, user);
+        assert.equal(audit[0].actor, 'cli');
+        const bad = await cli(t, ['wallet', 'export', '--app', app.uid, '--user', user, '--recipient-key', path.join(t.dataDir, 'nope'), '--json']);
+        assert.equal(bad.code, 2);
+        assert.match(JSON.parse(bad.stdout).error, /recipient-key/);
+      });
+
       it('wallet export validates: bad keys, unknown user or App, no wallet, unknown fields, no token', async () => {
         const { user } = await newUserWithWallet();
         const bare = (await app.api.post('/user', {})).body.data.uid;
@@ -153,7 +175,7 @@ lifecycleSuite('sqlite', {
         const anonymous = await new ApiClient(`${service().svc.url}/admin/v1`).post(`/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: good });
         assert.equal(anonymous.status, 401);
         const exportedUsers = await service().svc.ctx.db.selectFrom('users').select('uid').where('wallet_exported_at', 'is not', null).where('app_uid', '=', app.uid).execute();
-        assert.equal(exportedUsers.length, 1, 'refused exports mark nobody');
+        assert.equal(exportedUsers.length, exported.length, 'refused exports mark nobody');
       });
 
       it('rotate-master (another process) during a burst of 1,000 creates: every request 201, every asset minted, every secret re-sealed', async () => {
