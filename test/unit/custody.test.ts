@@ -14,6 +14,11 @@ import { HsmSigner } from '../../src/custody/hsm-signer.js';
 import { Hsm } from '../../src/custody/hsm.js';
 import { EXPORT_INFO, parseRecipientKey, sealTo } from '../../src/services/wallet-export.js';
 import { initSoftHsmToken, listPrivateKeys, SOFTHSM_MODULE } from '../helpers/softhsm.js';
+import { tempDir } from '../helpers/env.js';
+import { openStore } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { loadMasterKeys, rootWrapper } from '../../src/custody/master-keys.js';
+import { rotateMasterKey } from '../../src/custody/rotation.js';
 
 const N = secp256k1.CURVE.n;
 
@@ -142,5 +147,37 @@ describe('wallet export sealing', () => {
 
   it('a low-order recipient key (all zeros) is refused as a validation error, not a failure', async () => {
     await assert.rejects(sealTo(new Uint8Array(32), new TextEncoder().encode('0xabc')), (err: Error & { status?: number }) => /usable X25519/.test(JSON.stringify((err as unknown as { toBody(): unknown }).toBody())));
+  });
+});
+
+describe('master key rotation with local custody', () => {
+  it('re-seals every value under a new key wrapped by MASTER_KEY; another process loads it and opens them; the root stays', async () => {
+    const store = openStore({ dataDir: tempDir() });
+    try {
+      await migrateToLatest(store);
+      const root = '33'.repeat(32);
+      const box = new SecretBox(root);
+      const wrapper = rootWrapper(new SecretBox(root));
+      await store.db.insertInto('meta').values({ key: 'seed', value: box.seal('seed words') }).execute();
+      const r = await rotateMasterKey(store.db, box, wrapper, { propagationMs: 0 });
+      assert.equal(r.previous_key_id, ROOT_KEY_ID);
+      assert.equal(r.resealed, 1);
+      const sealed = (await store.db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirstOrThrow()).value;
+      assert.equal(SecretBox.keyIdOf(sealed), r.key_id);
+      assert.match((await store.db.selectFrom('meta').select('value').where('key', '=', `master_key:${r.key_id}`).executeTakeFirstOrThrow()).value, /^root:v1:/, 'wrapped by MASTER_KEY, never in the clear');
+      // Another process with the same MASTER_KEY picks the new key up and seals with it.
+      const other = new SecretBox(root);
+      await loadMasterKeys(store.db, other, rootWrapper(new SecretBox(root)));
+      assert.equal(other.currentKeyId, r.key_id);
+      assert.equal(other.open(sealed), 'seed words');
+      // A second rotation drops the first key, here and in the other process at its next reading.
+      const r2 = await rotateMasterKey(store.db, box, wrapper, { propagationMs: 0 });
+      assert.deepEqual(r2.dropped, [r.key_id]);
+      await loadMasterKeys(store.db, other, rootWrapper(new SecretBox(root)));
+      assert.equal(other.has(r.key_id), false);
+      assert.equal(other.currentKeyId, r2.key_id);
+    } finally {
+      await store.close();
+    }
   });
 });
