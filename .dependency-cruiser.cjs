@@ -1,7 +1,7 @@
 // The layering of src/, checked by `npm run lint:deps` (part of `npm test`).
 //
 //   domain    pure rules and values: imports only domain (and pure npm libraries)
-//   util, net, store, jobs, chain, metadata, webhooks (util/infra-context.ts is the context they take)
+//   util, net, store, jobs, chain, custody, metadata, webhooks (util/infra-context.ts is the context they take)
 //             infrastructure: never imports services (a use case calls down, never the reverse)
 //   services  the use cases
 //   http, console, cli
@@ -42,14 +42,14 @@ module.exports = {
       name: 'infrastructure-not-to-services',
       severity: 'error',
       comment: 'Lower layers never import the use cases (src/services): what they share belongs in the lower layer.',
-      from: { path: '^src/(metadata|webhooks|chain|store|jobs|domain|util|net)/' },
+      from: { path: '^src/(metadata|webhooks|chain|custody|store|jobs|domain|util|net)/' },
       to: { path: '^src/services/' },
     },
     {
       name: 'infrastructure-not-to-edges',
       severity: 'error',
       comment: 'Lower layers and the use cases never import the edges (http, console, cli) or the composition root (boot).',
-      from: { path: '^src/(metadata|webhooks|chain|store|jobs|domain|util|net|services)/' },
+      from: { path: '^src/(metadata|webhooks|chain|custody|store|jobs|domain|util|net|services)/' },
       to: { path: '^src/(http|console|cli|boot)/' },
     },
     {

@@ -51,6 +51,11 @@ const envSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes); generate one with `openssl rand -hex 32`')
     .optional(),
+  KEY_CUSTODY: z.enum(['local', 'pkcs11']).default('local'),
+  PKCS11_MODULE: z.string().min(1).optional(),
+  PKCS11_TOKEN_LABEL: z.string().min(1).max(32).optional(),
+  PKCS11_PIN: z.string().min(1).optional(),
+  PKCS11_PIN_FILE: z.string().min(1).optional(),
   OPERATOR_TOKEN: z.string().min(24, 'must be at least 24 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
@@ -97,6 +102,13 @@ export const configSchema = envSchema.transform((c, ctx) => {
   if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET) return refuse('ALERT_WEBHOOK_SECRET', 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)');
   if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return refuse('PINNING_SERVICE_TOKEN', 'required when PINNING_SERVICE_URL is set');
   const publicUrl = trimSlashes(c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`);
+  if (c.KEY_CUSTODY === 'pkcs11') {
+    // With an HSM no key may come from the environment or DATA_DIR: that is the point of it.
+    if (c.MASTER_KEY) return refuse('MASTER_KEY', 'must not be set with KEY_CUSTODY=pkcs11 (the master key is wrapped by the HSM; see docs/custody.md)');
+    if (!c.PKCS11_MODULE) return refuse('PKCS11_MODULE', 'required with KEY_CUSTODY=pkcs11 (the path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so)');
+    if (!c.PKCS11_TOKEN_LABEL) return refuse('PKCS11_TOKEN_LABEL', 'required with KEY_CUSTODY=pkcs11');
+    if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return refuse('PKCS11_PIN', 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11');
+  }
   if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return refuse('EMBEDDED_CHAIN', 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
   let chains: ChainSpec[];
   try {
@@ -134,6 +146,10 @@ export const configSchema = envSchema.transform((c, ctx) => {
     /** Every chain served, the default one first (see src/chain/chains.ts). */
     chains,
     masterKeyHex: c.MASTER_KEY,
+    /** Where keys live (docs/custody.md): `local` (MASTER_KEY or DATA_DIR/master.key) or `pkcs11` (an HSM). */
+    keyCustody: c.KEY_CUSTODY,
+    /** The PKCS#11 token: needed with KEY_CUSTODY=pkcs11, and by `mintworks keys migrate --to pkcs11`. */
+    pkcs11: c.PKCS11_MODULE && c.PKCS11_TOKEN_LABEL ? { module: c.PKCS11_MODULE, tokenLabel: c.PKCS11_TOKEN_LABEL, pin: c.PKCS11_PIN, pinFile: c.PKCS11_PIN_FILE } : undefined,
     operatorToken: c.OPERATOR_TOKEN,
     logLevel: c.LOG_LEVEL,
     /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */

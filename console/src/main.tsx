@@ -16,6 +16,7 @@ import { RewardsPage, RewardPage } from './pages/rewards';
 import { WebhookPage } from './pages/webhook';
 import { KeysPage } from './pages/keys';
 import { ChainPage, ChainsPage } from './pages/chains';
+import { AuditPage } from './pages/audit';
 
 type State = 'checking' | 'signed-in' | 'signed-out';
 
@@ -80,6 +81,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   let page;
   if (loc.path === '/console') page = <AppsPage />;
   else if (chainMatch) page = chainMatch[1] ? <ChainPage chainId={chainMatch[1]} /> : <ChainsPage />;
+  else if (loc.path === '/console/audit') page = <AuditPage loc={loc} />;
   else if (!appUid) page = <NotFound />;
   else if (section === '' && !sub) page = <OverviewPage appUid={appUid} />;
   else if (section === '/users') page = sub ? <UserPage appUid={appUid} userUid={sub} /> : <UsersPage appUid={appUid} loc={loc} />;
@@ -108,6 +110,9 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         <span class="spacer" />
         <a href="/console/chains" aria-current={chainMatch ? 'page' : undefined}>
           Chains
+        </a>
+        <a href="/console/audit" aria-current={loc.path === '/console/audit' ? 'page' : undefined}>
+          Audit log
         </a>
         <button type="button" class="link" onClick={onSignOut}>
           Sign out

@@ -2,21 +2,20 @@
 // migrated store with the secrets and the queue, and the services' context built on them. Kept apart
 // from the service's composition (service.ts), so a CLI command loads this much and not the HTTP
 // server, the chains and the workers.
-import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config.js';
-import { type Checkpoints, type Store } from '../store/db.js';
+import type { Checkpoints, Store } from '../store/db.js';
 import { openStore } from '../store/open.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { JobQueue } from '../jobs/queue.js';
 import { KeyRing } from '../chain/keys.js';
-import { SecretBox } from '../util/secretbox.js';
+import type { SecretBox } from '../util/secretbox.js';
 import { preparePrivateDir } from '../util/private-dir.js';
 import { prettyDestination } from '../util/log-format.js';
 import type { ChainCtx, Ctx } from '../services/context.js';
 import type { ChainSender } from '../chain/sender.js';
+import { openCustody, type Custody } from '../custody/custody.js';
 
 export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): Logger {
   const options = {
@@ -28,19 +27,8 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
   return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
 }
 
-/** MASTER_KEY from the environment, else a key generated once into DATA_DIR (with a loud warning). */
-export function loadMasterKey(config: Config, log: Logger): string {
-  if (config.masterKeyHex) return config.masterKeyHex;
-  const file = path.join(config.dataDir, 'master.key');
-  if (!fs.existsSync(file)) {
-    preparePrivateDir(config.dataDir);
-    fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    log.warn({ file }, 'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production and keep it elsewhere.');
-  }
-  const key = fs.readFileSync(file, 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/i.test(key)) throw new Error(`${file} does not hold a 64-hex-character key (MASTER_KEY)`);
-  return key;
-}
+/** Kept here for callers of the core: where the local master key comes from (src/custody/custody.ts). */
+export { loadMasterKey } from '../custody/custody.js';
 
 /** What `openCore` opens: the migrated store, the secrets and the queue. */
 export interface Core {
@@ -49,6 +37,8 @@ export interface Core {
   keys: KeyRing;
   queue: JobQueue;
   homeChainId: number;
+  /** Where the keys live (KEY_CUSTODY) and the HSM session when there is one. */
+  custody: Custody;
 }
 
 /**
@@ -59,7 +49,6 @@ export interface Core {
 export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' }; existing?: boolean } = {}): Promise<Core> {
   // `existing`: a command that only reads opens an installation that is there, and creates nothing.
   if (!opts.existing) preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
-  const box = new SecretBox(loadMasterKey(config, log));
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
   const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');
   const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints, flushedBy: opts.store?.flushedBy });
@@ -72,10 +61,25 @@ export async function openCore(config: Config, log: Logger, opts: { store?: { ch
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
   }
   let keys: KeyRing;
+  let custody: Custody;
   try {
-    keys = await KeyRing.open(store.db, box);
+    custody = await openCustody(config, store.db, log);
   } catch (err) {
     await store.close();
+    throw err;
+  }
+  const box = custody.box;
+  // The store's close ends the custody's background reads and HSM session too (every caller closes the store).
+  const closeStore = store.close;
+  store.close = async () => {
+    custody.close();
+    await closeStore();
+  };
+  try {
+    keys = await KeyRing.open(store.db, box, { accounts: custody.accounts ?? undefined });
+  } catch (err) {
+    await store.close();
+    if (custody.kind === 'pkcs11') throw new Error(`the wallet seed in the database ${store.describe} does not open with the master key the HSM unwraps: ${(err as Error).message}`);
     const where = config.masterKeyHex ? 'MASTER_KEY' : `${path.join(config.dataDir, 'master.key')} (MASTER_KEY is not set)`;
     throw new Error(
       `the wallet seed in the database ${store.describe} does not open with the master key from ${where}: ${(err as Error).message}. ` +
@@ -86,7 +90,7 @@ export async function openCore(config: Config, log: Logger, opts: { store?: { ch
   }
   // Recorded by the migrations (migration 012) for every database.
   const home = await store.db.selectFrom('meta').select('value').where('key', '=', 'chain_id').executeTakeFirstOrThrow();
-  return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value) };
+  return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: Number(home.value), custody };
 }
 
 /** The parts a context is built from: the store and secrets of `openCore`, and what the process adds. */

@@ -9,7 +9,7 @@
 // puts at a nonce (to fill a nonce the node keeps refusing, whose job is then tried again) is not taken
 // for the operator's Cancel: only a marked row mined as a self-transfer ends as cancelled.
 import { parseTransaction, type Hex, type TransactionReceipt } from 'viem';
-import type { HDAccount } from 'viem/accounts';
+import type { ChainSigner } from './signer.js';
 import type { ChainTxRow } from './outcomes.js';
 import { signTransaction } from './signing.js';
 
@@ -47,7 +47,7 @@ export function cancelFees(raw: Hex, current: CurrentFees): CurrentFees {
 }
 
 /** Signs the cancellation of a recorded transaction (same account and nonce). */
-export async function signCancellation(signer: HDAccount, row: Pick<ChainTxRow, 'chain_id' | 'nonce' | 'raw'>, current: CurrentFees): Promise<{ raw: Hex; hash: Hex; fees: CurrentFees }> {
+export async function signCancellation(signer: ChainSigner, row: Pick<ChainTxRow, 'chain_id' | 'nonce' | 'raw'>, current: CurrentFees): Promise<{ raw: Hex; hash: Hex; fees: CurrentFees }> {
   const fees = cancelFees(row.raw as Hex, current);
   const { raw, hash } = await signTransaction(signer, { type: 'eip1559', chainId: row.chain_id, nonce: row.nonce, to: signer.address, data: '0x', gas: 21_000n, value: 0n, ...fees });
   return { raw, hash, fees };

@@ -7,7 +7,7 @@
 // the transaction, so one failing request never blocks the user's next nonces. A request with a wrong
 // nonce is skipped without an event; the caller sees "not executed" and re-signs with a fresh nonce.
 import { encodeFunctionData, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
-import type { HDAccount } from 'viem/accounts';
+import type { ChainSigner } from './signer.js';
 import type { Tx } from '../store/db.js';
 import { artifact } from './artifacts.js';
 
@@ -34,7 +34,7 @@ const types = {
 } as const;
 
 export async function signForwardRequest(
-  user: HDAccount,
+  user: ChainSigner,
   forwarder: Address,
   chainId: number,
   req: { to: Address; data: Hex; gas: bigint; nonce: bigint; deadline: number },

@@ -1,11 +1,23 @@
-// One BIP-39 seed for the whole installation, sealed with MASTER_KEY in the database (so every process
-// of a multi-process deployment shares it). User wallets and relayers are HD-derived on distinct
-// accounts of the m/44'/60' tree and never stored as raw keys.
+// One BIP-39 seed for the whole installation, sealed with the master key in the database (so every
+// process of a multi-process deployment shares it). User wallets are HD-derived from it and never
+// stored as raw keys. The chain accounts that pay for transactions (deployer, relayers) are derived
+// from it too with local custody; with an HSM (KEY_CUSTODY=pkcs11) they are key pairs inside the token
+// (src/custody/hsm-accounts.ts) and the pipeline reaches them through the same ChainSigner shape.
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { HDKey, hdKeyToAccount, type HDAccount } from 'viem/accounts';
 import type { Db } from '../store/db.js';
 import type { SecretBox } from '../util/secretbox.js';
+import type { ChainSigner } from './signer.js';
+
+/** Where the deployer's and relayers' keys are: derived from the seed, or given (the HSM's). */
+export interface ChainAccounts {
+  deployer: ChainSigner;
+  relayers: ChainSigner[];
+}
+
+/** The meta row that says where this installation's chain accounts live: `hd` (seed) or `pkcs11`. */
+export const CHAIN_KEYS_META = 'chain_keys';
 
 // A user's wallet is a pure function of the seed and the user's 12-digit uid, so creating it needs no
 // allocation (nothing to race on between processes) and the key can be re-derived at any time:
@@ -18,10 +30,17 @@ const SYSTEM_ACCOUNT = 2;
 
 export class KeyRing {
   private readonly cache = new Map<string, HDAccount>();
-  private constructor(private readonly root: HDKey) {}
+  private constructor(
+    private readonly root: HDKey,
+    private readonly accounts: ChainAccounts | null,
+  ) {}
 
-  /** Loads the sealed seed, creating it on the very first start. Safe against two processes racing. */
-  static async open(db: Db, box: SecretBox, supplied?: string): Promise<KeyRing> {
+  /**
+   * Loads the sealed seed, creating it on the very first start. Safe against two processes racing.
+   * `accounts`: the chain accounts when they are not derived from the seed (the HSM's).
+   */
+  static async open(db: Db, box: SecretBox, opts: { mnemonic?: string; accounts?: ChainAccounts } = {}): Promise<KeyRing> {
+    const supplied = opts.mnemonic;
     let row = await db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirst();
     if (!row) {
       const mnemonic = supplied ?? generateMnemonic(wordlist, 256);
@@ -30,8 +49,10 @@ export class KeyRing {
       row = await db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirstOrThrow();
     }
     const mnemonic = box.open(row.value);
-    return new KeyRing(HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic)));
+    return new KeyRing(HDKey.fromMasterSeed(mnemonicToSeedSync(mnemonic)), opts.accounts ?? null);
   }
+
+  /** The wallet key of a user (always derived from the seed). */
 
   user(userUid: string): HDAccount {
     const n = Number(userUid);
@@ -39,12 +60,20 @@ export class KeyRing {
     return this.derive(USER_ACCOUNT, Math.floor(n / 1e6), n % 1e6);
   }
 
-  relayer(index: number): HDAccount {
-    return this.derive(RELAYER_ACCOUNT, 0, index);
+  relayer(index: number): ChainSigner {
+    if (!this.accounts) return this.derive(RELAYER_ACCOUNT, 0, index);
+    const r = this.accounts.relayers[index];
+    if (!r) throw new Error(`relayer ${index} has no key in the HSM (RELAYER_COUNT is ${this.accounts.relayers.length} there)`);
+    return r;
   }
 
-  deployer(): HDAccount {
-    return this.derive(SYSTEM_ACCOUNT, 0, 0);
+  deployer(): ChainSigner {
+    return this.accounts ? this.accounts.deployer : this.derive(SYSTEM_ACCOUNT, 0, 0);
+  }
+
+  /** Whether the chain accounts are the HSM's (else derived from the seed). */
+  get chainKeysInHsm(): boolean {
+    return this.accounts !== null;
   }
 
   private derive(accountIndex: number, changeIndex: number, addressIndex: number): HDAccount {

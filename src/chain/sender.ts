@@ -8,9 +8,9 @@
 import type { Logger } from 'pino';
 import { sql } from 'kysely';
 import { parseTransaction, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
-import type { HDAccount } from 'viem/accounts';
 import type { Db, Tx } from '../store/db.js';
 import type { KeyRing } from './keys.js';
+import type { ChainSigner } from './signer.js';
 import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
 import { sleepUnlessWoken } from '../util/time.js';
 import { signTransaction } from './signing.js';
@@ -25,7 +25,7 @@ export interface TxIntent<K extends OutcomeKind> {
   to: Address | null; // null deploys a contract
   data: Hex;
   gas: bigint;
-  signer?: HDAccount; // default: the next relayer, round robin
+  signer?: ChainSigner; // default: the next relayer, round robin
 }
 
 /** What the tracker found of a transaction; the receipt is null when it was not looked up yet. */
@@ -44,7 +44,7 @@ const UNHANDLED = sql.lit(0);
 interface Fees { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint; blockGasLimit: bigint; at: number }
 
 export class ChainSender {
-  readonly relayers: HDAccount[];
+  readonly relayers: ChainSigner[];
   private next = 0;
   private fees: Fees | null = null;
   private handlers: OutcomeHandlers | null = null;
@@ -84,7 +84,7 @@ export class ChainSender {
    * The relayer that carries all forwarded requests of one user: their forwarder nonces are consecutive,
    * so they must be mined in order, which one relayer's nonce stream guarantees.
    */
-  relayerFor(key: string): HDAccount {
+  relayerFor(key: string): ChainSigner {
     let h = 0;
     for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
     return this.relayers[h % this.relayers.length];

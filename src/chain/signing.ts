@@ -6,7 +6,8 @@
 // Results are byte for byte those of viem's `signTransaction` and `keccak256` (a unit test holds them
 // side by side).
 import { createKeccak, type IHasher } from 'hash-wasm';
-import { parseSignature, type Address, type Hex, type LocalAccount } from 'viem';
+import { parseSignature, type Address, type Hex } from 'viem';
+import type { ChainSigner } from './signer.js';
 
 /** The EIP-1559 transactions the sender signs (no access list: it never uses one). */
 export interface Eip1559Tx {
@@ -88,8 +89,8 @@ export function serializeEip1559(tx: Eip1559Tx, signature?: { yParity: number; r
 }
 
 /** An EIP-1559 transaction signed by `account`: its raw bytes and its hash. */
-export async function signTransaction(account: LocalAccount, tx: Eip1559Tx): Promise<{ raw: Hex; hash: Hex }> {
-  const signature = parseSignature(await account.sign!({ hash: await keccakHex(serializeEip1559(tx)) }));
+export async function signTransaction(account: ChainSigner, tx: Eip1559Tx): Promise<{ raw: Hex; hash: Hex }> {
+  const signature = parseSignature(await account.sign({ hash: await keccakHex(serializeEip1559(tx)) }));
   const raw = serializeEip1559(tx, { yParity: signature.yParity!, r: signature.r, s: signature.s });
   return { raw, hash: await keccakHex(raw) };
 }

@@ -69,8 +69,13 @@ export interface Manifest {
   database: 'sqlite' | 'postgres';
   /** What the backup holds, relative to its directory. */
   contents: string[];
-  /** Where the master key is: in this backup (master.key), or only in the MASTER_KEY the operator keeps. */
-  master_key: 'master.key' | 'MASTER_KEY';
+  /**
+   * Where the master key is: in this backup (master.key), only in the MASTER_KEY the operator keeps, or
+   * wrapped by an HSM token (KEY_CUSTODY=pkcs11): then the backup opens nothing without that token.
+   */
+  master_key: 'master.key' | 'MASTER_KEY' | 'hsm';
+  /** With `hsm`: the label of the token that wraps the master key. */
+  hsm_token?: string;
   embedded_chain: boolean;
 }
 
@@ -125,19 +130,23 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
     fs.copyFileSync(path.join(data, f), path.join(out, f));
     contents.push(f);
   }
-  const masterKey = contents.includes('master.key') ? 'master.key' : 'MASTER_KEY';
+  const hsm = config.keyCustody === 'pkcs11';
+  const masterKey = hsm ? 'hsm' : contents.includes('master.key') && !config.masterKeyHex ? 'master.key' : 'MASTER_KEY';
   if (masterKey === 'MASTER_KEY') notes.push('The master key is not in this backup (it comes from MASTER_KEY): a restore needs the same MASTER_KEY.');
+  if (hsm) notes.push(`This backup holds only sealed material: its master key is wrapped by the HSM token "${config.pkcs11?.tokenLabel}". Without that token (or the HSM vendor's backup of its keys) it opens nothing, by design.`);
   if (config.operatorToken) notes.push('The operator token is not in this backup (it comes from OPERATOR_TOKEN).');
   if (!embedded) notes.push('The chain is external (CHAIN_RPC_URL): its state is the chain\'s own, not in this backup.');
 
-  const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, embedded_chain: embedded };
+  const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, ...(hsm ? { hsm_token: config.pkcs11?.tokenLabel } : {}), embedded_chain: embedded };
   fs.writeFileSync(path.join(out, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
   ownerOnly(out);
   const text = [
     `Backup written to ${out}:`,
     ...contents.map((c) => `  ${c}`),
     ...notes.map((n) => `\n${n}`),
-    `\nIt holds ${masterKey === 'master.key' ? 'the master key and ' : ''}the API secrets: whoever reads it ${masterKey === 'master.key' ? 'controls every wallet' : 'and has MASTER_KEY controls every wallet'}. Keep it encrypted and off this machine.`,
+    hsm
+      ? '\nIt holds the sealed wallet seed and secrets: whoever reads it and can use the HSM token controls every wallet. Keep it off this machine.'
+      : `\nIt holds ${masterKey === 'master.key' ? 'the master key and ' : ''}the API secrets: whoever reads it ${masterKey === 'master.key' ? 'controls every wallet' : 'and has MASTER_KEY controls every wallet'}. Keep it encrypted and off this machine.`,
   ].join('\n');
   return { json: { directory: out, ...manifest, notes }, text };
 }
@@ -157,6 +166,9 @@ export async function restore(config: Config, o: { from: string; force?: boolean
     throw new UsageError(`the backup holds a ${manifest.database} database, but DATABASE_URL points at ${pg ? 'PostgreSQL' : 'SQLite'}: restore with the same kind of store`);
   }
   if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex) throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
+  if (manifest.master_key === 'hsm' && config.keyCustody !== 'pkcs11') {
+    throw new UsageError(`the backup's master key is wrapped by the HSM token "${manifest.hsm_token}": a backup without the HSM is useless by design. Restore with KEY_CUSTODY=pkcs11 and the PKCS11_* settings of that token`);
+  }
   const data = config.dataDir;
   // Held until this command exits: no service may start on the DATA_DIR while it is being restored.
   if (fs.existsSync(data)) await lockDataDir(data, 'exclusive');
@@ -187,6 +199,7 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   }
   const notes: string[] = [];
   if (aside) notes.push(`What DATA_DIR held before was moved to ${aside}.`);
+  if (manifest.master_key === 'hsm') notes.push(`The restored data opens only with the HSM token "${manifest.hsm_token}" (its wrapping key): without it, this backup is useless by design.`);
   if (manifest.database === 'postgres') {
     notes.push(
       manifest.contents.includes(PG_DUMP_NAME)

@@ -24,6 +24,9 @@ import { chainCommand } from './chain.js';
 import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
+import { auditList, cliActor, keysMigrate, keysRotateMaster, walletExport } from './keys.js';
+import type { Core } from '../boot/open-core.js';
+import { recordAudit, type AuditEntry } from '../services/audit.js';
 
 const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const argv = process.argv.slice(2);
@@ -47,21 +50,31 @@ const cliLogger = () => (process.stderr.isTTY ? pino({ level: 'warn' }, prettyDe
  * Runs a command on the installation's store and secrets (migrations applied), then closes it. A command
  * that only `reads` never creates an installation (DATA_DIR, keys, a database) where there is none.
  */
-async function withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>, reads = false): Promise<void> {
+async function withCtx(fn: (ctx: Ctx, config: Config, core: Core) => Promise<Output>, reads = false): Promise<void> {
   const config = loadConfig();
   const log = cliLogger();
   if (reads) await assertInstallation(config);
   const core = await openCore(config, log, { existing: reads });
   const ctx = buildContext({ config, log, core });
   try {
-    print(await fn(ctx, config));
+    print(await fn(ctx, config, core));
+  } finally {
+    await core.store.close();
+  }
+}
+
+/** Records a CLI act in the audit log of the installation. */
+async function audited(config: Config, entry: AuditEntry): Promise<void> {
+  const core = await openCore(config, cliLogger());
+  try {
+    await recordAudit(core.store.db, cliActor(), entry);
   } finally {
     await core.store.close();
   }
 }
 
 const program = new Command('mintworks')
-  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY, CHAIN_ID).')
+  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY or KEY_CUSTODY=pkcs11 with PKCS11_*, CHAIN_ID).')
   .version(version, '-V, --version', 'print the version')
   .helpCommand('help [command]', 'help for a command')
   .showSuggestionAfterError(true)
@@ -98,7 +111,7 @@ leaf(app, 'rotate-secret', 'new API secret for the App\'s key, effective at once
   .addOption(appOption())
   .action((o) =>
     withCtx(async (ctx) => {
-      const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app));
+      const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app), cliActor());
       return { json: r, text: `API secret of App ${r.uid} rotated: the old one no longer works (other API processes: within 30 s).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
     }),
   );
@@ -192,13 +205,35 @@ leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .action((o) => withCtx((ctx) => rewardList(ctx, o), true));
 
 
+// ------------------------------------------------------------------------------- custody, audit
+const wallet = program.command('wallet').description('users\' wallets: export a wallet key to its user').exitOverride();
+leaf(wallet, 'export', 'the wallet key of a user, sealed (HPKE) to a recipient X25519 public key -> {address, enc, ciphertext}')
+  .addOption(appOption())
+  .requiredOption('--user <uid>', 'the user')
+  .requiredOption('--recipient-key <file>', 'the recipient\'s raw X25519 public key: 32 bytes, or their base64url text')
+  .option('--chain <id>', 'the chain of the wallet (default: the user\'s first wallet)', integer(1, Number.MAX_SAFE_INTEGER))
+  .action((o) => withCtx((ctx) => walletExport(ctx, o)));
+leaf(program, 'audit', 'the audit log of key and secret events, newest first')
+  .option('--action <action>', 'one action only (e.g. wallet.exported, master_key.rotated)')
+  .option('--app <uid>', 'one App only')
+  .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
+  .action((o) => withCtx((ctx) => auditList(ctx, o)));
+const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key').exitOverride();
+leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)')
+  .action(() => withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })));
+leaf(keys, 'migrate', 'move the master key of a local installation into the HSM (the service must be stopped)')
+  .addOption(new Option('--to <custody>', 'the target custody').choices(['pkcs11']).makeOptionMandatory())
+  .action((o) => withCtx((_ctx, config, core) => keysMigrate(core, config, o)));
+
 // -------------------------------------------------------------------------------- backup, restore
 leaf(program, 'backup', 'snapshot database, keys, chain state and files into a new directory (the service may run)')
   .option('--out <dir>', 'the directory to create (default: ./mintworks-backup-<time>)')
   .action(async (o) => {
     const config = loadConfig();
     await assertInstallation(config);
-    print(await backup(config, o));
+    const r = await backup(config, o);
+    await audited(config, { action: 'backup.created', details: { directory: (r.json as { directory: string }).directory } });
+    print(r);
   });
 leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be stopped)')
   .requiredOption('--from <dir>', 'a directory written by mintworks backup')
@@ -211,7 +246,11 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
       const core = await openCore(config, cliLogger()).catch((err) => {
         throw new Error(`restored, but the database does not open with this master key: ${(err as Error).message}`);
       });
-      await core.store.close();
+      try {
+        await recordAudit(core.store.db, cliActor(), { action: 'backup.restored', details: { from: (r.json as { directory: string }).directory } });
+      } finally {
+        await core.store.close();
+      }
     }
     print(r);
   });

@@ -16,6 +16,7 @@
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test
 //   GET    /apps/:uid/keys                the API key; POST /keys/rotate, POST /keys/token
 //   GET    /ops/chains[/:id[/transactions]]   the chain pages; POST /ops/chains/:id/transactions/:tx/cancel, /resync
+//   POST   /apps/:uid/users/:user/wallet-export (src/http/admin/custody.ts); GET /audit ?cursor&limit&action
 // and the management routes of rewards and webhooks, at the same paths as under /admin/v1
 // (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -36,6 +37,7 @@ import { adminRewardRoutes } from '../http/admin/rewards.js';
 import { adminWebhookRoutes } from '../http/admin/webhooks.js';
 import { adminChainRoutes } from '../http/admin/chains.js';
 import type { ChainHandle } from '../services/chain-ops.js';
+import { adminCustodyRoutes } from '../http/admin/custody.js';
 import { ok, type App } from '../http/kit/route-kit.js';
 import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
 import { redeliver } from '../webhooks/deliveries.js';
@@ -56,6 +58,10 @@ import {
   userDetail,
 } from './queries.js';
 import type { ChainOption, ChainStatus } from './types.js';
+import { listAudit, recordAudit, type Actor } from '../services/audit.js';
+
+/** The console's actor in the audit log: a console session, told apart by client address. */
+const consoleActor = (req: FastifyRequest): Actor => ({ kind: 'console', detail: req.ip });
 
 
 export interface ConsoleApiDeps {
@@ -94,6 +100,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
     }
     throttle.succeed(req.ip);
     const s = await sessions.create();
+    await recordAudit(ctx.db, consoleActor(req), { action: 'operator.signed_in', details: { via: 'console' } });
     reply.header('set-cookie', sessionCookie(s.id, s.expiresAt - Date.now(), secure));
     return ok({ expires_at: new Date(s.expiresAt).toISOString() });
   });
@@ -263,6 +270,12 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   // ----------------------------------------------------------------------------------- webhook
   await adminWebhookRoutes(app, ctx); // PUT/GET /apps/:uid/webhook, events, attempts, redeliver
+  await adminCustodyRoutes(app, ctx, { actorOf: consoleActor, audit: false }); // POST /apps/:uid/users/:user/wallet-export
+
+  app.get('/audit', { schema: { querystring: z.object({ ...page, action: z.string().max(64).optional() }) } }, async (req) => {
+    const p = await listAudit(ctx, { action: req.query.action || undefined }, { cursor: req.query.cursor, limit: req.query.limit });
+    return ok({ items: p.items, next_cursor: p.next });
+  });
 
   // The configuration (null when there is none) with the event types a filter may name.
   app.get('/apps/:uid/webhook/settings', { schema: { params: appParam } }, async (req) => {
@@ -298,7 +311,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
   // -------------------------------------------------------------------------------------- keys
   app.get('/apps/:uid/keys', { schema: { params: appParam } }, async (req) => ok(await getApiKey(ctx, await requireApp(req.params.uid))));
 
-  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) => ok(await rotateApiSecret(ctx, await requireApp(req.params.uid))));
+  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) => ok(await rotateApiSecret(ctx, await requireApp(req.params.uid), consoleActor(req))));
 
   app.post('/apps/:uid/keys/token', { schema: { params: appParam, body: z.object({ expires_in_seconds: z.number().int().min(60).max(30 * 86400).default(3600) }) } }, async (req) => {
     return ok(await bearerToken(ctx, await requireApp(req.params.uid), req.body.expires_in_seconds));

@@ -162,7 +162,7 @@ const checksum = (a: string) => getAddress(a);
 
 function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
   const v = userView(u, wallets, ctx.config);
-  return { uid: v.uid, email: v.email, user_external_id: v.user_external_id, wallets: v.wallets.map((w) => ({ address: w.address!, explorer_url: w.explorer_url })), created_at: v.created_at };
+  return { uid: v.uid, email: v.email, user_external_id: v.user_external_id, wallets: v.wallets.map((w) => ({ address: w.address!, explorer_url: w.explorer_url })), created_at: v.created_at, wallet_exported_at: u.wallet_exported_at };
 }
 
 /** The next string after every string that starts with `prefix` (for an index range scan). */

@@ -90,6 +90,8 @@ export interface UserRow {
   user_external_id: string | null;
   wallets: Wallet[];
   created_at: string;
+  /** When the wallet key was last exported to the user (null: never). */
+  wallet_exported_at: string | null;
 }
 
 export type AssetStatus = 'not_minted' | 'minted' | 'transferring' | 'burning' | 'burned' | 'failed';
@@ -290,4 +292,24 @@ export interface ChainTxRow {
   created_at: string;
   cancellable: boolean;
   cancelling: boolean;
+}
+
+/** An audit log entry (src/services/audit.ts). */
+export interface AuditEntry {
+  uid: string;
+  created_at: string;
+  actor: string;
+  actor_detail: string | null;
+  action: string;
+  app_uid: string | null;
+  user_uid: string | null;
+  chain_id: number | null;
+  details: Record<string, unknown>;
+}
+
+/** POST …/wallet-export: the wallet key sealed (HPKE) to the recipient's key. */
+export interface WalletExport {
+  address: string;
+  enc: string;
+  ciphertext: string;
 }

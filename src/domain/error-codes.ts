@@ -27,6 +27,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   { code: 'not_owner', status: 400, when: 'from_user_uid does not own the asset' },
   { code: 'not_editable', status: 400, when: 'an edit of an asset whose collection is not editable' },
   { code: 'precondition_failed', status: 400, when: 'the asset cannot be changed right now' },
+  { code: 'no_wallet', status: 400, when: 'a wallet export for a user without a wallet (on that chain)' },
   { code: 'duplicate_nonce', status: 400, when: 'an allocation nonce already used for the reward' },
   { code: 'insufficient_supply', status: 400, when: 'an allocation over what the reward has left' },
   { code: 'reward_withdrawn', status: 400, when: 'an allocation or claim on a reward already withdrawn' },

@@ -2,6 +2,7 @@
 // that causes them (services/events.ts) and delivered by the webhook dispatcher, which both need this.
 export type EventType =
   | 'user.wallet_created'
+  | 'user.wallet_exported'
   | 'asset.minted'
   | 'asset.mint_failed'
   | 'asset.edited'

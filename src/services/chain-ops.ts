@@ -7,7 +7,7 @@
 // providers (src/chain/providers.ts), so both read the same things the same way.
 import { sql } from 'kysely';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
-import type { HDAccount } from 'viem/accounts';
+import type { ChainSigner } from '../chain/signer.js';
 import type { Ctx } from './context.js';
 import type { Config } from '../config.js';
 import type { ChainHealth } from '../chain/runtime.js';
@@ -62,7 +62,7 @@ export function feeCeilingGwei(ctx: Ctx, spec: ChainSpec): number | null {
 }
 
 /** The service's accounts that sign on a chain: its relayers and the deployer. */
-function signers(ctx: Ctx): HDAccount[] {
+function signers(ctx: Ctx): ChainSigner[] {
   return [...Array.from({ length: ctx.config.relayerCount }, (_, i) => ctx.keys.relayer(i)), ctx.keys.deployer()];
 }
 

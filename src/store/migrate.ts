@@ -16,6 +16,7 @@ import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
 import { changeNotifications } from './migrations/014_change_notifications.js';
 import { wakeups } from './migrations/019_wakeups.js';
 import { userListIndexes } from './migrations/018_user_list_indexes.js';
+import { custody } from './migrations/017_custody.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -34,6 +35,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '012_multichain': multichain(store.dialect, defaultChainId),
     '013_lean_asset_indexes': leanAssetIndexes(store.dialect),
     '014_change_notifications': changeNotifications(store.dialect),
+    '017_custody': custody(store.dialect),
     '018_user_list_indexes': userListIndexes(store.dialect),
     '019_wakeups': wakeups(store.dialect),
   };

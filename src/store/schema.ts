@@ -29,6 +29,7 @@ export interface UserTable {
   wallet_address: string | null; // lower-case hex
   wallet_created_at: string | null;
   created_at: string;
+  wallet_exported_at: Generated<string | null>; // migration 017
 }
 
 export interface CollectionTable {
@@ -197,6 +198,30 @@ export interface Database {
   reward_balances: RewardBalanceTable;
   rate_limits: RateLimitTable;
   idempotency_keys: IdempotencyKeyTable;
+  custody_keys: CustodyKeyTable;
+  audit_log: AuditLogTable;
+}
+
+// Migration 017. Chain accounts whose key is in the HSM: address and token label, never the key.
+export interface CustodyKeyTable {
+  label: string;
+  role: string; // deployer | relayer
+  address: string; // lower-case hex
+  created_at: string;
+  retired_at: string | null;
+}
+
+// Migration 017. Append-only: key and secret events, never pruned.
+export interface AuditLogTable {
+  uid: string; // time-ordered
+  created_at: string;
+  actor: 'operator_token' | 'console' | 'cli';
+  actor_detail: string | null;
+  action: string;
+  app_uid: string | null;
+  user_uid: string | null;
+  chain_id: number | null;
+  details: string; // JSON object
 }
 
 // Migration 008. A fixed-window counter per bucket (`key:<api key>`, `ip:<address>`).

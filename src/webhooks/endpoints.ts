@@ -22,6 +22,7 @@ export const ROTATION_GRACE_MS = 24 * HOUR;
 /** Every event type, for validating filters. `satisfies` makes tsc fail when a type is added to EventType. */
 const EVENT_TYPES = {
   'user.wallet_created': true,
+  'user.wallet_exported': true,
   'asset.minted': true,
   'asset.mint_failed': true,
   'asset.edited': true,

@@ -15,6 +15,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { seedAssets } from '../helpers/console-seed.js';
 import { createApp } from '../../src/services/apps/registry.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
+import { Aes256Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '@hpke/core';
+import { privateKeyToAccount } from 'viem/accounts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const UI_TIMEOUT = 20_000;
@@ -328,6 +330,32 @@ describe('developer console in a browser', () => {
     const old = new ApiClient(`${base}/v1`, apiKey, await signAppToken(apiKey, apiSecret));
     assert.equal((await old.get(`/user/${userUid}`)).status, 401);
     await assertLabelled(page, 'the Keys page');
+  });
+
+  it('exports the user\'s wallet sealed to their key, and the audit page shows the export, the rotation and the sign-in', async () => {
+    const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
+    const recipient = await suite.kem.generateKeyPair();
+    await page.goto(`${base}/console/apps/${appUid}/users/${userUid}`);
+    await page.getByLabel('Recipient public key').fill(Buffer.from(await suite.kem.serializePublicKey(recipient.publicKey)).toString('base64url'));
+    await page.getByRole('button', { name: 'Export wallet' }).click();
+    const sealed = page.getByRole('status').filter({ hasText: 'Sealed key of' });
+    await sealed.waitFor();
+    const [enc, ciphertext] = (await sealed.locator('dd code.mono').allTextContents()).map((v) => v.trim());
+    const ctx = await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') });
+    const key = new TextDecoder().decode(await ctx.open(Buffer.from(ciphertext, 'base64url')));
+    const wallet = (await t.svc.ctx.db.selectFrom('users').select('wallet_address').where('uid', '=', userUid).executeTakeFirstOrThrow()).wallet_address;
+    assert.equal(privateKeyToAccount(key as `0x${string}`).address.toLowerCase(), wallet);
+    await page.locator('dt', { hasText: 'Wallet exported' }).locator('xpath=following-sibling::dd[1]').getByText('never').waitFor({ state: 'detached' });
+    await assertLabelled(page, 'a user page with the export');
+
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    const table = page.getByRole('table', { name: 'Audit log, newest first' });
+    for (const action of ['wallet.exported', 'app.secret_rotated', 'operator.signed_in']) await table.getByText(action, { exact: true }).first().waitFor();
+    await page.getByLabel('Action').selectOption('wallet.exported');
+    await page.waitForURL(/action=wallet\.exported/);
+    await table.getByRole('link', { name: userUid }).waitFor();
+    assert.equal(await table.getByText('operator.signed_in', { exact: true }).count(), 0);
+    await assertLabelled(page, 'the audit page');
   });
 
   it('lists 100,000 assets of one App: a page renders in under 300 ms', async () => {

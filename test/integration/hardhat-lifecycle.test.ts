@@ -10,7 +10,7 @@ import { hardhatChain } from '../helpers/suite-chain.js';
 import type { TestService } from '../helpers/service.js';
 import { waitFor } from '../helpers/env.js';
 
-lifecycleSuite('sqlite', hardhatChain(2));
+lifecycleSuite('sqlite', { chain: hardhatChain(2) });
 
 describe('a rewind of Hardhat\'s node (evm_revert)', () => {
   const chain = hardhatChain(2);

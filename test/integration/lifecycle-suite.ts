@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createPublicClient, createWalletClient, getAddress, http, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { waitFor } from '../helpers/env.js';
-import type { TestService } from '../helpers/service.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 import { embeddedChain, type SuiteChain } from '../helpers/suite-chain.js';
 
 const erc721 = parseAbi([
@@ -14,8 +14,14 @@ const erc721 = parseAbi([
   'event MetadataUpdate(uint256 _tokenId)',
 ]);
 
-export function lifecycleSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embeddedChain): void {
-  describe(`asset lifecycle on ${db}${chain === embeddedChain ? '' : `, ${chain.name}`}`, () => {
+/**
+ * `opts.chain`: the chain the service runs on (default: the embedded one); `opts.env`: settings for the
+ * service (e.g. KEY_CUSTODY=pkcs11, embedded chain only); `opts.more`: further tests that run on the same
+ * service after these (before it stops).
+ */
+export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteChain; env?: Record<string, string>; title?: string; more?: (service: () => TestService) => void } = {}): void {
+  const chain = opts.chain ?? embeddedChain;
+  describe(`asset lifecycle on ${db}${chain === embeddedChain ? '' : `, ${chain.name}`}${opts.title ? ` ${opts.title}` : ''}`, () => {
     let t: TestService;
     let app: Awaited<ReturnType<TestService['newApp']>>;
     let editable: string;
@@ -25,7 +31,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = em
     const userWallets: Address[] = [];
 
     before(async () => {
-      t = await chain.start(db);
+      t = opts.env ? await startTestService(db, opts.env) : await chain.start(db);
       app = await t.newApp();
       [editable, fixed] = await Promise.all([t.newCollection(app.uid, true), t.newCollection(app.uid, false)]);
       contract = (await app.api.get(`/collection/${editable}`)).body.data.contract_address;
@@ -322,5 +328,7 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = em
       assert.deepEqual(await snapshot(), before);
       assert.equal(await events(), eventsBefore);
     });
+
+    opts.more?.(() => t);
   });
 }

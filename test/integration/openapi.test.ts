@@ -185,6 +185,12 @@ describe('OpenAPI document', () => {
     const refused = await admin('POST', '/chains/:chain_id/transactions/:id/cancel', `/chains/${chainId}/transactions/${settled.id}/cancel`);
     assert.equal(refused.status, 409, refused.raw);
     await admin('GET', '/chains/:chain_id', '/chains/424242'); // 404
+    // Custody: a wallet export (the user has a wallet since the mint) and the audit log it lands in.
+    const recipient = Buffer.alloc(32, 7).toString('base64url');
+    await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: recipient });
+    await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: 'short' }); // 400
+    await admin('GET', '/audit', '/audit');
+    await admin('GET', '/apps/:uid/users', `/apps/${app.uid}/users`);
 
     // Failures, each in its documented envelope.
     await v1('POST', '/user', '/user', { email: 'not an email' }); // 400

@@ -2,8 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
-import type { Page, UserDetail, UserRow } from '../../../src/console/types';
-import { ErrorBox, ExternalLink, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput } from '../ui';
+import { post } from '../api';
+import type { Page, UserDetail, UserRow, WalletExport } from '../../../src/console/types';
+import { CopyButton, ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 import { assetColumns, hasTransitional } from './assets';
 
 export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
@@ -107,7 +108,10 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
             <dd>
               <Time iso={d.user.created_at} />
             </dd>
+            <dt>Wallet exported</dt>
+            <dd>{d.user.wallet_exported_at ? <Time iso={d.user.wallet_exported_at} /> : 'never'}</dd>
           </dl>
+          {d.user.wallets.length > 0 && <WalletExportSection appUid={appUid} userUid={d.user.uid} onDone={detail.reload} />}
           <Section title={`Assets (${d.assets.length})`}>
             <Table caption="Assets of this user" rows={d.assets} rowKey={(a) => a.uid} columns={assetColumns(appUid)} empty="No asset." />
           </Section>
@@ -174,5 +178,58 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
         </>
       )}
     </>
+  );
+}
+
+/**
+ * Hands the user their wallet key, sealed (HPKE) to an X25519 public key they hold: the console never
+ * sees the key, only what the user alone can open.
+ */
+function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; userUid: string; onDone?: () => void }) {
+  const [recipient, setRecipient] = useState('');
+  const [result, setResult] = useState<WalletExport | null>(null);
+  const exportKey = useAction(() => post<WalletExport>(`/apps/${appUid}/users/${encodeURIComponent(userUid)}/wallet-export`, { recipient_public_key: recipient.trim() }));
+  return (
+    <Section title="Export the wallet">
+      <p>
+        Gives the user their wallet's private key, sealed with HPKE to their X25519 public key (base64url of the raw 32 bytes). Mintworks keeps signing for the wallet afterwards: from then on the user controls it too.
+      </p>
+      <form
+        class="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const r = await exportKey.run();
+          if (r) {
+            setResult(r);
+            onDone?.();
+          }
+        }}
+      >
+        <Field label="Recipient public key" id="export-recipient" hint="raw X25519 public key, base64url">
+          <input id="export-recipient" value={recipient} onInput={onInput(setRecipient)} autocomplete="off" spellcheck={false} />
+        </Field>
+        <button type="submit" class="danger" disabled={exportKey.busy || !recipient.trim()}>
+          Export wallet
+        </button>
+      </form>
+      <ErrorBox error={exportKey.error} />
+      {result && (
+        <div class="card callout" role="status">
+          <p>
+            Sealed key of <Mono>{result.address}</Mono>: send both values to the user.
+          </p>
+          <dl class="props">
+            <dt>enc</dt>
+            <dd>
+              <Mono>{result.enc}</Mono> <CopyButton value={result.enc} label="enc" />
+            </dd>
+            <dt>ciphertext</dt>
+            <dd>
+              <Mono>{result.ciphertext}</Mono> <CopyButton value={result.ciphertext} label="ciphertext" />
+            </dd>
+          </dl>
+        </div>
+      )}
+    </Section>
   );
 }

@@ -11,6 +11,7 @@ import { adminWebhookRoutes } from './webhooks.js';
 import { adminRewardRoutes } from './rewards.js';
 import { adminChainRoutes } from './chains.js';
 import type { ChainHandle } from '../../services/chain-ops.js';
+import { adminCustodyRoutes } from './custody.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -28,6 +29,7 @@ export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ct
       await adminWebhookRoutes(routes, ctx);
       await adminRewardRoutes(routes, ctx);
       await adminChainRoutes(routes, ctx, chains);
+      await adminCustodyRoutes(routes, ctx);
     },
     { prefix: ADMIN_PREFIX },
   );

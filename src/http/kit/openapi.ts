@@ -29,6 +29,31 @@ export const userObject = z
   })
   .meta({ id: 'User', example: { uid: '482913570214', created_at: '2025-06-01T12:00:00.000000Z', email: 'player@example.com', user_external_id: null, wallets: [] } });
 
+/** The management API's user: the public object and when its wallet key was last exported. */
+const adminUserObject = userObject
+  .extend({ wallet_exported_at: time.nullable().describe('When the wallet key was last exported to the user (null: never).') })
+  .meta({ id: 'AdminUser' });
+
+const walletExportObject = z
+  .object({
+    address,
+    enc: z.string().describe('HPKE encapsulated key, base64url'),
+    ciphertext: z.string().describe('The wallet key as 0x-hex text, sealed (AES-256-GCM), base64url'),
+  })
+  .meta({ id: 'WalletExport', example: { address: '0x8ba1f109551bd432803012645ac136ddd64dba72', enc: 'Zk9…', ciphertext: 'qT3…' } });
+
+const auditObject = z.object({
+  uid: z.string(),
+  created_at: time,
+  actor: z.enum(['operator_token', 'console', 'cli']),
+  actor_detail: z.string().nullable().describe('Client address (operator token, console) or OS user (CLI).'),
+  action: z.string().meta({ example: 'wallet.exported' }),
+  app_uid: uid.nullable(),
+  user_uid: uid.nullable(),
+  chain_id: z.number().int().nullable(),
+  details: z.record(z.string(), z.unknown()),
+}).meta({ id: 'AuditEntry' });
+
 const collectionObject = z.object({
   uid,
   name: z.string(),
@@ -333,7 +358,14 @@ const DOCS: Record<string, RouteDoc> = {
   'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
   'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: 'List an App\'s collections', data: list(collectionObject) },
   'POST /admin/v1/apps/:uid/collections': { operationId: 'adminCreateCollection', summary: 'Create a collection', description: 'Deployed by the workers: `status` goes from deploying to deployed.', status: 201, data: created },
-  'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: 'List an App\'s users', description: paged.trim(), data: list(userObject) },
+  'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: 'List an App\'s users', description: paged.trim(), data: list(adminUserObject) },
+  'POST /admin/v1/apps/:uid/users/:user/wallet-export': {
+    operationId: 'adminExportWallet',
+    summary: 'Export a user\'s wallet key, sealed to their public key',
+    description: 'HPKE (RFC 9180) base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, info `mintworks wallet export v1`, no AAD. Marks the user, emits `user.wallet_exported`, and is in the audit log.',
+    data: walletExportObject,
+  },
+  'GET /admin/v1/audit': { operationId: 'adminListAudit', summary: 'The audit log of key and secret events', description: `Optional \`action\` and \`app_uid\`.${paged}`, data: list(auditObject) },
   'PUT /admin/v1/apps/:uid/webhook': { operationId: 'adminPutWebhook', summary: 'Create or change the App\'s webhook', description: '201 when created, 200 when changed; `secret` only when created or rotated.', status: 200, alsoOk: 201, data: webhookObject },
   'GET /admin/v1/apps/:uid/webhook': { operationId: 'adminGetWebhook', summary: 'The App\'s webhook configuration', data: webhookObject },
   'GET /admin/v1/apps/:uid/webhook/events': { operationId: 'adminListWebhookEvents', summary: 'Delivery state per event, newest first', data: list(deliveryObject) },

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { ApiError } from '../../util/errors.js';
+import { recordAudit, type Actor } from '../audit.js';
 import { appCredentials, signAppToken } from './tokens.js';
 import { forgetApiKey } from './registry.js';
 
@@ -17,11 +18,14 @@ export async function getApiKey(ctx: Ctx, appUid: string): Promise<{ api_key: st
   return currentKey(ctx, appUid);
 }
 
-export async function rotateApiSecret(ctx: Ctx, appUid: string): Promise<{ uid: string; api_key: string; api_secret: string }> {
+export async function rotateApiSecret(ctx: Ctx, appUid: string, actor: Actor): Promise<{ uid: string; api_key: string; api_secret: string }> {
   const { api_key } = await currentKey(ctx, appUid);
   // >= 32 characters, like a new App's: one official SDK refuses shorter secrets.
   const api_secret = randomBytes(32).toString('base64url');
-  await ctx.db.updateTable('api_keys').set({ secret_sealed: ctx.box.seal(api_secret) }).where('api_key', '=', api_key).execute();
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx.updateTable('api_keys').set({ secret_sealed: ctx.box.seal(api_secret) }).where('api_key', '=', api_key).execute();
+    await recordAudit(tx, actor, { action: 'app.secret_rotated', app_uid: appUid, details: { api_key } });
+  });
   forgetApiKey(api_key);
   return { uid: appUid, api_key, api_secret };
 }

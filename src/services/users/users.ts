@@ -75,11 +75,11 @@ export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
   return u;
 }
 
-/** An App's users, a page at a time (newest first). */
+/** An App's users for the management API, a page at a time (newest first): with `wallet_exported_at`. */
 export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest = {}) {
   const rows = await keysetPage(ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid), 'users', page).execute();
   const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
-  return pageOf(rows, page, (u) => userView(u, wallets, ctx.config));
+  return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.config), wallet_exported_at: u.wallet_exported_at }));
 }
 
 /** The wallets of some users, each user's oldest first (one per chain). */

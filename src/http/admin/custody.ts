@@ -1,0 +1,45 @@
+// Management API of custody (docs/custody.md), under /admin/v1 behind the operator token:
+//   POST /apps/:uid/users/:user/wallet-export  {chain_id?, recipient_public_key} -> {address, enc, ciphertext}
+//   GET  /audit                                 ?limit&cursor&action&app_uid: the audit log, newest first
+import { z } from 'zod';
+import type { FastifyRequest } from 'fastify';
+import type { Ctx } from '../../services/context.js';
+import { exportWallet } from '../../services/wallet-export.js';
+import { listAudit, type Actor } from '../../services/audit.js';
+import { pageQuery, str } from '../kit/schemas.js';
+import { sendPage } from '../kit/paging.js';
+import { ok, requireApp, type App } from '../kit/route-kit.js';
+
+/** The management API's actor: whoever holds the operator token, told apart by client address. */
+export const operatorActor = (req: FastifyRequest): Actor => ({ kind: 'operator_token', detail: req.ip });
+
+/** `audit: false` leaves GET /audit out (the console serves its own, in its page shape). */
+export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (req: FastifyRequest) => Actor; audit?: boolean } = {}): Promise<void> {
+  const actorOf = opts.actorOf ?? operatorActor;
+  const tags = { tags: ['admin', 'custody'] };
+
+  app.post(
+    '/apps/:uid/users/:user/wallet-export',
+    {
+      schema: {
+        ...tags,
+        params: z.object({ uid: str(), user: str() }),
+        body: z.strictObject({
+          chain_id: z.number().int().positive().nullish().describe('The chain of the wallet (default: the user\'s first wallet; the key is the same on every chain).'),
+          recipient_public_key: str().min(1).max(100).describe('Raw X25519 public key, base64url (32 bytes).'),
+        }),
+      },
+    },
+    async (req) => {
+      await requireApp(ctx, req.params.uid);
+      return ok(await exportWallet(ctx, req.params.uid, req.params.user, req.body, actorOf(req)));
+    },
+  );
+
+  if (opts.audit === false) return;
+  app.get(
+    '/audit',
+    { schema: { ...tags, querystring: z.object({ ...pageQuery, action: str().max(64).optional(), app_uid: str().max(64).optional() }) } },
+    async (req, reply) => ok(sendPage(req, reply, ctx.config.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
+  );
+}
