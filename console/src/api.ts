@@ -1,4 +1,4 @@
-// The console's JSON API (/console/api), typed by src/console/types.ts. Failures arrive in the API's
+// The console's JSON API (/console/api), typed by src/services/console/types.ts. Failures arrive in the API's
 // error envelope and become ApiFailure; a 401 means the session ended, and the app shows the sign-in.
 
 export interface ErrorDetail {

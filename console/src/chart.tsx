@@ -3,7 +3,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Activity } from '../../src/console/types';
+import type { Activity } from '../../src/services/console/types';
 
 export function ActivityChart({ activity, label }: { activity: Activity; label: string }) {
   const box = useRef<HTMLDivElement>(null);

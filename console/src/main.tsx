@@ -5,7 +5,7 @@ import './styles.css';
 import { api, onSignedOut } from './api';
 import { interceptLinks, useLocation } from './router';
 import { useApi } from './hooks';
-import type { AppSummary, SessionInfo } from '../../src/console/types';
+import type { AppSummary, SessionInfo } from '../../src/services/console/types';
 import { SignIn } from './pages/signin';
 import { AppsPage } from './pages/apps';
 import { OverviewPage } from './pages/overview';

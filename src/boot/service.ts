@@ -26,7 +26,7 @@ import { buildHttp } from '../http/app.js';
 import { ensureDemoApp } from './demo-app.js';
 import { webhookDispatcher } from '../webhooks/index.js';
 import { prepareJobHandler } from '../services/assets/prepare-job.js';
-import { printConsoleWelcome } from '../console/welcome.js';
+import { printConsoleWelcome } from '../http/console/welcome.js';
 import { publishJobHandler } from '../metadata/publish.js';
 import { AssetIntake, writeCreatesWith } from '../services/assets/create.js';
 import { CreatesThread } from './threads/creates-thread.js';

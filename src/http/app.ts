@@ -23,7 +23,7 @@ import { bodyText, parseJsonBody } from './kit/json-body.js';
 import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
 
 export { redactQuery };
-import { consoleRoutes } from '../console/index.js';
+import { consoleRoutes } from './console/index.js';
 import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
 import { getAsset } from '../services/assets/reads.js';

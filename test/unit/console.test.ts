@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import { type Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { ConsoleSessions, SignInThrottle, sessionCookie } from '../../src/console/session.js';
-import { assetStatus, decodeCursor, encodeCursor, imageUrl } from '../../src/console/queries.js';
+import { SignInThrottle, sessionCookie } from '../../src/http/console/session.js';
+import { ConsoleSessions } from '../../src/services/console/sessions.js';
+import { assetStatus, decodeCursor, encodeCursor, imageUrl } from '../../src/services/console/queries.js';
 import { ApiError } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/env.js';
 

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { AppCredentials, AppSummary, Environment } from '../../../src/console/types';
+import type { AppCredentials, AppSummary, Environment } from '../../../src/services/console/types';
 import { ErrorBox, Field, Loading, Mono, Secret, Table, Time, onInput, useAction } from '../ui';
 
 export function AppsPage() {

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
-import type { AssetDetail, AssetRow, AssetStatus, CollectionRow, Page } from '../../../src/console/types';
+import type { AssetDetail, AssetRow, AssetStatus, CollectionRow, Page } from '../../../src/services/console/types';
 import { ErrorBox, ExternalLink, Loading, Mono, Pager, Section, Short, Status, Table, Time, type Column, onInput } from '../ui';
 
 const STATUSES: [AssetStatus, string][] = [

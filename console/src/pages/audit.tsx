@@ -2,7 +2,7 @@
 import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
-import type { AuditEntry, Page } from '../../../src/console/types';
+import type { AuditEntry, Page } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Pager, Table, Time } from '../ui';
 
 const ACTIONS = ['master_key.rotated', 'wallet.exported', 'backup.created', 'backup.restored', 'custody.migrated', 'app.secret_rotated', 'operator.signed_in'];

@@ -3,7 +3,7 @@
 // confirmed yet, each stuck one with a Cancel action. Read live (every few seconds).
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { ChainOverview, ChainTxRow } from '../../../src/console/types';
+import type { ChainOverview, ChainTxRow } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
 
 const eth = (wei: string | null) => (wei === null ? '—' : `${(Number(BigInt(wei) / 10n ** 12n) / 1e6).toLocaleString(undefined, { maximumFractionDigits: 6 })}`);

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { ChainOption, CollectionRow } from '../../../src/console/types';
+import type { ChainOption, CollectionRow } from '../../../src/services/console/types';
 import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 
 export function CollectionsPage({ appUid }: { appUid: string }) {

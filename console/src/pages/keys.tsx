@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { ApiKeyInfo, AppCredentials, BearerToken } from '../../../src/console/types';
+import type { ApiKeyInfo, AppCredentials, BearerToken } from '../../../src/services/console/types';
 import { CopyButton, ErrorBox, Field, Loading, Mono, Secret, Section, Time, useAction } from '../ui';
 
 export function KeysPage({ appUid }: { appUid: string }) {

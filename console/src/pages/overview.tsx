@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useApi, useFocusHeading } from '../hooks';
-import type { Activity, ActivityRange, ChainStatus, Overview } from '../../../src/console/types';
+import type { Activity, ActivityRange, ChainStatus, Overview } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Time } from '../ui';
 import { ActivityChart } from '../chart';
 

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { post, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { Location } from '../router';
-import type { AllocationRow, ClaimRow, Page, RewardRow } from '../../../src/console/types';
+import type { AllocationRow, ClaimRow, Page, RewardRow } from '../../../src/services/console/types';
 import { ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 
 export function RewardsPage({ appUid }: { appUid: string }) {

@@ -3,7 +3,7 @@ import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import { post } from '../api';
-import type { Page, UserDetail, UserRow, WalletExport } from '../../../src/console/types';
+import type { Page, UserDetail, UserRow, WalletExport } from '../../../src/services/console/types';
 import { CopyButton, ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 import { assetColumns, hasTransitional } from './assets';
 

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, get, post, put, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
-import type { DeliveryRow, Page, WebhookConfig, WebhookSettings } from '../../../src/console/types';
+import type { DeliveryRow, Page, WebhookConfig, WebhookSettings } from '../../../src/services/console/types';
 import { ErrorBox, Field, Loading, Mono, Pager, Secret, Section, Status, Table, Time, onInput, useAction } from '../ui';
 
 /** The App's webhook (null when none is configured) and the event types a filter may name. */

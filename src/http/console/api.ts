@@ -21,27 +21,27 @@
 // (src/http/admin/rewards.ts, src/http/admin/webhooks.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Ctx } from '../services/context.js';
-import type { Health } from '../http/root.js';
-import { ApiError } from '../util/errors.js';
-import { isUid, newEventId } from '../util/ids.js';
-import { nowIso } from '../util/time.js';
-import { createApp, getApp } from '../services/apps/registry.js';
-import { createCollection } from '../services/collections.js';
-import { allocate, requestClaim } from '../services/rewards/index.js';
-import { getApiKey, rotateApiSecret, bearerToken } from '../services/apps/api-keys.js';
-import { parseAmount } from '../domain/amounts.js';
-import { amountField, str } from '../http/kit/schemas.js';
-import { bearer, operatorAttempts } from '../http/kit/operator-attempts.js';
-import { adminRewardRoutes } from '../http/admin/rewards.js';
-import { adminWebhookRoutes } from '../http/admin/webhooks.js';
-import { adminChainRoutes } from '../http/admin/chains.js';
-import type { ChainHandle } from '../services/chain-ops.js';
-import { adminCustodyRoutes } from '../http/admin/custody.js';
-import { ok, type App } from '../http/kit/route-kit.js';
-import { KNOWN_EVENT_TYPES, getEndpoint, getWebhook } from '../webhooks/endpoints.js';
-import { redeliver } from '../webhooks/deliveries.js';
-import { ConsoleSessions, SESSION_COOKIE, SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';
+import type { Ctx } from '../../services/context.js';
+import type { Health } from '../root.js';
+import { ApiError } from '../../util/errors.js';
+import { isUid, newEventId } from '../../util/ids.js';
+import { createApp, getApp } from '../../services/apps/registry.js';
+import { createCollection } from '../../services/collections.js';
+import { allocate, requestClaim } from '../../services/rewards/index.js';
+import { getApiKey, rotateApiSecret, bearerToken } from '../../services/apps/api-keys.js';
+import { parseAmount } from '../../domain/amounts.js';
+import { amountField, str } from '../kit/schemas.js';
+import { bearer, operatorAttempts } from '../kit/operator-attempts.js';
+import { adminRewardRoutes } from '../admin/rewards.js';
+import { adminWebhookRoutes } from '../admin/webhooks.js';
+import { adminChainRoutes } from '../admin/chains.js';
+import type { ChainHandle } from '../../services/chain-ops.js';
+import { adminCustodyRoutes } from '../admin/custody.js';
+import { ok, type App } from '../kit/route-kit.js';
+import { KNOWN_EVENT_TYPES, getWebhook } from '../../webhooks/endpoints.js';
+import { sendTestEvent } from '../../services/console/webhook-test.js';
+import { SESSION_COOKIE, SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';
+import { ConsoleSessions } from '../../services/console/sessions.js';
 import {
   ASSET_STATUSES,
   appActivity,
@@ -56,9 +56,9 @@ import {
   listRewardClaims,
   listUsers,
   userDetail,
-} from './queries.js';
-import type { ChainOption, ChainStatus } from './types.js';
-import { listAudit, recordAudit, type Actor } from '../services/audit.js';
+} from '../../services/console/queries.js';
+import type { ChainOption, ChainStatus } from '../../services/console/types.js';
+import { listAudit, recordAudit, type Actor } from '../../services/audit.js';
 
 /** The console's actor in the audit log: a console session, told apart by client address. */
 const consoleActor = (req: FastifyRequest): Actor => ({ kind: 'console', detail: req.ip });
@@ -294,18 +294,7 @@ async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
 
   // A `webhook.test` event, sent at once whatever the event filter says.
   app.post('/apps/:uid/webhook/test', { schema: { params: appParam } }, async (req, reply) => {
-    const uid = await requireApp(req.params.uid);
-    const ep = await getEndpoint(ctx.db, uid);
-    if (!ep) throw ApiError.client(409, 'webhook_not_configured', 'This App has no webhook configured.');
-    if (!ep.enabled) throw ApiError.client(409, 'webhook_disabled', 'The webhook is disabled: turn it on first.');
-    const id = newEventId();
-    await ctx.db
-      .insertInto('events')
-      .values({ id, app_uid: uid, type: 'webhook.test', payload: JSON.stringify({ message: 'A test event sent from the Mintworks console.' }), event_time: nowIso(), created_at_ms: Date.now() })
-      .execute();
-    await redeliver(ctx, uid, id);
-    const log = await deliveryLog(ctx, uid, { limit: 1, eventId: id });
-    return reply.code(201).send(ok(log.items[0]));
+    return reply.code(201).send(ok(await sendTestEvent(ctx, await requireApp(req.params.uid))));
   });
 
   // -------------------------------------------------------------------------------------- keys

@@ -3,20 +3,20 @@
 // detail pages of users and assets. Writes go through the services the API uses.
 import { getAddress } from 'viem';
 import { sql, type Selectable } from 'kysely';
-import type { Ctx } from '../services/context.js';
-import type { AssetTable } from '../store/schema.js';
-import { ApiError } from '../util/errors.js';
-import { chainOf, userView, type WalletRow } from '../services/views.js';
-import { walletsOf } from '../services/users/users.js';
-import { listBurns, listTransfers } from '../services/assets/lifecycle/index.js';
-import { userAssetUids } from '../services/assets/reads.js';
-import { deliveriesOf } from '../webhooks/deliveries.js';
-import { listAllocationsOfUser, listClaimsOfUser } from '../services/rewards/index.js';
-import { allocationView, claimView } from '../services/rewards/views.js';
-import { collectionView } from '../services/views.js';
-import { isoOfMs } from '../webhooks/message.js';
+import type { Ctx } from '../context.js';
+import type { AssetTable } from '../../store/schema.js';
+import { ApiError } from '../../util/errors.js';
+import { chainOf, userView, type WalletRow } from '../views.js';
+import { walletsOf } from '../users/users.js';
+import { listBurns, listTransfers } from '../assets/lifecycle/index.js';
+import { userAssetUids } from '../assets/reads.js';
+import { deliveriesOf } from '../../webhooks/deliveries.js';
+import { listAllocationsOfUser, listClaimsOfUser } from '../rewards/index.js';
+import { allocationView, claimView } from '../rewards/views.js';
+import { collectionView } from '../views.js';
+import { isoOfMs } from '../../webhooks/message.js';
 import { isUtf8 } from 'node:buffer';
-import { isStorableText } from '../domain/text.js';
+import { isStorableText } from '../../domain/text.js';
 import type {
   AllocationRow,
   ClaimRow,

@@ -2,8 +2,8 @@
 // the browser app (console/src): type-only, so the browser bundle takes nothing from here; its only
 // import is the webhook view the management API shows too (itself without imports).
 // Every answer is wrapped in the API's envelope: { success: true, data: <one of these> }.
-import type { WebhookView } from '../domain/webhook-view.js';
-import type { AppEnvironment } from '../domain/environment.js';
+import type { WebhookView } from '../../domain/webhook-view.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 /** A page of a list read newest first; `next_cursor` asks for the page after it (null: the last page). */
 export interface Page<T> {

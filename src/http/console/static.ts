@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody } from '../util/errors.js';
+import { errorBody } from '../../util/errors.js';
 
 export const CONSOLE_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/console');
 
