@@ -85,6 +85,8 @@ export class ChainSender {
   private readonly accountNonce = new Map<string, number>();
   private readonly roomWaiters = new Set<() => void>();
   private headReadAt = 0;
+  /** The block of the tracker's last pass: the per-block rules run once per block. */
+  private trackedBlock = -1;
   private handlers: OutcomeHandlers | null = null;
   /** Transactions of a kind without a handler, each reported once. */
   private unhandledKinds = new Set<number>();
@@ -498,9 +500,10 @@ export class ChainSender {
       await Promise.all(rows.filter((r) => !this.queuedToSend.has(r.id)).map((row) => this.apply(row, { ok: row.status === 'mined', receipt: null, reason: row.error ?? undefined })));
       return;
     }
-    const before = this.oracle.head?.number;
     const head = await this.readHead();
-    const isNew = head.number !== before;
+    // New to the tracker (the head may have been read by work waiting for room meanwhile).
+    const isNew = head.number !== this.trackedBlock;
+    this.trackedBlock = head.number;
     this.countInFlight(rows);
     if (rows.length === 0) return;
     const queued = (r: ChainTxRow) => this.queuedToSend.has(r.id);
@@ -526,6 +529,7 @@ export class ChainSender {
         const receipt = await this.receiptFor(row);
         if (!receipt) {
           if (this.included.delete(row.id)) this.unmined.set(row.id, { from: row.from_address, gas: gasOf(row), at: Date.now() }); // reorganised out
+          if (row.status === 'signed' && this.repriceNext.delete(row.id)) return void (await this.replace(row, 'refused as underpriced'));
           if (row.status === 'sent') {
             await this.keepMoving(row, head, isNew);
             if (Date.now() - head.seenAt > (this.opts.stuckMs ?? 60_000)) await this.bumpIfStuck(row, accountNonces);

@@ -57,6 +57,7 @@ describe('fee rules', () => {
     assert.equal(classifySendError('nonce too high'), 'nonce-high');
     assert.equal(classifySendError('replacement transaction underpriced'), 'underpriced');
     assert.equal(classifySendError('transaction underpriced'), 'underpriced');
+    assert.equal(classifySendError('max fee per gas less than block base fee'), 'underpriced');
     assert.equal(classifySendError('txpool is full'), 'pool-full');
     assert.equal(classifySendError('account limit exceeded'), 'pool-full');
     assert.equal(classifySendError('insufficient funds for gas * price + value'), 'funds');
