@@ -57,6 +57,9 @@ const MAX_BACKOFF_MS = 30_000;
 const HEAD_MAX_AGE_MS = 500;
 
 const UNLIMITED_GAS = 2n ** 62n;
+/** The least share of its limit a transaction is expected to use, whatever the last ones used. */
+const MIN_USED_PER_LIMIT = 0.25;
+const scale = (gas: bigint, by: number) => BigInt(Math.ceil(Number(gas) * by));
 
 /** An unmined transaction, as the in-flight limits count it. */
 interface InFlight { from: string; gas: bigint; at: number }
@@ -245,8 +248,10 @@ export class ChainSender {
 
   /**
    * What may still be sent before the next block: transactions (the relayers' free slots under
-   * `maxInFlight`, backed-off relayers not counted) and gas (the chain's share of a block's gas limit
-   * less what is in flight).
+   * `maxInFlight`, backed-off relayers not counted) and gas, as a gas limit: the chain's share of a
+   * block's gas less what the transactions in flight will use (their limits times the share of its
+   * limit a transaction has been using), and never more than a block takes (a node fills a block by
+   * the limits of what it includes).
    */
   room(): { transactions: number; gas: bigint } {
     const now = Date.now();
@@ -257,10 +262,24 @@ export class ChainSender {
       transactions += Math.max(0, this.tuning.maxInFlight - this.inFlight(address));
     }
     const share = this.shareGas();
-    let used = 0n;
-    for (const u of this.unmined.values()) used += u.gas;
-    return { transactions, gas: share > used ? share - used : 0n };
+    if (share === UNLIMITED_GAS) return { transactions, gas: share };
+    let limits = 0n;
+    for (const u of this.unmined.values()) limits += u.gas;
+    const used = scale(limits, this.usedPerLimit);
+    const byShare = share > used ? scale(share - used, 1 / this.usedPerLimit) : 0n;
+    const blockLimit = this.oracle.head?.gasLimit ?? 0n;
+    const byBlock = blockLimit > limits ? blockLimit - limits : 0n;
+    return { transactions, gas: byShare < byBlock ? byShare : byBlock };
   }
+
+  /** Learns from a mined transaction how much of its gas limit a transaction uses (weighted to the recent). */
+  private learnGasUse(used: bigint, limit: bigint): void {
+    if (limit <= 0n) return;
+    const ratio = Math.min(1, Math.max(MIN_USED_PER_LIMIT, Number(used) / Number(limit)));
+    this.usedPerLimit = this.usedPerLimit * 0.7 + ratio * 0.3;
+  }
+  /** Gas used per gas limit of this chain's recent transactions; 1 until one is seen mined. */
+  private usedPerLimit = 1;
 
   /**
    * The gas the service's unmined transactions may take: the chain's share of a block's gas limit. The
@@ -537,6 +556,7 @@ export class ChainSender {
           }
           return;
         }
+        if (!this.included.has(row.id)) this.learnGasUse(receipt.gasUsed, gasOf(row));
         if (this.unmined.delete(row.id)) this.roomFreed();
         this.included.set(row.id, Number(receipt.blockNumber));
         this.mineableSince.delete(row.id);
