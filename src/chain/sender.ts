@@ -15,10 +15,11 @@ import { parseTransaction, type Address, type Hex, type PublicClient, type Trans
 import type { HDAccount } from 'viem/accounts';
 import type { Db, Tx } from '../store/db.js';
 import type { KeyRing } from './keys.js';
-import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind, OutcomePayloads } from './outcomes.js';
+import { COLLECTION_DEPLOY_TX, MINT_TX, REWARD_DEPLOY_TX, type ChainTxRow, type OutcomeHandler, type OutcomeHandlers, type OutcomeKind, type OutcomePayloads } from './outcomes.js';
 import { sleepUnlessWoken } from '../util/time.js';
 import { signTransaction } from './signing.js';
 import { FeeOracle, type Head } from './fees.js';
+import { isChainUnreachable } from './unreachable.js';
 import { DEFAULT_MAX_FEE_GWEI, TUNING_DEFAULTS, type ChainTuning } from './chains.js';
 import { classifySendError, formatGwei, gweiToWei, repriceFees, underBaseFee, type Fees } from '../domain/fees.js';
 
@@ -49,6 +50,11 @@ const UNHANDLED = sql.lit(0);
 
 /** A sent transaction the node does not answer for is sent again after this long (a lost answer, a restarted node). */
 const RESEND_MS = 10_000;
+/**
+ * Kinds whose outcome handlers take a receipt without the call's effects for what it is (the work is
+ * queued again). Not the forwarder's deployment: its address is fixed by the deployer's first nonce.
+ */
+const FILLABLE = new Set<string>([MINT_TX, COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX]);
 /** Refusals in a row of a transaction at the head of its account's line before its nonce is filled. */
 const REFUSALS_BEFORE_FILL = 3;
 /** Longest back-off of a relayer whose node said its pool (or its share of it) is full. */
@@ -426,7 +432,8 @@ export class ChainSender {
         } else {
           this.log.warn(at, 'broadcast failed, will retry');
           if (refusal === 'funds') this.log.error({ relayer: row.from_address }, 'relayer cannot pay for gas: fund it');
-          else this.refusals.set(row.id, (this.refusals.get(row.id) ?? 0) + 1);
+          // Only what the node said of the transaction counts towards filling its nonce: never an outage.
+          else if (refusal === 'other' && !isChainUnreachable(err)) this.refusals.set(row.id, (this.refusals.get(row.id) ?? 0) + 1);
           continue;
         }
       }
@@ -548,7 +555,10 @@ export class ChainSender {
         const receipt = await this.receiptFor(row);
         if (!receipt) {
           if (this.included.delete(row.id)) this.unmined.set(row.id, { from: row.from_address, gas: gasOf(row), at: Date.now() }); // reorganised out
-          if (row.status === 'signed' && this.repriceNext.delete(row.id)) return void (await this.replace(row, 'refused as underpriced'));
+          if (row.status === 'signed') {
+            if (this.repriceNext.delete(row.id)) return void (await this.replace(row, 'refused as underpriced'));
+            if (isNew && this.blocksItsAccount(row)) return void (await this.fillNonce(row, 'the node keeps refusing it'));
+          }
           if (row.status === 'sent') {
             await this.keepMoving(row, head, isNew);
             if (Date.now() - head.seenAt > (this.opts.stuckMs ?? 60_000)) await this.bumpIfStuck(row, accountNonces);
@@ -615,7 +625,7 @@ export class ChainSender {
     }
     const sentLongAgo = Date.now() - (this.sentAt.get(row.id) ?? 0) > 1000;
     const first = this.accountNonce.get(row.from_address) === row.nonce;
-    if (first && (this.refusals.get(row.id) ?? 0) >= REFUSALS_BEFORE_FILL) return void (await this.fillNonce(row, 'the node keeps refusing it'));
+    if (this.blocksItsAccount(row)) return void (await this.fillNonce(row, 'the node keeps refusing it'));
     if (sentLongAgo && !(await this.nodeHas(row))) {
       this.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, from: row.from_address }, 'transaction dropped from the node\'s pool: sending it again at its nonce');
       this.sentAt.delete(row.id);
@@ -628,6 +638,11 @@ export class ChainSender {
     if (head.number - since < this.tuning.stuckBlocks) return;
     this.mineableSince.set(row.id, head.number);
     await this.replace(row, `not mined within ${this.tuning.stuckBlocks} blocks`);
+  }
+
+  /** Next in its account's line, and refused by the node (for what it is, not an outage) time after time. */
+  private blocksItsAccount(row: ChainTxRow): boolean {
+    return FILLABLE.has(row.kind) && this.accountNonce.get(row.from_address) === row.nonce && (this.refusals.get(row.id) ?? 0) >= REFUSALS_BEFORE_FILL;
   }
 
   /** Whether the node has the transaction under its current hash (in its pool or mined). */

@@ -110,6 +110,7 @@ export type SendRefusal =
   | 'underpriced' // a transaction at the same nonce offers as much or more, or the tip is under the pool's minimum: reprice
   | 'pool-full' // the pool or the account's share of it is full: back off
   | 'funds' // the relayer cannot pay
+  | 'busy' // the provider, not the node: rate limits, timeouts, gateways; try again
   | 'other';
 
 export function classifySendError(message: string): SendRefusal {
@@ -119,5 +120,6 @@ export function classifySendError(message: string): SendRefusal {
   if (/nonce too high|nonce gap|nonce.*(is )?higher than|future transaction/i.test(message)) return 'nonce-high';
   if (/txpool is full|pool is full|mempool is full|account limit|too many (pending )?transactions|exceeds.*(per-account|account).*limit|queue.*limit/i.test(message)) return 'pool-full';
   if (/insufficient funds/i.test(message)) return 'funds';
+  if (/rate limit|too many requests|\b429\b|\b50[234]\b|timed? ?out|temporarily unavailable|ECONNRESET|ECONNREFUSED|socket hang up/i.test(message)) return 'busy';
   return 'other';
 }

@@ -61,6 +61,8 @@ describe('fee rules', () => {
     assert.equal(classifySendError('txpool is full'), 'pool-full');
     assert.equal(classifySendError('account limit exceeded'), 'pool-full');
     assert.equal(classifySendError('insufficient funds for gas * price + value'), 'funds');
+    assert.equal(classifySendError('HTTP request failed. Status: 429 Too Many Requests'), 'busy');
+    assert.equal(classifySendError('intrinsic gas too low'), 'other');
   });
 });
 
