@@ -1,7 +1,9 @@
 // The mint pipeline on a chain with its own block time: an external anvil as chain 80002 with
 // `--block-time 2 --gas-limit 30000000`, served through CHAINS. 200 users, a burst of 2,000 assets at
 // 64 connections, then the drain. One JSON line per scenario:
-//   spike:  maxFeeGwei 1000; three blocks into the drain the base fee jumps to BENCH_SPIKE_GWEI (150).
+//   spike:  maxFeeGwei 1000; three blocks into the drain the base fee jumps to BENCH_SPIKE_GWEI (150),
+//           and two blocks later the chain is reorganised 3 blocks deep (anvil_reorg: the blocks are
+//           replaced by empty ones; the transactions in them are gone and must be sent again).
 //   wait:   the same spike under maxFeeGwei 50: nothing may be signed above 50 gwei, /health must say
 //           "waiting for fees" meanwhile, and everything is minted once the base fee is back under.
 //   fill:   no spike, blockGasShare 0.9, 2 confirmations.
@@ -26,9 +28,9 @@ const SPIKE_GWEI = BigInt(process.env.BENCH_SPIKE_GWEI ?? 150);
 const GWEI = 10n ** 9n;
 const LEGACY = process.env.BENCH_CHAIN_LEGACY === '1';
 
-interface Scenario { name: string; spike: boolean; maxFeeGwei: number; blockGasShare?: number; confirmations: number }
+interface Scenario { name: string; spike: boolean; reorg?: boolean; maxFeeGwei: number; blockGasShare?: number; confirmations: number }
 const SCENARIOS: Record<string, Scenario> = {
-  spike: { name: 'spike', spike: true, maxFeeGwei: 1000, confirmations: 0 },
+  spike: { name: 'spike', spike: true, reorg: true, maxFeeGwei: 1000, confirmations: 0 },
   wait: { name: 'wait', spike: true, maxFeeGwei: 50, confirmations: 0 },
   fill: { name: 'fill', spike: false, maxFeeGwei: 1000, blockGasShare: 0.9, confirmations: 2 },
 };
@@ -77,6 +79,7 @@ async function run(s: Scenario): Promise<void> {
     let watching = true;
     let firstMintBlock: bigint | null = null;
     let spikeAt: bigint | null = null;
+    let reorgAt: bigint | null = null;
     let maxFeeSeen = 0n;
     let waitingSeen = 0;
     const statuses = new Set<string>();
@@ -91,6 +94,10 @@ async function run(s: Scenario): Promise<void> {
           if (s.spike && spikeAt === null && firstMintBlock !== null && b >= firstMintBlock + 2n) {
             await rpc.request({ method: 'anvil_setNextBlockBaseFeePerGas' as never, params: [`0x${(SPIKE_GWEI * GWEI).toString(16)}`] as never });
             spikeAt = b + 1n;
+          }
+          if (s.reorg && reorgAt === null && spikeAt !== null && b >= spikeAt + 2n) {
+            await rpc.request({ method: 'anvil_reorg' as never, params: [3, []] as never });
+            reorgAt = b;
           }
         }
         seen = head;
@@ -180,6 +187,7 @@ async function run(s: Scenario): Promise<void> {
       health_waiting_for_fees_samples: waitingSeen,
       health_statuses: [...statuses],
       spike_block: spikeAt === null ? null : Number(spikeAt),
+      reorg_at_block: reorgAt === null ? null : Number(reorgAt),
       blocks: mintBlocks.map((b) => `${b.number}:${b.mints}tx/${round(b.gasUsed / 1e6, 1)}M@${round(b.baseFeeGwei, 1)}`),
     });
   } finally {

@@ -268,7 +268,8 @@ export class ChainSender {
       transactions += Math.max(0, this.tuning.maxInFlight - this.inFlight(address));
     }
     const share = this.shareGas();
-    if (share === UNLIMITED_GAS) return { transactions, gas: share };
+    // The embedded node makes a block of each transaction: a block's limit is all one may take.
+    if (share === UNLIMITED_GAS) return { transactions, gas: this.oracle.head?.gasLimit ?? 0n };
     let limits = 0n;
     for (const u of this.unmined.values()) limits += u.gas;
     const used = scale(limits, this.usedPerLimit);
@@ -286,6 +287,11 @@ export class ChainSender {
   }
   /** Gas used per gas limit of this chain's recent transactions; 1 until one is seen mined. */
   private usedPerLimit = 1;
+
+  /** Whether sending is paced by blocks (a chain with a block time), not only by relayer slots. */
+  get paced(): boolean {
+    return !this.opts.embedded;
+  }
 
   /**
    * The gas the service's unmined transactions may take: the chain's share of a block's gas limit. The

@@ -110,6 +110,7 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
   /** As many jobs as the room of the chain's next block takes (at least one transaction's worth). */
   const fitting = async (): Promise<number> => {
     await sender.waitForRoom(BigInt(gasPerToken), ROOM_WAIT_MS);
+    if (!sender.paced) return batchSize;
     const { gas } = sender.room();
     return Math.max(1, Math.min(batchSize, Math.floor(Number(gas) / gasPerToken)));
   };
