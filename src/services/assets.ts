@@ -1,6 +1,6 @@
 // Assets: created in one transaction with their token id, metadata and mint job; minted in batches
 // (one chain transaction for many assets of a collection); confirmed from the receipt's Transfer logs.
-import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
+import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { ChainCtx, Ctx } from './context.js';
@@ -107,6 +107,7 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
   const batchSize = perTx * Math.max(1, sender.relayers.length) * 2;
   let previousBroadcast: Promise<unknown> = Promise.resolve();
   let gasPerToken = FIRST_GAS_PER_TOKEN;
+  let meterPerGas = 1;
   /** As many jobs as the room of the chain's next block takes (at least one transaction's worth). */
   const fitting = async (): Promise<number> => {
     await sender.waitForRoom(BigInt(gasPerToken), ROOM_WAIT_MS);
@@ -192,7 +193,9 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
               break;
             }
           }
-          const budget = BigInt(Math.min(MAX_TX_GAS, Number(sender.room().gas)));
+          // The room is in gas limits as signed; the range is chosen with the meter, whose limit is
+          // `meterPerGas` times what a signed limit has been lately (see estimatedGas).
+          const budget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(sender.room().gas) * meterPerGas)));
           const to = nextRangeByGas(g.calls, from, perTx, budget);
           const items = g.items.slice(from, to);
           const batchJobs = g.jobs.slice(from, to);
@@ -202,7 +205,9 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
           const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
           // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
           const data = mintBatchCalldata(calls);
-          const gas = mintGasFor(calls);
+          const metered = mintGasFor(calls);
+          const gas = sender.paced ? await estimatedGas(sender, g.contract as Address, data, metered) : metered;
+          meterPerGas = Number(metered) / Number(gas);
           gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
           recorded.push(
             await commit(async (tx) => {
@@ -233,6 +238,22 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
     },
   };
 }
+
+/**
+ * The gas limit of a mint on a chain with a block time. A node fills a block by the gas limits of what
+ * it includes, and the meter's limit (every holder fresh, with a margin) can be twice what a batch
+ * uses: blocks would stay half empty. The node's estimate at the current state is an upper bound of
+ * what the batch uses when it runs after the batches still in flight (they only make slots it writes
+ * non-zero, which costs less); with a margin, and never more than the meter's.
+ */
+async function estimatedGas(sender: ChainCtx['sender'], contract: Address, data: Hex, metered: bigint): Promise<bigint> {
+  const estimate = await sender.client.estimateGas({ account: sender.relayers[0].address, to: contract, data }).catch(() => null);
+  if (estimate === null) return metered;
+  const withMargin = (estimate * ESTIMATE_MARGIN_PER_MILLE) / 1000n;
+  return withMargin < metered ? withMargin : metered;
+}
+/** 20 % over the node's estimate. */
+const ESTIMATE_MARGIN_PER_MILLE = 1200n;
 
 /**
  * What the contract stores for a token: the CID of a production App's IPFS document; anything else
