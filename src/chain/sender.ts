@@ -86,6 +86,8 @@ export class ChainSender {
   private readonly mineableSince = new Map<number, number>();
   /** Transactions a node refused as underpriced: repriced on the tracker's next pass. */
   private readonly repriceNext = new Set<number>();
+  /** Signed transactions refused as underpriced, by the block they wait out before they are sent again. */
+  private readonly heldAt = new Map<number, number>();
   /** Refusals in a row per transaction (other than the known answers). */
   private readonly refusals = new Map<number, number>();
   /** Relayers whose node said its pool is full, until when, and how often in a row. */
@@ -417,7 +419,7 @@ export class ChainSender {
           this.sentAt.set(row.id, Date.now());
           if (refusal === 'nonce-low') this.lastReconcile = 0;
         } else if (refusal === 'underpriced') {
-          this.log.info(at, 'the node wants a higher fee for this transaction: repricing it');
+          this.log.warn(at, 'the node wants a higher fee for this transaction: repricing it');
           this.repriceNext.add(row.id);
           this.poke();
           continue;
@@ -545,7 +547,8 @@ export class ChainSender {
       for (const r of rows) if (this.resendAccount.has(r.from_address)) this.sentAt.delete(r.id);
       this.resendAccount.clear();
     }
-    const unsent = rows.filter((r) => !queued(r) && !backedOff(r) && !this.included.has(r.id) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > RESEND_MS)));
+    for (const [id, block] of this.heldAt) if (block !== head.number) this.heldAt.delete(id);
+    const unsent = rows.filter((r) => !queued(r) && !backedOff(r) && !this.included.has(r.id) && !this.heldAt.has(r.id) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (this.sentAt.get(r.id) ?? 0) > RESEND_MS)));
     if (unsent.length) await this.broadcast(unsent);
     if (isNew) await this.readAccountNonces(rows);
 
@@ -562,7 +565,14 @@ export class ChainSender {
         if (!receipt) {
           if (this.included.delete(row.id)) this.unmined.set(row.id, { from: row.from_address, gas: gasOf(row), at: Date.now() }); // reorganised out
           if (row.status === 'signed') {
-            if (this.repriceNext.delete(row.id)) return void (await this.replace(row, 'refused as underpriced'));
+            // Repriced (or, at the ceiling already, left to wait for the base fee to come down) and sent
+            // again with the next block, not the next pass: a node may see a base fee the last block
+            // read does not show yet, and bumps every pass would climb to the ceiling in seconds.
+            if (this.heldAt.has(row.id)) return;
+            if (this.repriceNext.delete(row.id)) {
+              await this.replace(row, 'refused as underpriced');
+              return void this.heldAt.set(row.id, head.number);
+            }
             if (isNew && this.blocksItsAccount(row)) return void (await this.fillNonce(row, 'the node keeps refusing it'));
           }
           if (row.status === 'sent') {
@@ -701,11 +711,11 @@ export class ChainSender {
    * no room for the raise, it waits as it is). Either version may end up mined; receipts are looked up
    * under every hash the transaction had.
    */
-  private async replace(row: ChainTxRow, reason: string): Promise<void> {
+  private async replace(row: ChainTxRow, reason: string): Promise<boolean> {
     const old = parseTransaction(row.raw as Hex);
     const fees = repriceFees(feesOf(row), this.oracle.offer(), this.ceiling);
-    if (!fees) return;
-    await this.resign(row, { to: old.to ?? undefined, data: old.data ?? '0x', gas: old.gas ?? 0n, value: old.value ?? 0n }, fees, reason);
+    if (!fees) return false;
+    return this.resign(row, { to: old.to ?? undefined, data: old.data ?? '0x', gas: old.gas ?? 0n, value: old.value ?? 0n }, fees, reason);
   }
 
   /**
