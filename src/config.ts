@@ -3,7 +3,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { assembleChains, ChainConfigError, parseChainsVar, type ChainSpec } from './chain/chains.js';
+import { assembleChains, ChainConfigError, DEFAULT_MAX_FEE_GWEI, parseChainsVar, type ChainSpec } from './chain/chains.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -64,6 +64,7 @@ const envSchema = z.object({
   MINT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
   CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  CHAIN_MAX_FEE_GWEI: z.coerce.number().positive().max(1_000_000).default(DEFAULT_MAX_FEE_GWEI),
   WORKERS: bool.default(true),
   WORKER_THREAD: bool.default(true),
   WORKER_NICE: z.coerce.number().int().min(0).max(19).default(10),
@@ -120,8 +121,9 @@ export const configSchema = envSchema.transform((c, ctx) => {
         chainRpcUrl: c.CHAIN_RPC_URL?.map(trimSlashes),
         explorerUrl: trimSlashes(c.EXPLORER_URL ?? `${publicUrl}/explorer`),
         confirmations: c.CHAIN_CONFIRMATIONS,
+        maxFeeGwei: c.CHAIN_MAX_FEE_GWEI,
       },
-      c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS) : [],
+      c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS, c.CHAIN_MAX_FEE_GWEI) : [],
     );
   } catch (err) {
     // Its message names the variable itself (`CHAINS[1].rpc: ...`).

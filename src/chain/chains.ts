@@ -22,9 +22,33 @@ export interface ChainSpec {
   confirmations: number;
   /** Symbol of the native currency (what the accounts are funded with). */
   currency: string;
+  /** Nothing is ever signed with a higher max fee per gas; while the base fee is above it nothing new is sent. */
+  maxFeeGwei: number;
+  /** The least tip offered, whatever recent blocks paid. */
+  minTipGwei: number;
+  /** A transaction that could have been mined but was not within this many blocks is replaced. */
+  stuckBlocks: number;
+  /** Unmined transactions one relayer may have at once (nodes keep a limited number per account). */
+  maxInFlight: number;
+  /** With a backlog, the share of each block's gas limit the service's transactions take. */
+  blockGasShare: number;
 }
 
+/** The fee and pacing settings of a chain, as a CHAINS entry may give them (see docs/chains.md). */
+export type ChainTuning = Pick<ChainSpec, 'maxFeeGwei' | 'minTipGwei' | 'stuckBlocks' | 'maxInFlight' | 'blockGasShare'>;
+
+/** Defaults of the tuning fields; `maxFeeGwei` comes from CHAIN_MAX_FEE_GWEI. */
+export const TUNING_DEFAULTS: Omit<ChainTuning, 'maxFeeGwei'> = { minTipGwei: 0.01, stuckBlocks: 3, maxInFlight: 16, blockGasShare: 0.5 };
+/** The embedded chain mines on arrival and has no other traffic: the least tip it takes is enough. */
+const EMBEDDED_MIN_TIP_GWEI = 0.001;
+
 export class ChainConfigError extends Error {}
+
+/**
+ * The ceiling when CHAIN_MAX_FEE_GWEI is not set: far above what Polygon, Base or Arbitrum ask on a
+ * normal day, low enough that a spike to thousands of gwei is waited out instead of paid.
+ */
+export const DEFAULT_MAX_FEE_GWEI = 1000;
 
 const entrySchema = z.object({
   id: z.number().int().positive().max(2 ** 53 - 1),
@@ -34,7 +58,14 @@ const entrySchema = z.object({
   lowBalanceWei: z.union([z.string().regex(/^\d{1,40}$/, 'a whole number of wei, as a decimal string'), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional(),
   explorer: z.url({ protocol: /^https?$/ }).optional(),
   confirmations: z.number().int().min(0).max(100).optional(),
+  maxFeeGwei: z.number().positive().max(1_000_000).optional(),
+  minTipGwei: z.number().min(0).max(1_000_000).optional(),
+  stuckBlocks: z.number().int().min(1).max(1000).optional(),
+  maxInFlight: z.number().int().min(1).max(1024).optional(),
+  blockGasShare: z.number().positive().max(1).optional(),
 }).strict();
+
+const FIELDS = 'id, name, rpc, rpcTimeoutMs, lowBalanceWei, explorer, confirmations, maxFeeGwei, minTipGwei, stuckBlocks, maxInFlight, blockGasShare';
 
 interface KnownChain { name: string; currency: string; explorer: string | null }
 
@@ -52,20 +83,20 @@ const trimSlash = (s: string) => s.replace(/\/+$/, '');
  * Parses the CHAINS variable (a JSON array). Errors name the entry and field (`CHAINS[1].rpc`) so the
  * operator knows which one is wrong.
  */
-export function parseChainsVar(text: string, publicUrl: string, defaultConfirmations: number): ChainSpec[] {
+export function parseChainsVar(text: string, publicUrl: string, defaultConfirmations: number, defaultMaxFeeGwei: number): ChainSpec[] {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (err) {
     throw new ChainConfigError(`CHAINS: not valid JSON (${(err as Error).message}); expected an array like [{"id":80002,"name":"Amoy","rpc":"https://…"}]`);
   }
-  if (!Array.isArray(raw)) throw new ChainConfigError('CHAINS: must be a JSON array of {id, name, rpc, explorer?, confirmations?}');
+  if (!Array.isArray(raw)) throw new ChainConfigError('CHAINS: must be a JSON array of {id, name, rpc, explorer?, confirmations?, maxFeeGwei?, …}');
   return raw.map((entry, i) => {
     const parsed = entrySchema.safeParse(entry);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue.path.length ? `.${issue.path.join('.')}` : '';
-      const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (allowed: id, name, rpc, rpcTimeoutMs, lowBalanceWei, explorer, confirmations)` : issue.message;
+      const message = issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (allowed: ${FIELDS})` : issue.message;
       throw new ChainConfigError(`CHAINS[${i}]${field}: ${message}`);
     }
     const e = parsed.data;
@@ -73,6 +104,9 @@ export function parseChainsVar(text: string, publicUrl: string, defaultConfirmat
     const name = e.name ?? known?.name;
     if (!name) throw new ChainConfigError(`CHAINS[${i}].name: required (chain ${e.id} is not a well-known chain)`);
     const rpcUrls = (Array.isArray(e.rpc) ? e.rpc : [e.rpc]).map(trimSlash);
+    const maxFeeGwei = e.maxFeeGwei ?? defaultMaxFeeGwei;
+    const minTipGwei = e.minTipGwei ?? Math.min(TUNING_DEFAULTS.minTipGwei, maxFeeGwei);
+    if (minTipGwei > maxFeeGwei) throw new ChainConfigError(`CHAINS[${i}].minTipGwei: ${minTipGwei} is above the ceiling maxFeeGwei ${maxFeeGwei}`);
     return {
       id: e.id,
       name,
@@ -84,21 +118,27 @@ export function parseChainsVar(text: string, publicUrl: string, defaultConfirmat
       explorer: trimSlash(e.explorer ?? known?.explorer ?? `${publicUrl}/explorer/${e.id}`),
       confirmations: e.confirmations ?? defaultConfirmations,
       currency: known?.currency ?? (e.name ? wellKnown(e.id)?.currency : undefined) ?? 'ETH',
+      maxFeeGwei,
+      minTipGwei,
+      stuckBlocks: e.stuckBlocks ?? TUNING_DEFAULTS.stuckBlocks,
+      maxInFlight: e.maxInFlight ?? TUNING_DEFAULTS.maxInFlight,
+      blockGasShare: e.blockGasShare ?? TUNING_DEFAULTS.blockGasShare,
     };
   });
 }
 
 /** Every chain of a deployment: the embedded one first (when on), then CHAIN_RPC_URL, then CHAINS. */
 export function assembleChains(
-  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string | string[]; explorerUrl: string; confirmations: number },
+  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string | string[]; explorerUrl: string; confirmations: number; maxFeeGwei: number },
   fromVar: ChainSpec[],
 ): ChainSpec[] {
   const chains: ChainSpec[] = [];
-  const base = { id: opts.chainId, name: opts.chainName, explorer: opts.explorerUrl, confirmations: opts.confirmations, currency: 'ETH' };
-  if (opts.embedded) chains.push({ ...base, rpc: null, embedded: true });
+  const base = { id: opts.chainId, name: opts.chainName, explorer: opts.explorerUrl, confirmations: opts.confirmations, currency: 'ETH', ...TUNING_DEFAULTS, maxFeeGwei: opts.maxFeeGwei };
+  const minTip = (preferred: number) => Math.min(preferred, opts.maxFeeGwei);
+  if (opts.embedded) chains.push({ ...base, rpc: null, embedded: true, minTipGwei: minTip(EMBEDDED_MIN_TIP_GWEI) });
   if (opts.chainRpcUrl) {
     const rpcUrls = Array.isArray(opts.chainRpcUrl) ? opts.chainRpcUrl : [opts.chainRpcUrl];
-    chains.push({ ...base, rpc: rpcUrls[0], rpcUrls, embedded: false });
+    chains.push({ ...base, rpc: rpcUrls[0], rpcUrls, embedded: false, minTipGwei: minTip(TUNING_DEFAULTS.minTipGwei) });
   }
   fromVar.forEach((c, i) => {
     if (chains.some((x) => x.id === c.id)) throw new ChainConfigError(`CHAINS[${i}].id: chain ${c.id} is already served (${opts.embedded && c.id === opts.chainId ? 'by the embedded chain, CHAIN_ID' : 'by an earlier entry'}); each chain once`);
@@ -125,5 +165,5 @@ export function rpcUrlsOf(spec: ChainSpec): string[] {
 
 /** The configured chain of an id; a record on a chain no longer configured still gets a description. */
 export function chainSpecOf(chains: ChainSpec[], id: number): ChainSpec {
-  return chains.find((c) => c.id === id) ?? { id, name: `chain ${id}`, rpc: null, embedded: false, explorer: chains[0]?.explorer ?? '', confirmations: 0, currency: 'ETH' };
+  return chains.find((c) => c.id === id) ?? { id, name: `chain ${id}`, rpc: null, embedded: false, explorer: chains[0]?.explorer ?? '', confirmations: 0, currency: 'ETH', ...TUNING_DEFAULTS, maxFeeGwei: chains[0]?.maxFeeGwei ?? DEFAULT_MAX_FEE_GWEI };
 }

@@ -24,6 +24,14 @@ const formatEther = (wei: string) => {
   return frac ? `${whole}.${frac}` : whole.toString();
 };
 
+import { feeWait as waitingOn, gweiToWei, nextBaseFee } from '../domain/fees.js';
+
+/** Why nothing new is sent on a chain whose latest block is `block`, against `ceiling`: the rule the sender applies. */
+function waitingForFees(block: { baseFeePerGas: bigint | null; gasUsed: bigint; gasLimit: bigint }, ceiling: bigint): string | null {
+  if (block.baseFeePerGas == null) return null;
+  return waitingOn(nextBaseFee({ baseFeePerGas: block.baseFeePerGas, gasUsed: block.gasUsed, gasLimit: block.gasLimit }), ceiling);
+}
+
 export interface ChainHealth {
   chain_id: number;
   name: string;
@@ -118,6 +126,7 @@ export class ChainRuntime {
       embedded: spec.embedded,
       confirmations: spec.confirmations,
       stuckMs: deps.stuckSeconds * 1000,
+      tuning: spec,
       flush: deps.flush,
     });
     this.forwarderAddress = getContractAddress({ from: deps.keys.deployer().address, nonce: 0n });
@@ -343,16 +352,18 @@ export class ChainRuntime {
   /** What /health shows of this chain. */
   async health(restarting = false): Promise<ChainHealth> {
     const lowWei = await this.lowBalanceWei();
-    const [block, verdict] = await Promise.all([this.probe.getBlockNumber({ cacheTime: 0 }).catch(() => null), this.reading().then((r) => judgeChain(r, lowWei))]);
+    const [block, verdict] = await Promise.all([this.probe.getBlock({ blockTag: 'latest' }).catch(() => null), this.reading().then((r) => judgeChain(r, lowWei))]);
     const ready = !restarting && block !== null && verdict.ready;
+    // Read here, not from the sender: the workers (and their sender) may run in another thread.
+    const feeWait = block ? waitingForFees(block, gweiToWei(this.spec.maxFeeGwei)) : null;
     return {
       chain_id: this.spec.id,
       name: this.spec.name,
       embedded: this.spec.embedded,
       ready,
-      block: block === null ? null : Number(block),
+      block: block === null ? null : Number(block.number),
       accounts: verdict.accounts,
-      status: restarting ? 'chain restarting' : block === null ? 'chain unreachable' : ready ? 'ok' : (verdict.reason ?? 'not ready'),
+      status: restarting ? 'chain restarting' : block === null ? 'chain unreachable' : !ready ? (verdict.reason ?? 'not ready') : (feeWait ?? 'ok'),
       low_balance_wei: lowWei.toString(),
       providers: this.providerSnapshot().map(providerHealth),
     };

@@ -175,6 +175,17 @@ export class JobQueue {
       .execute();
   }
 
+  /** `defer` for many jobs in one statement (a batch that waits as a whole: fees over the ceiling, full relayers). */
+  async deferMany(tx: DbOrTx, jobIds: number[], delayMs: number): Promise<void> {
+    if (jobIds.length === 0) return;
+    const t = this.now();
+    await tx
+      .updateTable('jobs')
+      .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
+      .where('id', 'in', jobIds)
+      .execute();
+  }
+
   /** Records a failure; schedules a retry with backoff, or marks the job failed for good. Returns true when final. */
   async fail(job: Job, error: string): Promise<boolean> {
     const t = this.now();

@@ -54,11 +54,8 @@ const gwei = (wei: bigint | null | undefined): number | null => (wei === null ||
  * The fee ceiling of a chain in gwei, when one is configured (a CHAINS entry's `maxFeeGwei`, or
  * CHAIN_MAX_FEE_GWEI for the others); null when fees have no ceiling.
  */
-export function feeCeilingGwei(ctx: Ctx, spec: ChainSpec): number | null {
-  const own = (spec as { maxFeeGwei?: number }).maxFeeGwei;
-  const shared = (ctx.config as { maxFeeGwei?: number; chainMaxFeeGwei?: number }).chainMaxFeeGwei ?? (ctx.config as { maxFeeGwei?: number }).maxFeeGwei;
-  const v = own ?? shared;
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+export function feeCeilingGwei(_ctx: Ctx, spec: ChainSpec): number | null {
+  return Number.isFinite(spec.maxFeeGwei) ? spec.maxFeeGwei : null;
 }
 
 /** The service's accounts that sign on a chain: its relayers and the deployer. */

@@ -1,6 +1,6 @@
 // The mint job: accepted assets are minted in batches (one chain transaction for many assets of a
 // collection), confirmed from the receipt's Transfer logs.
-import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
+import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
@@ -24,30 +24,55 @@ import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 
 const MAX_MINT_ROUNDS = 5;
 
-/** Share of the block gas limit one mint transaction may take: two fit a block beside other traffic. */
-const BATCH_GAS_SHARE = 0.4;
 /** Some chains cap a single transaction's gas at 2^24 (EIP-7825) whatever the block allows. */
 const MAX_TX_GAS = 16_000_000;
+/**
+ * How long a claim or a transaction waits for room in the chain's block share (a slot of a relayer, gas
+ * the next block can take): about a block on a slow chain, well inside the jobs' lease.
+ */
+const ROOM_WAIT_MS = 3000;
+/** Jobs that found no room within ROOM_WAIT_MS are looked at again after this. */
+const NO_ROOM_DEFER_MS = 500;
+/** The least gas worth a mint transaction of its own while the block share is nearly taken. */
+const MIN_TX_GAS = 1_000_000n;
+const bigMin = (a: bigint, b: bigint) => (a < b ? a : b);
+/** Gas limit per token before any mint was sized (recipients spread: a new holder for most tokens). */
+const FIRST_GAS_PER_TOKEN = 60_000;
 
 /**
  * Mints claimed jobs: the ready ones are split per collection into chain transactions sized by gas (not a
  * fixed count), each recorded with its assets and jobs in one transaction of three statements, then all
- * broadcast. Relayers take the transactions in turn, so several are in flight at once.
+ * broadcast. Transactions take the room the chain gives (the block gas share, relayer slots): with a
+ * backlog, each block gets its share of gas until the backlog is gone, and a claim takes about what
+ * fits, so jobs are not held while earlier blocks are mined.
  */
 export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
   const sender = ctx.sender;
   const perTx = ctx.config.mintBatchSize;
+  const batchSize = perTx * Math.max(1, sender.relayers.length) * 2;
   let previousBroadcast: Promise<unknown> = Promise.resolve();
+  let gasPerToken = FIRST_GAS_PER_TOKEN;
+  let meterPerGas = 1;
+  /** As many jobs as the room of the chain's next block takes (at least one transaction's worth). */
+  const fitting = async (): Promise<number> => {
+    await sender.waitForRoom(BigInt(gasPerToken), ROOM_WAIT_MS);
+    if (!sender.paced) return batchSize;
+    const { gas } = sender.room();
+    return Math.max(1, Math.min(batchSize, Math.floor(Number(gas) / gasPerToken)));
+  };
   return {
     kind: MINT_JOB,
-    batchSize: perTx * Math.max(1, sender.relayers.length) * 2,
+    batchSize,
     leaseMs: 10_000, // short: a crashed worker's mints are picked up again soon
     pollMs: 500,
     lingerMs: 50, // a burst of creates shares mintBatch transactions instead of one each
     // While a burst of creates is written in this process, minting waits for it (at most MINT_YIELD_MS),
     // and while the burst goes on it takes one transaction's worth per wait: the burst keeps the CPU,
     // minting still moves, and the backlog is minted at full speed once the burst pauses.
-    ...(ctx.config.mintYieldMs > 0 ? { beforeClaim: async () => ((await writeTurns().afterBurst(ctx.config.mintYieldMs)) ? perTx : undefined) } : {}),
+    async beforeClaim() {
+      const yielded = ctx.config.mintYieldMs > 0 && (await writeTurns().afterBurst(ctx.config.mintYieldMs)) ? perTx : batchSize;
+      return Math.min(yielded, await fitting());
+    },
     async handle(jobs) {
       // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
       const assets = await ctx.db
@@ -82,22 +107,54 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
         }
       }
       if (done.length) await ctx.queue.completeMany(ctx.db, done);
-      const gasBudget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(await sender.blockGasLimit()) * BATCH_GAS_SHARE)));
-      const rows: ChainTxRow[] = [];
+      let recorded: ChainTxRow[] = [];
+      const sends: Promise<unknown>[] = [];
+      // Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
+      // committed, so a broadcast that fails or never happens is retried by the tracker.
+      const sendRecorded = () => {
+        if (recorded.length) sends.push(sender.broadcast(recorded).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')));
+        recorded = [];
+      };
+      const waiting: number[] = []; // jobs the chain had no room for in time
       // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
       // wait for the disk: the sender flushes them all at once before it broadcasts any.
       const commit = commitOf(ctx);
       for (const [collectionUid, g] of ready) {
-        for (const [from, to] of splitByGas(g.calls, perTx, gasBudget)) {
+        let from = 0;
+        while (from < g.calls.length) {
+          if (waiting.length) {
+            waiting.push(...g.jobs.slice(from).map((j) => j.id));
+            break;
+          }
+          // The room of the next block, as the transactions before this one left it.
+          // At least a token, and not a sliver of a block: a transaction has its own overhead and slot.
+          const first = BigInt(new MintGasMeter().total + new MintGasMeter().cost(g.calls[from]));
+          const least = first > MIN_TX_GAS ? first : bigMin(MIN_TX_GAS, sender.shareGas());
+          if (!sender.hasRoom(least)) {
+            // What is recorded goes out now: the room it takes frees only once it is in a block.
+            sendRecorded();
+            if (!(await sender.waitForRoom(least, ROOM_WAIT_MS))) {
+              waiting.push(...g.jobs.slice(from).map((j) => j.id));
+              break;
+            }
+          }
+          // The room is in gas limits as signed; the range is chosen with the meter, whose limit is
+          // `meterPerGas` times what a signed limit has been lately (see estimatedGas).
+          const budget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(sender.room().gas) * meterPerGas)));
+          const to = nextRangeByGas(g.calls, from, perTx, budget);
           const items = g.items.slice(from, to);
           const batchJobs = g.jobs.slice(from, to);
           const calls = g.calls.slice(from, to);
+          from = to;
           const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, j.payload.round ?? 1]));
           const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
           // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
           const data = mintBatchCalldata(calls);
-          const gas = mintGasFor(calls);
-          rows.push(
+          const metered = mintGasFor(calls);
+          const gas = sender.paced ? await estimatedGas(sender, g.contract as Address, data, metered) : metered;
+          meterPerGas = Number(metered) / Number(gas);
+          gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
+          recorded.push(
             await commit(async (tx) => {
               const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas });
               // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
@@ -116,16 +173,32 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
           );
         }
       }
-      // Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
-      // committed, so a broadcast that fails or never happens is retried by the tracker. One batch
-      // ahead at most: a backlog is not all signed and held in memory ahead of the node.
-      const sent = rows.length ? sender.broadcast(rows).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')) : Promise.resolve();
+      sendRecorded();
+      if (waiting.length) await ctx.queue.deferMany(ctx.db, waiting, NO_ROOM_DEFER_MS);
+      // One batch ahead at most: a backlog is not all signed and held in memory ahead of the node.
+      const sent = Promise.all(sends);
       const before = previousBroadcast;
       previousBroadcast = sent;
       await before;
     },
   };
 }
+
+/**
+ * The gas limit of a mint on a chain with a block time. A node fills a block by the gas limits of what
+ * it includes, and the meter's limit (every holder fresh, with a margin) can be twice what a batch
+ * uses: blocks would stay half empty. The node's estimate at the current state is an upper bound of
+ * what the batch uses when it runs after the batches still in flight (they only make slots it writes
+ * non-zero, which costs less); with a margin, and never more than the meter's.
+ */
+async function estimatedGas(sender: ChainCtx['sender'], contract: Address, data: Hex, metered: bigint): Promise<bigint> {
+  const estimate = await sender.client.estimateGas({ account: sender.relayers[0].address, to: contract, data }).catch(() => null);
+  if (estimate === null) return metered;
+  const withMargin = (estimate * ESTIMATE_MARGIN_PER_MILLE) / 1000n;
+  return withMargin < metered ? withMargin : metered;
+}
+/** 20 % over the node's estimate. */
+const ESTIMATE_MARGIN_PER_MILLE = 1200n;
 
 /**
  * What the contract stores for a token: the CID of a production App's IPFS document; anything else
@@ -138,16 +211,21 @@ function onChainUri(pendingTokenUri: string | null): string | null {
 /** [from, to) ranges of at most `maxCount` items whose mintBatch gas limit stays within `budget` (at least one each). */
 export function splitByGas(items: readonly MintCall[], maxCount: number, budget: bigint): [number, number][] {
   const ranges: [number, number][] = [];
-  let from = 0;
-  while (from < items.length) {
-    const meter = new MintGasMeter();
-    meter.add(items[from]);
-    let to = from + 1;
-    for (; to < items.length && to - from < maxCount && meter.total + meter.cost(items[to]) <= budget; to++) meter.add(items[to]);
+  for (let from = 0; from < items.length; ) {
+    const to = nextRangeByGas(items, from, maxCount, budget);
     ranges.push([from, to]);
     from = to;
   }
   return ranges;
+}
+
+/** The end of the next range from `from`: at most `maxCount` items within `budget` (at least one). */
+export function nextRangeByGas(items: readonly MintCall[], from: number, maxCount: number, budget: bigint): number {
+  const meter = new MintGasMeter();
+  meter.add(items[from]);
+  let to = from + 1;
+  for (; to < items.length && to - from < maxCount && meter.total + meter.cost(items[to]) <= budget; to++) meter.add(items[to]);
+  return to;
 }
 
 const TRANSFER_TOPIC = keccak256(toHex('Transfer(address,address,uint256)'));

@@ -23,6 +23,11 @@ import { ChainIndexer } from './indexer.js';
 const NOT_READY_DELAY_MS = 2000;
 /** A chain's readiness is read again before work is sent when the last reading is older than this. */
 const READY_MAX_AGE_MS = 1000;
+/**
+ * How long jobs wait when nothing may be sent (base fee over the ceiling, every relayer full): short
+ * against a block time, so sending resumes within a block or two of the reason going away.
+ */
+const SEND_WAIT_MS = 1000;
 
 /** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
 export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
@@ -41,13 +46,26 @@ export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
   };
 }
 
-/** A handler that runs only while its chain is ready: otherwise its jobs wait (attempts not spent). */
+/**
+ * A handler that runs only while its chain is ready and may send (fees under the ceiling, a relayer
+ * with room): otherwise its jobs wait, attempts not spent.
+ */
 function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
   return {
     ...h,
+    // Waiting before the claim, not after: a backlog is not claimed and put back over and over while
+    // the base fee stays above the ceiling.
+    async beforeClaim() {
+      if (rt.sender.sendingBlockedBy()) await rt.sender.waitForRoom(0n, SEND_WAIT_MS * 2);
+      return h.beforeClaim?.();
+    },
     async handle(jobs) {
       if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
-        for (const j of jobs) await ctx.queue.defer(ctx.db, j.id, NOT_READY_DELAY_MS);
+        await ctx.queue.deferMany(ctx.db, jobs.map((j) => j.id), NOT_READY_DELAY_MS);
+        return;
+      }
+      if (await rt.sender.blockedNow()) {
+        await ctx.queue.deferMany(ctx.db, jobs.map((j) => j.id), SEND_WAIT_MS);
         return;
       }
       await h.handle(jobs);
