@@ -1,5 +1,5 @@
 // How a webhook endpoint is shown (the management API, the CLI and the console): never its secret.
-// Its own module, without imports, so the console's browser code can share it (src/console/types.ts).
+// Its own module, without imports, so the console's browser code can share it (src/services/console/types.ts).
 
 export interface WebhookView {
   app_uid: string;

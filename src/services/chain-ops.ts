@@ -8,6 +8,10 @@
 import { sql } from 'kysely';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import type { ChainSigner } from '../chain/signer.js';
+// The operator's views are the console's browser contract too: declared once, there.
+import type { ChainOverview, ChainRelayer as RelayerView, ChainTxRow as ChainTxView } from './console/types.js';
+
+export type { ChainOverview, ChainTxView, RelayerView };
 import type { Ctx } from './context.js';
 import type { Config } from '../config.js';
 import type { ChainHealth } from '../chain/runtime.js';
@@ -63,37 +67,7 @@ function signers(ctx: Ctx): ChainSigner[] {
   return [...Array.from({ length: ctx.config.relayerCount }, (_, i) => ctx.keys.relayer(i)), ctx.keys.deployer()];
 }
 
-export interface RelayerView {
-  address: string;
-  role: 'relayer' | 'deployer';
-  balance_wei: string | null;
-  low: boolean;
-  /** Transactions of the account mined on chain (its confirmed nonce). */
-  nonce: number | null;
-  /** The node's count including its pool. */
-  pending_nonce: number | null;
-  /** The next nonce Mintworks will sign with. */
-  next_nonce: number | null;
-  /** Recorded transactions of the account not yet confirmed (signed or sent). */
-  in_flight: number;
-}
 
-export interface ChainOverview {
-  chain_id: number;
-  name: string;
-  embedded: boolean;
-  ready: boolean | null;
-  status: string;
-  head: number | null;
-  base_fee_gwei: number | null;
-  /** The fee ceiling, when configured. */
-  max_fee_gwei: number | null;
-  low_balance_wei: string;
-  providers: ReturnType<typeof providerHealth>[];
-  relayers: RelayerView[];
-  unconfirmed_transactions: number;
-  stuck_transactions: number;
-}
 
 /** Everything the operator sees of one chain. */
 export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOverview> {
@@ -161,26 +135,6 @@ async function countStuck(ctx: Ctx, chainId: number): Promise<number> {
   return Number(r.n);
 }
 
-export interface ChainTxView {
-  id: number;
-  chain_id: number;
-  kind: string;
-  ref: string;
-  from: string;
-  nonce: number;
-  hash: string;
-  /** signed: recorded, not yet accepted by a node; sent: in a node's pool, not mined (or not confirmed). */
-  status: string;
-  stuck: boolean;
-  replacements: number;
-  max_fee_gwei: number | null;
-  tip_gwei: number | null;
-  age_s: number;
-  created_at: string;
-  cancellable: boolean;
-  /** Cancelled by the operator, the cancellation not mined yet. */
-  cancelling: boolean;
-}
 
 /** Transactions not confirmed yet (oldest first): all, or only the stuck ones; on one chain or every one. */
 export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: boolean; limit?: number }): Promise<ChainTxView[]> {

@@ -6,7 +6,8 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SignInThrottle, sessionCookie } from '../../src/http/console/session.js';
 import { ConsoleSessions } from '../../src/services/console/sessions.js';
-import { assetStatus, decodeCursor, encodeCursor, imageUrl } from '../../src/services/console/queries.js';
+import { assetStatus, imageUrl } from '../../src/services/console/assets.js';
+import { decodeCursor, encodeCursor } from '../../src/services/requests/pages.js';
 import { ApiError } from '../../src/util/errors.js';
 import { tempDir } from '../helpers/env.js';
 

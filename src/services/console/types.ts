@@ -1,4 +1,4 @@
-// What the console's JSON API (/console/api) answers, shared by the server (src/console/api.ts) and
+// What the console's JSON API (/console/api) answers, shared by the server (src/http/console/) and
 // the browser app (console/src): type-only, so the browser bundle takes nothing from here; its only
 // import is the webhook view the management API shows too (itself without imports).
 // Every answer is wrapped in the API's envelope: { success: true, data: <one of these> }.
@@ -257,6 +257,22 @@ export interface BearerToken {
   expires_at: string;
 }
 
+/** A relayer (or the deployer) of a chain as the operator sees it. */
+export interface ChainRelayer {
+  address: string;
+  role: 'relayer' | 'deployer';
+  balance_wei: string | null;
+  low: boolean;
+  /** Transactions of the account mined on chain (its confirmed nonce). */
+  nonce: number | null;
+  /** The node's count including its pool. */
+  pending_nonce: number | null;
+  /** The next nonce Mintworks will sign with. */
+  next_nonce: number | null;
+  /** Recorded transactions of the account not yet confirmed (signed or sent). */
+  in_flight: number;
+}
+
 /** One chain as the operator sees it (GET /console/api/ops/chains/:id, the same as /admin/v1/chains/:id). */
 export interface ChainOverview {
   chain_id: number;
@@ -269,7 +285,7 @@ export interface ChainOverview {
   max_fee_gwei: number | null;
   low_balance_wei: string;
   providers: { provider: string; state: string; calls: number; errors: number; latency_ms: number | null; last_error: string | null; since: string | null; retry_at?: string }[];
-  relayers: { address: string; role: 'relayer' | 'deployer'; balance_wei: string | null; low: boolean; nonce: number | null; pending_nonce: number | null; next_nonce: number | null; in_flight: number }[];
+  relayers: ChainRelayer[];
   unconfirmed_transactions: number;
   stuck_transactions: number;
 }
@@ -283,6 +299,7 @@ export interface ChainTxRow {
   from: string;
   nonce: number;
   hash: string;
+  /** signed: recorded, not yet accepted by a node; sent: in a node's pool, not mined (or not confirmed). */
   status: string;
   stuck: boolean;
   replacements: number;
@@ -291,6 +308,7 @@ export interface ChainTxRow {
   age_s: number;
   created_at: string;
   cancellable: boolean;
+  /** Cancelled by the operator, the cancellation not mined yet. */
   cancelling: boolean;
 }
 
