@@ -25,7 +25,7 @@ function files(dir) {
     .sort();
 }
 
-const inputs = [...files(join(root, 'console')), join(root, 'src', 'console', 'types.ts')];
+const inputs = [...files(join(root, 'console')), join(root, 'src', 'services', 'console', 'types.ts')];
 const hash = createHash('sha256');
 for (const f of inputs) hash.update(relative(root, f)).update('\0').update(readFileSync(f)).update('\0');
 for (const pkg of ['vite', 'preact', 'uplot']) hash.update(`${pkg}@${require(`${pkg}/package.json`).version}\0`);

@@ -26,7 +26,8 @@ export async function assertInstallation(config: Config): Promise<void> {
     const file = sqliteFile(config.databaseUrl, config.dataDir);
     if (!fs.existsSync(file)) throw none(config.databaseUrl?.startsWith('sqlite:') ? file : config.dataDir);
   }
-  if (!config.masterKeyHex && !fs.existsSync(path.join(config.dataDir, 'master.key'))) {
+  // With an HSM the master key lives wrapped in the database, never in a file.
+  if (config.keyCustody !== 'pkcs11' && !config.masterKeyHex && !fs.existsSync(path.join(config.dataDir, 'master.key'))) {
     throw new UsageError(`no installation at ${config.dataDir} (set DATA_DIR or DATABASE_URL): it has no master.key, and MASTER_KEY is not set`);
   }
 }

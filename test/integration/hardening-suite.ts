@@ -615,6 +615,9 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
             DATABASE_URL: t.svc.ctx.config.databaseUrl!,
             CHAIN_RPC_URL: t.svc.chain!.rpcUrl,
             MASTER_KEY: fs.readFileSync(path.join(t.dataDir, 'master.key'), 'utf8').trim(),
+            // One installation: every process agrees on its public URL and operator token.
+            PUBLIC_URL: t.svc.ctx.config.publicUrl,
+            OPERATOR_TOKEN: t.svc.ctx.config.operatorToken!,
             WORKERS: 'false',
             DEMO_APP: 'false',
             LOG_LEVEL: 'silent',
