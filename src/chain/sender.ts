@@ -21,6 +21,7 @@ import { InFlight, UNLIMITED_GAS } from './in-flight.js';
 import { NodeAnswers, errMessage } from './node-answers.js';
 import { ChainTracker, UNHANDLED } from './tracker.js';
 
+// What the sender's users take from it along with the sender.
 export type { ChainTxRow } from './outcomes.js';
 export { errMessage } from './node-answers.js';
 
@@ -82,7 +83,8 @@ export class ChainSender {
     this.tuning = opts.tuning ?? { ...TUNING_DEFAULTS, maxFeeGwei: DEFAULT_MAX_FEE_GWEI };
     this.ceiling = gweiToWei(this.tuning.maxFeeGwei);
     this.oracle = new FeeOracle(client, { ceiling: this.ceiling, minTip: gweiToWei(this.tuning.minTipGwei) });
-    // Through `this`: what the tracker is told goes by the sender's own methods (its loop's wake-up).
+    // Both go through the sender: the tracker's loop (and its wake-up) is the sender's, and what the
+    // tracker sends again joins the sender's one queue of broadcasts, so nothing overtakes in nonce order.
     this.answers = new NodeAnswers(this.inFlight, log, { poke: () => this.poke(), reconcileSoon: () => this.tracker.reconcileSoon() });
     this.tracker = new ChainTracker({
       db,
@@ -310,7 +312,7 @@ export class ChainSender {
   private async send(rows: ChainTxRow[]): Promise<void> {
     await this.opts.flush();
     const sent: number[] = [];
-    const full = new Set<string>(); // accounts whose node said the pool is full: the rest of theirs waits
+    const full = new Set<string>(); // accounts the node's answer holds (pool full, earlier nonces lost): the rest of theirs waits
     for (const row of [...rows].sort((a, b) => a.nonce - b.nonce)) {
       if (full.has(row.from_address)) continue;
       try {
@@ -331,6 +333,7 @@ export class ChainSender {
       this.poke();
     }
   }
+
   /** Wakes the tracker now, or makes it run again as soon as its current pass ends. */
   private poke(): void {
     if (this.wake) this.wake();
