@@ -5,7 +5,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { commitOf, type Tx } from '../../store/db.js';
+import { commitOf, type GroupCommit, type Tx } from '../../store/db.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { artifact } from '../../chain/artifacts.js';
 import type { ChainTxRow } from '../../chain/sender.js';
@@ -51,14 +51,13 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
   const perTx = ctx.config.mintBatchSize;
   const batchSize = perTx * Math.max(1, sender.relayers.length) * 2;
   let previousBroadcast: Promise<unknown> = Promise.resolve();
-  let gasPerToken = FIRST_GAS_PER_TOKEN;
-  let meterPerGas = 1;
+  const sizing: MintSizing = { gasPerToken: FIRST_GAS_PER_TOKEN, meterPerGas: 1 };
   /** As many jobs as the room of the chain's next block takes (at least one transaction's worth). */
   const fitting = async (): Promise<number> => {
-    await sender.waitForRoom(BigInt(gasPerToken), ROOM_WAIT_MS);
+    await sender.waitForRoom(BigInt(sizing.gasPerToken), ROOM_WAIT_MS);
     if (!sender.paced) return batchSize;
     const { gas } = sender.room();
-    return Math.max(1, Math.min(batchSize, Math.floor(Number(gas) / gasPerToken)));
+    return Math.max(1, Math.min(batchSize, Math.floor(Number(gas) / sizing.gasPerToken)));
   };
   return {
     kind: MINT_JOB,
@@ -74,114 +73,167 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
       return Math.min(yielded, await fitting());
     },
     async handle(jobs) {
-      // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
-      const assets = await ctx.db
-        .selectFrom('assets')
-        .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-        .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
-        .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'wallets.address as wallet_address', 'collections.status as collection_status', 'collections.contract_address', 'collections.chain_id'])
-        .where('assets.uid', 'in', jobs.map((j) => j.ref))
-        .execute();
-      const byUid = new Map(assets.map((a) => [a.uid, a]));
-      const done: number[] = [];
-      const ready = new Map<string, { contract: string; jobs: Job<typeof MINT_JOB>[]; items: MintItem[]; calls: MintCall[] }>();
-      for (const job of jobs) {
-        const a = byUid.get(job.ref);
-        if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
-          done.push(job.id); // already in a transaction, minted or gone
-        } else if (!a.wallet_address) {
-          // Waits for the wallet job, which wakes this group when the wallet exists.
-          await ctx.db.transaction().execute(async (tx) => {
-            await requestWallet(ctx, tx, job.groupKey!, a.chain_id);
-            await ctx.queue.defer(tx, job.id, 5000);
-          });
-          ctx.queue.notify(WALLET_JOB);
-        } else if (a.collection_status !== 'deployed' || !a.contract_address) {
-          await ctx.queue.defer(ctx.db, job.id, 1000);
-        } else {
-          const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [] };
-          group.jobs.push(job);
-          group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
-          group.calls.push({ to: a.wallet_address as Address, tokenId: a.token_id, tokenUri: onChainUri(a.pending_token_uri) });
-          ready.set(a.collection_uid, group);
-        }
-      }
-      if (done.length) await ctx.queue.completeMany(ctx.db, done);
-      let recorded: ChainTxRow[] = [];
-      const sends: Promise<unknown>[] = [];
-      // Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
-      // committed, so a broadcast that fails or never happens is retried by the tracker.
-      const sendRecorded = () => {
-        if (recorded.length) sends.push(sender.broadcast(recorded).catch((err) => ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')));
-        recorded = [];
-      };
-      const waiting: number[] = []; // jobs the chain had no room for in time
-      // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
-      // wait for the disk: the sender flushes them all at once before it broadcasts any.
-      const commit = commitOf(ctx);
-      for (const [collectionUid, g] of ready) {
-        let from = 0;
-        while (from < g.calls.length) {
-          if (waiting.length) {
-            waiting.push(...g.jobs.slice(from).map((j) => j.id));
-            break;
-          }
-          // The room of the next block, as the transactions before this one left it.
-          // At least a token, and not a sliver of a block: a transaction has its own overhead and slot.
-          const first = BigInt(new MintGasMeter().total + new MintGasMeter().cost(g.calls[from]));
-          const least = first > MIN_TX_GAS ? first : bigMin(MIN_TX_GAS, sender.shareGas());
-          if (!sender.hasRoom(least)) {
-            // What is recorded goes out now: the room it takes frees only once it is in a block.
-            sendRecorded();
-            if (!(await sender.waitForRoom(least, ROOM_WAIT_MS))) {
-              waiting.push(...g.jobs.slice(from).map((j) => j.id));
-              break;
-            }
-          }
-          // The room is in gas limits as signed; the range is chosen with the meter, whose limit is
-          // `meterPerGas` times what a signed limit has been lately (see estimatedGas).
-          const budget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(sender.room().gas) * meterPerGas)));
-          const to = nextRangeByGas(g.calls, from, perTx, budget);
-          const items = g.items.slice(from, to);
-          const batchJobs = g.jobs.slice(from, to);
-          const calls = g.calls.slice(from, to);
-          from = to;
-          const rounds = Object.fromEntries(batchJobs.map((j) => [j.ref, j.payload.round ?? 1]));
-          const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract: g.contract, items, rounds };
-          // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
-          const data = mintBatchCalldata(calls);
-          const metered = mintGasFor(calls);
-          const gas = sender.paced ? await estimatedGas(sender, g.contract as Address, data, metered) : metered;
-          meterPerGas = Number(metered) / Number(gas);
-          gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
-          recorded.push(
-            await commit(async (tx) => {
-              const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: g.contract as Address, data, gas });
-              // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
-              await tx
-                .updateTable('assets')
-                .set((eb) => ({
-                  mint_tx_id: r.id,
-                  mint_for_address: eb.selectFrom('wallets').select('wallets.address').whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').where('wallets.chain_id', '=', sender.chainId),
-                  updated_at: nowIso(),
-                }))
-                .where('uid', 'in', items.map((i) => i.asset_uid))
-                .execute();
-              await ctx.queue.completeMany(tx, batchJobs.map((j) => j.id));
-              return r;
-            }).then((c) => c.result),
-          );
-        }
-      }
-      sendRecorded();
-      if (waiting.length) await ctx.queue.deferMany(ctx.db, waiting, NO_ROOM_DEFER_MS);
+      const ready = await readyByCollection(ctx, jobs);
+      const run = new MintRun(ctx, sizing, perTx);
+      for (const [collectionUid, g] of ready) await run.recordGroup(collectionUid, g);
+      run.sendRecorded();
+      if (run.waiting.length) await ctx.queue.deferMany(ctx.db, run.waiting, NO_ROOM_DEFER_MS);
       // One batch ahead at most: a backlog is not all signed and held in memory ahead of the node.
-      const sent = Promise.all(sends);
+      const sent = Promise.all(run.sends);
       const before = previousBroadcast;
       previousBroadcast = sent;
       await before;
     },
   };
+}
+
+/** What the handler learns from each transaction for the next claim and the next transaction's size. */
+interface MintSizing {
+  /** The gas limit per token of the last mint transaction. */
+  gasPerToken: number;
+  /** The meter's gas per signed gas limit of the last mint transaction (see estimatedGas). */
+  meterPerGas: number;
+}
+
+/** The claimed jobs of one collection that can be minted now, with their assets and mint calls. */
+interface MintGroup {
+  contract: string;
+  jobs: Job<typeof MINT_JOB>[];
+  items: MintItem[];
+  calls: MintCall[];
+}
+
+/**
+ * The claimed jobs whose asset can be minted now, grouped by collection. The others are completed
+ * (already in a transaction, minted or gone) or deferred (no wallet yet, collection not deployed).
+ */
+async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): Promise<Map<string, MintGroup>> {
+  // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
+  const assets = await ctx.db
+    .selectFrom('assets')
+    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+    .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
+    .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'wallets.address as wallet_address', 'collections.status as collection_status', 'collections.contract_address', 'collections.chain_id'])
+    .where('assets.uid', 'in', jobs.map((j) => j.ref))
+    .execute();
+  const byUid = new Map(assets.map((a) => [a.uid, a]));
+  const done: number[] = [];
+  const ready = new Map<string, MintGroup>();
+  for (const job of jobs) {
+    const a = byUid.get(job.ref);
+    if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
+      done.push(job.id); // already in a transaction, minted or gone
+    } else if (!a.wallet_address) {
+      // Waits for the wallet job, which wakes this group when the wallet exists.
+      await ctx.db.transaction().execute(async (tx) => {
+        await requestWallet(ctx, tx, job.groupKey!, a.chain_id);
+        await ctx.queue.defer(tx, job.id, 5000);
+      });
+      ctx.queue.notify(WALLET_JOB);
+    } else if (a.collection_status !== 'deployed' || !a.contract_address) {
+      await ctx.queue.defer(ctx.db, job.id, 1000);
+    } else {
+      const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [] };
+      group.jobs.push(job);
+      group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
+      group.calls.push({ to: a.wallet_address as Address, tokenId: a.token_id, tokenUri: onChainUri(a.pending_token_uri) });
+      ready.set(a.collection_uid, group);
+    }
+  }
+  if (done.length) await ctx.queue.completeMany(ctx.db, done);
+  return ready;
+}
+
+/** One claim's mint transactions: recorded, then broadcast, as the chain's room allows. */
+class MintRun {
+  /** Recorded and not yet handed to the sender. */
+  private recorded: ChainTxRow[] = [];
+  /** Broadcasts under way. */
+  readonly sends: Promise<unknown>[] = [];
+  /** Jobs the chain had no room for in time. */
+  readonly waiting: number[] = [];
+  // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
+  // wait for the disk: the sender flushes them all at once before it broadcasts any.
+  private readonly commit: GroupCommit;
+
+  constructor(
+    private readonly ctx: ChainCtx,
+    private readonly sizing: MintSizing,
+    private readonly perTx: number,
+  ) {
+    this.commit = commitOf(ctx);
+  }
+
+  /**
+   * Not awaited: while the node mines these, the next batch is claimed and signed. The rows are
+   * committed, so a broadcast that fails or never happens is retried by the tracker.
+   */
+  sendRecorded(): void {
+    if (this.recorded.length) this.sends.push(this.ctx.sender.broadcast(this.recorded).catch((err) => this.ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')));
+    this.recorded = [];
+  }
+
+  /** Records a collection's ready jobs in transactions that fit the room; the rest wait (see `waiting`). */
+  async recordGroup(collectionUid: string, g: MintGroup): Promise<void> {
+    const sender = this.ctx.sender;
+    let from = 0;
+    while (from < g.calls.length) {
+      if (this.waiting.length) {
+        this.waiting.push(...g.jobs.slice(from).map((j) => j.id));
+        break;
+      }
+      // The room of the next block, as the transactions before this one left it.
+      // At least a token, and not a sliver of a block: a transaction has its own overhead and slot.
+      const first = BigInt(new MintGasMeter().total + new MintGasMeter().cost(g.calls[from]));
+      const least = first > MIN_TX_GAS ? first : bigMin(MIN_TX_GAS, sender.shareGas());
+      if (!sender.hasRoom(least)) {
+        // What is recorded goes out now: the room it takes frees only once it is in a block.
+        this.sendRecorded();
+        if (!(await sender.waitForRoom(least, ROOM_WAIT_MS))) {
+          this.waiting.push(...g.jobs.slice(from).map((j) => j.id));
+          break;
+        }
+      }
+      // The room is in gas limits as signed; the range is chosen with the meter, whose limit is
+      // `meterPerGas` times what a signed limit has been lately (see estimatedGas).
+      const budget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(sender.room().gas) * this.sizing.meterPerGas)));
+      const to = nextRangeByGas(g.calls, from, this.perTx, budget);
+      const batch = { items: g.items.slice(from, to), jobs: g.jobs.slice(from, to), calls: g.calls.slice(from, to) };
+      from = to;
+      this.recorded.push(await this.recordBatch(collectionUid, g.contract, batch));
+    }
+  }
+
+  /** Signs and records one mint transaction, with its assets marked and its jobs completed, in one commit. */
+  private async recordBatch(collectionUid: string, contract: string, batch: Omit<MintGroup, 'contract'>): Promise<ChainTxRow> {
+    const { ctx, sizing } = this;
+    const sender = ctx.sender;
+    const { items, jobs, calls } = batch;
+    const rounds = Object.fromEntries(jobs.map((j) => [j.ref, j.payload.round ?? 1]));
+    const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract, items, rounds };
+    // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
+    const data = mintBatchCalldata(calls);
+    const metered = mintGasFor(calls);
+    const gas = sender.paced ? await estimatedGas(sender, contract as Address, data, metered) : metered;
+    sizing.meterPerGas = Number(metered) / Number(gas);
+    sizing.gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
+    const committed = await this.commit(async (tx) => {
+      const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: contract as Address, data, gas });
+      // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
+      await tx
+        .updateTable('assets')
+        .set((eb) => ({
+          mint_tx_id: r.id,
+          mint_for_address: eb.selectFrom('wallets').select('wallets.address').whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').where('wallets.chain_id', '=', sender.chainId),
+          updated_at: nowIso(),
+        }))
+        .where('uid', 'in', items.map((i) => i.asset_uid))
+        .execute();
+      await ctx.queue.completeMany(tx, jobs.map((j) => j.id));
+      return r;
+    });
+    return committed.result;
+  }
 }
 
 /**
