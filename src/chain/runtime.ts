@@ -113,8 +113,8 @@ export class ChainRuntime {
     this.providers = new ProviderSet(spec.id, urls, {
       onStateChange: (p, previous) => {
         if (p.state === 'down') raise('chain.provider_down', { chain_id: spec.id, chain: spec.name, provider: p.provider, last_error: p.last_error, providers: urls.length });
-        else if (p.state === 'up' && previous === 'down') deps.log.info({ chain: spec.id, provider: p.provider }, 'JSON-RPC provider answers again');
-        else if (p.state === 'rate_limited') deps.log.debug({ chain: spec.id, provider: p.provider, retryAt: p.retry_at }, 'JSON-RPC provider rate limited');
+        else if (p.state === 'up' && previous === 'down') deps.log.info({ provider: p.provider }, 'JSON-RPC provider answers again');
+        else if (p.state === 'rate_limited') deps.log.debug({ provider: p.provider, retryAt: p.retry_at }, 'JSON-RPC provider rate limited');
       },
     });
     // The embedded node is this machine's own: a busy one is slow, not gone.
@@ -229,7 +229,13 @@ export class ChainRuntime {
 
   /** Reads the chain (fast, bounded) and judges it with the same rule as /health. */
   async refresh(): Promise<ChainVerdict> {
-    const [reading, lowWei] = await Promise.all([this.reading(), this.lowBalanceWei()]);
+    let [reading, lowWei] = await Promise.all([this.reading(), this.lowBalanceWei()]);
+    // The embedded chain is the service's own: an account short there (the chain restarted from an
+    // older saved state) is funded again, not reported.
+    if (this.spec.embedded && reading.reachable && fundingNeeds(reading).length) {
+      await this.sender.fundEmbeddedAccounts().catch(() => {});
+      reading = await this.reading();
+    }
     if (reading.reachable) this.sayFunding(reading);
     const verdict = judgeChain(reading, lowWei);
     this.verdict = verdict.ready && !this.forwarder && this.initialised ? { ...verdict, ready: false, reason: 'deploying the forwarder' } : verdict;
@@ -261,7 +267,7 @@ export class ChainRuntime {
         this.lowRelayers.add(a.address);
         raise('relayer.balance_low', { chain_id: this.spec.id, chain: this.spec.name, relayer: a.address, balance_wei: a.balance_wei, threshold_wei: lowWei.toString() });
       } else if (!a.low && this.lowRelayers.delete(a.address)) {
-        this.deps.log.info({ chain: this.spec.id, relayer: a.address, balanceWei: a.balance_wei }, 'relayer funded again');
+        this.deps.log.info({ relayer: a.address, balanceWei: a.balance_wei }, 'relayer funded again');
       }
     }
   }
@@ -318,7 +324,7 @@ export class ChainRuntime {
       if (this.short.get(n.address) === n.balance_wei) continue;
       this.short.set(n.address, n.balance_wei);
       this.deps.log.warn(
-        { chain: this.spec.id, address: n.address, role: n.role, balance_wei: n.balance_wei, needs_wei: n.needs_wei },
+        { address: n.address, role: n.role, balance_wei: n.balance_wei, needs_wei: n.needs_wei },
         `fund ${n.role} ${n.address} on chain ${this.spec.id} (${this.spec.name}): balance ${formatEther(n.balance_wei)}, needs at least ${formatEther(LOW_BALANCE_WEI.toString())} ${this.spec.currency}: ${n.why}` +
           ` (on a development chain: mintworks chain fund --chain ${this.spec.id})`,
       );
@@ -326,7 +332,7 @@ export class ChainRuntime {
     for (const address of [...this.short.keys()]) {
       if (now.has(address)) continue;
       this.short.delete(address);
-      this.deps.log.info({ chain: this.spec.id, address }, 'account funded');
+      this.deps.log.info({ address }, 'account funded');
     }
   }
 
