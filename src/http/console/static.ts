@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../../util/errors.js';
 
-export const CONSOLE_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/console');
+export const CONSOLE_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../build/console');
 
 /**
  * Scripts, styles and fonts come from this origin only; nothing inline, no eval. Images may also come
