@@ -275,11 +275,6 @@ function pooledAgent(u: URL, policy: OutboundPolicy): http.Agent {
   return pool.agent;
 }
 
-/** Closes every pooled connection (shutdown, tests). */
-export function closeOutboundPools(): void {
-  for (const p of pools.values()) p.agent.destroy();
-  pools.clear();
-}
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 

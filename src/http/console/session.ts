@@ -58,6 +58,3 @@ const crossSite = () => ApiError.client(403, 'cross_site_request', 'Console requ
 /** Failed sign-ins per client address (shared with every other check of the operator token). */
 export { OperatorAttempts as SignInThrottle } from '../kit/operator-attempts.js';
 
-export function setNoStore(reply: FastifyReply): void {
-  reply.header('cache-control', 'no-store');
-}
