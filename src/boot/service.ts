@@ -1,5 +1,8 @@
 // Composition root: config -> secrets -> store -> chain -> services -> workers + HTTP. `startService`
-// is what `npm start` runs and what the integration tests start (once per test file).
+// is what `npm start` runs and what the integration tests start (once per test file). It only wires: the
+// parts start in modules of their own beside it (chains.ts, workers.ts, http.ts, health.ts), and each
+// registers its stop on the Shutdown as it starts, so the order of the calls here is the start order and
+// its reverse the stop order.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
