@@ -89,47 +89,44 @@ const envSchema = z.object({
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
+type Env = z.output<typeof envSchema>;
+
 /**
- * The environment as the service sees it: checked, defaulted, then shaped into the config object. Config
- * (below) is inferred from this object, never written beside it: a field exists because it is built here
- * from checked variables, with the type they were checked to have.
+ * Settings that are only wrong together: the variable to change and why, as for a bad value. In the
+ * order they are checked, so the same environment is always refused with the same message.
  */
-export const configSchema = envSchema.transform((c, ctx) => {
-  // Settings that are only wrong together: one issue, named by the variable to change, as for a bad value.
-  const refuse = (variable: string, message: string) => {
-    ctx.issues.push({ code: 'custom', input: c, path: variable ? [variable] : [], message });
-    return z.NEVER;
-  };
-  if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET) return refuse('ALERT_WEBHOOK_SECRET', 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)');
-  if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return refuse('PINNING_SERVICE_TOKEN', 'required when PINNING_SERVICE_URL is set');
-  const publicUrl = trimSlashes(c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`);
+function conflictingSettings(c: Env): { variable: string; message: string } | null {
+  if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET) return { variable: 'ALERT_WEBHOOK_SECRET', message: 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)' };
+  if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return { variable: 'PINNING_SERVICE_TOKEN', message: 'required when PINNING_SERVICE_URL is set' };
   if (c.KEY_CUSTODY === 'pkcs11') {
     // With an HSM no key may come from the environment or DATA_DIR: that is the point of it.
-    if (c.MASTER_KEY) return refuse('MASTER_KEY', 'must not be set with KEY_CUSTODY=pkcs11 (the master key is wrapped by the HSM; see docs/custody.md)');
-    if (!c.PKCS11_MODULE) return refuse('PKCS11_MODULE', 'required with KEY_CUSTODY=pkcs11 (the path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so)');
-    if (!c.PKCS11_TOKEN_LABEL) return refuse('PKCS11_TOKEN_LABEL', 'required with KEY_CUSTODY=pkcs11');
-    if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return refuse('PKCS11_PIN', 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11');
+    if (c.MASTER_KEY) return { variable: 'MASTER_KEY', message: 'must not be set with KEY_CUSTODY=pkcs11 (the master key is wrapped by the HSM; see docs/custody.md)' };
+    if (!c.PKCS11_MODULE) return { variable: 'PKCS11_MODULE', message: 'required with KEY_CUSTODY=pkcs11 (the path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so)' };
+    if (!c.PKCS11_TOKEN_LABEL) return { variable: 'PKCS11_TOKEN_LABEL', message: 'required with KEY_CUSTODY=pkcs11' };
+    if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return { variable: 'PKCS11_PIN', message: 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11' };
   }
-  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return refuse('EMBEDDED_CHAIN', 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead');
-  let chains: ChainSpec[];
-  try {
-    chains = assembleChains(
-      {
-        embedded: c.EMBEDDED_CHAIN ?? !c.CHAIN_RPC_URL,
-        chainId: c.CHAIN_ID,
-        chainName: c.CHAIN_NAME,
-        chainRpcUrl: c.CHAIN_RPC_URL?.map(trimSlashes),
-        explorerUrl: trimSlashes(c.EXPLORER_URL ?? `${publicUrl}/explorer`),
-        confirmations: c.CHAIN_CONFIRMATIONS,
-        maxFeeGwei: c.CHAIN_MAX_FEE_GWEI,
-      },
-      c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS, c.CHAIN_MAX_FEE_GWEI) : [],
-    );
-  } catch (err) {
-    // Its message names the variable itself (`CHAINS[1].rpc: ...`).
-    if (err instanceof ChainConfigError) return refuse('', err.message);
-    throw err;
-  }
+  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return { variable: 'EMBEDDED_CHAIN', message: 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead' };
+  return null;
+}
+
+/** The chains served, the default one first; throws ChainConfigError naming the variable that is wrong. */
+function chainsOf(c: Env, publicUrl: string): ChainSpec[] {
+  return assembleChains(
+    {
+      embedded: c.EMBEDDED_CHAIN ?? !c.CHAIN_RPC_URL,
+      chainId: c.CHAIN_ID,
+      chainName: c.CHAIN_NAME,
+      chainRpcUrl: c.CHAIN_RPC_URL?.map(trimSlashes),
+      explorerUrl: trimSlashes(c.EXPLORER_URL ?? `${publicUrl}/explorer`),
+      confirmations: c.CHAIN_CONFIRMATIONS,
+      maxFeeGwei: c.CHAIN_MAX_FEE_GWEI,
+    },
+    c.CHAINS ? parseChainsVar(c.CHAINS, publicUrl, c.CHAIN_CONFIRMATIONS, c.CHAIN_MAX_FEE_GWEI) : [],
+  );
+}
+
+/** Where the service lives: its address, its directory and its database. */
+function placeSettings(c: Env, publicUrl: string) {
   return {
     port: c.PORT,
     host: c.HOST,
@@ -138,6 +135,11 @@ export const configSchema = envSchema.transform((c, ctx) => {
     /** PUBLIC_URL was given (else publicUrl is derived from HOST:PORT, or the installation's recorded one is used). */
     publicUrlSet: c.PUBLIC_URL !== undefined,
     databaseUrl: c.DATABASE_URL,
+  };
+}
+
+function chainSettings(c: Env, chains: ChainSpec[]) {
+  return {
     /** The first of CHAIN_RPC_URL's providers (the others are in `chains`). */
     chainRpcUrl: c.CHAIN_RPC_URL?.[0],
     anvilPort: c.ANVIL_PORT,
@@ -147,15 +149,24 @@ export const configSchema = envSchema.transform((c, ctx) => {
     explorerUrl: chains[0].explorer,
     /** Every chain served, the default one first (see src/chain/chains.ts). */
     chains,
+  };
+}
+
+/** The secrets: the keys' custody and the operator's token. */
+function secretSettings(c: Env) {
+  return {
     masterKeyHex: c.MASTER_KEY,
     /** Where keys live (docs/custody.md): `local` (MASTER_KEY or DATA_DIR/master.key) or `pkcs11` (an HSM). */
     keyCustody: c.KEY_CUSTODY,
     /** The PKCS#11 token: needed with KEY_CUSTODY=pkcs11, and by `mintworks keys migrate --to pkcs11`. */
     pkcs11: c.PKCS11_MODULE && c.PKCS11_TOKEN_LABEL ? { module: c.PKCS11_MODULE, tokenLabel: c.PKCS11_TOKEN_LABEL, pin: c.PKCS11_PIN, pinFile: c.PKCS11_PIN_FILE } : undefined,
     operatorToken: c.OPERATOR_TOKEN,
-    logLevel: c.LOG_LEVEL,
-    /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */
-    logFormat: c.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+  };
+}
+
+/** How the work is done: minting, which parts run in this process and in which threads, what is kept. */
+function workSettings(c: Env) {
+  return {
     relayerCount: c.RELAYER_COUNT,
     mintBatchSize: c.MINT_BATCH_SIZE,
     /**
@@ -181,6 +192,12 @@ export const configSchema = envSchema.transform((c, ctx) => {
     /** GET /asset/<uid> answers kept in memory while their asset is unchanged (0: always read the database). */
     assetCacheEntries: c.ASSET_CACHE_ENTRIES,
     demoApp: c.DEMO_APP,
+  };
+}
+
+/** What the service fetches and where it publishes files. */
+function outboundSettings(c: Env) {
+  return {
     /** Lifts the SSRF guard of outbound requests (webhooks, image fetches): development and tests only. */
     outboundAllowPrivate: c.OUTBOUND_ALLOW_PRIVATE,
     /** Largest image fetched for store_image_on_ipfs (bytes). */
@@ -190,6 +207,12 @@ export const configSchema = envSchema.transform((c, ctx) => {
     /** IPFS Pinning Service API base URL and its bearer token: production Apps' CIDs are pinned there. */
     pinningServiceUrl: c.PINNING_SERVICE_URL === undefined ? undefined : trimSlashes(c.PINNING_SERVICE_URL),
     pinningServiceToken: c.PINNING_SERVICE_TOKEN,
+  };
+}
+
+/** What a client may ask of the API, and whose forwarded address is believed. */
+function requestLimits(c: Env) {
+  return {
     /** Requests per minute per API key on /v1; 0 = no limit. */
     rateLimit: c.RATE_LIMIT,
     /** Failed authentications per minute per client address on /v1; 0 = no limit. */
@@ -198,6 +221,41 @@ export const configSchema = envSchema.transform((c, ctx) => {
     operatorAuthFailures: c.OPERATOR_AUTH_FAILURES,
     /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
     trustProxy: c.TRUST_PROXY ?? [],
+  };
+}
+
+/**
+ * The environment as the service sees it: checked, defaulted, then shaped into the config object. Config
+ * (below) is inferred from this object, never written beside it: a field exists because it is built here
+ * from checked variables, with the type they were checked to have. The groups keep the fields' order.
+ */
+export const configSchema = envSchema.transform((c, ctx) => {
+  // One issue, named by the variable to change, as for a bad value.
+  const refuse = (variable: string, message: string) => {
+    ctx.issues.push({ code: 'custom', input: c, path: variable ? [variable] : [], message });
+    return z.NEVER;
+  };
+  const conflict = conflictingSettings(c);
+  if (conflict) return refuse(conflict.variable, conflict.message);
+  const publicUrl = trimSlashes(c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`);
+  let chains: ChainSpec[];
+  try {
+    chains = chainsOf(c, publicUrl);
+  } catch (err) {
+    // Its message names the variable itself (`CHAINS[1].rpc: ...`).
+    if (err instanceof ChainConfigError) return refuse('', err.message);
+    throw err;
+  }
+  return {
+    ...placeSettings(c, publicUrl),
+    ...chainSettings(c, chains),
+    ...secretSettings(c),
+    logLevel: c.LOG_LEVEL,
+    /** `pretty`: one readable line per entry (the default on a terminal); `json`: one JSON object per line. */
+    logFormat: c.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+    ...workSettings(c),
+    ...outboundSettings(c),
+    ...requestLimits(c),
     /** Per JSON-RPC call and provider, before the call goes to the chain's next provider (a CHAINS entry's `rpcTimeoutMs` overrides it). */
     rpcTimeoutMs: c.CHAIN_RPC_TIMEOUT_MS,
     /** Operator alerts (low relayer balance, a provider down, fees over the ceiling, a stuck transaction), signed with the secret. */

@@ -1,0 +1,48 @@
+// The workers of a process that runs them (WORKERS): the job handlers that have no chain of their own
+// (the chains' own run in their chain work), webhook deliveries, PostgreSQL wake-ups and retention.
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Core } from './open-core.js';
+import type { Shutdown } from './shutdown.js';
+import type { Ctx } from '../services/context.js';
+import { WorkerPool } from '../jobs/worker.js';
+import { CHAIN_JOB_KINDS, kindOn } from '../jobs/kinds.js';
+import { isChainUnreachable } from '../chain/unreachable.js';
+import { walletJobHandler } from '../services/users/wallets.js';
+import { prepareJobHandler } from '../services/assets/prepare-job.js';
+import { publishJobHandler } from '../metadata/publish.js';
+import { Pruner } from '../services/retention.js';
+import { webhookDispatcher } from '../webhooks/index.js';
+import { PgChanges } from '../store/postgres/changes.js';
+
+export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown, isPostgres: boolean): Promise<void> {
+  const handlers = [
+    walletJobHandler(ctx),
+    prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
+    publishJobHandler(ctx), // optional IPFS node / pinning service
+  ];
+  // Where one process runs every worker (SQLite), what was running belonged to a previous run of
+  // them. By kind, so that the claim index finds them.
+  const kinds = [...handlers.map((h) => h.kind), ...config.chains.flatMap((c) => CHAIN_JOB_KINDS.map((k) => kindOn(ctx, k, c.id)))];
+  await core.queue.releaseAbandoned(kinds);
+  const workers = new WorkerPool(core.queue, log.child({ component: 'worker' }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
+  workers.start(handlers);
+  shutdown.add(() => workers.stop());
+  const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
+  webhooks.start();
+  shutdown.add(() => webhooks.stop());
+  if (isPostgres) {
+    // Work other processes insert wakes these workers at once (migration 019), not at the next poll.
+    const signals = core.queue.signals;
+    const wakeups = new PgChanges(config.databaseUrl!, log.child({ component: 'wakeups' }), {
+      changes: false,
+      onWake: (kind) => (kind === '*' ? signals.eventNames().forEach((k) => signals.emit(k)) : void signals.emit(kind)),
+    });
+    await wakeups.start();
+    shutdown.add(() => wakeups.stop());
+  }
+  const pruner = new Pruner(ctx, config.retentionDays, log.child({ component: 'retention' }));
+  pruner.start();
+  shutdown.add(() => pruner.stop());
+}
