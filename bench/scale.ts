@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { type Store } from '../src/store/db.js';
+import type { Store } from '../src/store/db.js';
 import { openStore } from '../src/store/open.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { pruneOnce } from '../src/services/retention.js';

@@ -51,7 +51,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: st
   } catch {
     json = null;
   }
-  if (res.ok && json && json.success) return json.data as T;
+  if (res.ok && json?.success) return json.data as T;
   const d = json?.error?.detail;
   const details: ErrorDetail[] = Array.isArray(d) ? d : d ? [d] : [{ code: 'http_' + res.status, message: `Request failed (${res.status}).` }];
   if (res.status === 401 && path !== '/session') for (const fn of signedOutListeners) fn();

@@ -300,7 +300,8 @@ export class ProviderSet {
     p.lastError = `${f.kind}: ${shortError(err)}`;
     if (f.kind === 'http_429') {
       p.avoidUntil = Date.now() + (f.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS);
-      return this.setState(p, 'rate_limited');
+      this.setState(p, 'rate_limited');
+      return;
     }
     p.failures++;
     p.avoidUntil = Date.now() + Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (p.failures - 1));

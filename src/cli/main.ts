@@ -126,7 +126,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
   .option('--description <text>', 'description', text(2000))
   .addOption(chainOption())
   .action((o) =>
-    withCtx(async (ctx, config) => {
+    withCtx(async (ctx, _config) => {
       const input: NewCollection = { name: o.name, symbol: o.symbol, editable: o.editable, description: o.description ?? null, chain_id: o.chain ?? null };
       const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input);
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
@@ -192,7 +192,7 @@ leaf(reward, 'create', 'create an ERC-20 reward (deployed by the running service
   .option('--description <text>', 'description', text(2000))
   .addOption(chainOption())
   .action((o) =>
-    withCtx(async (ctx, config) => {
+    withCtx(async (ctx, _config) => {
       return rewardCreate(ctx, o);
     }),
   );

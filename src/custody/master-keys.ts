@@ -7,7 +7,7 @@
 // service learns of a rotation (src/custody/rotation.ts) without a restart.
 import { randomBytes } from 'node:crypto';
 import type { Db, DbOrTx } from '../store/db.js';
-import { ROOT_KEY_ID, SecretBox } from '../util/secretbox.js';
+import { ROOT_KEY_ID, type SecretBox } from '../util/secretbox.js';
 import type { Hsm } from './hsm.js';
 
 export const MASTER_KEY_PREFIX = 'master_key:';

@@ -32,5 +32,5 @@ export class ExactNumber {
 /** JSON.stringify, with every ExactNumber written as its literal. */
 export function stringifyExact(value: unknown): string {
   const s = JSON.stringify(value);
-  return s !== undefined && s.includes(WRITTEN) ? s.replace(UNQUOTE, '$1') : s;
+  return s?.includes(WRITTEN) ? s.replace(UNQUOTE, '$1') : s;
 }

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { isAddress, isHash, parseAbi, type Address, type Hex, type PublicClient } from 'viem';
 import type { Ctx } from '../services/context.js';
 import { errorBody } from '../util/errors.js';
-import { escape, page, sendHtml, wantsHtml } from './kit/html-page.js';
+import { escapeHtml, page, sendHtml, wantsHtml } from './kit/html-page.js';
 
 const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)']);
 
@@ -25,7 +25,7 @@ function chainExplorer(app: FastifyInstance<any, any, any, any, any>, prefix: st
   const answer = (req: any, reply: any, title: string, data: Record<string, unknown>, link: Record<string, string> = {}) => {
     if (!wantsHtml(req.headers.accept)) return data;
     const rows = Object.entries(data).map(([k, v]): [string, string | null, string | undefined] => [k, v === null || v === undefined ? null : String(v), link[k]]);
-    return sendHtml(reply, page(title, rows, `Chain ${chain.id} (${escape(chain.name)}). The same data as JSON: request it without <code>Accept: text/html</code>.`));
+    return sendHtml(reply, page(title, rows, `Chain ${chain.id} (${escapeHtml(chain.name)}). The same data as JSON: request it without <code>Accept: text/html</code>.`));
   };
   app.get<{ Params: { address: string } }>(`${prefix}/address/:address`, { schema: { hide: true } }, async (req, reply) => {
     const address = req.params.address;

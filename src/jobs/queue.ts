@@ -3,7 +3,7 @@
 // Workers claim jobs with a lease; a crashed worker's jobs are claimed again once the lease runs out.
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
-import { type Db, type DbOrTx, type Dialect } from '../store/db.js';
+import type { Db, DbOrTx, Dialect } from '../store/db.js';
 import { insertRows } from '../store/inserts.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Insertable, Selectable } from 'kysely';
@@ -23,6 +23,7 @@ export interface Job<K extends JobKind = JobKind> {
 }
 
 /** A kind whose payload has no required field may leave it out (it is stored as `{}`). */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends P` is the test for "every field of P is optional".
 type PayloadOf<K extends JobKind> = {} extends JobPayloads[K] ? { payload?: JobPayloads[K] } : { payload: JobPayloads[K] };
 
 export type EnqueueOptions<K extends JobKind = JobKind> = {
@@ -105,11 +106,10 @@ export class JobQueue {
    * (`asset.mint` -> that chain's mint kind), everything else is this queue itself.
    */
   mapped(kindOf: (kind: JobKind) => string): JobQueue {
-    const base = this;
-    const view = Object.create(base) as JobQueue;
+    const view = Object.create(this) as JobQueue;
     view.storedKind = kindOf;
     // A wake-up names a job kind or another signal (webhooks): only job kinds are mapped.
-    view.notify = (kind) => base.notify(isJobKind(kind) ? kindOf(kind) : kind);
+    view.notify = (kind) => this.notify(isJobKind(kind) ? kindOf(kind) : kind);
     return view;
   }
 

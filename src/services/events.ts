@@ -1,6 +1,6 @@
 // Events are written in the same transaction as the state change that causes them; the webhook
 // dispatcher delivers them later (at least once, with this stable id).
-import { type DbOrTx } from '../store/db.js';
+import type { DbOrTx } from '../store/db.js';
 import { insertRowsTogether } from '../store/inserts.js';
 import type { EventType } from '../domain/events.js';
 import { newEventId } from '../util/ids.js';

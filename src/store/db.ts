@@ -1,6 +1,6 @@
 // The store's vocabulary: the database handle and transaction types, the Store every process opens
 // (store/open.ts picks SQLite or PostgreSQL), group commits, and what both databases answer alike.
-import { Kysely, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import type { ChangeFeed } from './row-versions.js';

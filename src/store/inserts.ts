@@ -2,7 +2,7 @@
 import { CompiledQuery, type Insertable, PostgresAdapter, sql, } from 'kysely';
 import type { Database } from './schema.js';
 import { prepareByName, } from './postgres/prepared.js';
-import { type DbOrTx, } from './db.js';
+import type { DbOrTx, } from './db.js';
 
 /**
  * Insert texts kept per database: SQLite's by table, columns and row count (the common group sizes),

@@ -9,7 +9,7 @@
 // `disabled` and sent when it is enabled again, if that is within their 72 hours.
 import type { Insertable, Selectable } from 'kysely';
 import type { InfraCtx } from '../util/infra-context.js';
-import { type DbOrTx } from '../store/db.js';
+import type { DbOrTx } from '../store/db.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
 import { isoOfMs } from './message.js';

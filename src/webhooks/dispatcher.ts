@@ -27,7 +27,7 @@ import type { InfraCtx } from '../util/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
-import { outboundRequest, OutboundBlockedError, type OutboundPolicy } from '../net/outbound.js';
+import { OutboundBlockedError, } from '../net/outbound.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';

@@ -40,5 +40,6 @@ export function describeError(err: unknown): string {
 
 /** PostgreSQL text cannot hold NUL; a response body might. */
 export function clean(s: string | null): string | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what must be replaced.
   return s === null ? null : s.replace(/\u0000/g, '\uFFFD');
 }

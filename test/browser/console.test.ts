@@ -49,7 +49,7 @@ async function assertLabelled(page: Page, where: string): Promise<void> {
     const named = (el: Element): boolean => {
       if (el.getAttribute('aria-label')?.trim()) return true;
       const by = el.getAttribute('aria-labelledby');
-      if (by && by.split(/\s+/).some((id) => document.getElementById(id)?.textContent?.trim())) return true;
+      if (by?.split(/\s+/).some((id) => document.getElementById(id)?.textContent?.trim())) return true;
       if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) {
         return !!el.labels && [...el.labels].some((l) => l.textContent?.trim());
       }

@@ -346,7 +346,7 @@ describe('MintworksCollection + MintworksForwarder', () => {
     t.diagnostic(`setTokenCID gas: ${Object.entries(gas).map(([k, g]) => `${k} ${g}`).join(', ')}`);
 
     let r = await send(editableCollection, Collection.abi, 'refreshMetadata', [7n]);
-    let logs = parseEventLogs({ abi: Collection.abi, logs: r.logs, eventName: 'MetadataUpdate' });
+    const logs = parseEventLogs({ abi: Collection.abi, logs: r.logs, eventName: 'MetadataUpdate' });
     assert.deepEqual(logs[0]!.args, { _tokenId: 7n });
 
     const { digest } = cidArg(rawDoc);

@@ -69,7 +69,7 @@ export class ApiClient {
     }
     const res = await fetch(`${this.base}${p}`, { method, headers: h, body: payload });
     const raw = await res.text();
-    let parsed: any = undefined;
+    let parsed: any ;
     try {
       parsed = raw ? JSON.parse(raw) : undefined;
     } catch {

@@ -154,7 +154,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
             const base = isAdmin ? `${t.svc.url}/admin/v1` : t.base;
             const params: any[] = op.parameters ?? [];
             const url = (pathValues: Record<string, string>, query: Record<string, string> = {}) => {
-              let p = template.replace(/^\/(admin\/)?v1/, '').replace(/\{(\w+)\}/g, (_: string, n: string) => encodeURIComponent(pathValues[n] ?? '123456789012'));
+              const p = template.replace(/^\/(admin\/)?v1/, '').replace(/\{(\w+)\}/g, (_: string, n: string) => encodeURIComponent(pathValues[n] ?? '123456789012'));
               const q = new URLSearchParams(query).toString();
               return q ? `${p}?${q}` : p;
             };

@@ -1,7 +1,7 @@
 // The console's sessions, sign-in throttle, cursors and row views, without a server.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SignInThrottle, sessionCookie } from '../../src/http/console/session.js';

@@ -3,7 +3,7 @@
 // counts and again from the kept text; several tables in one go (insertRowsTogether).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { insertRows, insertRowsTogether } from '../../src/store/inserts.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';

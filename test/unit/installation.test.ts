@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { agreeOnInstallation, InstallationMismatchError, installationSettings, setPublicUrl } from '../../src/services/installation.js';

@@ -56,6 +56,7 @@ describe('JSON bodies', () => {
     assert.equal((parseJsonBody(String.raw`{"amount":"x","am\u006funt":1.0000000000000000001}`, amount) as { amount: unknown }).amount, '1.0000000000000000001');
     // arrays and scalars at the top level are left alone
     assert.deepEqual(parseJsonBody('[1.0000000000000000001]', amount), [1]);
+    // biome-ignore lint/correctness/noPrecisionLoss: the double a plain JSON.parse gives is what is compared.
     assert.equal(parseJsonBody('12345678901234567890', amount), 12345678901234567890);
   });
 

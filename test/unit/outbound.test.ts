@@ -134,7 +134,7 @@ describe('outboundRequest', () => {
   let server: http.Server;
   let port = 0;
   let hits: string[] = [];
-  let hanging: http.ServerResponse[] = [];
+  const hanging: http.ServerResponse[] = [];
 
   before(async () => {
     server = http.createServer((req, res) => {

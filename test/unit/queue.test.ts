@@ -1,7 +1,7 @@
 // The durable job queue on a real SQLite database: claim with a lease, complete, defer, retry, expiry.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { JobQueue } from '../../src/jobs/queue.js';

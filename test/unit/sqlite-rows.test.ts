@@ -3,7 +3,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { tempDir } from '../helpers/env.js';
 

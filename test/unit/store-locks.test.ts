@@ -2,7 +2,7 @@
 // (its transactions hold the whole database) and the query still runs there.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { lockForShare, lockForUpdate, skipLocked, workersInOneProcess } from '../../src/store/locks.js';

@@ -113,10 +113,10 @@ describe('CLI values', () => {
 describe('readable log lines', () => {
   it('time, level, component, message and fields; the err stack on its own lines', () => {
     const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2025, 0, 1, 12, 30, 5, 7), pid: 1, hostname: 'h', component: 'http', msg: 'request', method: 'GET', url: '/v1/user?<redacted>', note: 'two words' }));
-    assert.match(line, /^\d\d:\d\d:05\.007  WARN   http  request  method=GET url=\/v1\/user\?<redacted> note="two words"\n$/);
+    assert.match(line, /^\d\d:\d\d:05\.007 {2}WARN {3}http {2}request {2}method=GET url=\/v1\/user\?<redacted> note="two words"\n$/);
     assert.doesNotMatch(line, /pid|hostname/);
     const err = prettyLine(JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at x' } }));
-    assert.match(err, /ERROR  failed  err=boom\n    Error: boom\n        at x\n$/);
+    assert.match(err, /ERROR {2}failed {2}err=boom\n {4}Error: boom\n {8}at x\n$/);
     assert.equal(prettyLine('not json'), 'not json\n');
   });
   it('LOG_FORMAT picks json or pretty; a bad value is refused naming it', () => {

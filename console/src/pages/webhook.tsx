@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiFailure, get, post, put, qs } from '../api';
+import { type ApiFailure, get, post, put, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import type { DeliveryRow, Page, WebhookConfig, WebhookSettings } from '../../../src/services/console/types';

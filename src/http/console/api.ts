@@ -27,7 +27,7 @@ import { bearer, operatorAttempts } from '../kit/operator-attempts.js';
 import { ok, type App } from '../kit/route-kit.js';
 import { recordAudit } from '../../services/audit.js';
 import { ConsoleSessions } from '../../services/console/sessions.js';
-import { SESSION_COOKIE, SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';
+import { SESSION_COOKIE, type SignInThrottle, assertSameOrigin, clearedCookie, readCookie, sessionCookie } from './session.js';
 import { consoleActor, type ConsoleApiDeps, type ConsolePage } from './kit.js';
 import { appPages } from './apps.js';
 import { userPages } from './users.js';

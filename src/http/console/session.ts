@@ -1,7 +1,7 @@
 // Console sessions over HTTP: signing in with the operator token gives the browser a random session id in
 // an HttpOnly, SameSite=Strict cookie (Secure when PUBLIC_URL is https) scoped to /console; the server
 // side of a session is services/console/sessions.ts. Also the console's same-origin check.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../util/errors.js';
 
 export const SESSION_COOKIE = 'mw_console';

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 
-export const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 /** A browser asks for a page; scripts get JSON. */
 export const wantsHtml = (accept: string | undefined) => /\btext\/html\b/i.test(accept ?? '');
 
@@ -22,8 +22,8 @@ export function sendHtml(reply: FastifyReply, html: string): FastifyReply {
 
 /** A small self-contained page (no script, no external resource) for a browser. */
 export function page(title: string, rows: [label: string, text: string | null, href?: string][], note = ''): string {
-  const cell = (v: string | null, href?: string) => (v === null ? '<em>none</em>' : href ? `<a href="${escape(href)}"><code>${escape(v)}</code></a>` : `<code>${escape(v)}</code>`);
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title === 'Mintworks' ? title : `${title} · Mintworks`)}</title>
+  const cell = (v: string | null, href?: string) => (v === null ? '<em>none</em>' : href ? `<a href="${escapeHtml(href)}"><code>${escapeHtml(v)}</code></a>` : `<code>${escapeHtml(v)}</code>`);
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title === 'Mintworks' ? title : `${title} · Mintworks`)}</title>
 <style>${STYLE}</style></head>
-<body><h1>${escape(title)}</h1><table>${rows.map(([k, v, href]) => `<tr><th>${escape(k)}</th><td>${cell(v, href)}</td></tr>`).join('')}</table>${note ? `<p>${note}</p>` : ''}</body></html>`;
+<body><h1>${escapeHtml(title)}</h1><table>${rows.map(([k, v, href]) => `<tr><th>${escapeHtml(k)}</th><td>${cell(v, href)}</td></tr>`).join('')}</table>${note ? `<p>${note}</p>` : ''}</body></html>`;
 }

@@ -1,7 +1,7 @@
 // The mint job: accepted assets are minted in batches (one chain transaction for many assets of a
 // collection), confirmed from the receipt's Transfer logs.
 import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -17,10 +17,7 @@ import { assetView } from '../views.js';
 import { requestWallet } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';
-import type { Database } from '../../store/schema.js';
 import { CANCELLED_REASON } from '../../chain/cancel.js';
-import { ApiError } from '../../util/errors.js';
-import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 
 const MAX_MINT_ROUNDS = 5;
 
@@ -121,7 +118,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
   const ready = new Map<string, MintGroup>();
   for (const job of jobs) {
     const a = byUid.get(job.ref);
-    if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
+    if (a?.mint_status !== 'pending' || a.mint_tx_id !== null) {
       done.push(job.id); // already in a transaction, minted or gone
     } else if (!a.wallet_address) {
       // Waits for the wallet job, which wakes this group when the wallet exists.

@@ -34,7 +34,7 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment', 'collections.chain_id'])
       .where('assets.uid', '=', job.ref)
       .executeTakeFirst();
-    if (!a || a.mint_status !== 'pending' || a.mint_tx_id !== null) {
+    if (a?.mint_status !== 'pending' || a.mint_tx_id !== null) {
       await ctx.queue.complete(ctx.db, job.id); // gone, failed or already minting
       return;
     }

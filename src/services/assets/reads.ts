@@ -3,7 +3,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import type { Ctx } from '../context.js';
-import { type DbOrTx } from '../../store/db.js';
+import type { DbOrTx } from '../../store/db.js';
 import { precompiled } from '../../store/precompiled.js';
 import { ApiError } from '../../util/errors.js';
 import { assetView } from '../views.js';

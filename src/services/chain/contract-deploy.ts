@@ -2,7 +2,7 @@
 // and recorded with the job's completion, broadcast after the commit; its outcome marks the record
 // deployed (with the address from the receipt) or queues the deployment again.
 import { getAddress, type Address, type Hex } from 'viem';
-import type { ChainCtx, Ctx } from '../context.js';
+import type { ChainCtx, } from '../context.js';
 import type { Tx } from '../../store/db.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';

@@ -72,13 +72,13 @@ export class ChainIndexer {
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
     const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
     if (head < 0n) return false;
-    let cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', this.cursorName).executeTakeFirst();
+    const cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', this.cursorName).executeTakeFirst();
     if (!cursor) {
       const b = await client.getBlock({ blockNumber: head });
       await this.saveCursor(head, b.hash);
       return false;
     }
-    let from = BigInt(cursor.block_number);
+    const from = BigInt(cursor.block_number);
     // Is the block under the cursor still the one we read? If not, the chain changed beneath us.
     const atCursor = from <= head ? await client.getBlock({ blockNumber: from }).catch(() => null) : null;
     if (!atCursor || atCursor.hash !== cursor.block_hash) {

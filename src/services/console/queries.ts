@@ -1,7 +1,6 @@
 // The console's reads: lists with keyset pagination (newest first, a cursor instead of an offset, so a
 // page costs the same on the first page and the thousandth), an App's counts and activity, and the
 // detail page of a user (assets: assets.ts). Writes go through the services the API uses.
-import { getAddress } from 'viem';
 import { sql, } from 'kysely';
 import type { Ctx } from '../context.js';
 import { ApiError } from '../../util/errors.js';
@@ -123,7 +122,6 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
 
 // -------------------------------------------------------------------------------------------- users
 
-const checksum = (a: string) => getAddress(a);
 
 function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
   const v = userView(u, wallets, ctx.config);

@@ -43,7 +43,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
       const shared = new Map<string, (typeof groups)[number]>();
       for (const job of jobs) {
         const a = byUid.get(job.ref);
-        if (!a || a.status !== 'pending' || a.tx_id !== null) {
+        if (a?.status !== 'pending' || a.tx_id !== null) {
           await ctx.queue.complete(ctx.db, job.id); // done, failed, gone, or already in a transaction
           continue;
         }
@@ -88,7 +88,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
     async onDead(job, error) {
       await ctx.db.transaction().execute(async (tx) => {
         const a = await tx.selectFrom('allocations').selectAll().where('uid', '=', job.ref).executeTakeFirst();
-        if (!a || a.status !== 'pending' || a.tx_id !== null) return;
+        if (a?.status !== 'pending' || a.tx_id !== null) return;
         const reward = (await lockReward(ctx, tx, a.reward_uid, 'update'))!;
         await failAllocation(ctx, tx, reward, a, `not sent to the chain: ${error}`);
       });

@@ -5,7 +5,7 @@ import type { Tx } from '../../store/db.js';
 import { lockForShare, lockForUpdate } from '../../store/locks.js';
 import { ApiError } from '../../util/errors.js';
 import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
-import { type Ledger } from '../../domain/rewards.js';
+import type { Ledger } from '../../domain/rewards.js';
 import type { RewardRow } from './views.js';
 
 

@@ -1,6 +1,6 @@
 // Withdrawal of what a reward still holds to its withdraw_receiver, after what was accepted before it.
 import { encodeFunctionData, parseEventLogs, type Address } from 'viem';
-import type { ChainCtx, Ctx } from '../context.js';
+import type { ChainCtx, } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -24,7 +24,7 @@ export function withdrawJobHandler(ctx: ChainCtx): JobHandler<typeof WITHDRAW_JO
     async handle(jobs) {
       for (const job of jobs) {
         const r = await ctx.db.selectFrom('rewards').selectAll().where('uid', '=', job.ref).executeTakeFirst();
-        if (!r || r.withdraw_status !== 'requested' || r.withdraw_tx_id !== null) {
+        if (r?.withdraw_status !== 'requested' || r.withdraw_tx_id !== null) {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }

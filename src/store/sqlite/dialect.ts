@@ -1,8 +1,8 @@
 // Kysely's SQLite dialect made durable and lock-aware: BEGIN IMMEDIATE, a WAL flush after each commit,
 // row-lock clauses left out, and SQLITE_BUSY waited for without blocking the event loop.
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { CompiledQuery, SqliteDialect, SqliteDriver, SqliteQueryCompiler, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, } from 'kysely';
-import { SqliteChanges } from './changes.js';
+import type { SqliteChanges } from './changes.js';
 import { goesFirst, writeTurns, type WriteTurns } from '../write-turns.js';
 import type { WalSync } from './wal.js';
 import type { CachedStatements } from './statements.js';

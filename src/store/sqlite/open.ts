@@ -7,7 +7,7 @@ import { Kysely, } from 'kysely';
 import type { Database } from '../schema.js';
 import { SqliteChanges } from './changes.js';
 import { rowVersions, type ChangeFeed } from '../row-versions.js';
-import { type Checkpoints, type Store, } from '../db.js';
+import type { Checkpoints, Store, } from '../db.js';
 import { startCheckpointer, WalSync } from './wal.js';
 import { withStatementCache } from './statements.js';
 import { DurableSqliteDialect } from './dialect.js';

@@ -1,5 +1,5 @@
 // Prepared statements of a SQLite connection, kept by their SQL text.
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 
 /**
  * Kysely's SQLite driver prepares every statement anew (parsing and planning it each time). The service

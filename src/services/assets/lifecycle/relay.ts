@@ -34,7 +34,7 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
         const row = action === 'transfer'
           ? await ctx.db.selectFrom('transfers').selectAll().where('uid', '=', job.ref).executeTakeFirst()
           : await ctx.db.selectFrom('burns').selectAll().where('uid', '=', job.ref).executeTakeFirst();
-        if (!row || row.status !== 'pending') {
+        if (row?.status !== 'pending') {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }
