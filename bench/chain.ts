@@ -28,7 +28,14 @@ const SPIKE_GWEI = BigInt(process.env.BENCH_SPIKE_GWEI ?? 150);
 const GWEI = 10n ** 9n;
 const LEGACY = process.env.BENCH_CHAIN_LEGACY === '1';
 
-interface Scenario { name: string; spike: boolean; reorg?: boolean; maxFeeGwei: number; blockGasShare?: number; confirmations: number }
+interface Scenario {
+  name: string;
+  spike: boolean;
+  reorg?: boolean;
+  maxFeeGwei: number;
+  blockGasShare?: number;
+  confirmations: number;
+}
 const SCENARIOS: Record<string, Scenario> = {
   spike: { name: 'spike', spike: true, reorg: true, maxFeeGwei: 1000, confirmations: 0 },
   wait: { name: 'wait', spike: true, maxFeeGwei: 50, confirmations: 0 },
@@ -38,7 +45,9 @@ const SCENARIOS: Record<string, Scenario> = {
 const transferEvent = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)');
 
 async function startAnvil(port: number): Promise<ChildProcess> {
-  const child = spawn(anvilBinaryPath(), ['--port', String(port), '--chain-id', String(CHAIN_ID), '--block-time', '2', '--gas-limit', '30000000', '--silent'], { stdio: 'ignore' });
+  const child = spawn(anvilBinaryPath(), ['--port', String(port), '--chain-id', String(CHAIN_ID), '--block-time', '2', '--gas-limit', '30000000', '--silent'], {
+    stdio: 'ignore',
+  });
   const rpc = createPublicClient({ transport: http(`http://127.0.0.1:${port}`) });
   await waitFor('anvil', async () => (await rpc.getChainId().catch(() => null)) === CHAIN_ID, 30_000, 100);
   return child;
@@ -49,7 +58,13 @@ async function run(s: Scenario): Promise<void> {
   const anvil = await startAnvil(anvilPort);
   const rpcUrl = `http://127.0.0.1:${anvilPort}`;
   const rpc = createPublicClient({ transport: http(rpcUrl), pollingInterval: 100 });
-  const entry = { id: CHAIN_ID, name: 'Amoy', rpc: rpcUrl, confirmations: s.confirmations, ...(LEGACY ? {} : { maxFeeGwei: s.maxFeeGwei, ...(s.blockGasShare ? { blockGasShare: s.blockGasShare } : {}) }) };
+  const entry = {
+    id: CHAIN_ID,
+    name: 'Amoy',
+    rpc: rpcUrl,
+    confirmations: s.confirmations,
+    ...(LEGACY ? {} : { maxFeeGwei: s.maxFeeGwei, ...(s.blockGasShare ? { blockGasShare: s.blockGasShare } : {}) }),
+  };
   const se = await prepareServiceEnv('sqlite', { EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([entry]) });
   let proc: ServiceProcess | null = null;
   let reader: DbReader | null = null;
@@ -58,7 +73,8 @@ async function run(s: Scenario): Promise<void> {
     const base = proc.base;
     // An external chain: the service does not fund its accounts; the operator (here the bench) does.
     const health = await (await fetch(`${base}/health`)).json();
-    for (const a of health.chains[0].accounts) await rpc.request({ method: 'anvil_setBalance' as never, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as never });
+    for (const a of health.chains[0].accounts)
+      await rpc.request({ method: 'anvil_setBalance' as never, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as never });
     const demo = readDemo(se.dataDir);
     const api = new ApiClient(demo.url, demo.apiKey, demo.token);
     await waitDeployed(api, demo.collection, 120_000);
@@ -71,7 +87,9 @@ async function run(s: Scenario): Promise<void> {
       users.push(u.body.data.uid);
     });
     const contract = (await api.get(`/collection/${demo.collection}`)).body.data.contract_address as Address;
-    const relayers = new Set<string>(health.chains[0].accounts.filter((a: { role: string }) => a.role === 'relayer').map((a: { address: string }) => a.address.toLowerCase()));
+    const relayers = new Set<string>(
+      health.chains[0].accounts.filter((a: { role: string }) => a.role === 'relayer').map((a: { address: string }) => a.address.toLowerCase()),
+    );
     reader = await openDbReader(se);
     const r = reader;
 
@@ -106,9 +124,17 @@ async function run(s: Scenario): Promise<void> {
     })();
     const pool = (async () => {
       while (watching) {
-        const content = (await rpc.request({ method: 'txpool_content' as never, params: [] as never }).catch(() => null)) as { pending?: Record<string, Record<string, { maxFeePerGas?: Hex }>>; queued?: Record<string, Record<string, { maxFeePerGas?: Hex }>> } | null;
-        for (const part of [content?.pending, content?.queued]) for (const [from, txs] of Object.entries(part ?? {})) if (relayers.has(from.toLowerCase())) for (const t of Object.values(txs)) if (t.maxFeePerGas && BigInt(t.maxFeePerGas) > maxFeeSeen) maxFeeSeen = BigInt(t.maxFeePerGas);
-        const h = await fetch(`${base}/health`).then((x) => x.json()).catch(() => null);
+        const content = (await rpc.request({ method: 'txpool_content' as never, params: [] as never }).catch(() => null)) as {
+          pending?: Record<string, Record<string, { maxFeePerGas?: Hex }>>;
+          queued?: Record<string, Record<string, { maxFeePerGas?: Hex }>>;
+        } | null;
+        for (const part of [content?.pending, content?.queued])
+          for (const [from, txs] of Object.entries(part ?? {}))
+            if (relayers.has(from.toLowerCase()))
+              for (const t of Object.values(txs)) if (t.maxFeePerGas && BigInt(t.maxFeePerGas) > maxFeeSeen) maxFeeSeen = BigInt(t.maxFeePerGas);
+        const h = await fetch(`${base}/health`)
+          .then((x) => x.json())
+          .catch(() => null);
         const status = h?.chains?.[0]?.status as string | undefined;
         if (status) {
           statuses.add(status.replace(/[\d.]+ gwei >/, 'X gwei >'));
@@ -131,7 +157,10 @@ async function run(s: Scenario): Promise<void> {
     });
     const burstEnd = Date.now();
     const minted = async () => {
-      const rows = await r.query<{ mint_status: string; n: unknown }>('select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status', [demo.collection]);
+      const rows = await r.query<{ mint_status: string; n: unknown }>(
+        'select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status',
+        [demo.collection],
+      );
       const c = Object.fromEntries(rows.map((x) => [x.mint_status, Number(x.n)]));
       if (c.failed) throw new Error(`${c.failed} assets failed to mint`);
       return c.minted ?? 0;
@@ -139,11 +168,19 @@ async function run(s: Scenario): Promise<void> {
     await waitFor('every asset minted', async () => (await minted()) >= N, 600_000, 200);
     watching = false;
     await Promise.all([blocks, pool]);
-    const [last] = await r.query<{ t: unknown }>("select max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted'", [demo.collection]);
+    const [last] = await r.query<{ t: unknown }>("select max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted'", [
+      demo.collection,
+    ]);
     const lastMinted = new Date(String(last.t)).getTime();
 
     // Exactly once, from the chain: one mint Transfer per accepted asset's token id.
-    const logs = await rpc.getLogs({ address: contract, event: transferEvent, args: { from: '0x0000000000000000000000000000000000000000' }, fromBlock: 0n, toBlock: 'latest' });
+    const logs = await rpc.getLogs({
+      address: contract,
+      event: transferEvent,
+      args: { from: '0x0000000000000000000000000000000000000000' },
+      fromBlock: 0n,
+      toBlock: 'latest',
+    });
     const perId = new Map<bigint, number>();
     for (const l of logs) perId.set(l.args.tokenId!, (perId.get(l.args.tokenId!) ?? 0) + 1);
     const ids = await r.query<{ token_id: unknown }>('select token_id from assets where collection_uid = $1', [demo.collection]);
@@ -152,17 +189,29 @@ async function run(s: Scenario): Promise<void> {
 
     // The drain's blocks: gas used against the limit, and every mined transaction's max fee.
     const mintBlocks: { number: number; gasUsed: number; gasLimit: number; baseFeeGwei: number; mints: number }[] = [];
-    const txs = await r.query<{ block_number: unknown }>("select block_number from chain_txs where kind = 'asset.mint' and ref = $1 and block_number is not null", [demo.collection]);
+    const txs = await r.query<{ block_number: unknown }>(
+      "select block_number from chain_txs where kind = 'asset.mint' and ref = $1 and block_number is not null",
+      [demo.collection],
+    );
     const lastBlock = BigInt(Math.max(...txs.map((x) => Number(x.block_number))));
     for (let b = firstMintBlock ?? lastBlock; b <= lastBlock; b++) {
       const block = await rpc.getBlock({ blockNumber: b, includeTransactions: true });
       const mints = block.transactions.filter((t) => t.to?.toLowerCase() === contract.toLowerCase());
       for (const t of block.transactions) if (relayers.has(t.from.toLowerCase()) && (t.maxFeePerGas ?? 0n) > maxFeeSeen) maxFeeSeen = t.maxFeePerGas ?? 0n;
-      mintBlocks.push({ number: Number(b), gasUsed: Number(block.gasUsed), gasLimit: Number(block.gasLimit), baseFeeGwei: Number(block.baseFeePerGas ?? 0n) / 1e9, mints: mints.length });
+      mintBlocks.push({
+        number: Number(b),
+        gasUsed: Number(block.gasUsed),
+        gasLimit: Number(block.gasLimit),
+        baseFeeGwei: Number(block.baseFeePerGas ?? 0n) / 1e9,
+        mints: mints.length,
+      });
     }
     const used = mintBlocks.reduce((a, b) => a + b.gasUsed, 0);
     const limit = mintBlocks.reduce((a, b) => a + b.gasLimit, 0);
-    const [txCount] = await r.query<{ n: unknown; bumps: unknown }>("select count(*) as n, sum(bumps) as bumps from chain_txs where kind = 'asset.mint' and ref = $1", [demo.collection]);
+    const [txCount] = await r.query<{ n: unknown; bumps: unknown }>(
+      "select count(*) as n, sum(bumps) as bumps from chain_txs where kind = 'asset.mint' and ref = $1",
+      [demo.collection],
+    );
     const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
     emit({
       bench: 'chain',

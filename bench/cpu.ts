@@ -79,7 +79,17 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
     total += d;
   }
   const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, r.total));
-  return { rps: r.rps, p99: r.p99, total_us: us(total), by_thread_us: Object.fromEntries(Object.entries(perReq).filter(([, v]) => us(v) > 0).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, us(v)])) };
+  return {
+    rps: r.rps,
+    p99: r.p99,
+    total_us: us(total),
+    by_thread_us: Object.fromEntries(
+      Object.entries(perReq)
+        .filter(([, v]) => us(v) > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => [k, us(v)]),
+    ),
+  };
 }
 
 for (const db of dbsFromArgs()) {
@@ -89,11 +99,27 @@ for (const db of dbsFromArgs()) {
     await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
     // The API alone: restarted without workers once the collection is deployed and the wallet exists.
     if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
-    const body = { user_uid: user, collection_uid: svc.collection, asset_external_id: '[<id>]', sale_price_in_usd: 9.99, data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } };
+    const body = {
+      user_uid: user,
+      collection_uid: svc.collection,
+      asset_external_id: '[<id>]',
+      sale_price_in_usd: 9.99,
+      data: {
+        name: 'Bench Sword',
+        description: 'A bench item',
+        unique_name: false,
+        image_url: 'https://example.com/sword.png',
+        store_image_on_ipfs: false,
+        attributes: [{ trait_type: 'power', value: 9 }],
+      },
+    };
     const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
     const barePort = await freePort();
-    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], { env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) }, execArgv: ['--import', 'tsx'] });
+    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], {
+      env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) },
+      execArgv: ['--import', 'tsx'],
+    });
     await new Promise((r) => bare.once('message', r));
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const post = (base: string) => () => load({ url: `${base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), connections, seconds });
@@ -108,7 +134,15 @@ for (const db of dbsFromArgs()) {
       get: await measure(svcPid, get(svc.base), db === 'postgres'),
     };
     bare.kill();
-    emit({ bench: 'cpu', db, connections, seconds, ...res, post_cpu_ratio: +(res.bare_post.total_us / res.post.total_us).toFixed(3), get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3) });
+    emit({
+      bench: 'cpu',
+      db,
+      connections,
+      seconds,
+      ...res,
+      post_cpu_ratio: +(res.bare_post.total_us / res.post.total_us).toFixed(3),
+      get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3),
+    });
   } finally {
     await svc.stop();
   }

@@ -22,7 +22,11 @@ const N = process.env.BENCH_MINT_N ?? '3000';
 
 function mintBench(db: string, env: Record<string, string>): Promise<Record<string, any>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'mint.ts')], { cwd: root, env: { ...process.env, ...env, BENCH_DB: db, BENCH_MINT_N: N }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'mint.ts')], {
+      cwd: root,
+      env: { ...process.env, ...env, BENCH_DB: db, BENCH_MINT_N: N },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d: string) => (out += d));
@@ -43,7 +47,17 @@ async function signingMs(token: ReturnType<typeof initSoftHsmToken>): Promise<{ 
   const hsm = Hsm.open({ module: SOFTHSM_MODULE, tokenLabel: token.label, pin: token.pin });
   const hsmSigner = new HsmSigner(hsm, 'bench:signer', hsm.generateEcKey('bench:signer'));
   const local = mnemonicToAccount(generateMnemonic(wordlist, 256));
-  const tx = (nonce: number): Eip1559Tx => ({ type: 'eip1559', chainId: 31337, nonce, to: `0x${'11'.repeat(20)}`, data: `0x${randomBytes(24_000).toString('hex')}`, gas: 8_000_000n, maxFeePerGas: 10n ** 9n, maxPriorityFeePerGas: 10n ** 6n, value: 0n });
+  const tx = (nonce: number): Eip1559Tx => ({
+    type: 'eip1559',
+    chainId: 31337,
+    nonce,
+    to: `0x${'11'.repeat(20)}`,
+    data: `0x${randomBytes(24_000).toString('hex')}`,
+    gas: 8_000_000n,
+    maxFeePerGas: 10n ** 9n,
+    maxPriorityFeePerGas: 10n ** 6n,
+    value: 0n,
+  });
   const time = async (signer: ChainSigner) => {
     const txs = Array.from({ length: 200 }, (_, i) => tx(i));
     for (const t of txs.slice(0, 20)) await signTransaction(signer, t); // warm-up
@@ -85,7 +99,9 @@ for (const db of dbsFromArgs()) {
     // pipeline spends per transaction (its tokens per transaction at the local run's minted/s).
     sign_ms_per_tx_local: round3(signing.local),
     sign_ms_per_tx_hsm: round3(signing.hsm),
-    hsm_signing_share_of_pipeline: round3((signing.hsm - signing.local) / ((1000 * median(runs.pkcs11.map((r) => r.mints_per_tx))) / median(runs.local.map((r) => r.minted_per_s)))),
+    hsm_signing_share_of_pipeline: round3(
+      (signing.hsm - signing.local) / ((1000 * median(runs.pkcs11.map((r) => r.mints_per_tx))) / median(runs.local.map((r) => r.minted_per_s))),
+    ),
     ratio: round3(median(runs.pkcs11.map((r) => r.minted_per_s)) / median(runs.local.map((r) => r.minted_per_s))),
     cpu_per_token_ratio: round3(median(runs.pkcs11.map((r) => r.service_cpu_us_per_token)) / median(runs.local.map((r) => r.service_cpu_us_per_token))),
   });

@@ -14,7 +14,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { signAppToken } from '../src/services/apps/tokens.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
-import { emit, inParallel, openDbReader, prepareServiceEnv, launchService, readDemo, waitDeployed, type DbKind, type DbReader, type ServiceProcess } from './lib.js';
+import {
+  emit,
+  inParallel,
+  openDbReader,
+  prepareServiceEnv,
+  launchService,
+  readDemo,
+  waitDeployed,
+  type DbKind,
+  type DbReader,
+  type ServiceProcess,
+} from './lib.js';
 
 const BURST = 100;
 const BURST_USERS = 10;
@@ -78,7 +89,14 @@ async function measure(base: string, admin: ApiClient, r: DbReader, environment:
       user_uid: user,
       collection_uid: collection,
       asset_external_id: `gas-${i}`,
-      data: { name: 'Gas', description: 'Gas bench item', unique_name: false, image_url: 'https://example.com/gas.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: i }] },
+      data: {
+        name: 'Gas',
+        description: 'Gas bench item',
+        unique_name: false,
+        image_url: 'https://example.com/gas.png',
+        store_image_on_ipfs: false,
+        attributes: [{ trait_type: 'power', value: i }],
+      },
     });
     if (res.status !== 201) throw new Error(`POST /asset: ${res.status} ${res.raw}`);
   };
@@ -86,7 +104,10 @@ async function measure(base: string, admin: ApiClient, r: DbReader, environment:
     waitFor(
       `${n} ${environment} assets minted`,
       async () => {
-        const rows = await r.query<{ mint_status: string; n: unknown }>('select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status', [collection]);
+        const rows = await r.query<{ mint_status: string; n: unknown }>(
+          'select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status',
+          [collection],
+        );
         const c = Object.fromEntries(rows.map((x) => [x.mint_status, Number(x.n)]));
         if (c.failed) throw new Error(`${c.failed} ${environment} assets failed to mint`);
         return (c.minted ?? 0) >= n;
@@ -100,7 +121,12 @@ async function measure(base: string, admin: ApiClient, r: DbReader, environment:
   await create(BURST, users[BURST_USERS]);
   await allMinted(BURST + 1);
 
-  const txs = (await r.query<{ gas_used: unknown; payload: string; status: string }>("select gas_used, payload, status from chain_txs where kind = 'asset.mint' and ref = $1 order by id", [collection])).map((t) => {
+  const txs = (
+    await r.query<{ gas_used: unknown; payload: string; status: string }>(
+      "select gas_used, payload, status from chain_txs where kind = 'asset.mint' and ref = $1 order by id",
+      [collection],
+    )
+  ).map((t) => {
     if (t.status !== 'mined' || t.gas_used == null) throw new Error(`${environment} mint transaction ${t.status}`);
     return { gas: Number(t.gas_used), items: (JSON.parse(t.payload) as { items: unknown[] }).items.length };
   });

@@ -23,11 +23,15 @@ for (const db of dbsFromArgs()) {
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
 
     const barePort = await freePort();
-    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], { env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) }, execArgv: ['--import', 'tsx'] });
+    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], {
+      env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) },
+      execArgv: ['--import', 'tsx'],
+    });
     await new Promise((r) => bare.once('message', r));
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const postBody = JSON.stringify(assetBody(users[1], svc.collection, '[<id>]'));
-    const run = (base: string, method: 'GET' | 'POST', p: string) => load({ url: `${base}${p}`, method, headers, body: method === 'POST' ? postBody : undefined, connections, seconds });
+    const run = (base: string, method: 'GET' | 'POST', p: string) =>
+      load({ url: `${base}${p}`, method, headers, body: method === 'POST' ? postBody : undefined, connections, seconds });
 
     const bareBase = `http://127.0.0.1:${barePort}`;
     await run(bareBase, 'POST', '/v1/asset'); // warm-up of the load generator and the bare server
@@ -49,7 +53,14 @@ for (const db of dbsFromArgs()) {
         await waitFor('second API process', async () => (await fetch(`${base2}/health`).catch(() => null))?.status === 200, 60_000, 200);
         const half = (base: string) => load({ url: `${base}/v1/asset`, method: 'POST', headers, body: postBody, connections: connections / 2, seconds });
         const [a, b] = await Promise.all([half(svc.base), half(base2)]);
-        const post = { rps: a.rps + b.rps, p50: Math.max(a.p50, b.p50), p99: Math.max(a.p99, b.p99), non2xx: a.non2xx + b.non2xx, errors: a.errors + b.errors, total: a.total + b.total };
+        const post = {
+          rps: a.rps + b.rps,
+          p50: Math.max(a.p50, b.p50),
+          p99: Math.max(a.p99, b.p99),
+          non2xx: a.non2xx + b.non2xx,
+          errors: a.errors + b.errors,
+          total: a.total + b.total,
+        };
         twoApi = { post, ratio_vs_one: +(post.rps / svcPost.rps).toFixed(2) };
       } finally {
         second.kill('SIGTERM');
@@ -85,6 +96,13 @@ function assetBody(user: string, collection: string, ext: string) {
     collection_uid: collection,
     asset_external_id: ext,
     sale_price_in_usd: 9.99,
-    data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] },
+    data: {
+      name: 'Bench Sword',
+      description: 'A bench item',
+      unique_name: false,
+      image_url: 'https://example.com/sword.png',
+      store_image_on_ipfs: false,
+      attributes: [{ trait_type: 'power', value: 9 }],
+    },
   };
 }

@@ -15,8 +15,22 @@ export type DbKind = 'sqlite' | 'postgres';
 
 // autocannon ships no type declarations; loaded through require with the little of its shape used here,
 // so the bench files type-check under --strict without a declaration file.
-interface AutocannonOpts { url: string; method: string; headers?: Record<string, string>; body?: string; idReplacement: boolean; connections: number; duration: number }
-interface AutocannonResult { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number; timeouts: number }
+interface AutocannonOpts {
+  url: string;
+  method: string;
+  headers?: Record<string, string>;
+  body?: string;
+  idReplacement: boolean;
+  connections: number;
+  duration: number;
+}
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: AutocannonOpts) => Promise<AutocannonResult>;
 
 // ------------------------------------------------------------------------------- service processes
@@ -69,7 +83,10 @@ export interface ServiceProcess {
 }
 
 /** Spawns the service with `env` and waits until /health answers 200; fails early if it exits first. */
-export async function launchService(env: Record<string, string>, opts: { logName?: string; timeoutMs?: number; pollMs?: number } = {}): Promise<ServiceProcess> {
+export async function launchService(
+  env: Record<string, string>,
+  opts: { logName?: string; timeoutMs?: number; pollMs?: number } = {},
+): Promise<ServiceProcess> {
   const logName = opts.logName ?? 'service.log';
   const child = spawnMain(env, logName);
   const base = `http://127.0.0.1:${env.PORT}`;
@@ -82,7 +99,8 @@ export async function launchService(env: Record<string, string>, opts: { logName
     await waitFor(
       'service health',
       async () => {
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}); ${logTail(env.DATA_DIR, logName)}`);
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`the service exited (${child.exitCode ?? child.signalCode}); ${logTail(env.DATA_DIR, logName)}`);
         return (await fetch(`${base}/health`).catch(() => null))?.status === 200;
       },
       opts.timeoutMs ?? 120_000,
@@ -103,12 +121,22 @@ function logTail(dataDir: string, logName: string): string {
   }
 }
 
-export interface DemoCredentials { url: string; app: string; apiKey: string; token: string; collection: string }
+export interface DemoCredentials {
+  url: string;
+  app: string;
+  apiKey: string;
+  token: string;
+  collection: string;
+}
 
 /** The Demo App the first start writes to DATA_DIR/demo.env. */
 export function readDemo(dataDir: string): DemoCredentials {
   const demo = Object.fromEntries(
-    fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    fs
+      .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+      .split('\n')
+      .filter((l) => /^MW_\w+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
   return { url: demo.MW_URL, app: demo.MW_APP, apiKey: demo.MW_API_KEY, token: demo.MW_TOKEN, collection: demo.MW_COLLECTION };
 }
@@ -182,7 +210,10 @@ export function spawnMain(env: Record<string, string>, logName: string): ChildPr
   // BENCH_NODE_ARGS: extra node flags for the service (e.g. --cpu-prof, which NODE_OPTIONS refuses).
   const start = startCommand();
   const nodeArgs = [...start.flags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], { env: { ...start.env, ...process.env, ...env }, stdio: ['ignore', log, log] });
+  return spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/main.js')], {
+    env: { ...start.env, ...process.env, ...env },
+    stdio: ['ignore', log, log],
+  });
 }
 
 /**
@@ -288,10 +319,24 @@ export async function openDbReader(se: Pick<ServiceEnv, 'db' | 'dataDir' | 'env'
 
 // ------------------------------------------------------------------------------------------- load
 
-export interface LoadResult { rps: number; p50: number; p99: number; non2xx: number; errors: number; total: number }
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
 
 /** autocannon against one route; `body` may hold `[<id>]`, replaced by a fresh id per request. */
-export async function load(opts: { url: string; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; connections?: number; seconds?: number }): Promise<LoadResult> {
+export async function load(opts: {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections?: number;
+  seconds?: number;
+}): Promise<LoadResult> {
   const r = await autocannon({
     url: opts.url,
     method: opts.method ?? 'GET',
@@ -301,7 +346,14 @@ export async function load(opts: { url: string; method?: 'GET' | 'POST'; headers
     connections: opts.connections ?? 64,
     duration: opts.seconds ?? 10,
   });
-  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total };
+  return {
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    total: r.requests.total,
+  };
 }
 
 export const dbsFromArgs = (): DbKind[] => {

@@ -18,11 +18,34 @@
 //     of thousands is largely minted by then. Not from the spawn either: the process start-up (node,
 //     the embedded chain loading its state) is a fixed second or so that is not minting; it is
 //     reported apart as spawn_to_all_minted_s.
-import { createPublicClient, defineChain, encodeDeployData, encodeFunctionData, http, zeroAddress, type Abi, type AbiParameter, type Address, type Hex } from 'viem';
+import {
+  createPublicClient,
+  defineChain,
+  encodeDeployData,
+  encodeFunctionData,
+  http,
+  zeroAddress,
+  type Abi,
+  type AbiParameter,
+  type Address,
+  type Hex,
+} from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { artifact } from '../src/chain/artifacts.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
-import { dbsFromArgs, emit, inParallel, launchService, openDbReader, prepareServiceEnv, readDemo, serviceCpuSeconds, waitDeployed, type DbReader, type ServiceProcess } from './lib.js';
+import {
+  dbsFromArgs,
+  emit,
+  inParallel,
+  launchService,
+  openDbReader,
+  prepareServiceEnv,
+  readDemo,
+  serviceCpuSeconds,
+  waitDeployed,
+  type DbReader,
+  type ServiceProcess,
+} from './lib.js';
 
 const N = Number(process.env.BENCH_MINT_N ?? process.argv[2] ?? 5000); // the positional form is the old usage
 const K = Number(process.env.BENCH_MINT_K ?? 50); // baseline transactions
@@ -72,7 +95,10 @@ for (const db of dbsFromArgs()) {
     reader = await openDbReader(se);
     const r = reader;
     const counts = async () => {
-      const rows = await r.query<{ mint_status: string; n: unknown }>('select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status', [demo.collection]);
+      const rows = await r.query<{ mint_status: string; n: unknown }>(
+        'select mint_status, count(*) as n from assets where collection_uid = $1 group by mint_status',
+        [demo.collection],
+      );
       const c = Object.fromEntries(rows.map((x) => [x.mint_status, Number(x.n)]));
       if (c.failed) throw new Error(`${c.failed} assets failed to mint`);
       return c.minted ?? 0;
@@ -82,7 +108,9 @@ for (const db of dbsFromArgs()) {
     await waitFor('every asset minted', async () => (await counts()) >= N, Number(process.env.BENCH_MINT_TIMEOUT_S ?? Math.max(300, N / 5)) * 1000, 200); // the drain's ends come from the service's records: a slow poll only spares the database
     // Both ends from the service's own records (ms, the same host clock as Date.now() here).
     const [first] = await r.query<{ t: unknown }>("select min(created_at) as t from chain_txs where kind = 'asset.mint' and ref = $1", [demo.collection]);
-    const [last] = await r.query<{ t: unknown }>("select max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted'", [demo.collection]);
+    const [last] = await r.query<{ t: unknown }>("select max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted'", [
+      demo.collection,
+    ]);
     const t0 = Number(first.t);
     const t1 = new Date(String(last.t)).getTime();
     const drainSeconds = (t1 - t0) / 1000;
@@ -127,7 +155,12 @@ for (const db of dbsFromArgs()) {
  * before the clock starts (signing is not the node's work), sent back to back, timed to the last receipt.
  */
 async function chainCapacity(rpcUrl: string, k: number): Promise<{ perS: number; seconds: number }> {
-  const chain = defineChain({ id: CHAIN_ID, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+  const chain = defineChain({
+    id: CHAIN_ID,
+    name: 'anvil',
+    nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
   const pub = createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: 20 });
   const account = privateKeyToAccount(generatePrivateKey());
   await pub.request({ method: 'anvil_setBalance', params: [account.address, '0x52b7d2dcc80cd2e4000000'] } as never);
@@ -137,9 +170,13 @@ async function chainCapacity(rpcUrl: string, k: number): Promise<{ perS: number;
   const fees = await pub.estimateFeesPerGas();
   // Headroom over the current base fee: it must not price any transaction out while the batch lands.
   const txFees = { maxFeePerGas: fees.maxFeePerGas * 4n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
-  const sign = (to: Address | undefined, data: Hex, gas: bigint) => account.signTransaction({ chainId: CHAIN_ID, type: 'eip1559', nonce: nonce++, to, data, gas, ...txFees });
+  const sign = (to: Address | undefined, data: Hex, gas: bigint) =>
+    account.signTransaction({ chainId: CHAIN_ID, type: 'eip1559', nonce: nonce++, to, data, gas, ...txFees });
 
-  const deploy = await pub.request({ method: 'eth_sendRawTransaction', params: [await sign(undefined, encodeDeployData({ abi, bytecode, args: constructorArgs(abi, account.address) }), 8_000_000n)] });
+  const deploy = await pub.request({
+    method: 'eth_sendRawTransaction',
+    params: [await sign(undefined, encodeDeployData({ abi, bytecode, args: constructorArgs(abi, account.address) }), 8_000_000n)],
+  });
   const deployed = await pub.waitForTransactionReceipt({ hash: deploy });
   if (deployed.status !== 'success' || !deployed.contractAddress) throw new Error('baseline contract deployment failed');
   const contract = deployed.contractAddress;
@@ -148,7 +185,15 @@ async function chainCapacity(rpcUrl: string, k: number): Promise<{ perS: number;
   const recipients = Array.from({ length: USERS }, () => privateKeyToAccount(generatePrivateKey()).address);
   const calldata = (b: number) => {
     const ids = Array.from({ length: PER_TX }, (_, i) => BigInt(b * PER_TX + i + 1));
-    return encodeFunctionData({ abi, functionName: 'mintBatch', args: mintBatchArgs(abi, ids.map((_, i) => recipients[i % recipients.length]), ids) as never });
+    return encodeFunctionData({
+      abi,
+      functionName: 'mintBatch',
+      args: mintBatchArgs(
+        abi,
+        ids.map((_, i) => recipients[i % recipients.length]),
+        ids,
+      ) as never,
+    });
   };
   // The first batch is the dearest (every recipient's balance goes from zero): its estimate covers all.
   const gas = ((await pub.estimateGas({ account: account.address, to: contract, data: calldata(0) })) * 5n) / 4n;
@@ -199,8 +244,8 @@ function mintBatchArgs(abi: Abi, to: Address[], ids: bigint[]): unknown[] {
   let haveTo = false;
   let haveIds = false;
   const args = functionInputs(abi, 'function', 'mintBatch').map((p) => {
-    if (p.type === 'address[]' && !haveTo) return (haveTo = true), to;
-    if (p.type === 'uint256[]' && !haveIds) return (haveIds = true), ids;
+    if (p.type === 'address[]' && !haveTo) return ((haveTo = true), to);
+    if (p.type === 'uint256[]' && !haveIds) return ((haveIds = true), ids);
     if (p.type === 'tuple[]') {
       // One struct per token: its first address is the recipient, its first uint256 the id.
       haveTo = haveIds = true;
@@ -210,8 +255,8 @@ function mintBatchArgs(abi: Abi, to: Address[], ids: bigint[]): unknown[] {
         return Object.fromEntries(
           (p.components ?? []).map((c, j) => {
             const key = c.name || String(j);
-            if (c.type === 'address' && !a) return (a = true), [key, addr];
-            if (c.type === 'uint256' && !d) return (d = true), [key, ids[i]];
+            if (c.type === 'address' && !a) return ((a = true), [key, addr]);
+            if (c.type === 'uint256' && !d) return ((d = true), [key, ids[i]]);
             return [key, zeroOf(c)];
           }),
         );

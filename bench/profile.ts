@@ -12,8 +12,16 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const route = process.env.PROFILE_ROUTE ?? 'post';
 const extra = JSON.parse(process.env.PROFILE_ENV ?? '{}') as Record<string, string>;
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 // `node --import tsx bench/profile.ts <file.cpuprofile>…` only summarises profiles taken elsewhere (e.g.
 // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/p' with another bench).
@@ -38,12 +46,26 @@ for (const db of files.length ? [] : dbsFromArgs()) {
   delete process.env.BENCH_NODE_ARGS;
   const svc = { base: proc.base, api, apiKey: demo.apiKey, token: demo.token, collection: demo.collection };
   try {
-    const body = { user_uid: user, collection_uid: svc.collection, asset_external_id: '[<id>]', sale_price_in_usd: 9.99, data: { name: 'Bench Sword', description: 'A bench item', unique_name: false, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } };
+    const body = {
+      user_uid: user,
+      collection_uid: svc.collection,
+      asset_external_id: '[<id>]',
+      sale_price_in_usd: 9.99,
+      data: {
+        name: 'Bench Sword',
+        description: 'A bench item',
+        unique_name: false,
+        image_url: 'https://example.com/sword.png',
+        store_image_on_ipfs: false,
+        attributes: [{ trait_type: 'power', value: 9 }],
+      },
+    };
     const first = (await svc.api.post('/asset', { ...body, asset_external_id: 'first' })).body.data.uid as string;
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
-    const r = route === 'get'
-      ? await load({ url: `${svc.base}/v1/asset/${first}`, headers, seconds })
-      : await load({ url: `${svc.base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), seconds });
+    const r =
+      route === 'get'
+        ? await load({ url: `${svc.base}/v1/asset/${first}`, headers, seconds })
+        : await load({ url: `${svc.base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), seconds });
     console.log(JSON.stringify({ db, route, ...r }));
   } finally {
     await proc.stop();
@@ -65,12 +87,25 @@ function summarize(name: string, p: Profile): void {
   const fileTotals = new Map<string, number>();
   for (const [id, t] of self) {
     const n = byId.get(id)!;
-    const file = n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'nm:').replace(/.*\/dist\//, 'dist/');
+    const file = n.callFrame.url
+      .replace(/^file:\/\//, '')
+      .replace(/.*node_modules\//, 'nm:')
+      .replace(/.*\/dist\//, 'dist/');
     const key = `${n.callFrame.functionName || '(anon)'} ${file}:${n.callFrame.lineNumber + 1}`;
     fnTotals.set(key, (fnTotals.get(key) ?? 0) + t);
-    const pkg = file.startsWith('nm:') ? file.split('/').slice(0, file.startsWith('nm:@') ? 2 : 1).join('/') : file || n.callFrame.functionName;
+    const pkg = file.startsWith('nm:')
+      ? file
+          .split('/')
+          .slice(0, file.startsWith('nm:@') ? 2 : 1)
+          .join('/')
+      : file || n.callFrame.functionName;
     fileTotals.set(pkg, (fileTotals.get(pkg) ?? 0) + t);
   }
-  const top = (m: Map<string, number>, k: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([key, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${key}`).join('\n');
+  const top = (m: Map<string, number>, k: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, k)
+      .map(([key, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${key}`)
+      .join('\n');
   console.log(`\n== ${name}: ${(total / 1e6).toFixed(1)} s sampled\n-- by function\n${top(fnTotals, 40)}\n-- by file\n${top(fileTotals, 25)}`);
 }

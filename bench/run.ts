@@ -20,7 +20,11 @@ type Line = Record<string, any>;
 /** Runs one bench; its stdout lines that are JSON objects with a `bench` field are its results. */
 function runScript(script: string): Promise<{ code: number | null; signal: string | null; lines: Line[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', script)], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', script)], {
+      cwd: root,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d: string) => (out += d));
@@ -51,7 +55,10 @@ interface Row {
   /** Per database; `undefined` = no target. */
   target?: { sqlite: Check; postgres: Check };
 }
-interface Check { op: '>=' | '<='; limit: number }
+interface Check {
+  op: '>=' | '<=';
+  limit: number;
+}
 const atLeast = (sqlite: number, postgres = sqlite) => ({ sqlite: { op: '>=', limit: sqlite }, postgres: { op: '>=', limit: postgres } }) as Row['target'];
 const atMost = (sqlite: number, postgres = sqlite) => ({ sqlite: { op: '<=', limit: sqlite }, postgres: { op: '<=', limit: postgres } }) as Row['target'];
 
@@ -91,7 +98,9 @@ function summary(lines: Line[]): string {
   const target = (row: Row) => {
     if (!row.target) return '';
     const { sqlite, postgres } = row.target;
-    return sqlite.limit === postgres.limit ? `${sqlite.op === '>=' ? '≥' : '≤'}${sqlite.limit}` : `${sqlite.op === '>=' ? '≥' : '≤'}${sqlite.limit} / ${postgres.limit}`;
+    return sqlite.limit === postgres.limit
+      ? `${sqlite.op === '>=' ? '≥' : '≤'}${sqlite.limit}`
+      : `${sqlite.op === '>=' ? '≥' : '≤'}${sqlite.limit} / ${postgres.limit}`;
   };
   const out = ['| measure | sqlite | postgres | target (sqlite / pg) |', '|---|---|---|---|'];
   for (const row of ROWS) out.push(`| ${row.measure} | ${cell(row, 'sqlite')} | ${cell(row, 'postgres')} | ${target(row)} |`);
@@ -126,5 +135,6 @@ async function main(): Promise<void> {
 
 // `--summary`: only the table again, from bench/results.json. Called last, so that everything above is
 // initialised when it runs.
-if (process.argv.includes('--summary')) console.log(summary((JSON.parse(fs.readFileSync(path.join(root, 'bench/results.json'), 'utf8')) as { results: Line[] }).results));
+if (process.argv.includes('--summary'))
+  console.log(summary((JSON.parse(fs.readFileSync(path.join(root, 'bench/results.json'), 'utf8')) as { results: Line[] }).results));
 else await main();

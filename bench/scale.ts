@@ -23,7 +23,10 @@ const CONNECTIONS = 16;
 const DAY = 86_400_000;
 const SEED_AT = Date.now() - 60 * DAY; // the loaded history is older than the retention period
 
-interface Ids { app: string; collection: string }
+interface Ids {
+  app: string;
+  collection: string;
+}
 
 /** The vault user's uid (outside the seeded users' range). */
 const VAULT_USER = '199999999999';
@@ -32,10 +35,15 @@ const VAULT_USER = '199999999999';
 async function seed(store: Store, ids: Ids, from: number, to: number): Promise<void> {
   const pg = store.dialect === 'postgres';
   // The series, and the few expressions that differ between the dialects.
-  const series = pg ? `generate_series(${from}, ${to - 1}) as g(i)` : `(with recursive s(i) as (select ${from} union all select i + 1 from s where i < ${to - 1}) select i from s) as g`;
+  const series = pg
+    ? `generate_series(${from}, ${to - 1}) as g(i)`
+    : `(with recursive s(i) as (select ${from} union all select i + 1 from s where i < ${to - 1}) select i from s) as g`;
   const uid = (base: number, e = 'i') => (pg ? `(${base} + ${e})::text` : `cast(${base} + ${e} as text)`);
   const hex40 = (e: string) => (pg ? `'0x' || lpad(to_hex(${e}), 40, '0')` : `printf('0x%040x', ${e})`);
-  const iso = (e: string) => (pg ? `to_char(to_timestamp((${SEED_AT} + ${e}) / 1000.0) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : `strftime('%Y-%m-%dT%H:%M:%fZ', (${SEED_AT} + ${e}) / 1000.0, 'unixepoch')`);
+  const iso = (e: string) =>
+    pg
+      ? `to_char(to_timestamp((${SEED_AT} + ${e}) / 1000.0) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+      : `strftime('%Y-%m-%dT%H:%M:%fZ', (${SEED_AT} + ${e}) / 1000.0, 'unixepoch')`;
   const uuid = (e: string) => (pg ? `'00000000-0000-4000-8000-' || lpad(${e}::text, 12, '0')` : `printf('00000000-0000-4000-8000-%012d', ${e})`);
   const a = `'${ids.app}'`;
   const userOf = `(i / 10)`; // ten assets per user
@@ -43,7 +51,9 @@ async function seed(store: Store, ids: Ids, from: number, to: number): Promise<v
   const usersFrom = Math.ceil(from / 10);
   const usersTo = Math.ceil(to / 10);
   if (usersTo > usersFrom) {
-    const us = pg ? `generate_series(${usersFrom}, ${usersTo - 1}) as g(i)` : `(with recursive s(i) as (select ${usersFrom} union all select i + 1 from s where i < ${usersTo - 1}) select i from s) as g`;
+    const us = pg
+      ? `generate_series(${usersFrom}, ${usersTo - 1}) as g(i)`
+      : `(with recursive s(i) as (select ${usersFrom} union all select i + 1 from s where i < ${usersTo - 1}) select i from s) as g`;
     await run(`insert into users (uid, app_uid, email, user_external_id, wallet_address, wallet_created_at, created_at)
       select ${uid(200000000000)}, ${a}, 'seed' || i || '@example.com', 'seed-' || i, ${hex40('i + 1')}, ${iso('i')}, ${iso('i')} from ${us}`);
   }
@@ -55,7 +65,9 @@ async function seed(store: Store, ids: Ids, from: number, to: number): Promise<v
   // A vault user: as many assets again as the others hold, all owned by one user of the App (a
   // treasury). The probe user's list (5 assets) must not read them: its plan cannot flip to the App's.
   if (from === 0) {
-    await run(`insert into users (uid, app_uid, email, user_external_id, wallet_address, wallet_created_at, created_at) values ('${VAULT_USER}', ${a}, 'vault@example.com', 'vault', ${hex40('1')}, ${iso('0')}, ${iso('0')})`);
+    await run(
+      `insert into users (uid, app_uid, email, user_external_id, wallet_address, wallet_created_at, created_at) values ('${VAULT_USER}', ${a}, 'vault@example.com', 'vault', ${hex40('1')}, ${iso('0')}, ${iso('0')})`,
+    );
   }
   await run(`insert into assets (uid, app_uid, collection_uid, asset_external_id, mint_for_user_uid, name, unique_name_key, token_id, mint_status, mint_error, mint_tx_id,
       is_burned, is_transferring, is_editing, owner_user_uid, owner_address, mint_for_address, token_uri, sale_price_in_usd, metadata, created_at, updated_at, is_burning, pending_edit, pending_token_uri, store_image)
@@ -69,7 +81,9 @@ async function seed(store: Store, ids: Ids, from: number, to: number): Promise<v
       select ${uid(table === 'transfers' ? 400000000000 : 500000000000)}, ${a}, ${uid(300000000000)}, ${uid(200000000000, userOf)}${extraV}, 'done', null, 1, ${iso('i')}, ${iso('i')}
       from ${series} where i % 20 = ${table === 'transfers' ? 0 : 10}`);
   }
-  await run(`insert into events (id, app_uid, type, payload, event_time, created_at_ms) select ${uuid('i')}, ${a}, 'asset.minted', '{"asset":{}}', ${iso('i')}, ${SEED_AT} + i from ${series}`);
+  await run(
+    `insert into events (id, app_uid, type, payload, event_time, created_at_ms) select ${uuid('i')}, ${a}, 'asset.minted', '{"asset":{}}', ${iso('i')}, ${SEED_AT} + i from ${series}`,
+  );
   await run(`insert into webhook_deliveries (event_id, app_uid, event_type, status, attempts, event_time_ms, deadline_at, next_attempt_at, last_attempt_at, last_status_code, last_error, delivered_at, recent_attempts, lease_until, locked_by, created_at_ms, updated_at_ms)
     select ${uuid('i')}, ${a}, 'asset.minted', 'delivered', 1, ${SEED_AT} + i, ${SEED_AT + 3 * DAY} + i, null, ${SEED_AT} + i, 200, null, ${SEED_AT} + i, '[]', null, null, ${SEED_AT} + i, ${SEED_AT} + i from ${series}`);
   await run(`insert into webhook_attempts (event_id, app_uid, attempt, attempted_at, url, status_code, latency_ms, error, response_body)
@@ -95,8 +109,23 @@ for (const db of dbsFromArgs()) {
     await waitDeployed(api, demo.collection);
     const probe = (await api.post('/user', { email: 'probe@example.com', user_external_id: 'probe' })).body.data.uid as string;
     const probeAssets: string[] = [];
-    for (let i = 0; i < 5; i++) probeAssets.push((await api.post('/asset', { user_uid: probe, collection_uid: demo.collection, asset_external_id: `probe-${i}`, data: { name: 'Probe', unique_name: false, image_url: 'https://example.com/p.png', store_image_on_ipfs: false } })).body.data.uid);
-    await waitFor('probe assets minted', async () => (await api.get(`/asset?user_uid=${probe}`)).body.data.every((x: { is_minted: boolean }) => x.is_minted), 60_000, 200);
+    for (let i = 0; i < 5; i++)
+      probeAssets.push(
+        (
+          await api.post('/asset', {
+            user_uid: probe,
+            collection_uid: demo.collection,
+            asset_external_id: `probe-${i}`,
+            data: { name: 'Probe', unique_name: false, image_url: 'https://example.com/p.png', store_image_on_ipfs: false },
+          })
+        ).body.data.uid,
+      );
+    await waitFor(
+      'probe assets minted',
+      async () => (await api.get(`/asset?user_uid=${probe}`)).body.data.every((x: { is_minted: boolean }) => x.is_minted),
+      60_000,
+      200,
+    );
     await proc.stop();
 
     const results: Record<string, unknown>[] = [];
@@ -140,7 +169,8 @@ for (const db of dbsFromArgs()) {
       ];
       const measured: Record<string, { p50: number; p99: number; rps: number; non2xx: number }> = {};
       for (const [name, url, who] of reads) {
-        const headers: Record<string, string> = who === 'app' ? { 'x-api-key': demo.apiKey, authorization: `Bearer ${demo.token}` } : { authorization: `Bearer ${operator}` };
+        const headers: Record<string, string> =
+          who === 'app' ? { 'x-api-key': demo.apiKey, authorization: `Bearer ${demo.token}` } : { authorization: `Bearer ${operator}` };
         await load({ url, headers, connections: CONNECTIONS, seconds: 1 }); // warm-up (JIT, caches)
         const r = await load({ url, headers, connections: CONNECTIONS, seconds: SECONDS });
         measured[name] = { p50: r.p50, p99: r.p99, rps: r.rps, non2xx: r.non2xx };
@@ -154,7 +184,10 @@ for (const db of dbsFromArgs()) {
     // users' asset lists (every owned asset, and the unminted ones).
     const latest = '018_user_list_indexes';
     const store = openStore({ databaseUrl: se.env.DATABASE_URL, dataDir: se.dataDir });
-    await store.db.deleteFrom('kysely_migration' as never).where('name' as never, '=', latest as never).execute();
+    await store.db
+      .deleteFrom('kysely_migration' as never)
+      .where('name' as never, '=', latest as never)
+      .execute();
     const m0 = performance.now();
     const migrated = await migrateToLatest(store);
     const migrationSeconds = (performance.now() - m0) / 1000;
@@ -170,8 +203,23 @@ for (const db of dbsFromArgs()) {
     await store.close();
 
     const [small, large] = [results[0], results[results.length - 1]] as { assets: number; reads: Record<string, { p99: number }> }[];
-    const flat = Object.fromEntries(Object.keys(large.reads).map((k) => [k, { p99_small: small.reads[k].p99, p99_large: large.reads[k].p99, ok: large.reads[k].p99 <= Math.max(1.5 * small.reads[k].p99, 30) }]));
-    emit({ bench: 'scale', db, connections: CONNECTIONS, seconds: SECONDS, sizes: results, flat, all_flat: Object.values(flat).every((f) => f.ok), migration_at_largest_s: +migrationSeconds.toFixed(2), retention: { seconds: +retentionSeconds.toFixed(1), pruned, before, after } });
+    const flat = Object.fromEntries(
+      Object.keys(large.reads).map((k) => [
+        k,
+        { p99_small: small.reads[k].p99, p99_large: large.reads[k].p99, ok: large.reads[k].p99 <= Math.max(1.5 * small.reads[k].p99, 30) },
+      ]),
+    );
+    emit({
+      bench: 'scale',
+      db,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      sizes: results,
+      flat,
+      all_flat: Object.values(flat).every((f) => f.ok),
+      migration_at_largest_s: +migrationSeconds.toFixed(2),
+      retention: { seconds: +retentionSeconds.toFixed(1), pruned, before, after },
+    });
   } finally {
     await se.dispose();
   }

@@ -38,7 +38,12 @@ for (const db of dbsFromArgs()) {
     const t0 = performance.now();
     await inParallel(APPS * PER_APP, 64, async (i) => {
       const a = apps[i % APPS];
-      const r = await a.api.post('/asset', { user_uid: a.user, collection_uid: a.collection, asset_external_id: `lag-${i}`, data: { name: 'Lag', unique_name: false, image_url: 'https://example.com/l.png', store_image_on_ipfs: false } });
+      const r = await a.api.post('/asset', {
+        user_uid: a.user,
+        collection_uid: a.collection,
+        asset_external_id: `lag-${i}`,
+        data: { name: 'Lag', unique_name: false, image_url: 'https://example.com/l.png', store_image_on_ipfs: false },
+      });
       if (r.status !== 201) throw new Error(`POST /asset: ${r.status} ${r.raw}`);
     });
     const accepted = performance.now();

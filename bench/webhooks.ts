@@ -66,7 +66,13 @@ for (const db of dbsFromArgs()) {
       await queueEvents(ctx, apps, perApp);
       const eps = await deliverAll(ctx, receiver, fastApps, perApp, opts);
       // The slow App's leftovers must not weigh on the next run.
-      if (slow) await ctx.db.updateTable('webhook_deliveries').set({ status: 'disabled', next_attempt_at: null }).where('app_uid', '=', apps[fast]).where('status', '=', 'pending').execute();
+      if (slow)
+        await ctx.db
+          .updateTable('webhook_deliveries')
+          .set({ status: 'disabled', next_attempt_at: null })
+          .where('app_uid', '=', apps[fast])
+          .where('status', '=', 'pending')
+          .execute();
       return eps;
     };
     const oneApp = await run(1);
@@ -74,7 +80,10 @@ for (const db of dbsFromArgs()) {
     const sevenAlone = await run(7);
     const sevenBesideHanging = await run(7, 'hang');
     const sevenBesideFailing = await run(7, 'fail');
-    const attempts = await ctx.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const attempts = await ctx.db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     emit({
       bench: 'webhooks',
       db,

@@ -24,29 +24,25 @@ const settings = {
   outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
 };
 
-const sourceFiles = readdirSync(contractsDir).filter((f) => f.endsWith('.sol')).sort();
+const sourceFiles = readdirSync(contractsDir)
+  .filter((f) => f.endsWith('.sol'))
+  .sort();
 if (sourceFiles.length === 0) fail(`no .sol files in ${contractsDir}`);
 
 // Source unit names are "contracts/X.sol" so error messages point at real paths.
-const sources = Object.fromEntries(
-  sourceFiles.map((f) => [`contracts/${f}`, { content: readFileSync(join(contractsDir, f), 'utf8') }]),
-);
+const sources = Object.fromEntries(sourceFiles.map((f) => [`contracts/${f}`, { content: readFileSync(join(contractsDir, f), 'utf8') }]));
 
 // Loading solc-js (a big emscripten module) is the slow part; the cache check must not need it.
 // Its version is therefore taken from its package.json. The OpenZeppelin version is part of the
 // key because imported library sources are not hashed individually.
 const solcVersion = require('solc/package.json').version;
 const ozVersion = require('@openzeppelin/contracts/package.json').version;
-const hash = createHash('sha256')
-  .update(JSON.stringify({ sources, solcVersion, ozVersion, settings }))
-  .digest('hex');
+const hash = createHash('sha256').update(JSON.stringify({ sources, solcVersion, ozVersion, settings })).digest('hex');
 
 function previousArtifacts() {
   try {
     const prev = JSON.parse(readFileSync(hashFile, 'utf8'));
-    return prev.hash === hash && prev.contracts.every((c) => existsSync(join(outDir, `${c}.json`)))
-      ? prev.contracts
-      : null;
+    return prev.hash === hash && prev.contracts.every((c) => existsSync(join(outDir, `${c}.json`))) ? prev.contracts : null;
   } catch {
     return null;
   }
@@ -70,9 +66,7 @@ function findImports(path) {
 }
 
 const started = Date.now();
-const output = JSON.parse(
-  solc.compile(JSON.stringify({ language: 'Solidity', sources, settings }), { import: findImports }),
-);
+const output = JSON.parse(solc.compile(JSON.stringify({ language: 'Solidity', sources, settings }), { import: findImports }));
 
 const diagnostics = output.errors ?? [];
 for (const d of diagnostics.filter((d) => d.severity !== 'error')) {

@@ -23,7 +23,9 @@ const OUTPUTS = ['dist/main.js', 'dist/cli/main.js', 'build/contracts', 'build/c
 function files(p) {
   if (!existsSync(p)) return [];
   if (!statSync(p).isDirectory()) return [p];
-  return readdirSync(p).sort().flatMap((name) => (name === 'node_modules' || name === 'dist' ? [] : files(join(p, name))));
+  return readdirSync(p)
+    .sort()
+    .flatMap((name) => (name === 'node_modules' || name === 'dist' ? [] : files(join(p, name))));
 }
 
 export function sourceHash() {

@@ -27,7 +27,10 @@ const width = process.env.INTEGRATION_CONCURRENCY ?? '3';
 function run(list, concurrency) {
   if (list.length === 0) return 0;
   console.log(`\n== ${list.length} file(s), ${concurrency} at a time: ${list.join(' ')}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list], { cwd: root, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   return r.status ?? 1;
 }
 

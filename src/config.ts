@@ -5,9 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { assembleChains, ChainConfigError, DEFAULT_MAX_FEE_GWEI, parseChainsVar, type ChainSpec } from './chain/chains.js';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -23,8 +21,16 @@ function isProxyEntry(s: string): boolean {
 
 const proxyList = z
   .string()
-  .transform((v) => v.split(',').map((e) => e.trim()).filter(Boolean))
-  .refine((list) => list.every(isProxyEntry), 'must be a comma-separated list of proxy addresses or CIDR ranges (e.g. 10.0.0.1,192.168.0.0/16), or loopback, linklocal, uniquelocal');
+  .transform((v) =>
+    v
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean),
+  )
+  .refine(
+    (list) => list.every(isProxyEntry),
+    'must be a comma-separated list of proxy addresses or CIDR ranges (e.g. 10.0.0.1,192.168.0.0/16), or loopback, linklocal, uniquelocal',
+  );
 
 /** The environment variables, each with its check and default. */
 const envSchema = z.object({
@@ -38,8 +44,16 @@ const envSchema = z.object({
     .optional(),
   CHAIN_RPC_URL: z
     .string()
-    .transform((v) => v.split(',').map((u) => u.trim()).filter(Boolean))
-    .refine((list) => list.length > 0 && list.every((u) => /^https?:\/\/[^\s]+$/.test(u) && URL.canParse(u)), 'must be an http(s) URL, or a comma-separated list of them (providers in order of preference)')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean),
+    )
+    .refine(
+      (list) => list.length > 0 && list.every((u) => /^https?:\/\/[^\s]+$/.test(u) && URL.canParse(u)),
+      'must be an http(s) URL, or a comma-separated list of them (providers in order of preference)',
+    )
     .optional(),
   CHAINS: z.string().optional(),
   EMBEDDED_CHAIN: bool.optional(),
@@ -74,7 +88,12 @@ const envSchema = z.object({
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
-  IMAGE_MAX_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(20 * 1024 * 1024),
+  IMAGE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(20 * 1024 * 1024),
   IPFS_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   PINNING_SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   PINNING_SERVICE_TOKEN: z.string().min(1).optional(),
@@ -84,7 +103,13 @@ const envSchema = z.object({
   TRUST_PROXY: proxyList.optional(),
   CHAIN_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
-  ALERT_WEBHOOK_SECRET: z.string().regex(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/, 'must be whsec_ and base64 of at least 24 random bytes; generate one with `echo whsec_$(openssl rand -base64 32)`').optional(),
+  ALERT_WEBHOOK_SECRET: z
+    .string()
+    .regex(
+      /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/,
+      'must be whsec_ and base64 of at least 24 random bytes; generate one with `echo whsec_$(openssl rand -base64 32)`',
+    )
+    .optional(),
 });
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
@@ -96,16 +121,20 @@ type Env = z.output<typeof envSchema>;
  * order they are checked, so the same environment is always refused with the same message.
  */
 function conflictingSettings(c: Env): { variable: string; message: string } | null {
-  if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET) return { variable: 'ALERT_WEBHOOK_SECRET', message: 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)' };
+  if (c.ALERT_WEBHOOK_URL && !c.ALERT_WEBHOOK_SECRET)
+    return { variable: 'ALERT_WEBHOOK_SECRET', message: 'required when ALERT_WEBHOOK_URL is set (alerts are signed like App webhooks)' };
   if (c.PINNING_SERVICE_URL && !c.PINNING_SERVICE_TOKEN) return { variable: 'PINNING_SERVICE_TOKEN', message: 'required when PINNING_SERVICE_URL is set' };
   if (c.KEY_CUSTODY === 'pkcs11') {
     // With an HSM no key may come from the environment or DATA_DIR: that is the point of it.
-    if (c.MASTER_KEY) return { variable: 'MASTER_KEY', message: 'must not be set with KEY_CUSTODY=pkcs11 (the master key is wrapped by the HSM; see docs/custody.md)' };
-    if (!c.PKCS11_MODULE) return { variable: 'PKCS11_MODULE', message: 'required with KEY_CUSTODY=pkcs11 (the path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so)' };
+    if (c.MASTER_KEY)
+      return { variable: 'MASTER_KEY', message: 'must not be set with KEY_CUSTODY=pkcs11 (the master key is wrapped by the HSM; see docs/custody.md)' };
+    if (!c.PKCS11_MODULE)
+      return { variable: 'PKCS11_MODULE', message: 'required with KEY_CUSTODY=pkcs11 (the path of the PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so)' };
     if (!c.PKCS11_TOKEN_LABEL) return { variable: 'PKCS11_TOKEN_LABEL', message: 'required with KEY_CUSTODY=pkcs11' };
     if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return { variable: 'PKCS11_PIN', message: 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11' };
   }
-  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true) return { variable: 'EMBEDDED_CHAIN', message: 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead' };
+  if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true)
+    return { variable: 'EMBEDDED_CHAIN', message: 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead' };
   return null;
 }
 
@@ -159,7 +188,10 @@ function secretSettings(c: Env) {
     /** Where keys live (docs/custody.md): `local` (MASTER_KEY or DATA_DIR/master.key) or `pkcs11` (an HSM). */
     keyCustody: c.KEY_CUSTODY,
     /** The PKCS#11 token: needed with KEY_CUSTODY=pkcs11, and by `mintworks keys migrate --to pkcs11`. */
-    pkcs11: c.PKCS11_MODULE && c.PKCS11_TOKEN_LABEL ? { module: c.PKCS11_MODULE, tokenLabel: c.PKCS11_TOKEN_LABEL, pin: c.PKCS11_PIN, pinFile: c.PKCS11_PIN_FILE } : undefined,
+    pkcs11:
+      c.PKCS11_MODULE && c.PKCS11_TOKEN_LABEL
+        ? { module: c.PKCS11_MODULE, tokenLabel: c.PKCS11_TOKEN_LABEL, pin: c.PKCS11_PIN, pinFile: c.PKCS11_PIN_FILE }
+        : undefined,
     operatorToken: c.OPERATOR_TOKEN,
   };
 }

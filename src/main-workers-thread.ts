@@ -19,7 +19,10 @@ try {
 }
 const service = await startService(config, log);
 const port = parentPort!;
-const report = setInterval(() => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()) } satisfies FromWorkers), PROVIDER_REPORT_MS);
+const report = setInterval(
+  () => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()) } satisfies FromWorkers),
+  PROVIDER_REPORT_MS,
+);
 report.unref();
 port.on('message', (m: ToWorkers) => {
   if ('wake' in m) for (const kind of m.wake) service.ctx.queue.notify(kind);

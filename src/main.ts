@@ -48,7 +48,10 @@ async function main(): Promise<void> {
   try {
     if (config.runApi && config.runWorkers && config.workerThread) {
       let thread: WorkersThread | null = null;
-      const api = await startService({ ...config, runWorkers: false }, log, { workers: () => thread?.status() ?? { thread: true, running: false }, remoteProviders: () => thread?.providers() ?? [] });
+      const api = await startService({ ...config, runWorkers: false }, log, {
+        workers: () => thread?.status() ?? { thread: true, running: false },
+        remoteProviders: () => thread?.providers() ?? [],
+      });
       const rpc = api.chain ? { embeddedRpcUrl: api.rpcUrl } : {};
       thread = new WorkersThread({ config: { ...config, ...rpc, runApi: false, demoApp: false }, log });
       workers = thread;

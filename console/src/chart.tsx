@@ -35,7 +35,14 @@ export function ActivityChart({ activity, label }: { activity: Activity; label: 
       ],
       series: [
         {},
-        { label: 'Mints', scale: 'mints', stroke: color('--accent', '#2f5bd3'), fill: color('--accent-fill', 'rgba(47,91,211,0.25)'), paths: uPlot.paths.bars!({ size: [0.7, 40] }), points: { show: false } },
+        {
+          label: 'Mints',
+          scale: 'mints',
+          stroke: color('--accent', '#2f5bd3'),
+          fill: color('--accent-fill', 'rgba(47,91,211,0.25)'),
+          paths: uPlot.paths.bars!({ size: [0.7, 40] }),
+          points: { show: false },
+        },
         { label: 'Sales (USD)', scale: 'usd', stroke: color('--ok', '#15803d'), width: 2, value: (_u, v) => (v == null ? '—' : `$${v.toFixed(2)}`) },
       ],
     };
@@ -55,7 +62,9 @@ export function ActivityChart({ activity, label }: { activity: Activity; label: 
   }, [activity]);
 
   const fmt = (t: string) =>
-    activity.bucket === 'hour' ? new Date(t).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' }) : new Date(t).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+    activity.bucket === 'hour'
+      ? new Date(t).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' })
+      : new Date(t).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
   const totalMints = activity.points.reduce((n, p) => n + p.mints, 0);
   const totalSales = activity.points.reduce((n, p) => n + p.sales_usd, 0);
 
@@ -63,7 +72,8 @@ export function ActivityChart({ activity, label }: { activity: Activity; label: 
     <figure class="chart">
       <div ref={box} role="img" aria-label={`${label}: ${totalMints} mints, $${totalSales.toFixed(2)} in sales`} />
       <figcaption class="muted">
-        {totalMints} mints and ${totalSales.toFixed(2)} in sales ({activity.range === '24h' ? 'per hour, last 24 hours' : 'per day, last 30 days'}), by the assets' creation time.
+        {totalMints} mints and ${totalSales.toFixed(2)} in sales ({activity.range === '24h' ? 'per hour, last 24 hours' : 'per day, last 30 days'}), by the
+        assets' creation time.
       </figcaption>
       <details>
         <summary>Show the numbers</summary>

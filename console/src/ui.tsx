@@ -144,7 +144,19 @@ export interface Column<T> {
   class?: string;
 }
 
-export function Table<T>({ caption, columns, rows, rowKey, empty = 'Nothing yet.' }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; empty?: string }) {
+export function Table<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  empty = 'Nothing yet.',
+}: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  empty?: string;
+}) {
   return (
     <div class="table-wrap">
       <table>

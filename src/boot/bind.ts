@@ -18,13 +18,18 @@ export async function assertBindable(host: string, port: number): Promise<void> 
 /** bindError, saying which Mintworks holds the port when it is one of this machine. */
 async function bindErrorNamingMintworks(err: NodeJS.ErrnoException, host: string, port: number): Promise<Error> {
   const other = err.code === 'EADDRINUSE' ? await mintworksOnPort(port).catch(() => null) : null;
-  if (other) return new Error(`PORT ${port} is already in use on ${host} by another Mintworks (pid ${other.pid}, DATA_DIR ${other.dataDir}): stop it or set PORT to a free port (and, for another installation, a DATA_DIR of its own)`);
+  if (other)
+    return new Error(
+      `PORT ${port} is already in use on ${host} by another Mintworks (pid ${other.pid}, DATA_DIR ${other.dataDir}): stop it or set PORT to a free port (and, for another installation, a DATA_DIR of its own)`,
+    );
   return bindError(err, host, port);
 }
 
 export function bindError(err: NodeJS.ErrnoException, host: string, port: number): Error {
-  if (err.code === 'EADDRINUSE') return new Error(`PORT ${port} is already in use on ${host} (another Mintworks, or another program): stop it or set PORT to a free port`);
+  if (err.code === 'EADDRINUSE')
+    return new Error(`PORT ${port} is already in use on ${host} (another Mintworks, or another program): stop it or set PORT to a free port`);
   if (err.code === 'EACCES') return new Error(`PORT ${port} needs privileges on ${host}: use a port above 1023 (and a reverse proxy for 80/443)`);
-  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return new Error(`HOST ${host} is not an address of this machine (${err.code}): use 127.0.0.1, 0.0.0.0 or one of its addresses`);
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN')
+    return new Error(`HOST ${host} is not an address of this machine (${err.code}): use 127.0.0.1, 0.0.0.0 or one of its addresses`);
   return new Error(`cannot listen on HOST ${host} PORT ${port}: ${err.message}`);
 }

@@ -28,7 +28,12 @@ export interface ChainsOptions {
 export function configureOperatorAlerts(config: Config, log: Logger, shutdown: Shutdown): void {
   if (!config.runWorkers) return;
   const alertLog = log.child({ component: 'alerts' });
-  configureAlerts(config.alertWebhookUrl && config.alertWebhookSecret ? { url: config.alertWebhookUrl, secret: config.alertWebhookSecret, policy: { allowPrivate: config.outboundAllowPrivate }, log: alertLog } : null, alertLog);
+  configureAlerts(
+    config.alertWebhookUrl && config.alertWebhookSecret
+      ? { url: config.alertWebhookUrl, secret: config.alertWebhookSecret, policy: { allowPrivate: config.outboundAllowPrivate }, log: alertLog }
+      : null,
+    alertLog,
+  );
   shutdown.add(() => stopAlerts());
 }
 
@@ -36,7 +41,15 @@ export function configureOperatorAlerts(config: Config, log: Logger, shutdown: S
 export async function startChains(config: Config, log: Logger, core: Core, shutdown: Shutdown, opts: ChainsOptions): Promise<Chains> {
   let embedded: SupervisedChain | null = null;
   const runtimes: ChainRuntime[] = [];
-  const runtimeDeps = { db: core.store.db, keys: core.keys, relayerCount: config.relayerCount, stuckSeconds: config.stuckSeconds, flush: () => core.store.flush(), rpcTimeoutMs: config.rpcTimeoutMs, remoteProviders: opts.remoteProviders };
+  const runtimeDeps = {
+    db: core.store.db,
+    keys: core.keys,
+    relayerCount: config.relayerCount,
+    stuckSeconds: config.stuckSeconds,
+    flush: () => core.store.flush(),
+    rpcTimeoutMs: config.rpcTimeoutMs,
+    remoteProviders: opts.remoteProviders,
+  };
   for (const spec of config.chains) {
     let rpcUrl: string;
     if (!spec.embedded) {
@@ -46,7 +59,14 @@ export async function startChains(config: Config, log: Logger, core: Core, shutd
     } else {
       // Automine only: a block per transaction and none while idle, so an idle chain does not grow. Blocks
       // that confirm others are needed only to wait for confirmations: then one a second.
-      const chainOptions = { dataDir: config.dataDir, port: config.anvilPort, chainId: spec.id, logger: log.child({ component: 'anvil' }), blockTime: spec.confirmations > 0 ? 1 : undefined, nice: config.workerNice };
+      const chainOptions = {
+        dataDir: config.dataDir,
+        port: config.anvilPort,
+        chainId: spec.id,
+        logger: log.child({ component: 'anvil' }),
+        blockTime: spec.confirmations > 0 ? 1 : undefined,
+        nice: config.workerNice,
+      };
       const chain = await startSupervisedChain(chainOptions, { log, signal: shutdown.signal, onFatal: opts.onFatal });
       embedded = chain;
       shutdown.add(() => chain.stop()); // whichever node runs then
@@ -83,13 +103,19 @@ export async function bringUpChains(config: Config, log: Logger, { runtimes, emb
     return;
   }
   // Without workers this process only reads the chains (health, explorer); it checks their ids.
-  for (const rt of runtimes) await rt.connect().catch((err) => { if (err instanceof WrongChainError) throw err; });
+  for (const rt of runtimes)
+    await rt.connect().catch((err) => {
+      if (err instanceof WrongChainError) throw err;
+    });
   // The embedded chain this process started is funded here all the same: worker processes beside
   // it (API=false) reach it as an external chain, which they never fund.
   if (embedded) for (const rt of runtimes.filter((r) => r.spec.embedded)) await rt.sender.fundEmbeddedAccounts();
   for (const rt of runtimes) {
     // The forwarder's address is fixed; the effects that need it are registered on the sender all the same.
-    rt.refresh().then(() => undefined, () => undefined);
+    rt.refresh().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 }
 
@@ -101,7 +127,9 @@ export async function bringUpChains(config: Config, log: Logger, { runtimes, emb
 export function checkHomeChain(home: number, config: Config): number {
   const embedded = config.chains.find((c) => c.embedded);
   if (embedded && embedded.id !== home && !config.chains.some((c) => c.id === home)) {
-    throw new Error(`CHAIN_ID is ${embedded.id}, but this database (DATA_DIR / DATABASE_URL) belongs to chain ${home}; use a new DATA_DIR/DATABASE_URL for another chain`);
+    throw new Error(
+      `CHAIN_ID is ${embedded.id}, but this database (DATA_DIR / DATABASE_URL) belongs to chain ${home}; use a new DATA_DIR/DATABASE_URL for another chain`,
+    );
   }
   return home;
 }
@@ -113,7 +141,8 @@ async function bringUp(rt: ChainRuntime, timeoutMs: number): Promise<void> {
     if (await rt.step()) return;
     // Waiting for the forwarder's deployment is progress; an unfunded account is not.
     if (rt.waitingFor !== 'deploying the forwarder') return;
-    if (Date.now() > deadline) throw new Error(`the forwarder contract at ${rt.forwarderAddress} did not appear on chain ${rt.spec.id} within ${timeoutMs / 1000} s`);
+    if (Date.now() > deadline)
+      throw new Error(`the forwarder contract at ${rt.forwarderAddress} did not appear on chain ${rt.spec.id} within ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -41,7 +41,10 @@ export async function ensureDemoApp(ctx: Ctx, opts: DemoOptions): Promise<void> 
   if (fs.existsSync(file)) {
     const other = file;
     file = path.join(ctx.config.dataDir, `demo-${app.uid}.env`);
-    ctx.log.warn({ kept: other, written: file }, 'DATA_DIR/demo.env belongs to another installation that used this DATA_DIR: kept; this installation\'s Demo App is in its own file (give each installation a DATA_DIR of its own)');
+    ctx.log.warn(
+      { kept: other, written: file },
+      "DATA_DIR/demo.env belongs to another installation that used this DATA_DIR: kept; this installation's Demo App is in its own file (give each installation a DATA_DIR of its own)",
+    );
   }
   fs.writeFileSync(file, env, { mode: 0o600, flag: 'wx' });
   if (!opts.print) return;

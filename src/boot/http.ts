@@ -15,7 +15,13 @@ import { bindError } from './bind.js';
 
 /** Started before the HTTP server, so it stops after the server has answered its last request. */
 export async function startCreatesThread(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<CreatesThread> {
-  const thread = new CreatesThread({ config, log: log.child({ component: 'creates' }), local: new AssetIntake(ctx), announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)), flush: () => core.store.flush() });
+  const thread = new CreatesThread({
+    config,
+    log: log.child({ component: 'creates' }),
+    local: new AssetIntake(ctx),
+    announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
+    flush: () => core.store.flush(),
+  });
   shutdown.add(() => thread.stop());
   await thread.start();
   writeCreatesWith(ctx, thread);
@@ -30,7 +36,14 @@ export interface HttpParts {
 }
 
 /** Listens on HOST:PORT; `url` is where it answers (PORT=0: the port it was given, unless PUBLIC_URL says). */
-export async function startHttp(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown, parts: HttpParts): Promise<{ http: FastifyInstance; url: string }> {
+export async function startHttp(
+  ctx: Ctx,
+  config: Config,
+  log: Logger,
+  core: Core,
+  shutdown: Shutdown,
+  parts: HttpParts,
+): Promise<{ http: FastifyInstance; url: string }> {
   // What cached reads need to stay current (on PostgreSQL: a connection listening for changes).
   const changes = config.assetCacheEntries > 0 ? core.store.changeFeed(log.child({ component: 'changes' }), { othersWrite: parts.othersWrite }) : null;
   if (changes) {

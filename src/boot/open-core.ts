@@ -21,7 +21,20 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
   const options = {
     level: config.logLevel,
     // Belt and braces: whatever is logged, these paths never show their values.
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', '*.api_secret', 'api_secret', '*.secret', 'secret', '*.token'], censor: '[redacted]' },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        '*.api_secret',
+        'api_secret',
+        '*.secret',
+        'secret',
+        '*.token',
+      ],
+      censor: '[redacted]',
+    },
   };
   // LOG_FORMAT (src/config.ts): readable lines on a terminal, JSON for log collectors.
   return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
@@ -46,7 +59,11 @@ export interface Core {
  * that shares another's store opens it (src/store/open.ts): `checkpoints` where the SQLite WAL
  * is checkpointed when not where this process's settings put it, `flushedBy` who flushes its commits.
  */
-export async function openCore(config: Config, log: Logger, opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' }; existing?: boolean } = {}): Promise<Core> {
+export async function openCore(
+  config: Config,
+  log: Logger,
+  opts: { store?: { checkpoints?: Checkpoints; flushedBy?: 'commit' | 'caller' }; existing?: boolean } = {},
+): Promise<Core> {
   // `existing`: a command that only reads opens an installation that is there, and creates nothing.
   if (!opts.existing) preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
@@ -79,7 +96,8 @@ export async function openCore(config: Config, log: Logger, opts: { store?: { ch
     keys = await KeyRing.open(store.db, box, { accounts: custody.accounts ?? undefined });
   } catch (err) {
     await store.close();
-    if (custody.kind === 'pkcs11') throw new Error(`the wallet seed in the database ${store.describe} does not open with the master key the HSM unwraps: ${(err as Error).message}`);
+    if (custody.kind === 'pkcs11')
+      throw new Error(`the wallet seed in the database ${store.describe} does not open with the master key the HSM unwraps: ${(err as Error).message}`);
     const where = config.masterKeyHex ? 'MASTER_KEY' : `${path.join(config.dataDir, 'master.key')} (MASTER_KEY is not set)`;
     throw new Error(
       `the wallet seed in the database ${store.describe} does not open with the master key from ${where}: ${(err as Error).message}. ` +

@@ -121,7 +121,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
         started,
       });
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
-    const served = config.runApi ? await startHttp(ctx, config, log, core, shutdown, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined }) : null;
+    const served = config.runApi
+      ? await startHttp(ctx, config, log, core, shutdown, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined })
+      : null;
     const url = served?.url ?? config.publicUrl;
     // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
     const quiet = config.logLevel === 'silent';
@@ -162,7 +164,11 @@ async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutd
   const release = await lockDataDir(config.dataDir, isPostgres ? 'shared' : 'exclusive', { port: config.runApi ? config.port : 0 });
   shutdown.add(async () => release());
   if (config.chains.some((c) => c.embedded) && !config.embeddedRpcUrl) {
-    const releaseChain = await lockDataDir(config.dataDir, 'exclusive', { scope: 'chain', port: config.runApi ? config.port : 0, what: 'the embedded chain of DATA_DIR' });
+    const releaseChain = await lockDataDir(config.dataDir, 'exclusive', {
+      scope: 'chain',
+      port: config.runApi ? config.port : 0,
+      what: 'the embedded chain of DATA_DIR',
+    });
     shutdown.add(async () => releaseChain());
   }
 }
@@ -172,7 +178,17 @@ async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutd
  * `workers ready`, with the public URL they mint for. A chain's readiness is known where the workers run.
  */
 function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntime[], url: string, started: number): void {
-  const chainsUp = runtimes.map((rt) => ({ id: rt.spec.id, name: rt.spec.name, rpc: rt.spec.embedded ? 'embedded anvil' : rt.providers.snapshot().map((p) => p.provider).join(', '), ...(config.runWorkers ? { ready: rt.ready } : {}) }));
+  const chainsUp = runtimes.map((rt) => ({
+    id: rt.spec.id,
+    name: rt.spec.name,
+    rpc: rt.spec.embedded
+      ? 'embedded anvil'
+      : rt.providers
+          .snapshot()
+          .map((p) => p.provider)
+          .join(', '),
+    ...(config.runWorkers ? { ready: rt.ready } : {}),
+  }));
   if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
   else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
 }

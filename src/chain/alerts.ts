@@ -52,7 +52,11 @@ export function raise(kind: AlertKind, data: Record<string, unknown>): void {
   const target = sink;
   const attempt = (n: number): void => {
     const body = alertBody(id, kind, data, at, n);
-    const headers = { 'content-type': 'application/json', 'user-agent': 'Mintworks-Alerts/1', ...signatureHeaders([target.secret], id, Math.floor(Date.now() / 1000), body) };
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Mintworks-Alerts/1',
+      ...signatureHeaders([target.secret], id, Math.floor(Date.now() / 1000), body),
+    };
     const run = outboundRequest(target.url, { method: 'POST', headers, body, timeoutMs: TIMEOUT_MS, maxBytes: 1024, maxRedirects: 0, policy: target.policy })
       .then((res) => (res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`))
       .catch((err: Error) => err.message)
@@ -63,10 +67,13 @@ export function raise(kind: AlertKind, data: Record<string, unknown>): void {
           target.log.error({ alert: kind, alert_id: id, attempts: n, err: failure }, 'operator alert could not be delivered');
           return;
         }
-        const t = setTimeout(() => {
-          timers.delete(t);
-          attempt(n + 1);
-        }, delays[n - 1]);
+        const t = setTimeout(
+          () => {
+            timers.delete(t);
+            attempt(n + 1);
+          },
+          delays[n - 1],
+        );
         t.unref();
         timers.add(t);
       });

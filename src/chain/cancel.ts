@@ -47,8 +47,21 @@ export function cancelFees(raw: Hex, current: CurrentFees): CurrentFees {
 }
 
 /** Signs the cancellation of a recorded transaction (same account and nonce). */
-export async function signCancellation(signer: ChainSigner, row: Pick<ChainTxRow, 'chain_id' | 'nonce' | 'raw'>, current: CurrentFees): Promise<{ raw: Hex; hash: Hex; fees: CurrentFees }> {
+export async function signCancellation(
+  signer: ChainSigner,
+  row: Pick<ChainTxRow, 'chain_id' | 'nonce' | 'raw'>,
+  current: CurrentFees,
+): Promise<{ raw: Hex; hash: Hex; fees: CurrentFees }> {
   const fees = cancelFees(row.raw as Hex, current);
-  const { raw, hash } = await signTransaction(signer, { type: 'eip1559', chainId: row.chain_id, nonce: row.nonce, to: signer.address, data: '0x', gas: 21_000n, value: 0n, ...fees });
+  const { raw, hash } = await signTransaction(signer, {
+    type: 'eip1559',
+    chainId: row.chain_id,
+    nonce: row.nonce,
+    to: signer.address,
+    data: '0x',
+    gas: 21_000n,
+    value: 0n,
+    ...fees,
+  });
   return { raw, hash, fees };
 }

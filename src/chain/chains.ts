@@ -50,28 +50,49 @@ export class ChainConfigError extends Error {}
  */
 export const DEFAULT_MAX_FEE_GWEI = 1000;
 
-const entrySchema = z.object({
-  id: z.number().int().positive().max(2 ** 53 - 1),
-  name: z.string().trim().min(1).max(100).optional(),
-  rpc: z.union([z.url({ protocol: /^https?$/ }), z.array(z.url({ protocol: /^https?$/ })).min(1).max(10)]),
-  rpcTimeoutMs: z.number().int().min(100).max(120_000).optional(),
-  lowBalanceWei: z.union([z.string().regex(/^\d{1,40}$/, 'a whole number of wei, as a decimal string'), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)]).optional(),
-  explorer: z.url({ protocol: /^https?$/ }).optional(),
-  confirmations: z.number().int().min(0).max(100).optional(),
-  maxFeeGwei: z.number().positive().max(1_000_000).optional(),
-  minTipGwei: z.number().min(0).max(1_000_000).optional(),
-  stuckBlocks: z.number().int().min(1).max(1000).optional(),
-  maxInFlight: z.number().int().min(1).max(1024).optional(),
-  blockGasShare: z.number().positive().max(1).optional(),
-}).strict();
+const entrySchema = z
+  .object({
+    id: z
+      .number()
+      .int()
+      .positive()
+      .max(2 ** 53 - 1),
+    name: z.string().trim().min(1).max(100).optional(),
+    rpc: z.union([
+      z.url({ protocol: /^https?$/ }),
+      z
+        .array(z.url({ protocol: /^https?$/ }))
+        .min(1)
+        .max(10),
+    ]),
+    rpcTimeoutMs: z.number().int().min(100).max(120_000).optional(),
+    lowBalanceWei: z
+      .union([z.string().regex(/^\d{1,40}$/, 'a whole number of wei, as a decimal string'), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER)])
+      .optional(),
+    explorer: z.url({ protocol: /^https?$/ }).optional(),
+    confirmations: z.number().int().min(0).max(100).optional(),
+    maxFeeGwei: z.number().positive().max(1_000_000).optional(),
+    minTipGwei: z.number().min(0).max(1_000_000).optional(),
+    stuckBlocks: z.number().int().min(1).max(1000).optional(),
+    maxInFlight: z.number().int().min(1).max(1024).optional(),
+    blockGasShare: z.number().positive().max(1).optional(),
+  })
+  .strict();
 
 const FIELDS = 'id, name, rpc, rpcTimeoutMs, lowBalanceWei, explorer, confirmations, maxFeeGwei, minTipGwei, stuckBlocks, maxInFlight, blockGasShare';
 
-interface KnownChain { name: string; currency: string; explorer: string | null }
+interface KnownChain {
+  name: string;
+  currency: string;
+  explorer: string | null;
+}
 
 /** What viem knows of a chain id (name, currency, explorer); loaded only when an entry needs it. */
 function wellKnown(id: number): KnownChain | null {
-  const all = createRequire(import.meta.url)('viem/chains') as Record<string, { id?: number; name?: string; nativeCurrency?: { symbol: string }; blockExplorers?: { default?: { url: string } }; testnet?: boolean }>;
+  const all = createRequire(import.meta.url)('viem/chains') as Record<
+    string,
+    { id?: number; name?: string; nativeCurrency?: { symbol: string }; blockExplorers?: { default?: { url: string } }; testnet?: boolean }
+  >;
   const c = Object.values(all).find((x) => x && typeof x === 'object' && x.id === id);
   if (!c?.name) return null;
   return { name: c.name, currency: c.nativeCurrency?.symbol ?? 'ETH', explorer: c.blockExplorers?.default?.url ?? null };
@@ -129,11 +150,27 @@ export function parseChainsVar(text: string, publicUrl: string, defaultConfirmat
 
 /** Every chain of a deployment: the embedded one first (when on), then CHAIN_RPC_URL, then CHAINS. */
 export function assembleChains(
-  opts: { embedded: boolean; chainId: number; chainName: string; chainRpcUrl?: string | string[]; explorerUrl: string; confirmations: number; maxFeeGwei: number },
+  opts: {
+    embedded: boolean;
+    chainId: number;
+    chainName: string;
+    chainRpcUrl?: string | string[];
+    explorerUrl: string;
+    confirmations: number;
+    maxFeeGwei: number;
+  },
   fromVar: ChainSpec[],
 ): ChainSpec[] {
   const chains: ChainSpec[] = [];
-  const base = { id: opts.chainId, name: opts.chainName, explorer: opts.explorerUrl, confirmations: opts.confirmations, currency: 'ETH', ...TUNING_DEFAULTS, maxFeeGwei: opts.maxFeeGwei };
+  const base = {
+    id: opts.chainId,
+    name: opts.chainName,
+    explorer: opts.explorerUrl,
+    confirmations: opts.confirmations,
+    currency: 'ETH',
+    ...TUNING_DEFAULTS,
+    maxFeeGwei: opts.maxFeeGwei,
+  };
   const minTip = (preferred: number) => Math.min(preferred, opts.maxFeeGwei);
   if (opts.embedded) chains.push({ ...base, rpc: null, embedded: true, minTipGwei: minTip(EMBEDDED_MIN_TIP_GWEI) });
   if (opts.chainRpcUrl) {
@@ -141,7 +178,10 @@ export function assembleChains(
     chains.push({ ...base, rpc: rpcUrls[0], rpcUrls, embedded: false, minTipGwei: minTip(TUNING_DEFAULTS.minTipGwei) });
   }
   fromVar.forEach((c, i) => {
-    if (chains.some((x) => x.id === c.id)) throw new ChainConfigError(`CHAINS[${i}].id: chain ${c.id} is already served (${opts.embedded && c.id === opts.chainId ? 'by the embedded chain, CHAIN_ID' : 'by an earlier entry'}); each chain once`);
+    if (chains.some((x) => x.id === c.id))
+      throw new ChainConfigError(
+        `CHAINS[${i}].id: chain ${c.id} is already served (${opts.embedded && c.id === opts.chainId ? 'by the embedded chain, CHAIN_ID' : 'by an earlier entry'}); each chain once`,
+      );
     chains.push(c);
   });
   if (chains.length === 0) throw new ChainConfigError('CHAINS: no chain to serve (EMBEDDED_CHAIN=false and neither CHAINS nor CHAIN_RPC_URL is set)');
@@ -165,5 +205,17 @@ export function rpcUrlsOf(spec: ChainSpec): string[] {
 
 /** The configured chain of an id; a record on a chain no longer configured still gets a description. */
 export function chainSpecOf(chains: ChainSpec[], id: number): ChainSpec {
-  return chains.find((c) => c.id === id) ?? { id, name: `chain ${id}`, rpc: null, embedded: false, explorer: chains[0]?.explorer ?? '', confirmations: 0, currency: 'ETH', ...TUNING_DEFAULTS, maxFeeGwei: chains[0]?.maxFeeGwei ?? DEFAULT_MAX_FEE_GWEI };
+  return (
+    chains.find((c) => c.id === id) ?? {
+      id,
+      name: `chain ${id}`,
+      rpc: null,
+      embedded: false,
+      explorer: chains[0]?.explorer ?? '',
+      confirmations: 0,
+      currency: 'ETH',
+      ...TUNING_DEFAULTS,
+      maxFeeGwei: chains[0]?.maxFeeGwei ?? DEFAULT_MAX_FEE_GWEI,
+    }
+  );
 }

@@ -51,7 +51,10 @@ export class FeeOracle {
   private async readTip(number: number): Promise<void> {
     try {
       const history = await this.client.getFeeHistory({ blockCount: TIP_BLOCKS, blockTag: 'latest', rewardPercentiles: [TIP_PERCENTILE] });
-      this.tip = tipFromRewards((history.reward ?? []).map((r) => r[0] ?? 0n), this.policy.minTip);
+      this.tip = tipFromRewards(
+        (history.reward ?? []).map((r) => r[0] ?? 0n),
+        this.policy.minTip,
+      );
     } catch {
       // A node without eth_feeHistory: the chain's minimum tip.
       this.tip = this.policy.minTip;

@@ -40,7 +40,12 @@ export async function signForwardRequest(
   req: { to: Address; data: Hex; gas: bigint; nonce: bigint; deadline: number },
 ): Promise<ForwardRequestData> {
   const message = { from: user.address, to: req.to, value: 0n, gas: req.gas, nonce: req.nonce, deadline: req.deadline, data: req.data };
-  const signature = await user.signTypedData({ domain: { name: 'MintworksForwarder', version: '1', chainId, verifyingContract: forwarder }, types, primaryType: 'ForwardRequest', message });
+  const signature = await user.signTypedData({
+    domain: { name: 'MintworksForwarder', version: '1', chainId, verifyingContract: forwarder },
+    types,
+    primaryType: 'ForwardRequest',
+    message,
+  });
   return { from: user.address, to: req.to, value: 0n, gas: req.gas, deadline: req.deadline, data: req.data, signature };
 }
 
@@ -81,11 +86,19 @@ export async function allocateForwarderNonce(tx: Tx, chainId: number, user: Addr
     .executeTakeFirst();
   if (row) return BigInt(row.next_nonce) - 1n;
   const start = await readChainNonce();
-  await tx.insertInto('forwarder_nonces').values({ chain_id: chainId, address, next_nonce: Number(start) + 1, updated_at: Date.now() }).execute();
+  await tx
+    .insertInto('forwarder_nonces')
+    .values({ chain_id: chainId, address, next_nonce: Number(start) + 1, updated_at: Date.now() })
+    .execute();
   return start;
 }
 
 /** After a request was skipped (wrong nonce), start again from the chain's count. */
 export async function resyncForwarderNonce(tx: Tx, chainId: number, user: Address, chainNonce: bigint): Promise<void> {
-  await tx.updateTable('forwarder_nonces').set({ next_nonce: Number(chainNonce), updated_at: Date.now() }).where('chain_id', '=', chainId).where('address', '=', user.toLowerCase()).execute();
+  await tx
+    .updateTable('forwarder_nonces')
+    .set({ next_nonce: Number(chainNonce), updated_at: Date.now() })
+    .where('chain_id', '=', chainId)
+    .where('address', '=', user.toLowerCase())
+    .execute();
 }

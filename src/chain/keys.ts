@@ -45,7 +45,11 @@ export class KeyRing {
     if (!row) {
       const mnemonic = supplied ?? generateMnemonic(wordlist, 256);
       if (!validateMnemonic(mnemonic, wordlist)) throw new Error('WALLET_MNEMONIC is not a valid BIP-39 mnemonic');
-      await db.insertInto('meta').values({ key: 'seed', value: box.seal(mnemonic) }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      await db
+        .insertInto('meta')
+        .values({ key: 'seed', value: box.seal(mnemonic) })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
       row = await db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirstOrThrow();
     }
     const mnemonic = box.open(row.value);

@@ -68,7 +68,7 @@ export class NodeAnswers {
     }
     if (refusal === 'pool-full') {
       const waitMs = this.inFlight.backOff(row.from_address);
-      this.log.warn({ ...at, backoffMs: waitMs }, 'the node\'s pool is full for this relayer: backing off');
+      this.log.warn({ ...at, backoffMs: waitMs }, "the node's pool is full for this relayer: backing off");
       return 'hold';
     }
     this.log.warn(at, 'broadcast failed, will retry');

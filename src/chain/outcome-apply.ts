@@ -51,7 +51,8 @@ export class OutcomeApplier {
       if (mined) await this.recordMined(row.id, mined);
       // Recorded by another version of the service (the kinds are fixed by OutcomePayloads): it stays
       // unapplied, counted as unconfirmed, for a version that knows it.
-      if (!this.unhandledKinds.has(row.id)) this.log.error({ tx: row.id, kind: row.kind, hash: row.hash }, 'no handler for this kind of chain transaction: its outcome is left unapplied');
+      if (!this.unhandledKinds.has(row.id))
+        this.log.error({ tx: row.id, kind: row.kind, hash: row.hash }, 'no handler for this kind of chain transaction: its outcome is left unapplied');
       this.unhandledKinds.add(row.id);
       return;
     }

@@ -12,9 +12,25 @@ import type { Action } from '../domain/lifecycle.js';
 /** A recorded chain transaction (`chain_txs`). */
 export type ChainTxRow = Selectable<ChainTxTable>;
 
-export interface MintItem { asset_uid: string; token_id: number; to: string }
-export interface ForwardItem { action: Action; uid: string; asset_uid: string; signer: string; nonce: string; round: number }
-export interface AllocationItem { uid: string; to: string; amount: string; ref: Hex }
+export interface MintItem {
+  asset_uid: string;
+  token_id: number;
+  to: string;
+}
+export interface ForwardItem {
+  action: Action;
+  uid: string;
+  asset_uid: string;
+  signer: string;
+  nonce: string;
+  round: number;
+}
+export interface AllocationItem {
+  uid: string;
+  to: string;
+  amount: string;
+  ref: Hex;
+}
 
 export interface OutcomePayloads {
   /** The forwarder contract (ERC-2771), the deployer's first transaction on a chain. */

@@ -148,7 +148,15 @@ class Provider {
       const e = err as RpcRequestError & { status?: number; headers?: Headers; data?: unknown };
       return new RpcRequestError({ body, error: { code: e.code, message: e.details, data: e.data }, headers: e.headers, status: e.status, url: this.label });
     }
-    if (err instanceof HttpRequestError) return new HttpRequestError({ body, cause: err.cause as Error | undefined, details: err.details, headers: err.headers, status: err.status, url: this.label });
+    if (err instanceof HttpRequestError)
+      return new HttpRequestError({
+        body,
+        cause: err.cause as Error | undefined,
+        details: err.details,
+        headers: err.headers,
+        status: err.status,
+        url: this.label,
+      });
     return err;
   }
 
@@ -180,7 +188,9 @@ export class ProviderSet {
     if (urls.length === 0) throw new Error(`chain ${chainId}: no JSON-RPC URL`);
     const labels = urls.map(redactRpcUrl);
     // Two providers on one host (different keys or paths) stay apart in /metrics.
-    this.providers = urls.map((u, i) => new Provider(i, u, labels.indexOf(labels[i]) === i && labels.lastIndexOf(labels[i]) === i ? labels[i] : `${labels[i]}#${i + 1}`));
+    this.providers = urls.map(
+      (u, i) => new Provider(i, u, labels.indexOf(labels[i]) === i && labels.lastIndexOf(labels[i]) === i ? labels[i] : `${labels[i]}#${i + 1}`),
+    );
   }
 
   get size(): number {
@@ -267,7 +277,12 @@ export class ProviderSet {
   }
 
   /** eth_sendRawTransaction on one provider, resolving an earlier attempt whose answer was lost. */
-  private async sendOn(p: Provider, body: { method: string; params?: unknown }, opts: TransportOptions, send: { hash: Hex; maybeDelivered: boolean }): Promise<unknown> {
+  private async sendOn(
+    p: Provider,
+    body: { method: string; params?: unknown },
+    opts: TransportOptions,
+    send: { hash: Hex; maybeDelivered: boolean },
+  ): Promise<unknown> {
     if (send.maybeDelivered && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs))) return send.hash;
     try {
       return await p.call(body, opts.timeoutMs);
@@ -276,7 +291,8 @@ export class ProviderSet {
       const msg = `${err.details} ${err.shortMessage}`;
       if (/already known|known transaction|already imported|already exists/i.test(msg)) return send.hash;
       // Mined meanwhile (its nonce is used): the chain knows it under this hash.
-      if (/nonce too low|nonce has already been used/i.test(msg) && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs))) return send.hash;
+      if (/nonce too low|nonce has already been used/i.test(msg) && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs)))
+        return send.hash;
       throw err;
     }
   }

@@ -12,7 +12,16 @@ import { ChainSender } from './sender.js';
 import { FORWARDER_DEPLOY_TX } from './outcomes.js';
 import { artifact } from './artifacts.js';
 import { rpcUrlsOf, type ChainSpec } from './chains.js';
-import { fundingNeeds, judgeChain, LOW_BALANCE_WEI, lowBalanceThreshold, median, type AccountReading, type ChainReading, type ChainVerdict } from '../domain/chain-funding.js';
+import {
+  fundingNeeds,
+  judgeChain,
+  LOW_BALANCE_WEI,
+  lowBalanceThreshold,
+  median,
+  type AccountReading,
+  type ChainReading,
+  type ChainVerdict,
+} from '../domain/chain-funding.js';
 import { sleepUnlessWoken } from '../util/time.js';
 import { mergeSnapshots, providerHealth, ProviderSet, redactRpcUrl, type ProviderSnapshot } from './providers.js';
 import { raise } from './alerts.js';
@@ -51,7 +60,12 @@ export class WrongChainError extends Error {}
 
 function clientFor(spec: ChainSpec, providers: ProviderSet, timeoutMs: number, retryCount: number): PublicClient {
   return createPublicClient({
-    chain: defineChain({ id: spec.id, name: spec.name, nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 }, rpcUrls: { default: { http: [providers.primaryUrl] } } }),
+    chain: defineChain({
+      id: spec.id,
+      name: spec.name,
+      nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 },
+      rpcUrls: { default: { http: [providers.primaryUrl] } },
+    }),
     transport: providers.transport({ timeoutMs, retryCount }),
     pollingInterval: 250,
   }) as PublicClient;
@@ -112,7 +126,8 @@ export class ChainRuntime {
     const urls = spec.embedded ? [rpcUrl] : rpcUrlsOf(spec).length ? rpcUrlsOf(spec) : [rpcUrl];
     this.providers = new ProviderSet(spec.id, urls, {
       onStateChange: (p, previous) => {
-        if (p.state === 'down') raise('chain.provider_down', { chain_id: spec.id, chain: spec.name, provider: p.provider, last_error: p.last_error, providers: urls.length });
+        if (p.state === 'down')
+          raise('chain.provider_down', { chain_id: spec.id, chain: spec.name, provider: p.provider, last_error: p.last_error, providers: urls.length });
         else if (p.state === 'up' && previous === 'down') deps.log.info({ provider: p.provider }, 'JSON-RPC provider answers again');
         else if (p.state === 'rate_limited') deps.log.debug({ provider: p.provider, retryAt: p.retry_at }, 'JSON-RPC provider rate limited');
       },
@@ -156,11 +171,13 @@ export class ChainRuntime {
     if (this.connected) return;
     const id = await this.client.getChainId();
     const where = this.spec.embedded ? 'CHAIN_ID' : this.spec.rpc ? 'CHAINS / CHAIN_ID' : 'CHAINS';
-    if (id !== this.spec.id) throw new WrongChainError(`the chain at ${redactRpcUrl(this.rpcUrl)} has chain id ${id}, but it is configured as chain ${this.spec.id} (${where})`);
+    if (id !== this.spec.id)
+      throw new WrongChainError(`the chain at ${redactRpcUrl(this.rpcUrl)} has chain id ${id}, but it is configured as chain ${this.spec.id} (${where})`);
     // Every provider must serve this chain: one of another chain would get its transactions refused, or its reads wrong.
     if (this.providers.size > 1) {
       for (const { provider, result } of await this.providers.onEach({ method: 'eth_chainId' }, 5000)) {
-        if (result !== null && Number(result) !== this.spec.id) throw new WrongChainError(`the provider ${provider} of chain ${this.spec.id} serves chain id ${Number(result)} (${where})`);
+        if (result !== null && Number(result) !== this.spec.id)
+          throw new WrongChainError(`the provider ${provider} of chain ${this.spec.id} serves chain id ${Number(result)} (${where})`);
       }
     }
     this.connected = true;
@@ -265,7 +282,13 @@ export class ChainRuntime {
       if (a.role !== 'relayer' || a.balance_wei === null) continue;
       if (a.low && !this.lowRelayers.has(a.address)) {
         this.lowRelayers.add(a.address);
-        raise('relayer.balance_low', { chain_id: this.spec.id, chain: this.spec.name, relayer: a.address, balance_wei: a.balance_wei, threshold_wei: lowWei.toString() });
+        raise('relayer.balance_low', {
+          chain_id: this.spec.id,
+          chain: this.spec.name,
+          relayer: a.address,
+          balance_wei: a.balance_wei,
+          threshold_wei: lowWei.toString(),
+        });
       } else if (!a.low && this.lowRelayers.delete(a.address)) {
         this.deps.log.info({ relayer: a.address, balanceWei: a.balance_wei }, 'relayer funded again');
       }
@@ -291,7 +314,17 @@ export class ChainRuntime {
     for (const r of rows) {
       if (this.reportedStuck.has(r.id)) continue;
       this.reportedStuck.add(r.id);
-      raise('chain.tx_stuck', { chain_id: this.spec.id, chain: this.spec.name, tx: r.id, kind: r.kind, from: r.from_address, nonce: r.nonce, hash: r.hash, replacements: r.bumps, age_s: Math.round((Date.now() - r.created_at) / 1000) });
+      raise('chain.tx_stuck', {
+        chain_id: this.spec.id,
+        chain: this.spec.name,
+        tx: r.id,
+        kind: r.kind,
+        from: r.from_address,
+        nonce: r.nonce,
+        hash: r.hash,
+        replacements: r.bumps,
+        age_s: Math.round((Date.now() - r.created_at) / 1000),
+      });
     }
     if (this.reportedStuck.size > 10_000) this.reportedStuck.clear();
   }
@@ -358,7 +391,10 @@ export class ChainRuntime {
   /** What /health shows of this chain. */
   async health(restarting = false): Promise<ChainHealth> {
     const lowWei = await this.lowBalanceWei();
-    const [block, verdict] = await Promise.all([this.probe.getBlock({ blockTag: 'latest' }).catch(() => null), this.reading().then((r) => judgeChain(r, lowWei))]);
+    const [block, verdict] = await Promise.all([
+      this.probe.getBlock({ blockTag: 'latest' }).catch(() => null),
+      this.reading().then((r) => judgeChain(r, lowWei)),
+    ]);
     const ready = !restarting && block !== null && verdict.ready;
     // Read here, not from the sender: the workers (and their sender) may run in another thread.
     const feeWait = block ? waitingForFees(block, gweiToWei(this.spec.maxFeeGwei)) : null;
@@ -381,14 +417,26 @@ export class ChainRuntime {
    */
   private async deployForwarder(): Promise<void> {
     const { db, keys } = this.deps;
-    const recorded = await db.selectFrom('chain_txs').select('id').where('kind', '=', FORWARDER_DEPLOY_TX).where('chain_id', '=', this.spec.id).executeTakeFirst();
+    const recorded = await db
+      .selectFrom('chain_txs')
+      .select('id')
+      .where('kind', '=', FORWARDER_DEPLOY_TX)
+      .where('chain_id', '=', this.spec.id)
+      .executeTakeFirst();
     if (recorded) return;
     const deployer = keys.deployer();
     const nonce = await this.client.getTransactionCount({ address: deployer.address });
-    if (nonce !== 0) throw new WrongChainError(`the deployer account ${deployer.address} has been used on chain ${this.spec.id} (nonce ${nonce}) but holds no forwarder: this chain does not belong to this installation's seed`);
+    if (nonce !== 0)
+      throw new WrongChainError(
+        `the deployer account ${deployer.address} has been used on chain ${this.spec.id} (nonce ${nonce}) but holds no forwarder: this chain does not belong to this installation's seed`,
+      );
     if ((await this.client.getBalance({ address: deployer.address })) === 0n) return; // waits for funds
     const { bytecode } = artifact('MintworksForwarder');
-    const row = await db.transaction().execute((tx) => this.sender.record(tx, { kind: FORWARDER_DEPLOY_TX, ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }));
+    const row = await db
+      .transaction()
+      .execute((tx) =>
+        this.sender.record(tx, { kind: FORWARDER_DEPLOY_TX, ref: 'forwarder', payload: {}, to: null, data: bytecode, gas: 3_000_000n, signer: deployer }),
+      );
     await this.sender.broadcast([row]);
   }
 }

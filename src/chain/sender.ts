@@ -275,9 +275,17 @@ export class ChainSender {
     if (!existing) {
       // The deployer and other system accounts: start from the chain's count, then count ourselves.
       const onChain = await this.client.getTransactionCount({ address: from as Address, blockTag: 'pending' });
-      const recorded = await tx.selectFrom('chain_txs').select((eb) => eb.fn.max('nonce').as('n')).where('chain_id', '=', this.chainId).where('from_address', '=', from).executeTakeFirst();
+      const recorded = await tx
+        .selectFrom('chain_txs')
+        .select((eb) => eb.fn.max('nonce').as('n'))
+        .where('chain_id', '=', this.chainId)
+        .where('from_address', '=', from)
+        .executeTakeFirst();
       const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
-      await tx.insertInto('relayers').values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() }).execute();
+      await tx
+        .insertInto('relayers')
+        .values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() })
+        .execute();
       return start;
     }
     const row = await tx
@@ -369,7 +377,12 @@ export class ChainSender {
 
   /** Number of recorded transactions whose outcome is not applied yet. */
   async pendingCount(): Promise<number> {
-    const r = await this.db.selectFrom('chain_txs').select((eb) => eb.fn.countAll<number>().as('n')).where('handled', '=', UNHANDLED).where('chain_id', '=', this.chainId).executeTakeFirstOrThrow();
+    const r = await this.db
+      .selectFrom('chain_txs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('handled', '=', UNHANDLED)
+      .where('chain_id', '=', this.chainId)
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 

@@ -111,7 +111,15 @@ export class ChainTracker {
   }
 
   async trackOnce(): Promise<void> {
-    const rows = await this.db.selectFrom('chain_txs').selectAll().where('handled', '=', UNHANDLED).where('chain_id', '=', this.d.chainId).orderBy('from_address').orderBy('nonce').limit(500).execute();
+    const rows = await this.db
+      .selectFrom('chain_txs')
+      .selectAll()
+      .where('handled', '=', UNHANDLED)
+      .where('chain_id', '=', this.d.chainId)
+      .orderBy('from_address')
+      .orderBy('nonce')
+      .limit(500)
+      .execute();
     // The head is read while anything is in flight (or waits for confirmations); outcomes of mined
     // transactions alone need no block.
     const live = rows.some((r) => r.status === 'signed' || r.status === 'sent');
@@ -141,7 +149,8 @@ export class ChainTracker {
       resendAccount.clear();
     }
     for (const [id, block] of this.heldAt) if (block !== head.number) this.heldAt.delete(id);
-    const waits = (r: ChainTxRow) => this.host.queued(r.id) || this.inFlight.backedOff(r.from_address) || this.inFlight.isIncluded(r.id) || this.heldAt.has(r.id);
+    const waits = (r: ChainTxRow) =>
+      this.host.queued(r.id) || this.inFlight.backedOff(r.from_address) || this.inFlight.isIncluded(r.id) || this.heldAt.has(r.id);
     const unsent = rows.filter((r) => !waits(r) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (sentAt.get(r.id) ?? 0) > RESEND_MS)));
     if (unsent.length) await this.host.broadcast(unsent);
   }
@@ -165,7 +174,11 @@ export class ChainTracker {
     const ok = receipt.status === 'success' && !cancelled;
     this.answers.sentAt.delete(row.id);
     // The receipt's facts are written with the outcome, in its transaction (one write, not two).
-    await this.outcomes.apply(row, { ok, receipt, reason: ok ? undefined : cancelled ? CANCELLED_REASON : 'reverted on chain' }, minedFacts(receipt, cancelled));
+    await this.outcomes.apply(
+      row,
+      { ok, receipt, reason: ok ? undefined : cancelled ? CANCELLED_REASON : 'reverted on chain' },
+      minedFacts(receipt, cancelled),
+    );
   }
 
   /** A transaction whose status the tracker set already: its outcome is applied (again, if it failed before). */
@@ -235,7 +248,10 @@ export class ChainTracker {
     const first = this.accountNonce.get(row.from_address) === row.nonce;
     if (this.blocksItsAccount(row)) return void (await this.fillNonce(row, 'the node keeps refusing it'));
     if (sentLongAgo && !(await this.nodeHas(row))) {
-      this.d.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, from: row.from_address }, 'transaction dropped from the node\'s pool: sending it again at its nonce');
+      this.d.log.warn(
+        { tx: row.id, kind: row.kind, nonce: row.nonce, from: row.from_address },
+        "transaction dropped from the node's pool: sending it again at its nonce",
+      );
       this.answers.sentAt.delete(row.id);
       this.mineableSince.set(row.id, head.number);
       return void (await this.host.broadcast([row]));
@@ -271,7 +287,9 @@ export class ChainTracker {
     const now = Date.now();
     if (now - (this.answers.sentAt.get(row.id) ?? now) < HELD_MS || now - this.minedAt < HELD_MS) return;
     this.minedAt = now;
-    await this.client.request({ method: 'evm_mine' as any, params: [] as any }).catch((err) => this.d.log.warn({ err: errMessage(err) }, 'evm_mine on the embedded chain failed'));
+    await this.client
+      .request({ method: 'evm_mine' as any, params: [] as any })
+      .catch((err) => this.d.log.warn({ err: errMessage(err) }, 'evm_mine on the embedded chain failed'));
   }
 
   /** The receipt of a transaction under its current hash or any hash it had before a replacement. */
@@ -291,7 +309,8 @@ export class ChainTracker {
   private async bumpIfStuck(row: ChainTxRow, accountNonces: Map<string, Promise<number>>): Promise<void> {
     const stuckMs = this.d.stuckMs ?? 60_000;
     if (Date.now() - row.updated_at < stuckMs) return;
-    if (!accountNonces.has(row.from_address)) accountNonces.set(row.from_address, this.client.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' }));
+    if (!accountNonces.has(row.from_address))
+      accountNonces.set(row.from_address, this.client.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' }));
     if ((await accountNonces.get(row.from_address)) !== row.nonce) return; // an earlier one blocks it, or it is already mined
     await this.replace(row, `not mined within ${Math.round(stuckMs / 1000)} s`);
   }
@@ -320,7 +339,12 @@ export class ChainTracker {
     return this.resign(row, { to: row.from_address as Address, data: '0x', gas: 21_000n, value: 0n }, fees, `nonce filled: ${reason}`);
   }
 
-  private async resign(row: ChainTxRow, call: { to: Address | undefined; data: Hex; gas: bigint; value: bigint }, fees: Fees, reason: string): Promise<boolean> {
+  private async resign(
+    row: ChainTxRow,
+    call: { to: Address | undefined; data: Hex; gas: bigint; value: bigint },
+    fees: Fees,
+    reason: string,
+  ): Promise<boolean> {
     const signer = this.d.signers().find((a) => a.address.toLowerCase() === row.from_address);
     if (!signer) return false;
     const { raw, hash } = await signTransaction(signer, { type: 'eip1559', chainId: this.d.chainId, nonce: row.nonce, ...call, ...fees });
@@ -334,7 +358,19 @@ export class ChainTracker {
       .executeTakeFirst();
     if (!replaced) return false;
     this.answers.refusals.delete(row.id);
-    this.d.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, account: row.from_address, bumps: replaced.bumps, maxFeeGwei: formatGwei(fees.maxFeePerGas), tipGwei: formatGwei(fees.maxPriorityFeePerGas), reason }, 'transaction replaced with higher fees');
+    this.d.log.warn(
+      {
+        tx: row.id,
+        kind: row.kind,
+        nonce: row.nonce,
+        account: row.from_address,
+        bumps: replaced.bumps,
+        maxFeeGwei: formatGwei(fees.maxFeePerGas),
+        tipGwei: formatGwei(fees.maxPriorityFeePerGas),
+        reason,
+      },
+      'transaction replaced with higher fees',
+    );
     await this.host.broadcast([replaced]);
     return true;
   }
@@ -365,18 +401,41 @@ export class ChainTracker {
       .returning(['id', 'nonce', 'kind'])
       .execute();
     // Sent but not mined although the account has moved past its nonce: another transaction used the nonce.
-    const stale = await this.db.selectFrom('chain_txs').selectAll().where('chain_id', '=', chainId).where('from_address', '=', from_address).where('nonce', '<', onChain).where('status', 'in', ['signed', 'sent']).execute();
+    const stale = await this.db
+      .selectFrom('chain_txs')
+      .selectAll()
+      .where('chain_id', '=', chainId)
+      .where('from_address', '=', from_address)
+      .where('nonce', '<', onChain)
+      .where('status', 'in', ['signed', 'sent'])
+      .execute();
     for (const row of stale) {
       if (await this.receiptFor(row)) continue; // the tracker picks it up
-      this.d.log.error({ tx: row.id, kind: row.kind, nonce: row.nonce, account: from_address }, 'transaction dropped: its nonce was used by another transaction');
-      await this.db.updateTable('chain_txs').set({ status: 'reverted', error: 'dropped: nonce used by another transaction', updated_at: Date.now() }).where('id', '=', row.id).execute();
+      this.d.log.error(
+        { tx: row.id, kind: row.kind, nonce: row.nonce, account: from_address },
+        'transaction dropped: its nonce was used by another transaction',
+      );
+      await this.db
+        .updateTable('chain_txs')
+        .set({ status: 'reverted', error: 'dropped: nonce used by another transaction', updated_at: Date.now() })
+        .where('id', '=', row.id)
+        .execute();
     }
     if (lost.length) {
-      this.d.log.warn({ account: from_address, chainNonce: onChain, transactions: lost.length }, 'chain no longer has transactions it had confirmed (rewound or reorganised): broadcasting them again');
+      this.d.log.warn(
+        { account: from_address, chainNonce: onChain, transactions: lost.length },
+        'chain no longer has transactions it had confirmed (rewound or reorganised): broadcasting them again',
+      );
       for (const l of lost) this.answers.sentAt.delete(l.id);
     }
     // An account used outside Mintworks (external chain): never reuse a nonce the chain already saw.
     const pending = await this.client.getTransactionCount({ address: from_address as Address, blockTag: 'pending' });
-    await this.db.updateTable('relayers').set({ next_nonce: pending }).where('chain_id', '=', chainId).where('address', '=', from_address).where('next_nonce', '<', pending).execute();
+    await this.db
+      .updateTable('relayers')
+      .set({ next_nonce: pending })
+      .where('chain_id', '=', chainId)
+      .where('address', '=', from_address)
+      .where('next_nonce', '<', pending)
+      .execute();
   }
 }

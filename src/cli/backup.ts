@@ -79,7 +79,11 @@ export interface Manifest {
   embedded_chain: boolean;
 }
 
-const stamp = () => new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+const stamp = () =>
+  new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 const pgRestoreCommand = (dir: string) => `pg_restore --clean --if-exists --no-owner --dbname "$DATABASE_URL" ${path.join(dir, PG_DUMP_NAME)}`;
 const pgDumpCommand = (dir: string) => `pg_dump --format=custom --file ${path.join(dir, PG_DUMP_NAME)} "$DATABASE_URL"`;
 const isPostgres = (config: Config) => !!config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl);
@@ -133,11 +137,23 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
   const hsm = config.keyCustody === 'pkcs11';
   const masterKey = hsm ? 'hsm' : contents.includes('master.key') && !config.masterKeyHex ? 'master.key' : 'MASTER_KEY';
   if (masterKey === 'MASTER_KEY') notes.push('The master key is not in this backup (it comes from MASTER_KEY): a restore needs the same MASTER_KEY.');
-  if (hsm) notes.push(`This backup holds only sealed material: its master key is wrapped by the HSM token "${config.pkcs11?.tokenLabel}". Without that token (or the HSM vendor's backup of its keys) it opens nothing, by design.`);
+  if (hsm)
+    notes.push(
+      `This backup holds only sealed material: its master key is wrapped by the HSM token "${config.pkcs11?.tokenLabel}". Without that token (or the HSM vendor's backup of its keys) it opens nothing, by design.`,
+    );
   if (config.operatorToken) notes.push('The operator token is not in this backup (it comes from OPERATOR_TOKEN).');
-  if (!embedded) notes.push('The chain is external (CHAIN_RPC_URL): its state is the chain\'s own, not in this backup.');
+  if (!embedded) notes.push("The chain is external (CHAIN_RPC_URL): its state is the chain's own, not in this backup.");
 
-  const manifest: Manifest = { format: FORMAT, created_at: new Date().toISOString(), chain_id: config.chainId, database: pg ? 'postgres' : 'sqlite', contents, master_key: masterKey, ...(hsm ? { hsm_token: config.pkcs11?.tokenLabel } : {}), embedded_chain: embedded };
+  const manifest: Manifest = {
+    format: FORMAT,
+    created_at: new Date().toISOString(),
+    chain_id: config.chainId,
+    database: pg ? 'postgres' : 'sqlite',
+    contents,
+    master_key: masterKey,
+    ...(hsm ? { hsm_token: config.pkcs11?.tokenLabel } : {}),
+    embedded_chain: embedded,
+  };
   fs.writeFileSync(path.join(out, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
   ownerOnly(out);
   const text = [
@@ -163,11 +179,16 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   if (manifest.chain_id !== config.chainId) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chainId}`);
   const pg = isPostgres(config);
   if ((manifest.database === 'postgres') !== pg) {
-    throw new UsageError(`the backup holds a ${manifest.database} database, but DATABASE_URL points at ${pg ? 'PostgreSQL' : 'SQLite'}: restore with the same kind of store`);
+    throw new UsageError(
+      `the backup holds a ${manifest.database} database, but DATABASE_URL points at ${pg ? 'PostgreSQL' : 'SQLite'}: restore with the same kind of store`,
+    );
   }
-  if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex) throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
+  if (manifest.master_key === 'MASTER_KEY' && !config.masterKeyHex)
+    throw new UsageError('the backup has no master.key: set MASTER_KEY to the key the installation used, then restore again');
   if (manifest.master_key === 'hsm' && config.keyCustody !== 'pkcs11') {
-    throw new UsageError(`the backup's master key is wrapped by the HSM token "${manifest.hsm_token}": a backup without the HSM is useless by design. Restore with KEY_CUSTODY=pkcs11 and the PKCS11_* settings of that token`);
+    throw new UsageError(
+      `the backup's master key is wrapped by the HSM token "${manifest.hsm_token}": a backup without the HSM is useless by design. Restore with KEY_CUSTODY=pkcs11 and the PKCS11_* settings of that token`,
+    );
   }
   const data = config.dataDir;
   // Held until this command exits: no service may start on the DATA_DIR while it is being restored.
@@ -176,15 +197,23 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   if (pid) throw new UsageError(`the service is running on DATA_DIR ${data} (its embedded chain is pid ${pid}): stop it first`);
 
   const dbFile = pg ? null : sqliteFile(config.databaseUrl, data);
-  const targets = [...(dbFile ? [dbFile] : []), ...manifest.contents.filter((c) => c !== SQLITE_NAME && c !== PG_DUMP_NAME).map((c) => path.join(data, c.replace(/\/$/, ''))), path.join(data, 'chain.json.bak')];
+  const targets = [
+    ...(dbFile ? [dbFile] : []),
+    ...manifest.contents.filter((c) => c !== SQLITE_NAME && c !== PG_DUMP_NAME).map((c) => path.join(data, c.replace(/\/$/, ''))),
+    path.join(data, 'chain.json.bak'),
+  ];
   const existing = targets.filter((t) => fs.existsSync(t));
   let aside: string | null = null;
   if (existing.length) {
-    if (!o.force) throw new UsageError(`DATA_DIR ${data} is not empty (${existing.map((e) => path.relative(data, e) || e).join(', ')}): restore into a new DATA_DIR, or add --force to move what is there aside`);
+    if (!o.force)
+      throw new UsageError(
+        `DATA_DIR ${data} is not empty (${existing.map((e) => path.relative(data, e) || e).join(', ')}): restore into a new DATA_DIR, or add --force to move what is there aside`,
+      );
     aside = path.join(data, `pre-restore-${stamp()}`);
     fs.mkdirSync(aside, { recursive: true, mode: 0o700 });
     for (const t of existing) fs.renameSync(t, path.join(aside, path.basename(t)));
-    for (const suffix of ['-wal', '-shm']) if (dbFile && fs.existsSync(dbFile + suffix)) fs.renameSync(dbFile + suffix, path.join(aside, path.basename(dbFile + suffix)));
+    for (const suffix of ['-wal', '-shm'])
+      if (dbFile && fs.existsSync(dbFile + suffix)) fs.renameSync(dbFile + suffix, path.join(aside, path.basename(dbFile + suffix)));
   }
   fs.mkdirSync(data, { recursive: true, mode: 0o700 });
   const restored: string[] = [];
@@ -199,7 +228,8 @@ export async function restore(config: Config, o: { from: string; force?: boolean
   }
   const notes: string[] = [];
   if (aside) notes.push(`What DATA_DIR held before was moved to ${aside}.`);
-  if (manifest.master_key === 'hsm') notes.push(`The restored data opens only with the HSM token "${manifest.hsm_token}" (its wrapping key): without it, this backup is useless by design.`);
+  if (manifest.master_key === 'hsm')
+    notes.push(`The restored data opens only with the HSM token "${manifest.hsm_token}" (its wrapping key): without it, this backup is useless by design.`);
   if (manifest.database === 'postgres') {
     notes.push(
       manifest.contents.includes(PG_DUMP_NAME)

@@ -39,8 +39,32 @@ function handlesFor(config: Config, only?: number) {
 function overviewText(o: ChainOverview): string {
   const fee = o.base_fee_gwei === null ? '-' : `${o.base_fee_gwei} gwei`;
   const ceiling = o.max_fee_gwei === null ? 'no ceiling' : `ceiling ${o.max_fee_gwei} gwei`;
-  const providers = table(o.providers.map((p) => ({ ...p, latency: p.latency_ms === null ? null : `${p.latency_ms} ms` })), [['provider', 'provider'], ['state', 'state'], ['calls', 'calls'], ['errors', 'errors'], ['latency', 'latency'], ['last_error', 'last error']], '  (no provider calls yet)');
-  const relayers = table(o.relayers as unknown as Record<string, unknown>[], [['role', 'role'], ['address', 'address'], ['balance_wei', 'balance (wei)'], ['low', 'low'], ['nonce', 'nonce'], ['pending_nonce', 'pending'], ['next_nonce', 'next'], ['in_flight', 'in flight']], '(no accounts)');
+  const providers = table(
+    o.providers.map((p) => ({ ...p, latency: p.latency_ms === null ? null : `${p.latency_ms} ms` })),
+    [
+      ['provider', 'provider'],
+      ['state', 'state'],
+      ['calls', 'calls'],
+      ['errors', 'errors'],
+      ['latency', 'latency'],
+      ['last_error', 'last error'],
+    ],
+    '  (no provider calls yet)',
+  );
+  const relayers = table(
+    o.relayers as unknown as Record<string, unknown>[],
+    [
+      ['role', 'role'],
+      ['address', 'address'],
+      ['balance_wei', 'balance (wei)'],
+      ['low', 'low'],
+      ['nonce', 'nonce'],
+      ['pending_nonce', 'pending'],
+      ['next_nonce', 'next'],
+      ['in_flight', 'in flight'],
+    ],
+    '(no accounts)',
+  );
   return [
     `Chain ${o.chain_id} ${o.name}${o.embedded ? ' (embedded)' : ''}: ${o.status}`,
     `  head ${o.head ?? '-'}, base fee ${fee} (${ceiling}), low under ${o.low_balance_wei} wei`,
@@ -70,7 +94,23 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
         if (o.chain !== undefined) handlesFor(config, o.chain);
         const transactions = await listChainTxs(ctx, { chainId: o.chain, stuck: !!o.stuck, limit: o.limit });
         const rows = transactions.map((t) => ({ ...t, fee: t.max_fee_gwei === null ? null : `${t.max_fee_gwei} gwei`, age: `${t.age_s} s` }));
-        const text = table(rows, [['id', 'tx'], ['chain_id', 'chain'], ['kind', 'kind'], ['status', 'status'], ['stuck', 'stuck'], ['from', 'from'], ['nonce', 'nonce'], ['replacements', 'replaced'], ['fee', 'max fee'], ['age', 'age'], ['hash', 'hash']], o.stuck ? '(no stuck transactions)' : '(no unconfirmed transactions)');
+        const text = table(
+          rows,
+          [
+            ['id', 'tx'],
+            ['chain_id', 'chain'],
+            ['kind', 'kind'],
+            ['status', 'status'],
+            ['stuck', 'stuck'],
+            ['from', 'from'],
+            ['nonce', 'nonce'],
+            ['replacements', 'replaced'],
+            ['fee', 'max fee'],
+            ['age', 'age'],
+            ['hash', 'hash'],
+          ],
+          o.stuck ? '(no stuck transactions)' : '(no unconfirmed transactions)',
+        );
         return { json: { transactions }, text };
       }),
     );
@@ -80,16 +120,30 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .action((tx: number) =>
       withCtx(async (ctx, config) => {
         const r = await cancelChainTx(ctx, handlesFor(config), tx);
-        return { json: r, text: `Transaction ${r.tx} (${r.kind}, nonce ${r.nonce} of ${r.from}) replaced by a cancellation ${r.cancel_hash} at up to ${r.max_fee_gwei} gwei: ${r.broadcast}.\n  ${r.outcome}.` };
+        return {
+          json: r,
+          text: `Transaction ${r.tx} (${r.kind}, nonce ${r.nonce} of ${r.from}) replaced by a cancellation ${r.cancel_hash} at up to ${r.max_fee_gwei} gwei: ${r.broadcast}.\n  ${r.outcome}.`,
+        };
       }),
     );
 
-  leaf(chain, 'resync', 'raise the relayers\' next nonces to the chain\'s and send again what the node dropped')
+  leaf(chain, 'resync', "raise the relayers' next nonces to the chain's and send again what the node dropped")
     .addOption(chainIdOption(true))
     .action((o: { chain: number }) =>
       withCtx(async (ctx, config) => {
         const r = await resyncChain(ctx, handlesFor(config, o.chain)[0]);
-        const text = table(r.accounts as unknown as Record<string, unknown>[], [['address', 'account'], ['nonce', 'nonce'], ['pending_nonce', 'pending'], ['next_nonce_before', 'next before'], ['next_nonce', 'next'], ['resent', 'sent again']], '(no accounts have sent on this chain)');
+        const text = table(
+          r.accounts as unknown as Record<string, unknown>[],
+          [
+            ['address', 'account'],
+            ['nonce', 'nonce'],
+            ['pending_nonce', 'pending'],
+            ['next_nonce_before', 'next before'],
+            ['next_nonce', 'next'],
+            ['resent', 'sent again'],
+          ],
+          '(no accounts have sent on this chain)',
+        );
         return { json: r, text: `Chain ${r.chain_id} resynced.\n${text}` };
       }),
     );

@@ -27,7 +27,7 @@ export interface ChainCommandDeps {
 
 /** The `chain` command group, for main.ts to add to the program. */
 export function chainCommand(deps: ChainCommandDeps): Command {
-  const chain = new Command('chain').description('a development chain of its own; funding the installation\'s accounts').exitOverride();
+  const chain = new Command('chain').description("a development chain of its own; funding the installation's accounts").exitOverride();
 
   deps
     .leaf(chain, 'start', 'run the bundled anvil in the foreground until stopped (Ctrl-C, SIGTERM); its state is saved in --dir')
@@ -87,10 +87,15 @@ export function chainCommand(deps: ChainCommandDeps): Command {
           }
         }
         if (method) for (const a of accounts.slice(1)) await client.request({ method: method as any, params: [a.address, toHex(amount)] as any });
-        const rows = await Promise.all(accounts.map(async (a) => ({ ...a, balance_wei: (await client.getBalance({ address: a.address as Address })).toString() })));
+        const rows = await Promise.all(
+          accounts.map(async (a) => ({ ...a, balance_wei: (await client.getBalance({ address: a.address as Address })).toString() })),
+        );
         const list = rows.map((r) => `  ${r.role.padEnd(10)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
         if (method) {
-          return { json: { chain_id: spec.id, funded: true, method, accounts: rows }, text: `Funded on chain ${spec.id} (${spec.name}) with ${method}:\n${list}` };
+          return {
+            json: { chain_id: spec.id, funded: true, method, accounts: rows },
+            text: `Funded on chain ${spec.id} (${spec.name}) with ${method}:\n${list}`,
+          };
         }
         return {
           json: { chain_id: spec.id, funded: false, accounts: rows },

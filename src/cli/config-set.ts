@@ -16,7 +16,7 @@ export interface ConfigCommandDeps {
 const url = z.url({ protocol: /^https?$/ });
 
 export function configCommand(deps: ConfigCommandDeps): Command {
-  const config = new Command('config').description('the installation\'s settings every process must agree on (recorded in the database)').exitOverride();
+  const config = new Command('config').description("the installation's settings every process must agree on (recorded in the database)").exitOverride();
 
   deps.leaf(config, 'show', 'the recorded public URL, chains and operator token digest').action(() =>
     deps.withCtx(async (ctx) => {
@@ -57,13 +57,13 @@ export function configCommand(deps: ConfigCommandDeps): Command {
         return { json: { public_url: next, previous: r.previous, collections_repointed: moved }, text: notes.join('\n') };
       }, true),
     );
-  deps.leaf(set, 'chains', 'record the chains of this environment (CHAIN_RPC_URL, CHAINS) as the installation\'s').action(() =>
+  deps.leaf(set, 'chains', "record the chains of this environment (CHAIN_RPC_URL, CHAINS) as the installation's").action(() =>
     deps.withCtx(async (ctx, cfg) => {
       const chains = await recordChains(ctx.db, cfg);
       return { json: { chains }, text: `Chains recorded: ${chains}. Restart every process with the same CHAIN_RPC_URL / CHAINS.` };
     }, true),
   );
-  deps.leaf(set, 'operator-token', 'record OPERATOR_TOKEN of this environment as the installation\'s').action(() =>
+  deps.leaf(set, 'operator-token', "record OPERATOR_TOKEN of this environment as the installation's").action(() =>
     deps.withCtx(async (ctx, cfg) => {
       if (!cfg.operatorToken) throw new UsageError('OPERATOR_TOKEN is not set: set it to the new token, then run this again');
       await recordOperatorToken(ctx.db, cfg.operatorToken);

@@ -28,18 +28,40 @@ export function readRecipientKey(file: string): string {
 export async function walletExport(ctx: Ctx, o: { app: string; user: string; recipientKey: string; chain?: number }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
   const r = await exportWallet(ctx, app, o.user, { chain_id: o.chain ?? null, recipient_public_key: readRecipientKey(o.recipientKey) }, cliActor());
-  return { json: r, text: `Wallet ${r.address} of user ${o.user} exported (HPKE, sealed to the recipient key).\n  enc         ${r.enc}\n  ciphertext  ${r.ciphertext}` };
+  return {
+    json: r,
+    text: `Wallet ${r.address} of user ${o.user} exported (HPKE, sealed to the recipient key).\n  enc         ${r.enc}\n  ciphertext  ${r.ciphertext}`,
+  };
 }
 
 export async function auditList(ctx: Ctx, o: { action?: string; app?: string; limit: number }): Promise<Output> {
   const page = await listAudit(ctx, { action: o.action, app_uid: o.app }, { limit: o.limit });
-  const rows = page.items.map((e) => ({ ...e, on: [e.app_uid && `app ${e.app_uid}`, e.user_uid && `user ${e.user_uid}`, e.chain_id && `chain ${e.chain_id}`].filter(Boolean).join(', '), who: `${e.actor}${e.actor_detail ? ` (${e.actor_detail})` : ''}` }));
-  return { json: { entries: page.items }, text: table(rows, [['created_at', 'when'], ['who', 'who'], ['action', 'action'], ['on', 'on']], '(no audit entries)') };
+  const rows = page.items.map((e) => ({
+    ...e,
+    on: [e.app_uid && `app ${e.app_uid}`, e.user_uid && `user ${e.user_uid}`, e.chain_id && `chain ${e.chain_id}`].filter(Boolean).join(', '),
+    who: `${e.actor}${e.actor_detail ? ` (${e.actor_detail})` : ''}`,
+  }));
+  return {
+    json: { entries: page.items },
+    text: table(
+      rows,
+      [
+        ['created_at', 'when'],
+        ['who', 'who'],
+        ['action', 'action'],
+        ['on', 'on'],
+      ],
+      '(no audit entries)',
+    ),
+  };
 }
 
 export async function keysRotateMaster(core: Core, o: { quiet?: boolean }): Promise<Output> {
   const r = await rotateMasterKey(core.store.db, core.box, core.custody.wrapper, { progress: o.quiet ? undefined : (s) => process.stderr.write(`${s}\n`) });
-  await recordAudit(core.store.db, cliActor(), { action: 'master_key.rotated', details: { key_id: r.key_id, previous_key_id: r.previous_key_id, resealed: r.resealed, custody: core.custody.kind } });
+  await recordAudit(core.store.db, cliActor(), {
+    action: 'master_key.rotated',
+    details: { key_id: r.key_id, previous_key_id: r.previous_key_id, resealed: r.resealed, custody: core.custody.kind },
+  });
   return { json: r, text: `Master key rotated: ${r.previous_key_id} -> ${r.key_id}; ${r.resealed} secrets re-sealed.` };
 }
 
@@ -50,8 +72,17 @@ export async function keysMigrate(core: Core, config: Config, o: { to: string })
   const hsm = openHsm(config);
   try {
     const r = await migrateToPkcs11(config, core.store.db, core.box, hsm);
-    await recordAudit(core.store.db, cliActor(), { action: 'custody.migrated', details: { from: 'local', to: 'pkcs11', token: config.pkcs11.tokenLabel, key_id: r.key_id, resealed: r.resealed } });
-    return { json: r, text: [`Custody migrated to the HSM (token "${config.pkcs11.tokenLabel}"): ${r.resealed} secrets re-sealed under master key ${r.key_id}${r.master_key_file_removed ? '; DATA_DIR/master.key removed' : ''}.`, ...r.next.map((n) => `  - ${n}`)].join('\n') };
+    await recordAudit(core.store.db, cliActor(), {
+      action: 'custody.migrated',
+      details: { from: 'local', to: 'pkcs11', token: config.pkcs11.tokenLabel, key_id: r.key_id, resealed: r.resealed },
+    });
+    return {
+      json: r,
+      text: [
+        `Custody migrated to the HSM (token "${config.pkcs11.tokenLabel}"): ${r.resealed} secrets re-sealed under master key ${r.key_id}${r.master_key_file_removed ? '; DATA_DIR/master.key removed' : ''}.`,
+        ...r.next.map((n) => `  - ${n}`),
+      ].join('\n'),
+    };
   } finally {
     hsm.close();
   }

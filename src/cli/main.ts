@@ -74,13 +74,19 @@ async function audited(config: Config, entry: AuditEntry): Promise<void> {
 }
 
 const program = new Command('mintworks')
-  .description('Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY or KEY_CUSTODY=pkcs11 with PKCS11_*, CHAIN_ID).')
+  .description(
+    'Operate a Mintworks installation: uses the same environment as the service (DATA_DIR, DATABASE_URL, MASTER_KEY or KEY_CUSTODY=pkcs11 with PKCS11_*, CHAIN_ID).',
+  )
   .version(version, '-V, --version', 'print the version')
   .helpCommand('help [command]', 'help for a command')
   .showSuggestionAfterError(true)
   .exitOverride();
 // Errors are printed once, by fail() below (as JSON with --json); help goes to stdout (or stderr for a usage error).
-program.configureOutput({ writeErr: (s) => void (asJson ? undefined : process.stderr.write(s)), writeOut: (s) => void process.stdout.write(s), outputError: () => {} });
+program.configureOutput({
+  writeErr: (s) => void (asJson ? undefined : process.stderr.write(s)),
+  writeOut: (s) => void process.stdout.write(s),
+  outputError: () => {},
+});
 
 /** A command that does something: --json, exit-code handling and the common shape. */
 function leaf(parent: Command, name: string, description: string): Command {
@@ -88,31 +94,56 @@ function leaf(parent: Command, name: string, description: string): Command {
 }
 
 const appOption = () => new Option('--app <uid>', 'the App (see: mintworks app list)').makeOptionMandatory();
-const chainOption = () => new Option('--chain <id>', 'chain id the contract is deployed on (default: the embedded chain, else the first of CHAINS)').argParser(integer(1, Number.MAX_SAFE_INTEGER));
+const chainOption = () =>
+  new Option('--chain <id>', 'chain id the contract is deployed on (default: the embedded chain, else the first of CHAINS)').argParser(
+    integer(1, Number.MAX_SAFE_INTEGER),
+  );
 
 // ------------------------------------------------------------------------------------------ apps
 const app = program.command('app').description('Apps: create, list, rotate the API secret').exitOverride();
 leaf(app, 'create', 'create an App -> {uid, api_key, api_secret} (the secret is shown once)')
-  .requiredOption('--name <name>', 'the App\'s name', text(100))
-  .addOption(new Option('--environment <env>', 'development: metadata served by this service; production: on IPFS').choices(['development', 'production']).makeOptionMandatory())
+  .requiredOption('--name <name>', "the App's name", text(100))
+  .addOption(
+    new Option('--environment <env>', 'development: metadata served by this service; production: on IPFS')
+      .choices(['development', 'production'])
+      .makeOptionMandatory(),
+  )
   .action((o) =>
     withCtx(async (ctx) => {
       const r = await createApp(ctx, o.name, o.environment);
-      return { json: r, text: `App ${r.uid} created (${o.environment}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
+      return {
+        json: r,
+        text: `App ${r.uid} created (${o.environment}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)`,
+      };
     }),
   );
 leaf(app, 'list', 'list Apps').action(() =>
   withCtx(async (ctx) => {
     const apps = (await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }));
-    return { json: { apps }, text: table(apps, [['uid', 'uid'], ['environment', 'environment'], ['created_at', 'created'], ['name', 'name']], '(no Apps)') };
+    return {
+      json: { apps },
+      text: table(
+        apps,
+        [
+          ['uid', 'uid'],
+          ['environment', 'environment'],
+          ['created_at', 'created'],
+          ['name', 'name'],
+        ],
+        '(no Apps)',
+      ),
+    };
   }, true),
 );
-leaf(app, 'rotate-secret', 'new API secret for the App\'s key, effective at once -> {uid, api_key, api_secret}')
+leaf(app, 'rotate-secret', "new API secret for the App's key, effective at once -> {uid, api_key, api_secret}")
   .addOption(appOption())
   .action((o) =>
     withCtx(async (ctx) => {
       const r = await rotateApiSecret(ctx, await requireApp(ctx.db, o.app), cliActor());
-      return { json: r, text: `API secret of App ${r.uid} rotated: the old one no longer works (other API processes: within 30 s).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)` };
+      return {
+        json: r,
+        text: `API secret of App ${r.uid} rotated: the old one no longer works (other API processes: within 30 s).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)`,
+      };
     }),
   );
 
@@ -122,7 +153,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
   .addOption(appOption())
   .requiredOption('--name <name>', 'collection name', text(100))
   .requiredOption('--symbol <symbol>', 'token symbol: 1-16 letters or digits', text(16))
-  .option('--editable [yes|no]', 'assets\' metadata can be replaced (PUT /v1/asset/{uid}); --editable alone means yes', yesNo, false)
+  .option('--editable [yes|no]', "assets' metadata can be replaced (PUT /v1/asset/{uid}); --editable alone means yes", yesNo, false)
   .option('--description <text>', 'description', text(2000))
   .addOption(chainOption())
   .action((o) =>
@@ -139,7 +170,18 @@ leaf(collection, 'list', 'collections of an App, newest first')
       const uid = await requireApp(ctx.db, o.app);
       const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', uid).orderBy('created_at', 'desc').execute();
       const collections = rows.map((c) => collectionView(c, ctx.config));
-      const text = table(collections, [['uid', 'uid'], ['status', 'status'], ['symbol', 'symbol'], ['editable_assets', 'editable'], ['contract_address', 'contract'], ['name', 'name']], '(no collections)');
+      const text = table(
+        collections,
+        [
+          ['uid', 'uid'],
+          ['status', 'status'],
+          ['symbol', 'symbol'],
+          ['editable_assets', 'editable'],
+          ['contract_address', 'contract'],
+          ['name', 'name'],
+        ],
+        '(no collections)',
+      );
       return { json: { collections }, text };
     }, true),
   );
@@ -159,15 +201,15 @@ leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {
   );
 
 // -------------------------------------------------------------------------------------- webhooks
-const webhook = program.command('webhook').description('an App\'s webhook: configure, inspect deliveries, redeliver').exitOverride();
-leaf(webhook, 'set', 'create or change the App\'s webhook -> {secret, ...}')
+const webhook = program.command('webhook').description("an App's webhook: configure, inspect deliveries, redeliver").exitOverride();
+leaf(webhook, 'set', "create or change the App's webhook -> {secret, ...}")
   .addOption(appOption())
   .option('--url <url>', 'where events are POSTed (required when creating)')
   .option('--events <list>', 'comma-separated event types, or all')
   .option('--rotate-secret', 'new signing secret; the old one signs too for 24 h')
   .option('--disable', 'stop sending (set again to re-enable)')
   .action((o) => withCtx((ctx) => webhookSet(ctx, o)));
-leaf(webhook, 'show', 'the App\'s webhook configuration')
+leaf(webhook, 'show', "the App's webhook configuration")
   .addOption(appOption())
   .action((o) => withCtx((ctx) => webhookShow(ctx, o), true));
 leaf(webhook, 'log', 'delivery state and attempt log, newest first')
@@ -204,14 +246,13 @@ leaf(reward, 'list', 'rewards of an App, with budget and withdrawal state')
   .addOption(appOption())
   .action((o) => withCtx((ctx) => rewardList(ctx, o), true));
 
-
 // ------------------------------------------------------------------------------- custody, audit
-const wallet = program.command('wallet').description('users\' wallets: export a wallet key to its user').exitOverride();
+const wallet = program.command('wallet').description("users' wallets: export a wallet key to its user").exitOverride();
 leaf(wallet, 'export', 'the wallet key of a user, sealed (HPKE) to a recipient X25519 public key -> {address, enc, ciphertext}')
   .addOption(appOption())
   .requiredOption('--user <uid>', 'the user')
-  .requiredOption('--recipient-key <file>', 'the recipient\'s raw X25519 public key: 32 bytes, or their base64url text')
-  .option('--chain <id>', 'the chain of the wallet (default: the user\'s first wallet)', integer(1, Number.MAX_SAFE_INTEGER))
+  .requiredOption('--recipient-key <file>', "the recipient's raw X25519 public key: 32 bytes, or their base64url text")
+  .option('--chain <id>', "the chain of the wallet (default: the user's first wallet)", integer(1, Number.MAX_SAFE_INTEGER))
   .action((o) => withCtx((ctx) => walletExport(ctx, o)));
 leaf(program, 'audit', 'the audit log of key and secret events, newest first')
   .option('--action <action>', 'one action only (e.g. wallet.exported, master_key.rotated)')
@@ -219,8 +260,9 @@ leaf(program, 'audit', 'the audit log of key and secret events, newest first')
   .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
   .action((o) => withCtx((ctx) => auditList(ctx, o)));
 const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key').exitOverride();
-leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)')
-  .action(() => withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })));
+leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)').action(() =>
+  withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })),
+);
 leaf(keys, 'migrate', 'move the master key of a local installation into the HSM (the service must be stopped)')
   .addOption(new Option('--to <custody>', 'the target custody').choices(['pkcs11']).makeOptionMandatory())
   .action((o) => withCtx((_ctx, config, core) => keysMigrate(core, config, o)));
@@ -257,7 +299,9 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
 
 // ----------------------------------------------------------------------------- chain, config
 // One `chain` group: a development chain of its own and funding (chain.ts), the operator's tools (chain-ops.ts).
-const chainGroup = chainCommand({ leaf, withCtx, print }).description('the chains: a development chain of its own, funding, status, unconfirmed transactions, cancel, resync');
+const chainGroup = chainCommand({ leaf, withCtx, print }).description(
+  'the chains: a development chain of its own, funding, status, unconfirmed transactions, cancel, resync',
+);
 addChainOpsCommands(chainGroup, { leaf, withCtx });
 program.addCommand(chainGroup);
 program.addCommand(configCommand({ leaf, withCtx }));

@@ -45,14 +45,25 @@ export async function rewardCreate(
 export async function rewardWithdraw(ctx: Ctx, o: { app: string; reward: string }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
   const r = await asFlags(() => requestWithdraw(ctx, app, o.reward));
-  return { json: r, text: `Withdrawal of reward ${r.uid} requested: the running service sends what it holds to ${r.withdraw_receiver} once pending allocations and claims are done.` };
+  return {
+    json: r,
+    text: `Withdrawal of reward ${r.uid} requested: the running service sends what it holds to ${r.withdraw_receiver} once pending allocations and claims are done.`,
+  };
 }
 
 export async function rewardList(ctx: Ctx, o: { app: string }): Promise<Output> {
   const rewards = await listRewards(ctx, await requireApp(ctx.db, o.app));
   const text = table(
     rewards as unknown as Record<string, unknown>[],
-    [['uid', 'uid'], ['status', 'status'], ['token_symbol', 'symbol'], ['supply', 'supply'], ['unallocated', 'unallocated'], ['withdraw_status', 'withdraw'], ['name', 'name']],
+    [
+      ['uid', 'uid'],
+      ['status', 'status'],
+      ['token_symbol', 'symbol'],
+      ['supply', 'supply'],
+      ['unallocated', 'unallocated'],
+      ['withdraw_status', 'withdraw'],
+      ['name', 'name'],
+    ],
     '(no rewards)',
   );
   return { json: { rewards }, text };

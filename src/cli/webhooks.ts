@@ -11,14 +11,29 @@ import { ApiError } from '../util/errors.js';
 import { getWebhook, setWebhook } from '../webhooks/endpoints.js';
 import { getDelivery, listAttempts, listDeliveries, redeliver, type AttemptView, type DeliveryView } from '../webhooks/deliveries.js';
 
-const attemptColumns: [string, string][] = [['attempt', '#'], ['time', 'time'], ['status_code', 'status'], ['latency_ms', 'ms'], ['url', 'url'], ['error', 'error']];
+const attemptColumns: [string, string][] = [
+  ['attempt', '#'],
+  ['time', 'time'],
+  ['status_code', 'status'],
+  ['latency_ms', 'ms'],
+  ['url', 'url'],
+  ['error', 'error'],
+];
 const deliveryRows = (ds: DeliveryView[]) => ds.map((d) => ({ ...d, next: d.next_attempt_at, last: d.last_error }));
 
 export async function webhookSet(ctx: Ctx, o: { app: string; url?: string; events?: string; rotateSecret?: boolean; disable?: boolean }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
   const r = await setWebhook(ctx, app, {
     url: o.url,
-    events: o.events === undefined ? undefined : o.events === 'all' ? null : o.events.split(',').map((e) => e.trim()).filter(Boolean),
+    events:
+      o.events === undefined
+        ? undefined
+        : o.events === 'all'
+          ? null
+          : o.events
+              .split(',')
+              .map((e) => e.trim())
+              .filter(Boolean),
     enabled: !o.disable,
     rotateSecret: !!o.rotateSecret,
   });
@@ -40,7 +55,10 @@ export async function webhookShow(ctx: Ctx, o: { app: string }): Promise<Output>
   const app = await requireApp(ctx.db, o.app);
   const w = await getWebhook(ctx, app);
   if (!w) throw ApiError.notFound('Webhook');
-  return { json: w, text: `${w.url}  ${w.enabled ? 'enabled' : `disabled (${w.disabled_reason})`}  events: ${w.events ? w.events.join(', ') : 'all'}  key ${w.key_id}` };
+  return {
+    json: w,
+    text: `${w.url}  ${w.enabled ? 'enabled' : `disabled (${w.disabled_reason})`}  events: ${w.events ? w.events.join(', ') : 'all'}  key ${w.key_id}`,
+  };
 }
 
 export async function webhookLog(ctx: Ctx, o: { app: string; event?: string; limit: number }): Promise<Output> {
@@ -62,7 +80,18 @@ export async function webhookLog(ctx: Ctx, o: { app: string; event?: string; lim
   const attempts = await listAttempts(ctx, app, { limit: o.limit });
   const text = [
     'Events (newest first):',
-    table(deliveryRows(deliveries), [['event_id', 'event id'], ['event', 'type'], ['status', 'status'], ['attempts', 'attempts'], ['next', 'next attempt'], ['last', 'last error']], '(none)'),
+    table(
+      deliveryRows(deliveries),
+      [
+        ['event_id', 'event id'],
+        ['event', 'type'],
+        ['status', 'status'],
+        ['attempts', 'attempts'],
+        ['next', 'next attempt'],
+        ['last', 'last error'],
+      ],
+      '(none)',
+    ),
     '',
     'Attempts (newest first):',
     table(attempts as AttemptView[] as unknown as Record<string, unknown>[], [['event_id', 'event id'], ...attemptColumns], '(none)'),

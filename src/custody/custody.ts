@@ -36,7 +36,10 @@ export function loadMasterKey(config: Config, log: Logger): string {
   if (!fs.existsSync(file)) {
     preparePrivateDir(config.dataDir);
     fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    log.warn({ file }, 'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production, keep it elsewhere, or use an HSM (KEY_CUSTODY=pkcs11, docs/custody.md).');
+    log.warn(
+      { file },
+      'MASTER_KEY is not set: generated one into DATA_DIR. Anyone who can read DATA_DIR can decrypt the wallet seed and API secrets; set MASTER_KEY (openssl rand -hex 32) for production, keep it elsewhere, or use an HSM (KEY_CUSTODY=pkcs11, docs/custody.md).',
+    );
   }
   const key = fs.readFileSync(file, 'utf8').trim();
   if (!/^[0-9a-f]{64}$/i.test(key)) throw new Error(`${file} does not hold a 64-hex-character key (MASTER_KEY)`);
@@ -65,7 +68,10 @@ export async function openCustody(config: Config, db: Db, log: Logger, opts: { w
   let wrapper: KeyWrapper;
   let accounts: ChainAccounts | null = null;
   if (config.keyCustody === 'local') {
-    if ((await metaValue(db, CURRENT_MASTER_KEY)) && (await db.selectFrom('meta').select('value').where('key', 'like', 'master_key:%').executeTakeFirst())?.value.startsWith('hsm:')) {
+    if (
+      (await metaValue(db, CURRENT_MASTER_KEY)) &&
+      (await db.selectFrom('meta').select('value').where('key', 'like', 'master_key:%').executeTakeFirst())?.value.startsWith('hsm:')
+    ) {
       throw new Error('this installation keeps its master key in an HSM: set KEY_CUSTODY=pkcs11 and the PKCS11_* settings (docs/custody.md)');
     }
     const root = loadMasterKey(config, log);
@@ -75,7 +81,9 @@ export async function openCustody(config: Config, db: Db, log: Logger, opts: { w
   } else {
     const seed = await metaValue(db, 'seed');
     if (seed && !(await metaValue(db, CURRENT_MASTER_KEY))) {
-      throw new Error('this installation keeps its master key outside an HSM (KEY_CUSTODY=local): switch it with `mintworks keys migrate --to pkcs11` first (docs/custody.md)');
+      throw new Error(
+        'this installation keeps its master key outside an HSM (KEY_CUSTODY=local): switch it with `mintworks keys migrate --to pkcs11` first (docs/custody.md)',
+      );
     }
     hsm = openHsm(config);
     try {
@@ -85,14 +93,22 @@ export async function openCustody(config: Config, db: Db, log: Logger, opts: { w
       await ensureHsmMasterKey(db, box, wrapper);
       // A new installation keeps its chain accounts in the token; one migrated from local custody keeps
       // the seed-derived ones its contracts know until the operator moves them (docs/custody.md).
-      if (!seed) await db.insertInto('meta').values({ key: CHAIN_KEYS_META, value: 'pkcs11' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      if (!seed)
+        await db
+          .insertInto('meta')
+          .values({ key: CHAIN_KEYS_META, value: 'pkcs11' })
+          .onConflict((oc) => oc.column('key').doNothing())
+          .execute();
       if ((await metaValue(db, CHAIN_KEYS_META)) === 'pkcs11') accounts = await hsmChainAccounts(db, hsm, labels, config.relayerCount);
     } catch (err) {
       hsm.close();
       throw err;
     }
   }
-  const stop = opts.watch === false ? () => {} : keepMasterKeysFresh(db, box, wrapper, (err) => log.warn({ err: err.message }, 'cannot read the master keys again (rotation): keeping the ones loaded'));
+  const stop =
+    opts.watch === false
+      ? () => {}
+      : keepMasterKeysFresh(db, box, wrapper, (err) => log.warn({ err: err.message }, 'cannot read the master keys again (rotation): keeping the ones loaded'));
   return {
     kind: config.keyCustody,
     box,

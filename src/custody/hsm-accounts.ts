@@ -22,7 +22,11 @@ export interface HsmLabels {
 const LABEL_META = 'hsm_label_prefix';
 
 export async function hsmLabels(db: Db): Promise<HsmLabels> {
-  await db.insertInto('meta').values({ key: LABEL_META, value: `mintworks:${randomBytes(4).toString('hex')}:` }).onConflict((oc) => oc.column('key').doNothing()).execute();
+  await db
+    .insertInto('meta')
+    .values({ key: LABEL_META, value: `mintworks:${randomBytes(4).toString('hex')}:` })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
   const prefix = (await db.selectFrom('meta').select('value').where('key', '=', LABEL_META).executeTakeFirstOrThrow()).value;
   return { prefix, deployer: `${prefix}deployer`, relayer: (i) => `${prefix}relayer:${i}`, wrappingKey: `${prefix}master-wrap` };
 }
@@ -32,12 +36,19 @@ export async function hsmAccount(db: Db, hsm: Hsm, label: string, role: 'deploye
   const keys = hsm.ecKeys(label);
   if (recorded) {
     const ref = keys.find((k) => addressOfPublicKey(k.publicKey).toLowerCase() === recorded.address);
-    if (!ref) throw new Error(`the token "${hsm.tokenLabel}" has no key "${label}" for ${recorded.address}, which this installation uses: is PKCS11_TOKEN_LABEL the token it was set up with?`);
+    if (!ref)
+      throw new Error(
+        `the token "${hsm.tokenLabel}" has no key "${label}" for ${recorded.address}, which this installation uses: is PKCS11_TOKEN_LABEL the token it was set up with?`,
+      );
     return new HsmSigner(hsm, label, ref);
   }
   const ref = keys[0] ?? hsm.generateEcKey(label);
   const address = addressOfPublicKey(ref.publicKey).toLowerCase();
-  await db.insertInto('custody_keys').values({ label, role, address, created_at: nowIso(), retired_at: null }).onConflict((oc) => oc.column('label').doNothing()).execute();
+  await db
+    .insertInto('custody_keys')
+    .values({ label, role, address, created_at: nowIso(), retired_at: null })
+    .onConflict((oc) => oc.column('label').doNothing())
+    .execute();
   const winner = await db.selectFrom('custody_keys').select('address').where('label', '=', label).executeTakeFirstOrThrow();
   if (winner.address !== address) {
     hsm.destroyEcKey(ref.id);

@@ -191,7 +191,12 @@ export class Hsm {
     const L = this.lib;
     return this.find([{ type: L.CKA_CLASS, value: L.CKO_PRIVATE_KEY }])
       .map((h) => {
-        const [label, keyType, sensitive, extractable] = this.p11.C_GetAttributeValue(this.session, h, [{ type: L.CKA_LABEL }, { type: L.CKA_KEY_TYPE }, { type: L.CKA_SENSITIVE }, { type: L.CKA_EXTRACTABLE }]);
+        const [label, keyType, sensitive, extractable] = this.p11.C_GetAttributeValue(this.session, h, [
+          { type: L.CKA_LABEL },
+          { type: L.CKA_KEY_TYPE },
+          { type: L.CKA_SENSITIVE },
+          { type: L.CKA_EXTRACTABLE },
+        ]);
         return {
           label: (label.value as Buffer).toString('utf8'),
           privateEc: ulong(keyType.value as Buffer) === L.CKK_EC,
@@ -238,7 +243,10 @@ export class Hsm {
   }
 
   private gcm(iv: Buffer): Pkcs11Types.Mechanism {
-    return { mechanism: this.lib.CKM_AES_GCM, parameter: { type: this.lib.CK_PARAMS_AES_GCM, iv, ivBits: 96, aad: Buffer.alloc(0), tagBits: 128 } as unknown as Pkcs11Types.IParams };
+    return {
+      mechanism: this.lib.CKM_AES_GCM,
+      parameter: { type: this.lib.CK_PARAMS_AES_GCM, iv, ivBits: 96, aad: Buffer.alloc(0), tagBits: 128 } as unknown as Pkcs11Types.IParams,
+    };
   }
 }
 

@@ -51,7 +51,10 @@ export const newMasterKeyId = () => randomBytes(6).toString('hex');
 
 /** Stores a new master key, wrapped (not yet the one in use). */
 export async function storeMasterKey(db: DbOrTx, wrapper: KeyWrapper, id: string, key: Buffer): Promise<void> {
-  await db.insertInto('meta').values({ key: MASTER_KEY_PREFIX + id, value: wrapper.wrap(key) }).execute();
+  await db
+    .insertInto('meta')
+    .values({ key: MASTER_KEY_PREFIX + id, value: wrapper.wrap(key) })
+    .execute();
 }
 
 /** Loads into `box` every stored master key it lacks and switches to the current one. */
@@ -82,7 +85,11 @@ export async function ensureHsmMasterKey(db: Db, box: SecretBox, wrapper: KeyWra
     const id = newMasterKeyId();
     await db.transaction().execute(async (tx) => {
       await storeMasterKey(tx, wrapper, id, randomBytes(32));
-      await tx.insertInto('meta').values({ key: CURRENT_MASTER_KEY, value: id }).onConflict((oc) => oc.column('key').doNothing()).execute();
+      await tx
+        .insertInto('meta')
+        .values({ key: CURRENT_MASTER_KEY, value: id })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
     });
   }
   await loadMasterKeys(db, box, wrapper);

@@ -45,7 +45,11 @@ export async function migrateToPkcs11(config: Config, db: Db, box: SecretBox, hs
     await tx.deleteFrom('meta').where('key', 'like', `${MASTER_KEY_PREFIX}%`).where('key', '!=', `${MASTER_KEY_PREFIX}${id}`).execute();
     await tx.deleteFrom('meta').where('key', '=', CURRENT_MASTER_KEY).execute();
     await tx.insertInto('meta').values({ key: CURRENT_MASTER_KEY, value: id }).execute();
-    await tx.insertInto('meta').values({ key: CHAIN_KEYS_META, value: 'hd' }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    await tx
+      .insertInto('meta')
+      .values({ key: CHAIN_KEYS_META, value: 'hd' })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
     return n;
   });
   const file = masterKeyFile(config);

@@ -30,7 +30,12 @@ export async function setCurrentMasterKey(db: Db, id: string): Promise<void> {
   });
 }
 
-export async function rotateMasterKey(db: Db, box: SecretBox, wrapper: KeyWrapper, opts: { propagationMs?: number; progress?: (step: string) => void } = {}): Promise<RotationResult> {
+export async function rotateMasterKey(
+  db: Db,
+  box: SecretBox,
+  wrapper: KeyWrapper,
+  opts: { propagationMs?: number; progress?: (step: string) => void } = {},
+): Promise<RotationResult> {
   const wait = () => new Promise((r) => setTimeout(r, opts.propagationMs ?? PROPAGATION_MS));
   const say = opts.progress ?? (() => {});
   const previous = box.currentKeyId;

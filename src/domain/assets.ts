@@ -1,6 +1,10 @@
 // Pure rules for asset names and metadata documents (docs/api.md, Objects).
 
-export interface Attribute { trait_type: string; value: string | number; display_type?: string | null }
+export interface Attribute {
+  trait_type: string;
+  value: string | number;
+  display_type?: string | null;
+}
 
 export interface AssetData {
   name: string;
@@ -25,7 +29,9 @@ export function buildMetadata(assetUid: string, name: string, data: AssetData, i
   if (data.description != null) doc.description = data.description;
   if (data.external_url != null) doc.external_url = data.external_url;
   if (data.attributes != null) {
-    doc.attributes = data.attributes.map((a) => (a.display_type != null ? { trait_type: a.trait_type, value: a.value, display_type: a.display_type } : { trait_type: a.trait_type, value: a.value }));
+    doc.attributes = data.attributes.map((a) =>
+      a.display_type != null ? { trait_type: a.trait_type, value: a.value, display_type: a.display_type } : { trait_type: a.trait_type, value: a.value },
+    );
   }
   return doc;
 }

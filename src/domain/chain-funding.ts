@@ -60,7 +60,12 @@ export interface ChainVerdict {
  * Work for a chain that is not ready waits (its jobs are put back, attempts not spent).
  */
 export function judgeChain(r: ChainReading, lowWei: bigint = LOW_BALANCE_WEI): ChainVerdict {
-  const accounts = r.accounts.map((a) => ({ address: a.address, role: a.role, balance_wei: a.balance === null ? null : a.balance.toString(), low: a.balance !== null && a.balance < lowWei }));
+  const accounts = r.accounts.map((a) => ({
+    address: a.address,
+    role: a.role,
+    balance_wei: a.balance === null ? null : a.balance.toString(),
+    low: a.balance !== null && a.balance < lowWei,
+  }));
   if (!r.reachable) return { ready: false, reason: 'chain unreachable', accounts };
   const empty = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && (a.balance === null || a.balance === 0n)).map((a) => a.address);
   if (!r.forwarderDeployed) {
@@ -98,7 +103,10 @@ export function fundingNeeds(r: ChainReading): FundingNeed[] {
       role: a.role,
       balance_wei: a.balance.toString(),
       needs_wei: (LOW_BALANCE_WEI - a.balance).toString(),
-      why: a.role === 'deployer' ? 'it deploys the forwarder contract, the first transaction of this installation on the chain' : 'it pays the gas of mints, deployments and transfers',
+      why:
+        a.role === 'deployer'
+          ? 'it deploys the forwarder contract, the first transaction of this installation on the chain'
+          : 'it pays the gas of mints, deployments and transfers',
     });
   }
   return needs;

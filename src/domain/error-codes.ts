@@ -58,7 +58,11 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   { code: 'request_header_fields_too_large', status: 431, when: 'headers over 16 KiB', fallback: true },
   { code: 'internal_error', status: 500, when: 'an unexpected failure (logged with the request)' },
   { code: 'unavailable', status: 503, when: 'the server is shutting down', fallback: true },
-  { code: 'database_unavailable', status: 503, when: 'the database cannot be reached or used right now: nothing was written, retry (the same Idempotency-Key answers as the first); with retry-after' },
+  {
+    code: 'database_unavailable',
+    status: 503,
+    when: 'the database cannot be reached or used right now: nothing was written, retry (the same Idempotency-Key answers as the first); with retry-after',
+  },
 ];
 
 /** The code of a status no route names itself: `bad_request` or `internal_error` when none is listed. */

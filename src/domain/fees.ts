@@ -115,11 +115,22 @@ export type SendRefusal =
 
 export function classifySendError(message: string): SendRefusal {
   if (/already known|known transaction|already imported|already in (the )?(mem)?pool|alreadyknown/i.test(message)) return 'known';
-  if (/underpriced|fee too low|already exists.*higher|gas price too low|tip too low|less than (the )?(block )?base ?fee|fee ?cap.*(too low|below|less than)/i.test(message)) return 'underpriced';
+  if (
+    /underpriced|fee too low|already exists.*higher|gas price too low|tip too low|less than (the )?(block )?base ?fee|fee ?cap.*(too low|below|less than)/i.test(
+      message,
+    )
+  )
+    return 'underpriced';
   if (/nonce too low|nonce.*(is )?lower than|old nonce|nonce has already been used/i.test(message)) return 'nonce-low';
   if (/nonce too high|nonce gap|nonce.*(is )?higher than|future transaction/i.test(message)) return 'nonce-high';
-  if (/txpool is full|pool is full|mempool is full|account limit|too many (pending )?transactions|exceeds.*(per-account|account).*limit|queue.*limit/i.test(message)) return 'pool-full';
+  if (
+    /txpool is full|pool is full|mempool is full|account limit|too many (pending )?transactions|exceeds.*(per-account|account).*limit|queue.*limit/i.test(
+      message,
+    )
+  )
+    return 'pool-full';
   if (/insufficient funds/i.test(message)) return 'funds';
-  if (/rate limit|too many requests|\b429\b|\b50[234]\b|timed? ?out|temporarily unavailable|ECONNRESET|ECONNREFUSED|socket hang up/i.test(message)) return 'busy';
+  if (/rate limit|too many requests|\b429\b|\b50[234]\b|timed? ?out|temporarily unavailable|ECONNRESET|ECONNREFUSED|socket hang up/i.test(message))
+    return 'busy';
   return 'other';
 }

@@ -11,7 +11,10 @@ export interface AssetState {
   owner_user_uid: string | null;
 }
 
-export interface Failed { code: string; message: string }
+export interface Failed {
+  code: string;
+  message: string;
+}
 
 /** The first failed precondition, in the order a developer would fix them, or null when all hold. */
 export function assetPrecondition(a: AssetState, fromUserUid: string): Failed | null {

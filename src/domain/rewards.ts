@@ -103,11 +103,7 @@ export interface ClaimOutcomeFacts {
   maxRounds: number;
 }
 
-export type ClaimOutcomeStep =
-  | { do: 'ignore' }
-  | { do: 'done'; amount: bigint }
-  | { do: 'retry'; resyncNonce: boolean }
-  | { do: 'fail'; reason: string };
+export type ClaimOutcomeStep = { do: 'ignore' } | { do: 'done'; amount: bigint } | { do: 'retry'; resyncNonce: boolean } | { do: 'fail'; reason: string };
 
 /** Applies a mined (or failed) claim transaction to the claim. */
 export function claimOutcomeStep(f: ClaimOutcomeFacts): ClaimOutcomeStep {
@@ -138,11 +134,7 @@ export interface AllocationOutcomeFacts {
   batched: boolean;
 }
 
-export type AllocationOutcomeStep =
-  | { do: 'ignore' }
-  | { do: 'done' }
-  | { do: 'retry'; solo: boolean }
-  | { do: 'fail' };
+export type AllocationOutcomeStep = { do: 'ignore' } | { do: 'done' } | { do: 'retry'; solo: boolean } | { do: 'fail' };
 
 /**
  * Applies a mined (or failed) allocation transaction to one of its allocations. A batch fails as a

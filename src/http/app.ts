@@ -72,7 +72,10 @@ function areaOf(url: string): 'v1' | 'admin' | null {
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const { ctx } = deps;
   const resolver = new ApiKeyResolver(ctx);
-  const counters = ctx.config.rateLimit > 0 || ctx.config.authFailureLimit > 0 ? new WindowCounters(dbCounterStore(ctx), { log: deps.logger.child({ component: 'rate-limits' }) }) : null;
+  const counters =
+    ctx.config.rateLimit > 0 || ctx.config.authFailureLimit > 0
+      ? new WindowCounters(dbCounterStore(ctx), { log: deps.logger.child({ component: 'rate-limits' }) })
+      : null;
   const v1Guard = apiGuard(resolver, counters, { perKey: ctx.config.rateLimit, authFailures: ctx.config.authFailureLimit });
   // URLs the router cannot take never reach a scope's hooks: their area's check runs here instead.
   const adminGuard = operatorGuard(ctx);

@@ -18,20 +18,38 @@ export async function explorerRoutes(app: FastifyInstance<any, any, any, any, an
   }
 }
 
-function chainExplorer(app: FastifyInstance<any, any, any, any, any>, prefix: string, client: PublicClient, chain: { id: number; name: string; base: string }): void {
+function chainExplorer(
+  app: FastifyInstance<any, any, any, any, any>,
+  prefix: string,
+  client: PublicClient,
+  chain: { id: number; name: string; base: string },
+): void {
   const bad = (reply: any, what: string) => reply.code(404).send(errorBody(404, 'not_found', `${what} not found.`));
   const explorer = chain.base;
   /** JSON for scripts; for a browser the same fields as a page, links between explorer pages kept. */
   const answer = (req: any, reply: any, title: string, data: Record<string, unknown>, link: Record<string, string> = {}) => {
     if (!wantsHtml(req.headers.accept)) return data;
-    const rows = Object.entries(data).map(([k, v]): [string, string | null, string | undefined] => [k, v === null || v === undefined ? null : String(v), link[k]]);
-    return sendHtml(reply, page(title, rows, `Chain ${chain.id} (${escapeHtml(chain.name)}). The same data as JSON: request it without <code>Accept: text/html</code>.`));
+    const rows = Object.entries(data).map(([k, v]): [string, string | null, string | undefined] => [
+      k,
+      v === null || v === undefined ? null : String(v),
+      link[k],
+    ]);
+    return sendHtml(
+      reply,
+      page(title, rows, `Chain ${chain.id} (${escapeHtml(chain.name)}). The same data as JSON: request it without <code>Accept: text/html</code>.`),
+    );
   };
   app.get<{ Params: { address: string } }>(`${prefix}/address/:address`, { schema: { hide: true } }, async (req, reply) => {
     const address = req.params.address;
     if (!isAddress(address)) return bad(reply, 'Address');
     const [balance, nonce, code] = await Promise.all([client.getBalance({ address }), client.getTransactionCount({ address }), client.getCode({ address })]);
-    return answer(req, reply, `Address ${address}`, { address, chain_id: chain.id, balance_wei: balance.toString(), nonce, is_contract: !!code && code !== '0x' });
+    return answer(req, reply, `Address ${address}`, {
+      address,
+      chain_id: chain.id,
+      balance_wei: balance.toString(),
+      nonce,
+      is_contract: !!code && code !== '0x',
+    });
   });
   app.get<{ Params: { contract: string }; Querystring: { a?: string } }>(`${prefix}/token/:contract`, { schema: { hide: true } }, async (req, reply) => {
     const contract = req.params.contract as Address;
@@ -43,7 +61,13 @@ function chainExplorer(app: FastifyInstance<any, any, any, any, any>, prefix: st
     ]);
     if (!owner) return bad(reply, 'Token');
     const uri: Record<string, string> = tokenUri && /^https?:\/\//.test(tokenUri) ? { token_uri: tokenUri } : {};
-    return answer(req, reply, `Token ${id}`, { contract, token_id: id, owner, token_uri: tokenUri, chain_id: chain.id }, { contract: `${explorer}/address/${contract}`, owner: `${explorer}/address/${owner}`, ...uri });
+    return answer(
+      req,
+      reply,
+      `Token ${id}`,
+      { contract, token_id: id, owner, token_uri: tokenUri, chain_id: chain.id },
+      { contract: `${explorer}/address/${contract}`, owner: `${explorer}/address/${owner}`, ...uri },
+    );
   });
   app.get<{ Params: { hash: string } }>(`${prefix}/tx/:hash`, { schema: { hide: true } }, async (req, reply) => {
     if (!isHash(req.params.hash)) return bad(reply, 'Transaction');
@@ -54,7 +78,15 @@ function chainExplorer(app: FastifyInstance<any, any, any, any, any>, prefix: st
       req,
       reply,
       'Transaction',
-      { hash: r.transactionHash, status: r.status, block_number: Number(r.blockNumber), from: r.from, to: r.to, gas_used: r.gasUsed.toString(), logs: r.logs.length },
+      {
+        hash: r.transactionHash,
+        status: r.status,
+        block_number: Number(r.blockNumber),
+        from: r.from,
+        to: r.to,
+        gas_used: r.gasUsed.toString(),
+        logs: r.logs.length,
+      },
       { from: `${explorer}/address/${r.from}`, ...(to ? { to: `${explorer}/address/${to}` } : {}) },
     );
   });

@@ -56,7 +56,8 @@ export async function metadataRoutes(app: FastifyInstance<any, any, any, any, an
       // Only the root's absence means "not here"; a missing or damaged inner block is our fault.
       if (err instanceof BlockNotFoundError && err.cid === cid.toString()) return reply.code(404).send(errorBody(404, 'not_found', 'Content not found.'));
       if (err instanceof NotAFileError) return reply.code(404).send(errorBody(404, 'not_found', 'Content not found.'));
-      if (err instanceof BlockCorruptError || err instanceof BlockNotFoundError) req.log.error({ cid: cid.toString(), err: (err as Error).message }, 'blockstore damaged');
+      if (err instanceof BlockCorruptError || err instanceof BlockNotFoundError)
+        req.log.error({ cid: cid.toString(), err: (err as Error).message }, 'blockstore damaged');
       else req.log.error({ cid: cid.toString(), err }, 'gateway read failed');
       return reply.code(500).send(errorBody(500, 'internal_error', 'Stored content is damaged.'));
     }

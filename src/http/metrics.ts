@@ -9,7 +9,12 @@ import { openDeliveryCounts } from '../webhooks/deliveries.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
 
-export async function metricsRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, assetReads: AssetReads | null = null, runtimes: ChainRuntime[] = []): Promise<void> {
+export async function metricsRoutes(
+  app: FastifyInstance<any, any, any, any, any>,
+  ctx: Ctx,
+  assetReads: AssetReads | null = null,
+  runtimes: ChainRuntime[] = [],
+): Promise<void> {
   const registry = new Registry();
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'mintworks_' });
@@ -161,7 +166,8 @@ function chainMetrics(registry: Registry, runtimes: ChainRuntime[]): void {
     async collect() {
       this.reset();
       for (const h of await Promise.all(runtimes.map((rt) => rt.health().catch(() => null)))) {
-        for (const a of h?.accounts ?? []) if (a.role === 'relayer' && a.balance_wei !== null) this.set({ chain: String(h!.chain_id), relayer: a.address }, a.low ? 1 : 0);
+        for (const a of h?.accounts ?? [])
+          if (a.role === 'relayer' && a.balance_wei !== null) this.set({ chain: String(h!.chain_id), relayer: a.address }, a.low ? 1 : 0);
       }
     },
   });

@@ -13,7 +13,14 @@ export async function rootRoutes(app: FastifyInstance<any, any, any, any, any>, 
   // The front door: where the documentation and the console are (JSON for scripts, a page for browsers).
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
     const base = ctx.config.publicUrl;
-    const links = { name: 'Mintworks', api: `${base}/v1`, docs: `${base}/docs`, openapi: `${base}/openapi.json`, console: `${base}/console`, health: `${base}/health` };
+    const links = {
+      name: 'Mintworks',
+      api: `${base}/v1`,
+      docs: `${base}/docs`,
+      openapi: `${base}/openapi.json`,
+      console: `${base}/console`,
+      health: `${base}/health`,
+    };
     if (!wantsHtml(req.headers.accept)) return links;
     const rows: [string, string, string][] = [
       ['API reference', links.docs, links.docs],
@@ -22,7 +29,14 @@ export async function rootRoutes(app: FastifyInstance<any, any, any, any, any>, 
       ['Health', links.health, links.health],
       ['API base URL', links.api, links.api],
     ];
-    return sendHtml(reply, page('Mintworks', rows, 'A self-hosted asset-minting service. The API answers under <code>/v1</code> (App key and token) and <code>/admin/v1</code> (operator token).'));
+    return sendHtml(
+      reply,
+      page(
+        'Mintworks',
+        rows,
+        'A self-hosted asset-minting service. The API answers under <code>/v1</code> (App key and token) and <code>/admin/v1</code> (operator token).',
+      ),
+    );
   });
 
   app.get('/health', { schema: { hide: true } }, async (_req, reply) => {

@@ -76,7 +76,10 @@ export function isJobKind(kind: string): kind is JobKind {
 /** The kinds of work done on a chain: each chain has its own kinds of these. */
 export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k) => RUNS_ON[k] === 'a chain');
 
-interface KindCtx { homeChainId?: number; config: { chainId: number } }
+interface KindCtx {
+  homeChainId?: number;
+  config: { chainId: number };
+}
 
 /**
  * The kind of a job for a record on `chainId`, as stored and claimed. The database's home chain is the

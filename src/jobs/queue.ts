@@ -227,7 +227,12 @@ export class JobQueue {
 
   /** Fails a running job for good now, without further attempts (e.g. its input can never work). */
   async failNow(tx: DbOrTx, jobId: number, error: string): Promise<void> {
-    await tx.updateTable('jobs').set({ status: 'failed', lease_until: null, last_error: error.slice(0, 2000), updated_at: this.now() }).where('id', '=', jobId).where('status', '=', 'running').execute();
+    await tx
+      .updateTable('jobs')
+      .set({ status: 'failed', lease_until: null, last_error: error.slice(0, 2000), updated_at: this.now() })
+      .where('id', '=', jobId)
+      .where('status', '=', 'running')
+      .execute();
   }
 
   /**
@@ -237,9 +242,18 @@ export class JobQueue {
   async pruneFinished(cutoff: number, chunk = 2000): Promise<number> {
     let deleted = 0;
     for (let after = 0; ; ) {
-      const rows = await this.db.selectFrom('jobs').select(['id', 'status', 'created_at', 'updated_at']).where('id', '>', after).orderBy('id').limit(chunk).execute();
+      const rows = await this.db
+        .selectFrom('jobs')
+        .select(['id', 'status', 'created_at', 'updated_at'])
+        .where('id', '>', after)
+        .orderBy('id')
+        .limit(chunk)
+        .execute();
       const done = rows.filter((r) => (r.status === 'done' || r.status === 'failed') && Number(r.updated_at) < cutoff).map((r) => r.id);
-      if (done.length) deleted += Number((await this.db.deleteFrom('jobs').where('id', 'in', done).where('status', 'in', ['done', 'failed']).executeTakeFirst()).numDeletedRows);
+      if (done.length)
+        deleted += Number(
+          (await this.db.deleteFrom('jobs').where('id', 'in', done).where('status', 'in', ['done', 'failed']).executeTakeFirst()).numDeletedRows,
+        );
       if (rows.length < chunk || rows.every((r) => Number(r.created_at) >= cutoff)) break;
       after = Number(rows[rows.length - 1].id);
     }

@@ -33,8 +33,12 @@ export interface FetchedImage {
 const TRANSIENT_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
 /** What a response means (pure). */
-export function classifyImageResponse(res: Pick<OutboundResponse, 'status' | 'headers' | 'body' | 'truncated' | 'url'>, maxBytes: number): FetchedImage | MetadataError {
-  if (res.status >= 300 && res.status < 400) return new MetadataError(`image_url redirected more than ${IMAGE_MAX_REDIRECTS} times (or without a Location)`, true);
+export function classifyImageResponse(
+  res: Pick<OutboundResponse, 'status' | 'headers' | 'body' | 'truncated' | 'url'>,
+  maxBytes: number,
+): FetchedImage | MetadataError {
+  if (res.status >= 300 && res.status < 400)
+    return new MetadataError(`image_url redirected more than ${IMAGE_MAX_REDIRECTS} times (or without a Location)`, true);
   if (res.status < 200 || res.status >= 300) {
     const transient = TRANSIENT_STATUS.has(res.status) || res.status >= 500;
     return new MetadataError(`image_url answered HTTP ${res.status}`, !transient);

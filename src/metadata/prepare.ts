@@ -21,7 +21,6 @@ import type { AppEnvironment } from '../domain/environment.js';
 /** Attempts for transient failures (timeouts, 5xx): backoff 0.5 s … 64 s, about two minutes in all. */
 export const PREPARE_ATTEMPTS = 8;
 
-
 /** Whether an asset needs the prepare step before minting (pure). */
 export function needsPreparation(env: AppEnvironment, storeImage: boolean): boolean {
   return env === 'production' || storeImage;
@@ -38,7 +37,9 @@ export async function assertImageUrlFetchable(ctx: InfraCtx, url: string): Promi
     await assertAllowedUrl(url, { allowPrivate: ctx.config.outboundAllowPrivate });
   } catch (err) {
     if (err instanceof OutboundBlockedError) {
-      throw ApiError.validation([{ field: 'data.image_url', code: 'image_url_not_allowed', message: `The image cannot be fetched from this URL: ${err.reason}.` }]);
+      throw ApiError.validation([
+        { field: 'data.image_url', code: 'image_url_not_allowed', message: `The image cannot be fetched from this URL: ${err.reason}.` },
+      ]);
     }
   }
 }

@@ -20,7 +20,10 @@ const REQUEST_TIMEOUT_MS = 60_000;
 type PublishPayload = JobPayloads[typeof PUBLISH_JOB];
 type Target = PublishPayload['target'];
 
-export interface PublishItem { cid: string; name: string }
+export interface PublishItem {
+  cid: string;
+  name: string;
+}
 
 /** Targets configured for this installation (pure). */
 export function publishTargets(config: InfraCtx['config']): Target[] {
@@ -54,7 +57,10 @@ export function kuboAddUrl(base: string): string {
 
 /** The root CID in a Kubo `add` answer (NDJSON, one object per added entry; the root comes last). */
 export function kuboAddedCid(body: string): string | null {
-  const lines = body.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = body
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   for (let i = lines.length - 1; i >= 0; i--) {
     try {
       const o = JSON.parse(lines[i]) as { Hash?: string };

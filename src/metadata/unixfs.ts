@@ -135,7 +135,10 @@ export async function addBytes(store: BlockSink, bytes: Uint8Array): Promise<CID
 }
 
 export class NotAFileError extends Error {
-  constructor(readonly cid: string, kind: string) {
+  constructor(
+    readonly cid: string,
+    kind: string,
+  ) {
     super(`${cid} is a UnixFS ${kind}, not a file`);
     this.name = 'NotAFileError';
   }

@@ -111,7 +111,7 @@ function parseIPv4(s: string): number | null {
 }
 
 function v4Reason(v: number): string | null {
-  for (const r of V4_TABLE) if (((v & r.mask) >>> 0) === r.net) return r.reason;
+  for (const r of V4_TABLE) if ((v & r.mask) >>> 0 === r.net) return r.reason;
   return null;
 }
 
@@ -263,8 +263,19 @@ function pooledAgent(u: URL, policy: OutboundPolicy): http.Agent {
   }
   if (pool) pools.delete(key);
   else {
-    const opts = { keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const, lookup: guardedLookup(u.origin, policy) };
-    pool = { agent: u.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts), hooks: outboundTestHooks.resolve, allow: outboundTestHooks.allowAddress };
+    const opts = {
+      keepAlive: true,
+      maxSockets: 16,
+      maxFreeSockets: 16,
+      timeout: IDLE_SOCKET_MS,
+      scheduling: 'lifo' as const,
+      lookup: guardedLookup(u.origin, policy),
+    };
+    pool = {
+      agent: u.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts),
+      hooks: outboundTestHooks.resolve,
+      allow: outboundTestHooks.allowAddress,
+    };
     if (pools.size >= MAX_POOLS) {
       const [oldest, old] = pools.entries().next().value!;
       old.agent.destroy();
@@ -274,7 +285,6 @@ function pooledAgent(u: URL, policy: OutboundPolicy): http.Agent {
   pools.set(key, pool);
   return pool.agent;
 }
-
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 

@@ -53,7 +53,17 @@ export async function recordAudit(db: DbOrTx, actor: Actor, e: AuditEntry): Prom
     .execute();
 }
 
-export function auditView(r: { uid: string; created_at: string; actor: string; actor_detail: string | null; action: string; app_uid: string | null; user_uid: string | null; chain_id: number | null; details: string }) {
+export function auditView(r: {
+  uid: string;
+  created_at: string;
+  actor: string;
+  actor_detail: string | null;
+  action: string;
+  app_uid: string | null;
+  user_uid: string | null;
+  chain_id: number | null;
+  details: string;
+}) {
   return {
     uid: r.uid,
     created_at: r.created_at,

@@ -39,7 +39,12 @@ export function chainHandle(config: Config, spec: ChainSpec): ChainHandle & { pr
   const urls = spec.embedded ? [`http://127.0.0.1:${config.anvilPort}`] : rpcUrlsOf(spec);
   const providers = new ProviderSet(spec.id, urls);
   const client = createPublicClient({
-    chain: defineChain({ id: spec.id, name: spec.name, nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 }, rpcUrls: { default: { http: [urls[0]] } } }),
+    chain: defineChain({
+      id: spec.id,
+      name: spec.name,
+      nativeCurrency: { name: spec.currency, symbol: spec.currency, decimals: 18 },
+      rpcUrls: { default: { http: [urls[0]] } },
+    }),
     transport: providers.transport({ timeoutMs: spec.rpcTimeoutMs ?? config.rpcTimeoutMs, retryCount: 1 }),
   }) as PublicClient;
   return { spec, client, providers, providerSnapshot: () => providers.snapshot() };
@@ -66,8 +71,6 @@ export function feeCeilingGwei(_ctx: Ctx, spec: ChainSpec): number | null {
 function signers(ctx: Ctx): ChainSigner[] {
   return [...Array.from({ length: ctx.config.relayerCount }, (_, i) => ctx.keys.relayer(i)), ctx.keys.deployer()];
 }
-
-
 
 /** Everything the operator sees of one chain. */
 export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOverview> {
@@ -97,7 +100,16 @@ export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOver
         h.client.getTransactionCount({ address: a.address, blockTag: 'pending' }).catch(() => null),
       ]);
       const role = i < ctx.config.relayerCount ? 'relayer' : 'deployer';
-      return { address, role, balance_wei: balance === null ? null : balance.toString(), low: role === 'relayer' && balance !== null && balance < lowWei, nonce, pending_nonce: pending, next_nonce: nextNonce.get(address) ?? null, in_flight: flying.get(address) ?? 0 };
+      return {
+        address,
+        role,
+        balance_wei: balance === null ? null : balance.toString(),
+        low: role === 'relayer' && balance !== null && balance < lowWei,
+        nonce,
+        pending_nonce: pending,
+        next_nonce: nextNonce.get(address) ?? null,
+        in_flight: flying.get(address) ?? 0,
+      };
     }),
   );
   const unconfirmed = [...flying.values()].reduce((a, b) => a + b, 0);
@@ -135,13 +147,20 @@ async function countStuck(ctx: Ctx, chainId: number): Promise<number> {
   return Number(r.n);
 }
 
-
 /** Transactions not confirmed yet (oldest first): all, or only the stuck ones; on one chain or every one. */
 export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: boolean; limit?: number }): Promise<ChainTxView[]> {
-  let q = ctx.db.selectFrom('chain_txs').select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'error', 'created_at']).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']);
+  let q = ctx.db
+    .selectFrom('chain_txs')
+    .select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'error', 'created_at'])
+    .where('handled', '=', UNHANDLED)
+    .where('status', 'in', ['signed', 'sent']);
   if (opts.chainId !== undefined) q = q.where('chain_id', '=', opts.chainId);
   if (opts.stuck) q = q.where('created_at', '<', stuckBefore(ctx));
-  const rows = await q.orderBy('created_at').orderBy('id').limit(opts.limit ?? 100).execute();
+  const rows = await q
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(opts.limit ?? 100)
+    .execute();
   const before = stuckBefore(ctx);
   return rows.map((r) => {
     let fees: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint } = {};
@@ -202,8 +221,18 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
   const row = await ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw ApiError.notFound('Transaction');
   const h = requireChain(handles, row.chain_id);
-  if (row.handled !== 0 || (row.status !== 'signed' && row.status !== 'sent')) throw ApiError.client(409, 'not_pending', `Transaction ${id} is ${row.status === 'mined' || row.status === 'reverted' ? row.status : 'settled'}: only a transaction that waits or is stuck can be cancelled.`);
-  if (UNCANCELLABLE_KINDS.has(row.kind)) throw ApiError.client(409, 'not_cancellable', `Transaction ${id} is a deployment (${row.kind}): its contract's address depends on it, so it cannot be cancelled.`);
+  if (row.handled !== 0 || (row.status !== 'signed' && row.status !== 'sent'))
+    throw ApiError.client(
+      409,
+      'not_pending',
+      `Transaction ${id} is ${row.status === 'mined' || row.status === 'reverted' ? row.status : 'settled'}: only a transaction that waits or is stuck can be cancelled.`,
+    );
+  if (UNCANCELLABLE_KINDS.has(row.kind))
+    throw ApiError.client(
+      409,
+      'not_cancellable',
+      `Transaction ${id} is a deployment (${row.kind}): its contract's address depends on it, so it cannot be cancelled.`,
+    );
   const signer = signers(ctx).find((a) => a.address.toLowerCase() === row.from_address);
   if (!signer) throw ApiError.client(409, 'not_cancellable', `Transaction ${id} was signed by ${row.from_address}, not an account of this installation.`);
   // Mined meanwhile under one of its hashes: nothing to cancel (the tracker applies it).
@@ -218,12 +247,20 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
   const replaced = await ctx.db
     .updateTable('chain_txs')
     // Marked: mined as the self-transfer, it ends as cancelled (src/chain/cancel.ts).
-    .set({ raw: cancel.raw, hash: cancel.hash, prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]), bumps: row.bumps + 1, error: CANCELLED_REASON, updated_at: Date.now() })
+    .set({
+      raw: cancel.raw,
+      hash: cancel.hash,
+      prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]),
+      bumps: row.bumps + 1,
+      error: CANCELLED_REASON,
+      updated_at: Date.now(),
+    })
     .where('id', '=', row.id)
     .where('hash', '=', row.hash) // replaced by the sender meanwhile: the operator tries again on what is there now
     .where('handled', '=', 0)
     .executeTakeFirst();
-  if (Number(replaced.numUpdatedRows) === 0) throw ApiError.client(409, 'changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
+  if (Number(replaced.numUpdatedRows) === 0)
+    throw ApiError.client(409, 'changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
   let broadcast = 'sent';
   try {
     await h.client.request({ method: 'eth_sendRawTransaction', params: [cancel.raw] });
@@ -231,7 +268,10 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
     const e = err as { details?: string; shortMessage?: string; message?: string };
     broadcast = (e.details || e.shortMessage || e.message || String(err)).split('\n')[0];
   }
-  ctx.log.warn({ tx: row.id, kind: row.kind, nonce: row.nonce, account: row.from_address, cancelHash: cancel.hash, broadcast }, 'transaction cancelled by the operator: a 0-value self-transfer replaces it');
+  ctx.log.warn(
+    { tx: row.id, kind: row.kind, nonce: row.nonce, account: row.from_address, cancelHash: cancel.hash, broadcast },
+    'transaction cancelled by the operator: a 0-value self-transfer replaces it',
+  );
   return {
     tx: row.id,
     chain_id: row.chain_id,
@@ -263,14 +303,40 @@ export async function resyncChain(ctx: Ctx, h: ChainHandle): Promise<ResyncResul
   const out: ResyncResult['accounts'] = [];
   for (const a of accounts) {
     const address = a.address as Address;
-    const [nonce, pending] = await Promise.all([h.client.getTransactionCount({ address, blockTag: 'latest' }), h.client.getTransactionCount({ address, blockTag: 'pending' })]);
+    const [nonce, pending] = await Promise.all([
+      h.client.getTransactionCount({ address, blockTag: 'latest' }),
+      h.client.getTransactionCount({ address, blockTag: 'pending' }),
+    ]);
     const before = Number(a.next_nonce);
-    if (pending > before) await ctx.db.updateTable('relayers').set({ next_nonce: pending, updated_at: Date.now() }).where('chain_id', '=', chainId).where('address', '=', a.address).where('next_nonce', '<', pending).execute();
-    const open = await ctx.db.selectFrom('chain_txs').select(['id', 'raw', 'hash', 'prior_hashes']).where('chain_id', '=', chainId).where('from_address', '=', a.address).where('handled', '=', UNHANDLED).where('status', 'in', ['signed', 'sent']).where('nonce', '>=', nonce).orderBy('nonce').execute();
+    if (pending > before)
+      await ctx.db
+        .updateTable('relayers')
+        .set({ next_nonce: pending, updated_at: Date.now() })
+        .where('chain_id', '=', chainId)
+        .where('address', '=', a.address)
+        .where('next_nonce', '<', pending)
+        .execute();
+    const open = await ctx.db
+      .selectFrom('chain_txs')
+      .select(['id', 'raw', 'hash', 'prior_hashes'])
+      .where('chain_id', '=', chainId)
+      .where('from_address', '=', a.address)
+      .where('handled', '=', UNHANDLED)
+      .where('status', 'in', ['signed', 'sent'])
+      .where('nonce', '>=', nonce)
+      .orderBy('nonce')
+      .execute();
     let resent = 0;
     for (const r of open) {
       const hashes = [r.hash, ...(JSON.parse(r.prior_hashes) as string[])];
-      const seen = await Promise.all(hashes.map((x) => h.client.getTransaction({ hash: x as Hex }).then(() => true, () => false)));
+      const seen = await Promise.all(
+        hashes.map((x) =>
+          h.client.getTransaction({ hash: x as Hex }).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
       if (seen.some(Boolean)) continue;
       await h.client.request({ method: 'eth_sendRawTransaction', params: [r.raw as Hex] }).then(
         () => resent++,

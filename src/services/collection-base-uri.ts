@@ -19,9 +19,15 @@ export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${pub
  * URL of the worker that deploys them. Returns the collections queued.
  */
 export async function repointCollections(ctx: Ctx, publicUrl: string): Promise<{ uid: string; chain_id: number; contract_address: string }[]> {
-  const rows = await ctx.db.selectFrom('collections').select(['uid', 'chain_id', 'contract_address']).where('status', '=', 'deployed').where('contract_address', 'is not', null).execute();
+  const rows = await ctx.db
+    .selectFrom('collections')
+    .select(['uid', 'chain_id', 'contract_address'])
+    .where('status', '=', 'deployed')
+    .where('contract_address', 'is not', null)
+    .execute();
   await ctx.db.transaction().execute(async (tx) => {
-    for (const r of rows) await queueOn(ctx, Number(r.chain_id)).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
+    for (const r of rows)
+      await queueOn(ctx, Number(r.chain_id)).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
   });
   return rows.map((r) => ({ uid: r.uid, chain_id: Number(r.chain_id), contract_address: r.contract_address! }));
 }
@@ -43,7 +49,14 @@ export function baseUriJobHandler(ctx: ChainCtx): JobHandler<typeof BASE_URI_JOB
         const contract = c.contract_address;
         const data = encodeFunctionData({ abi, functionName: 'setBaseURI', args: [job.payload.base_uri] });
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const rec = await ctx.sender.record(tx, { kind: BASE_URI_TX, ref: c.uid, payload: { collection_uid: c.uid, contract, base_uri: job.payload.base_uri }, to: contract as Address, data, gas: 200_000n });
+          const rec = await ctx.sender.record(tx, {
+            kind: BASE_URI_TX,
+            ref: c.uid,
+            payload: { collection_uid: c.uid, contract, base_uri: job.payload.base_uri },
+            to: contract as Address,
+            data,
+            gas: 200_000n,
+          });
           await ctx.queue.complete(tx, job.id);
           return rec;
         });
@@ -54,9 +67,11 @@ export function baseUriJobHandler(ctx: ChainCtx): JobHandler<typeof BASE_URI_JOB
 }
 
 export function baseUriOutcome(ctx: ChainCtx): OutcomeHandler<typeof BASE_URI_TX> {
-  return async ({ payload: p, receipt, reason }) => async (tx) => {
-    if (receipt?.status === 'success') return () => ctx.log.info({ collection: p.collection_uid, base_uri: p.base_uri }, 'collection base token URI re-pointed');
-    await ctx.queue.enqueue(tx, { kind: BASE_URI_JOB, ref: p.collection_uid, payload: { base_uri: p.base_uri }, runAt: Date.now() + 5000 });
-    return () => ctx.log.error({ collection: p.collection_uid, reason }, 'setting the base token URI did not succeed; trying again');
-  };
+  return async ({ payload: p, receipt, reason }) =>
+    async (tx) => {
+      if (receipt?.status === 'success')
+        return () => ctx.log.info({ collection: p.collection_uid, base_uri: p.base_uri }, 'collection base token URI re-pointed');
+      await ctx.queue.enqueue(tx, { kind: BASE_URI_JOB, ref: p.collection_uid, payload: { base_uri: p.base_uri }, runAt: Date.now() + 5000 });
+      return () => ctx.log.error({ collection: p.collection_uid, reason }, 'setting the base token URI did not succeed; trying again');
+    };
 }

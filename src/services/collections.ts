@@ -25,7 +25,8 @@ export interface NewCollection {
 
 export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection): Promise<{ uid: string }> {
   if (!input.name.trim()) throw ApiError.validation([{ field: 'name', code: 'required', message: 'Name must not be empty.' }]);
-  if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol)) throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
+  if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol))
+    throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
   const chainId = chainForNew(ctx, input.chain_id);
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
@@ -78,7 +79,11 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection: mints and edits go out from whichever is next.
     deployData: (c) =>
-      encodeDeployData({ abi, bytecode, args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.relayers.map((r) => r.address)] }),
+      encodeDeployData({
+        abi,
+        bytecode,
+        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.relayers.map((r) => r.address)],
+      }),
     payload: (c) => ({ collection_uid: c.uid }),
   });
 }

@@ -33,7 +33,11 @@ async function readMeta(db: Db): Promise<Map<string, string>> {
 export async function writeMeta(db: Db, values: Record<string, string>): Promise<void> {
   await db.transaction().execute(async (tx) => {
     for (const [key, value] of Object.entries(values)) {
-      await tx.insertInto('meta').values({ key, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
+      await tx
+        .insertInto('meta')
+        .values({ key, value })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+        .execute();
     }
   });
 }
@@ -107,9 +111,11 @@ export async function agreeOnInstallation(db: Db, config: Config, opts: { public
 
   if (Object.keys(updates).length) await writeMeta(db, updates);
   if (publicUrl === config.publicUrl) return config;
-  opts.log.info({ url: publicUrl }, 'PUBLIC_URL is not set here: using the installation\'s public URL');
+  opts.log.info({ url: publicUrl }, "PUBLIC_URL is not set here: using the installation's public URL");
   // Explorer links derived from the public URL follow it.
-  const chainsNow = config.chains.map((c) => (c.explorer.startsWith(config.publicUrl) ? { ...c, explorer: publicUrl + c.explorer.slice(config.publicUrl.length) } : c));
+  const chainsNow = config.chains.map((c) =>
+    c.explorer.startsWith(config.publicUrl) ? { ...c, explorer: publicUrl + c.explorer.slice(config.publicUrl.length) } : c,
+  );
   return { ...config, publicUrl, chains: chainsNow, explorerUrl: chainsNow[0].explorer };
 }
 
@@ -132,7 +138,14 @@ export async function setPublicUrl(db: Db, url: string): Promise<{ previous: str
 }
 
 /** What `mintworks config show` prints. */
-export async function installationSettings(db: Db): Promise<{ public_url: string | null; public_url_source: string | null; chains: string | null; operator_token_sha256: string | null }> {
+export async function installationSettings(
+  db: Db,
+): Promise<{ public_url: string | null; public_url_source: string | null; chains: string | null; operator_token_sha256: string | null }> {
   const m = await readMeta(db);
-  return { public_url: m.get(PUBLIC_URL) ?? null, public_url_source: m.get(PUBLIC_URL_SOURCE) ?? null, chains: m.get(CHAINS) ?? null, operator_token_sha256: m.get(OPERATOR_DIGEST) ?? null };
+  return {
+    public_url: m.get(PUBLIC_URL) ?? null,
+    public_url_source: m.get(PUBLIC_URL_SOURCE) ?? null,
+    chains: m.get(CHAINS) ?? null,
+    operator_token_sha256: m.get(OPERATOR_DIGEST) ?? null,
+  };
 }

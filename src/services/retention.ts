@@ -42,19 +42,32 @@ export async function pruneOnce(ctx: Pick<Ctx, 'db' | 'queue'>, days: number, no
       .limit(CHUNK)
       .execute();
     const old = rows.filter((r) => Number(r.created_at_ms) < cutoff);
-    const over = old.filter((r) => r.status === null || r.status === 'delivered' || r.status === 'expired' || (r.status === 'disabled' && Number(r.deadline_at) <= now));
+    const over = old.filter(
+      (r) => r.status === null || r.status === 'delivered' || r.status === 'expired' || (r.status === 'disabled' && Number(r.deadline_at) <= now),
+    );
     if (over.length) {
       await db.transaction().execute(async (tx) => {
         const withDelivery = over.filter((r) => r.status !== null).map((r) => r.id);
         // Conditional: a delivery redelivered meanwhile is open again and keeps its event.
         if (withDelivery.length) {
-          const d = await tx.deleteFrom('webhook_deliveries').where('event_id', 'in', withDelivery).where('status', '!=', 'pending').where((eb) => eb.or([eb('status', '!=', 'disabled'), eb('deadline_at', '<=', now)])).executeTakeFirst();
+          const d = await tx
+            .deleteFrom('webhook_deliveries')
+            .where('event_id', 'in', withDelivery)
+            .where('status', '!=', 'pending')
+            .where((eb) => eb.or([eb('status', '!=', 'disabled'), eb('deadline_at', '<=', now)]))
+            .executeTakeFirst();
           out.webhook_deliveries += Number(d.numDeletedRows);
         }
         const e = await tx
           .deleteFrom('events')
-          .where('id', 'in', over.map((r) => r.id))
-          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries').select('event_id').whereRef('webhook_deliveries.event_id', '=', 'events.id'))))
+          .where(
+            'id',
+            'in',
+            over.map((r) => r.id),
+          )
+          .where(({ not, exists, selectFrom }) =>
+            not(exists(selectFrom('webhook_deliveries').select('event_id').whereRef('webhook_deliveries.event_id', '=', 'events.id'))),
+          )
           .executeTakeFirst();
         out.events += Number(e.numDeletedRows);
       });
@@ -77,9 +90,20 @@ export async function pruneOnce(ctx: Pick<Ctx, 'db' | 'queue'>, days: number, no
 
   // Raw bytes of settled chain transactions ('' once pruned).
   for (let after = 0; ; ) {
-    const rows = await db.selectFrom('chain_txs').select(['id', 'status', 'handled', 'created_at', 'updated_at', 'raw']).where('id', '>', after).orderBy('id').limit(CHUNK).execute();
-    const settled = rows.filter((r) => (r.status === 'mined' || r.status === 'reverted') && r.handled === 1 && r.raw !== '' && Number(r.updated_at) < cutoff).map((r) => r.id);
-    if (settled.length) out.chain_tx_raw += Number((await db.updateTable('chain_txs').set({ raw: '' }).where('id', 'in', settled).where('handled', '=', 1).executeTakeFirst()).numUpdatedRows);
+    const rows = await db
+      .selectFrom('chain_txs')
+      .select(['id', 'status', 'handled', 'created_at', 'updated_at', 'raw'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(CHUNK)
+      .execute();
+    const settled = rows
+      .filter((r) => (r.status === 'mined' || r.status === 'reverted') && r.handled === 1 && r.raw !== '' && Number(r.updated_at) < cutoff)
+      .map((r) => r.id);
+    if (settled.length)
+      out.chain_tx_raw += Number(
+        (await db.updateTable('chain_txs').set({ raw: '' }).where('id', 'in', settled).where('handled', '=', 1).executeTakeFirst()).numUpdatedRows,
+      );
     if (rows.length < CHUNK || rows.every((r) => Number(r.created_at) >= cutoff)) break;
     after = Number(rows[rows.length - 1].id);
   }

@@ -56,7 +56,8 @@ export async function exportWallet(ctx: Ctx, appUid: string, userUid: string, in
       : ApiError.client(400, 'no_wallet', `User has no wallet on chain ${input.chain_id}.`, 'chain_id');
   }
   const account = ctx.keys.user(user.uid);
-  if (account.address.toLowerCase() !== wallet.address.toLowerCase()) throw new Error(`wallet ${wallet.address} of user ${user.uid} is not the key the seed derives`);
+  if (account.address.toLowerCase() !== wallet.address.toLowerCase())
+    throw new Error(`wallet ${wallet.address} of user ${user.uid} is not the key the seed derives`);
   const key = account.getHdKey().privateKey;
   if (!key) throw new Error('the wallet key cannot be derived');
   const plain = new TextEncoder().encode(`0x${Buffer.from(key).toString('hex')}`);
@@ -71,8 +72,22 @@ export async function exportWallet(ctx: Ctx, appUid: string, userUid: string, in
     const t = nowIso();
     await tx.updateTable('users').set({ wallet_exported_at: t }).where('uid', '=', user.uid).execute();
     const u = await tx.selectFrom('users').selectAll().where('uid', '=', user.uid).executeTakeFirstOrThrow();
-    await emitEvent(tx, appUid, 'user.wallet_exported', { user: { ...userView(u, wallets, ctx.config), wallet_exported_at: t }, chain_id: chainId, address: wallet.address.toLowerCase() });
-    await recordAudit(tx, actor, { action: 'wallet.exported', app_uid: appUid, user_uid: user.uid, chain_id: chainId, details: { address: wallet.address.toLowerCase(), recipient_public_key: input.recipient_public_key } });
+    await emitEvent(tx, appUid, 'user.wallet_exported', {
+      user: { ...userView(u, wallets, ctx.config), wallet_exported_at: t },
+      chain_id: chainId,
+      address: wallet.address.toLowerCase(),
+    });
+    await recordAudit(tx, actor, {
+      action: 'wallet.exported',
+      app_uid: appUid,
+      user_uid: user.uid,
+      chain_id: chainId,
+      details: { address: wallet.address.toLowerCase(), recipient_public_key: input.recipient_public_key },
+    });
   });
-  return { address: wallet.address.toLowerCase(), enc: Buffer.from(sealed.enc).toString('base64url'), ciphertext: Buffer.from(sealed.ciphertext).toString('base64url') };
+  return {
+    address: wallet.address.toLowerCase(),
+    enc: Buffer.from(sealed.enc).toString('base64url'),
+    ciphertext: Buffer.from(sealed.ciphertext).toString('base64url'),
+  };
 }

@@ -1,8 +1,8 @@
 // Multi-row inserts whose SQL text is built once per table and shape, on both databases.
-import { CompiledQuery, type Insertable, PostgresAdapter, sql, } from 'kysely';
+import { CompiledQuery, type Insertable, PostgresAdapter, sql } from 'kysely';
 import type { Database } from './schema.js';
-import { prepareByName, } from './postgres/prepared.js';
-import type { DbOrTx, } from './db.js';
+import { prepareByName } from './postgres/prepared.js';
+import type { DbOrTx } from './db.js';
 
 /**
  * Insert texts kept per database: SQLite's by table, columns and row count (the common group sizes),
@@ -48,7 +48,8 @@ export async function insertRows<T extends keyof Database & string>(db: DbOrTx, 
 }
 
 function checkSameColumns(table: string, columns: string[], row: Record<string, unknown>): void {
-  if (Object.keys(row).length !== columns.length || columns.some((c) => !(c in row))) throw new Error(`insertRows: every row into ${table} must name the same columns`);
+  if (Object.keys(row).length !== columns.length || columns.some((c) => !(c in row)))
+    throw new Error(`insertRows: every row into ${table} must name the same columns`);
 }
 
 /**
@@ -122,15 +123,24 @@ async function insertParts(db: DbOrTx, parts: readonly InsertPart[]): Promise<vo
 function valuesInsertText(db: DbOrTx, table: keyof Database & string, columns: string[], count: number): string {
   let n = 0;
   const marks = Array.from({ length: count }, () => Object.fromEntries(columns.map((c) => [c, `\u0000${n++}\u0000`])));
-  const q = db.insertInto(table).values(marks as never).compile();
-  if (q.parameters.length !== n || q.parameters.some((p, i) => p !== `\u0000${i}\u0000`)) throw new Error(`insertRows: the insert into ${table} does not take its values row by row`);
+  const q = db
+    .insertInto(table)
+    .values(marks as never)
+    .compile();
+  if (q.parameters.length !== n || q.parameters.some((p, i) => p !== `\u0000${i}\u0000`))
+    throw new Error(`insertRows: the insert into ${table} does not take its values row by row`);
   return q.sql;
 }
 
 /** `insert … select * from unnest(…)` of `columns`, its array parameters numbered from `first`. */
 async function unnestInsertText(db: DbOrTx, table: string, columns: string[], first: number): Promise<string> {
   // Each column's type, as the array parameter's (`unnest` cannot infer it from an untyped parameter).
-  const { rows } = await sql<{ name: string; type: string }>`select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db);
+  const { rows } = await sql<{
+    name: string;
+    type: string;
+  }>`select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(
+    db,
+  );
   const typeOf = new Map(rows.map((r) => [r.name, r.type]));
   const arrays = columns.map((c, i) => {
     const type = typeOf.get(c);

@@ -3,7 +3,10 @@
 import type { Generated } from 'kysely';
 import type { AppEnvironment } from '../domain/environment.js';
 
-export interface MetaTable { key: string; value: string }
+export interface MetaTable {
+  key: string;
+  value: string;
+}
 
 export interface AppTable {
   uid: string;

@@ -20,10 +20,25 @@ const PG_UNAVAILABLE_CODES = new Set([
  * Errors of Node's sockets when the server is not there, and of the file system under SQLite's WAL
  * (its flush before an answer failing: the commit may not be on disk, so nobody may be told it is).
  */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EIO', 'ENOSPC', 'EDQUOT', 'EROFS']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'EIO',
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+]);
 
 /** What `pg` says (without a code) of a connection that broke under it or could not be made. */
-const PG_CLIENT_MESSAGES = /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end on the pool)/;
+const PG_CLIENT_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end on the pool)/;
 
 const MARK = Symbol('databaseUnavailable');
 

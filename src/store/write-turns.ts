@@ -24,7 +24,12 @@ export const BURST_GROUP = 4;
 export const BURST_QUIET_MS = 100;
 
 // Node has Atomics.waitAsync; TypeScript's library for our target does not declare it yet.
-type WaitAsync = (cells: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
+type WaitAsync = (
+  cells: Int32Array,
+  index: number,
+  value: number,
+  timeoutMs: number,
+) => { async: false; value: string } | { async: true; value: Promise<string> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
 const RELEASES = 0;

@@ -44,7 +44,13 @@ const PREFIX = 'mintworks-lock-';
 const SHARED_SLOTS = 64;
 const abstract = process.platform === 'linux';
 
-const nameOf = (dataDir: string, scope: string) => PREFIX + crypto.createHash('sha256').update(`${scope}\0${realDir(dataDir)}`).digest('hex').slice(0, 24);
+const nameOf = (dataDir: string, scope: string) =>
+  PREFIX +
+  crypto
+    .createHash('sha256')
+    .update(`${scope}\0${realDir(dataDir)}`)
+    .digest('hex')
+    .slice(0, 24);
 const addressOf = (name: string) => (abstract ? `\0${name}` : path.join(os.tmpdir(), `${name}.sock`));
 
 function realDir(dir: string): string {

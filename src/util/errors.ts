@@ -22,12 +22,18 @@ export class ApiError extends Error {
     return new ApiError(status, 'client_error', [detail(code, message, field)]);
   }
   static validation(fields: { field: string; code: string; message: string }[]): ApiError {
-    return new ApiError(400, 'validation_error', fields.map((f) => detail(f.code, f.message, f.field)));
+    return new ApiError(
+      400,
+      'validation_error',
+      fields.map((f) => detail(f.code, f.message, f.field)),
+    );
   }
   /** The database could not be reached or used: nothing of the request was written (or its outcome is
    * unknown and a retry with the same Idempotency-Key answers it). Answered with Retry-After. */
   static databaseUnavailable(): ApiError {
-    return new ApiError(503, 'server_error', [detail(DATABASE_UNAVAILABLE, 'The database is unavailable right now: retry shortly (with the same Idempotency-Key).')]);
+    return new ApiError(503, 'server_error', [
+      detail(DATABASE_UNAVAILABLE, 'The database is unavailable right now: retry shortly (with the same Idempotency-Key).'),
+    ]);
   }
   static notFound(resource: string): ApiError {
     return ApiError.client(404, 'not_found', `${resource} not found.`);

@@ -69,10 +69,16 @@ export class SecretBox {
 
   open(sealed: string): string {
     const parts = sealed.split(':');
-    const [id, iv, tag, body] = parts[0] === 'v1' && parts.length === 4 ? [ROOT_KEY_ID, ...parts.slice(1)] : parts[0] === 'v2' && parts.length === 5 ? parts.slice(1) : [];
+    const [id, iv, tag, body] =
+      parts[0] === 'v1' && parts.length === 4 ? [ROOT_KEY_ID, ...parts.slice(1)] : parts[0] === 'v2' && parts.length === 5 ? parts.slice(1) : [];
     if (!id || !iv || !tag || body === undefined) throw new Error('unknown sealed secret format');
     const key = this.keys.get(id);
-    if (!key) throw new UnknownSealingKeyError(id === ROOT_KEY_ID ? 'cannot decrypt a stored secret: it is sealed with MASTER_KEY, which is not loaded' : `cannot decrypt a stored secret: it is sealed with master key ${id}, which this process has not loaded`);
+    if (!key)
+      throw new UnknownSealingKeyError(
+        id === ROOT_KEY_ID
+          ? 'cannot decrypt a stored secret: it is sealed with MASTER_KEY, which is not loaded'
+          : `cannot decrypt a stored secret: it is sealed with master key ${id}, which this process has not loaded`,
+      );
     const d = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
     d.setAuthTag(Buffer.from(tag, 'base64'));
     try {

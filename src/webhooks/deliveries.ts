@@ -22,13 +22,28 @@ export type DeliveryStatus = WebhookDeliveryTable['status'];
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'expired', 'disabled'];
 
 /** Columns of a delivery row that has not been attempted yet. */
-const NOT_ATTEMPTED = { attempts: 0, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, recent_attempts: '[]', lease_until: null, locked_by: null } as const;
+const NOT_ATTEMPTED = {
+  attempts: 0,
+  last_attempt_at: null,
+  last_status_code: null,
+  last_error: null,
+  delivered_at: null,
+  recent_attempts: '[]',
+  lease_until: null,
+  locked_by: null,
+} as const;
 
 /**
  * The delivery rows for events of one App and type (none without a webhook, or when its filter leaves
  * the type out), for a caller that inserts them together with the events (emitEvents).
  */
-export async function deliveryRows(tx: DbOrTx, appUid: string, type: string, eventTimeMs: number, eventIds: string[]): Promise<Insertable<WebhookDeliveryTable>[]> {
+export async function deliveryRows(
+  tx: DbOrTx,
+  appUid: string,
+  type: string,
+  eventTimeMs: number,
+  eventIds: string[],
+): Promise<Insertable<WebhookDeliveryTable>[]> {
   if (eventIds.length === 0) return [];
   const ep = await tx.selectFrom('webhook_endpoints').select(['enabled', 'events_filter']).where('app_uid', '=', appUid).executeTakeFirst();
   if (!ep) return [];
@@ -91,18 +106,37 @@ export interface AttemptView {
 }
 
 export function attemptView(a: AttemptRow): AttemptView {
-  return { event_id: a.event_id, attempt: a.attempt, time: isoOfMs(a.attempted_at), url: a.url, status_code: a.status_code, latency_ms: a.latency_ms, error: a.error, response: a.response_body };
+  return {
+    event_id: a.event_id,
+    attempt: a.attempt,
+    time: isoOfMs(a.attempted_at),
+    url: a.url,
+    status_code: a.status_code,
+    latency_ms: a.latency_ms,
+    error: a.error,
+    response: a.response_body,
+  };
 }
 
 /** An App's deliveries with their events' time: the base of the management API's and the console's logs. */
 export function deliveriesOf(ctx: InfraCtx, appUid: string) {
-  return ctx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').selectAll('d').select('e.event_time').where('d.app_uid', '=', appUid);
+  return ctx.db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .selectAll('d')
+    .select('e.event_time')
+    .where('d.app_uid', '=', appUid);
 }
 
 /** Deliveries still open (pending, disabled), counted by status over every App (the metrics gauge). */
 export async function openDeliveryCounts(ctx: InfraCtx): Promise<{ status: DeliveryStatus; n: number }[]> {
   // Only the open ones: counting every delivery ever made would read the whole table on each scrape.
-  const rows = await ctx.db.selectFrom('webhook_deliveries').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['pending', 'disabled']).groupBy('status').execute();
+  const rows = await ctx.db
+    .selectFrom('webhook_deliveries')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('status', 'in', ['pending', 'disabled'])
+    .groupBy('status')
+    .execute();
   return rows.map((r) => ({ status: r.status, n: Number(r.n) }));
 }
 
@@ -134,7 +168,11 @@ export async function listAttempts(ctx: InfraCtx, appUid: string, opts: { eventI
     // App in the query (or `ORDER BY id LIMIT`), a planner may pick the App's index and walk its whole
     // attempt log looking for this event (seen: 2.8 s at a million attempts).
     const rows = await ctx.db.selectFrom('webhook_attempts').selectAll().where('event_id', '=', opts.eventId).execute();
-    return rows.filter((r) => r.app_uid === appUid).sort((a, b) => b.id - a.id).slice(0, limit).map(attemptView);
+    return rows
+      .filter((r) => r.app_uid === appUid)
+      .sort((a, b) => b.id - a.id)
+      .slice(0, limit)
+      .map(attemptView);
   }
   const rows = await ctx.db.selectFrom('webhook_attempts').selectAll().where('app_uid', '=', appUid).orderBy('id', 'desc').limit(limit).execute();
   return rows.map(attemptView);
@@ -156,7 +194,8 @@ export async function redeliver(ctx: InfraCtx, appUid: string, eventId: string, 
     if (!ev) throw ApiError.notFound('Event');
     const ep = await getEndpoint(tx, appUid);
     if (!ep) throw ApiError.client(409, 'webhook_not_configured', 'This App has no webhook configured.');
-    if (!ep.enabled) throw ApiError.client(409, 'webhook_disabled', `The webhook is disabled (${ep.disabled_reason ?? 'by the operator'}); set it again to enable it.`);
+    if (!ep.enabled)
+      throw ApiError.client(409, 'webhook_disabled', `The webhook is disabled (${ep.disabled_reason ?? 'by the operator'}); set it again to enable it.`);
     const deadline = Math.max(deadlineFor(ev.created_at_ms), now + REDELIVERY_WINDOW_MS);
     const existing = await tx.selectFrom('webhook_deliveries').select(['deadline_at']).where('event_id', '=', eventId).executeTakeFirst();
     if (existing) {

@@ -27,7 +27,7 @@ import type { InfraCtx } from '../util/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
 import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
-import { OutboundBlockedError, } from '../net/outbound.js';
+import { OutboundBlockedError } from '../net/outbound.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
@@ -146,7 +146,13 @@ export class WebhookDispatcher {
   private async loop(): Promise<void> {
     if (workersInOneProcess(this.ctx.dialect)) {
       // Any lease left belongs to a previous run of this process.
-      await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null, locked_by: null }).where('status', '=', 'pending').where('lease_until', 'is not', null).execute().catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
+      await this.ctx.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_until: null, locked_by: null })
+        .where('status', '=', 'pending')
+        .where('lease_until', 'is not', null)
+        .execute()
+        .catch((err) => this.log.error({ err }, 'cannot clear stale webhook leases'));
     }
     while (this.running) {
       let more = false;
@@ -276,7 +282,12 @@ export class WebhookDispatcher {
       }
       more = skipped && chosen.length < free && candidates.length === limit;
       if (chosen.length === 0) return [];
-      return tx.updateTable('webhook_deliveries').set({ lease_until: t + this.leaseMs, locked_by: token }).where('event_id', 'in', chosen).returningAll().execute();
+      return tx
+        .updateTable('webhook_deliveries')
+        .set({ lease_until: t + this.leaseMs, locked_by: token })
+        .where('event_id', 'in', chosen)
+        .returningAll()
+        .execute();
     });
     if (rows.length === 0) return empty();
     // Nothing is sent about an event a power cut could still take back: the flush that makes this
@@ -285,8 +296,20 @@ export class WebhookDispatcher {
     // What every attempt of the batch needs, read once: the events, and the endpoint configurations
     // as they are now (each attempt uses the configuration current when it starts).
     const [events, endpoints] = await Promise.all([
-      this.ctx.db.selectFrom('events').select(['id', 'type', 'app_uid', 'event_time', 'payload']).where('id', 'in', rows.map((r) => r.event_id)).execute(),
-      this.ctx.db.selectFrom('webhook_endpoints').selectAll().where('app_uid', 'in', [...new Set(rows.map((r) => r.app_uid))]).execute(),
+      this.ctx.db
+        .selectFrom('events')
+        .select(['id', 'type', 'app_uid', 'event_time', 'payload'])
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.event_id),
+        )
+        .execute(),
+      this.ctx.db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('app_uid', 'in', [...new Set(rows.map((r) => r.app_uid))])
+        .execute(),
     ]);
     return {
       rows: rows.map((r) => ({ ...r, token })),
@@ -393,7 +416,12 @@ export class WebhookDispatcher {
     if (!ep.enabled) return this.settle(row, { status: 'disabled', next_attempt_at: null, last_error: ep.disabled_reason ?? 'webhook disabled' });
 
     const attempt = row.attempts + 1;
-    const { body, headers } = buildRequest({ id: ev.id, type: ev.type, appUid: ev.app_uid, eventTime: ev.event_time, payload: ev.payload }, attempt, t0, signingSecrets(ctx.box, ep, t0));
+    const { body, headers } = buildRequest(
+      { id: ev.id, type: ev.type, appUid: ev.app_uid, eventTime: ev.event_time, payload: ev.payload },
+      attempt,
+      t0,
+      signingSecrets(ctx.box, ep, t0),
+    );
     const started = performance.now();
     let res: WebhookSendResult | null = null;
     let error: string | null = null;
@@ -404,7 +432,8 @@ export class WebhookDispatcher {
       error = describeError(err);
       // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
       // mistake (or an attempt) the operator must hear of.
-      if (err instanceof OutboundBlockedError) this.log.warn({ app: row.app_uid, url: ep.url, event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
+      if (err instanceof OutboundBlockedError)
+        this.log.warn({ app: row.app_uid, url: ep.url, event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
     }
     const latency = Math.round(performance.now() - started);
     release();
@@ -413,12 +442,28 @@ export class WebhookDispatcher {
     this.breakers.record(row.app_uid, ok, t1);
     if (res && !ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
     const nextRecent = pushRecent(recent, t0);
-    const common = { attempts: attempt, last_attempt_at: t0, last_status_code: res?.status ?? null, last_error: error, recent_attempts: JSON.stringify(nextRecent) };
+    const common = {
+      attempts: attempt,
+      last_attempt_at: t0,
+      last_status_code: res?.status ?? null,
+      last_error: error,
+      recent_attempts: JSON.stringify(nextRecent),
+    };
 
     await this.record(async (tx) => {
       await tx
         .insertInto('webhook_attempts')
-        .values({ event_id: row.event_id, app_uid: row.app_uid, attempt, attempted_at: t0, url: ep.url, status_code: res?.status ?? null, latency_ms: latency, error: clean(error), response_body: res ? clean(res.body.slice(0, RESPONSE_LOG_BYTES)) : null })
+        .values({
+          event_id: row.event_id,
+          app_uid: row.app_uid,
+          attempt,
+          attempted_at: t0,
+          url: ep.url,
+          status_code: res?.status ?? null,
+          latency_ms: latency,
+          error: clean(error),
+          response_body: res ? clean(res.body.slice(0, RESPONSE_LOG_BYTES)) : null,
+        })
         .execute();
       const settle = (set: Partial<DeliveryRow>) => this.update(tx, row, { ...common, ...set, updated_at_ms: t1 });
       if (ok) return void (await settle({ status: 'delivered', delivered_at: t1, next_attempt_at: null }));
@@ -437,7 +482,14 @@ export class WebhookDispatcher {
           return void (await settle({ status: 'disabled', next_attempt_at: null, last_error: 'HTTP 410 Gone: webhook disabled' }));
         }
       }
-      const next = nextAttempt({ attemptsMade: attempt, failedAt: t1, retryAfterMs: parseRetryAfter(res?.headers['retry-after'], t1), recentStarts: nextRecent, deadline: row.deadline_at, random: this.random });
+      const next = nextAttempt({
+        attemptsMade: attempt,
+        failedAt: t1,
+        retryAfterMs: parseRetryAfter(res?.headers['retry-after'], t1),
+        recentStarts: nextRecent,
+        deadline: row.deadline_at,
+        random: this.random,
+      });
       await settle({ status: 'pending', next_attempt_at: next.at });
     });
   }

@@ -81,7 +81,10 @@ export function normaliseEventFilter(events: string[] | null | undefined): strin
   const list = [...new Set(events.map((e) => e.trim()).filter(Boolean))];
   if (list.length === 0 || list.includes('*')) return null;
   const unknown = list.filter((e) => !(KNOWN_EVENT_TYPES as string[]).includes(e));
-  if (unknown.length) throw ApiError.validation([{ field: 'events', code: 'invalid', message: `Unknown event type(s): ${unknown.join(', ')}. Known: ${KNOWN_EVENT_TYPES.join(', ')}.` }]);
+  if (unknown.length)
+    throw ApiError.validation([
+      { field: 'events', code: 'invalid', message: `Unknown event type(s): ${unknown.join(', ')}. Known: ${KNOWN_EVENT_TYPES.join(', ')}.` },
+    ]);
   return list.sort();
 }
 
@@ -91,7 +94,8 @@ async function validateUrl(ctx: InfraCtx, url: string): Promise<void> {
   try {
     await assertAllowedUrl(url, { allowPrivate: ctx.config.outboundAllowPrivate });
   } catch (err) {
-    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}. (OUTBOUND_ALLOW_PRIVATE=true lifts this for local development.)`);
+    if (err instanceof OutboundBlockedError)
+      throw invalid(`Webhook URL not allowed: ${err.reason}. (OUTBOUND_ALLOW_PRIVATE=true lifts this for local development.)`);
     // A name that does not resolve yet is accepted: it is checked again at every attempt.
   }
 }
@@ -101,7 +105,11 @@ async function validateUrl(ctx: InfraCtx, url: string): Promise<void> {
  * Changing the URL or re-enabling makes waiting events due at once (the hourly cap still applies);
  * re-enabling also brings back events held while it was disabled, if they are still within 72 h.
  */
-export async function setWebhook(ctx: InfraCtx, appUid: string, s: WebhookSettings): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
+export async function setWebhook(
+  ctx: InfraCtx,
+  appUid: string,
+  s: WebhookSettings,
+): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const url = s.url?.trim();
@@ -140,7 +148,13 @@ export async function setWebhook(ctx: InfraCtx, appUid: string, s: WebhookSettin
     const rotation = s.rotateSecret
       ? (() => {
           const fresh = newWebhookSecret();
-          const r = { secret_sealed: ctx.box.seal(fresh), key_id: keyId(fresh), previous_secret_sealed: existing.secret_sealed, previous_key_id: existing.key_id, previous_valid_until: now + ROTATION_GRACE_MS };
+          const r = {
+            secret_sealed: ctx.box.seal(fresh),
+            key_id: keyId(fresh),
+            previous_secret_sealed: existing.secret_sealed,
+            previous_key_id: existing.key_id,
+            previous_valid_until: now + ROTATION_GRACE_MS,
+          };
           secret = fresh;
           return r;
         })()
@@ -163,7 +177,13 @@ export async function setWebhook(ctx: InfraCtx, appUid: string, s: WebhookSettin
     } else {
       if (!existing.enabled) await releaseHeld(tx, appUid, now);
       if (!existing.enabled || (url !== undefined && url !== existing.url)) {
-        await tx.updateTable('webhook_deliveries').set({ next_attempt_at: now, updated_at_ms: now }).where('app_uid', '=', appUid).where('status', '=', 'pending').where('next_attempt_at', '>', now).execute();
+        await tx
+          .updateTable('webhook_deliveries')
+          .set({ next_attempt_at: now, updated_at_ms: now })
+          .where('app_uid', '=', appUid)
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '>', now)
+          .execute();
       }
     }
     return { created: false, rotated: !!s.rotateSecret, secret };
@@ -175,13 +195,30 @@ export async function setWebhook(ctx: InfraCtx, appUid: string, s: WebhookSettin
 
 /** Pending deliveries of a disabled endpoint wait as `disabled` (until it is enabled again). */
 export async function holdPending(tx: DbOrTx, appUid: string, now: number): Promise<void> {
-  await tx.updateTable('webhook_deliveries').set({ status: 'disabled', next_attempt_at: null, updated_at_ms: now }).where('app_uid', '=', appUid).where('status', '=', 'pending').execute();
+  await tx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'disabled', next_attempt_at: null, updated_at_ms: now })
+    .where('app_uid', '=', appUid)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 /** On re-enabling: held deliveries still within their window are due now; the others expired meanwhile. */
 async function releaseHeld(tx: DbOrTx, appUid: string, now: number): Promise<void> {
-  await tx.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now, updated_at_ms: now }).where('app_uid', '=', appUid).where('status', '=', 'disabled').where('deadline_at', '>', now).execute();
-  await tx.updateTable('webhook_deliveries').set({ status: 'expired', next_attempt_at: null, updated_at_ms: now }).where('app_uid', '=', appUid).where('status', '=', 'disabled').where('deadline_at', '<=', now).execute();
+  await tx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_at: now, updated_at_ms: now })
+    .where('app_uid', '=', appUid)
+    .where('status', '=', 'disabled')
+    .where('deadline_at', '>', now)
+    .execute();
+  await tx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'expired', next_attempt_at: null, updated_at_ms: now })
+    .where('app_uid', '=', appUid)
+    .where('status', '=', 'disabled')
+    .where('deadline_at', '<=', now)
+    .execute();
 }
 
 export async function getWebhook(ctx: InfraCtx, appUid: string): Promise<WebhookView | null> {

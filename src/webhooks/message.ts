@@ -28,7 +28,12 @@ export function buildBody(ev: WebhookEvent, attempt: number, sentAtMs: number): 
 }
 
 /** Body and headers of an attempt, signed with every secret in `secrets` (current first). */
-export function buildRequest(ev: WebhookEvent, attempt: number, sentAtMs: number, secrets: readonly string[]): { body: string; headers: Record<string, string> } {
+export function buildRequest(
+  ev: WebhookEvent,
+  attempt: number,
+  sentAtMs: number,
+  secrets: readonly string[],
+): { body: string; headers: Record<string, string> } {
   const body = buildBody(ev, attempt, sentAtMs);
   const headers: Record<string, string> = {
     'content-type': 'application/json',

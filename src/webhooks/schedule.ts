@@ -22,7 +22,17 @@ export const DELIVERY_WINDOW_MS = 72 * HOUR;
 /** A manual redelivery gives the event at least this long to succeed (retrying as usual). */
 export const REDELIVERY_WINDOW_MS = 1 * HOUR;
 
-export const RETRY_DELAYS_MS: readonly number[] = [5 * SECOND, 15 * SECOND, 30 * SECOND, 1 * MINUTE, 2 * MINUTE, 5 * MINUTE, 10 * MINUTE, 20 * MINUTE, 30 * MINUTE];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  5 * SECOND,
+  15 * SECOND,
+  30 * SECOND,
+  1 * MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+  10 * MINUTE,
+  20 * MINUTE,
+  30 * MINUTE,
+];
 export const STEADY_DELAY_MS = 60 * MINUTE;
 
 /** The cap: at most MAX_ATTEMPTS_PER_WINDOW attempts of one event in any CAP_WINDOW_MS. */

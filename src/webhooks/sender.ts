@@ -25,7 +25,17 @@ export const RESPONSE_LOG_BYTES = 1024;
 /** The real sender: SSRF-guarded, no redirects (a 3xx is a failure), reads at most 1 KiB, keep-alive. */
 export function httpSender(policy: OutboundPolicy): WebhookSender {
   return async (r) => {
-    const res = await outboundRequest(r.url, { method: 'POST', headers: r.headers, body: r.body, timeoutMs: r.timeoutMs, maxBytes: RESPONSE_LOG_BYTES, maxRedirects: 0, policy, signal: r.signal, keepAlive: true });
+    const res = await outboundRequest(r.url, {
+      method: 'POST',
+      headers: r.headers,
+      body: r.body,
+      timeoutMs: r.timeoutMs,
+      maxBytes: RESPONSE_LOG_BYTES,
+      maxRedirects: 0,
+      policy,
+      signal: r.signal,
+      keepAlive: true,
+    });
     return { status: res.status, headers: res.headers, body: res.body.toString('utf8') };
   };
 }

@@ -180,7 +180,12 @@ describe('developer console in a browser', () => {
 
   /** Stops (and restarts) block production of the embedded chain, which otherwise mines at once. */
   const setMining = async (on: boolean) => {
-    const rpc = (method: string, params: unknown[]) => fetch(t.svc.chain!.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const rpc = (method: string, params: unknown[]) =>
+      fetch(t.svc.chain!.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
     await rpc('evm_setIntervalMining', [0]); // the embedded chain mines no interval blocks (automine only)
     await rpc('evm_setAutomine', [on]);
     if (on) await rpc('evm_mine', []); // what waited in the mempool
@@ -235,7 +240,13 @@ describe('developer console in a browser', () => {
       collection_uid: collectionUid,
       asset_external_id: 'sword-1',
       sale_price_in_usd: 4.5,
-      data: { name: 'Sword', unique_name: false, image_url: `${base}/console/favicon.svg`, store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] },
+      data: {
+        name: 'Sword',
+        unique_name: false,
+        image_url: `${base}/console/favicon.svg`,
+        store_image_on_ipfs: false,
+        attributes: [{ trait_type: 'power', value: 9 }],
+      },
     });
     assert.equal(asset.status, 201, asset.raw);
     assetUid = asset.body.data.uid;
@@ -332,7 +343,7 @@ describe('developer console in a browser', () => {
     await assertLabelled(page, 'the Keys page');
   });
 
-  it('exports the user\'s wallet sealed to their key, and the audit page shows the export, the rotation and the sign-in', async () => {
+  it("exports the user's wallet sealed to their key, and the audit page shows the export, the rotation and the sign-in", async () => {
     const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
     const recipient = await suite.kem.generateKeyPair();
     await page.goto(`${base}/console/apps/${appUid}/users/${userUid}`);
@@ -341,7 +352,11 @@ describe('developer console in a browser', () => {
     const sealed = page.getByRole('status').filter({ hasText: 'Sealed key of' });
     await sealed.waitFor();
     const [enc, ciphertext] = (await sealed.locator('dd code.mono').allTextContents()).map((v) => v.trim());
-    const ctx = await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') });
+    const ctx = await suite.createRecipientContext({
+      recipientKey: recipient.privateKey,
+      enc: Buffer.from(enc, 'base64url'),
+      info: new TextEncoder().encode('mintworks wallet export v1'),
+    });
     const key = new TextDecoder().decode(await ctx.open(Buffer.from(ciphertext, 'base64url')));
     const wallet = (await t.svc.ctx.db.selectFrom('users').select('wallet_address').where('uid', '=', userUid).executeTakeFirstOrThrow()).wallet_address;
     assert.equal(privateKeyToAccount(key as `0x${string}`).address.toLowerCase(), wallet);
@@ -388,7 +403,8 @@ describe('developer console in a browser', () => {
           const select = document.getElementById('asset-status') as HTMLSelectElement;
           const shown = () =>
             status === 'failed'
-              ? [...document.querySelectorAll('tbody tr[data-key]')].every((r) => r.querySelector('[data-status="failed"]')) && document.querySelectorAll('tbody tr[data-key]').length === 50
+              ? [...document.querySelectorAll('tbody tr[data-key]')].every((r) => r.querySelector('[data-status="failed"]')) &&
+                document.querySelectorAll('tbody tr[data-key]').length === 50
               : document.querySelector('tbody td.muted')?.textContent === 'No asset matches.';
           const t0 = performance.now();
           select.value = status;
@@ -405,7 +421,13 @@ describe('developer console in a browser', () => {
     for (const ms of timings) assert.ok(ms < 300, `a page of assets took ${Math.round(ms)} ms`);
 
     // Live: a pending asset on screen turns minted when its row does, with no reload.
-    const pending = await t.svc.ctx.db.selectFrom('assets').select('uid').where('app_uid', '=', big.uid).where('mint_status', '=', 'pending').limit(1).executeTakeFirstOrThrow();
+    const pending = await t.svc.ctx.db
+      .selectFrom('assets')
+      .select('uid')
+      .where('app_uid', '=', big.uid)
+      .where('mint_status', '=', 'pending')
+      .limit(1)
+      .executeTakeFirstOrThrow();
     await page.goto(`${base}/console/apps/${big.uid}/assets/${pending.uid}`);
     await page.locator('dd [data-status="not_minted"]').waitFor();
     await t.svc.ctx.db

@@ -124,7 +124,8 @@ describe('embedded anvil', () => {
   });
 
   it('runs every thread of the node at the nice value it is given (WORKER_NICE); an adopted node too', async () => {
-    const niceOfThreads = (pid: number) => readdirSync(`/proc/${pid}/task`).map((t) => Number(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
+    const niceOfThreads = (pid: number) =>
+      readdirSync(`/proc/${pid}/task`).map((t) => Number(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8').split(') ')[1].split(' ')[16]));
     const dataDir = newDir('nice');
     const port = await freePort();
     const plain = await start({ dataDir, port, chainId: 31337 });
@@ -168,7 +169,7 @@ describe('embedded anvil', () => {
     await chain.stop();
   });
 
-  it('(b2) mines no block while idle (automine): an idle chain\'s state does not grow', async () => {
+  it("(b2) mines no block while idle (automine): an idle chain's state does not grow", async () => {
     const chain = await start({ dataDir: newDir('b2'), port: await freePort(), chainId: 31337 });
     const pub = createPublicClient({ transport: http(chain.rpcUrl) });
     const { receipt } = await transfer(chain.rpcUrl, 31337);

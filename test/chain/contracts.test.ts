@@ -42,8 +42,7 @@ const ANVIL = join(root, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil')
 const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
 type Artifact = { contractName: string; abi: Abi; bytecode: Hex };
-const load = (name: string): Artifact =>
-  JSON.parse(readFileSync(join(root, 'build/contracts', `${name}.json`), 'utf8')) as Artifact;
+const load = (name: string): Artifact => JSON.parse(readFileSync(join(root, 'build/contracts', `${name}.json`), 'utf8')) as Artifact;
 
 let anvil: ChildProcess | undefined;
 let pub: PublicClient;
@@ -106,14 +105,7 @@ function read<T>(address: Address, abi: Abi, functionName: string, args: unknown
 }
 
 /** Asserts that calling the function (as `from`) reverts with the custom error `errorName`. */
-async function expectRevert(
-  address: Address,
-  abi: Abi,
-  functionName: string,
-  args: unknown[],
-  errorName: string,
-  from: Address = operator.address,
-) {
+async function expectRevert(address: Address, abi: Abi, functionName: string, args: unknown[], errorName: string, from: Address = operator.address) {
   await assert.rejects(pub.simulateContract({ address, abi, functionName, args, account: from }), (err: unknown) => {
     assert.ok(err instanceof BaseError, String(err));
     const reverted = err.walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
@@ -124,13 +116,7 @@ async function expectRevert(
 }
 
 /** Builds and signs an ERC-2771 ForwardRequest (EIP-712) as `signer` for `from`. */
-async function forwardRequest(
-  forwarder: Address,
-  signer: PrivateKeyAccount,
-  to: Address,
-  data: Hex,
-  from: Address = signer.address,
-) {
+async function forwardRequest(forwarder: Address, signer: PrivateKeyAccount, to: Address, data: Hex, from: Address = signer.address) {
   const nonce = await read<bigint>(forwarder, Forwarder.abi, 'nonces', [from]);
   const { timestamp } = await pub.getBlock();
   const message = { from, to, value: 0n, gas: 300_000n, nonce, deadline: Number(timestamp) + 3600, data };
@@ -240,8 +226,26 @@ describe('MintworksCollection + MintworksForwarder', () => {
     // Tiny and typical documents, exactly one UnixFS chunk (the largest raw CID), one byte more (the
     // smallest dag-pb root), several chunks, and random sizes (every fifth up to 700 KB).
     const sizes = [
-      20, 64, 65, 100, 255, 256, 1_000, 1_234, 4_096, 10_000, 65_536, 100_000,
-      CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1, CHUNK_SIZE + 2, 2 * CHUNK_SIZE, 2 * CHUNK_SIZE + 1, 300_000, 1_000_000,
+      20,
+      64,
+      65,
+      100,
+      255,
+      256,
+      1_000,
+      1_234,
+      4_096,
+      10_000,
+      65_536,
+      100_000,
+      CHUNK_SIZE - 1,
+      CHUNK_SIZE,
+      CHUNK_SIZE + 1,
+      CHUNK_SIZE + 2,
+      2 * CHUNK_SIZE,
+      2 * CHUNK_SIZE + 1,
+      300_000,
+      1_000_000,
     ];
     while (sizes.length < 50) sizes.push(crypto.randomInt(20, sizes.length % 5 === 0 ? 700_000 : 20_000));
     const items: { to: Address; tokenId: bigint; tokenUri: string | null; size: number }[] = [];
@@ -281,7 +285,12 @@ describe('MintworksCollection + MintworksForwarder', () => {
   });
 
   it('replaying a batch containing an already-minted id reverts atomically', async () => {
-    const batch = [[freshAddress(), freshAddress()], [10n, 2n], [zeroHash, zeroHash], [false, false]];
+    const batch = [
+      [freshAddress(), freshAddress()],
+      [10n, 2n],
+      [zeroHash, zeroHash],
+      [false, false],
+    ];
     await expectRevert(collection, Collection.abi, 'mintBatch', batch, 'ERC721InvalidSender');
     // Also mine it (fixed gas skips estimation) to prove the on-chain revert is all-or-nothing.
     const hash = await wallet.writeContract({
@@ -343,7 +352,11 @@ describe('MintworksCollection + MintworksForwarder', () => {
     gas['raw -> raw'] = (await setCid(rawDoc)).gasUsed;
     assert.equal(await read(editableCollection, Collection.abi, 'tokenURI', [7n]), rawDoc);
     for (const [k, g] of Object.entries(gas)) assert.ok(g <= 80_000n, `setTokenCID ${k}: ${g} gas`);
-    t.diagnostic(`setTokenCID gas: ${Object.entries(gas).map(([k, g]) => `${k} ${g}`).join(', ')}`);
+    t.diagnostic(
+      `setTokenCID gas: ${Object.entries(gas)
+        .map(([k, g]) => `${k} ${g}`)
+        .join(', ')}`,
+    );
 
     let r = await send(editableCollection, Collection.abi, 'refreshMetadata', [7n]);
     const logs = parseEventLogs({ abi: Collection.abi, logs: r.logs, eventName: 'MetadataUpdate' });
@@ -402,13 +415,7 @@ describe('MintworksCollection + MintworksForwarder', () => {
       assert.equal(await read(forwarder, Forwarder.abi, 'verify', [forged]), false);
       await expectRevert(forwarder, Forwarder.abi, 'execute', [forged], 'ERC2771ForwarderInvalidSigner');
       // A direct call by the relayer (not the owner) is not authorized either.
-      await expectRevert(
-        collection,
-        Collection.abi,
-        'transferFrom',
-        [user.address, operator.address, 101n],
-        'ERC721InsufficientApproval',
-      );
+      await expectRevert(collection, Collection.abi, 'transferFrom', [user.address, operator.address, 101n], 'ERC721InsufficientApproval');
       assert.equal(await read(collection, Collection.abi, 'ownerOf', [101n]), user.address);
     });
 
@@ -431,7 +438,18 @@ describe('MintworksCollection + MintworksForwarder', () => {
       // Neither without nor with a CID, alone or in a batch.
       await expectRevert(collection, Collection.abi, 'mint', [user.address, 101n, zeroHash, false], 'TokenBurned');
       await expectRevert(collection, Collection.abi, 'mint', [user.address, 101n, digest, true], 'TokenBurned');
-      await expectRevert(collection, Collection.abi, 'mintBatch', [[other, user.address], [102n, 101n], [zeroHash, digest], [false, true]], 'TokenBurned');
+      await expectRevert(
+        collection,
+        Collection.abi,
+        'mintBatch',
+        [
+          [other, user.address],
+          [102n, 101n],
+          [zeroHash, digest],
+          [false, true],
+        ],
+        'TokenBurned',
+      );
       // Burning someone else's token (the operator is not approved) fails.
       await expectRevert(collection, Collection.abi, 'burn', [100n], 'ERC721InsufficientApproval');
       assert.equal(await pub.getBalance({ address: user.address }), 0n);
@@ -530,10 +548,18 @@ async function sendData(to: Address, data: Hex, gas?: bigint): Promise<Transacti
 
 /** A metadata document of exactly `size` bytes of JSON (as the service stores them), random content. */
 function jsonDocument(seed: number, size: number): Buffer {
-  const doc = { name: `Asset #${seed}`, description: '', image: 'ipfs://bafkreih777777777777777777777777777777777777777777777777774', attributes: [{ trait_type: 'seed', value: seed }] };
+  const doc = {
+    name: `Asset #${seed}`,
+    description: '',
+    image: 'ipfs://bafkreih777777777777777777777777777777777777777777777777774',
+    attributes: [{ trait_type: 'seed', value: seed }],
+  };
   const empty = Buffer.byteLength(JSON.stringify(doc));
   if (size < empty) return Buffer.from(JSON.stringify({ n: crypto.randomBytes(Math.max(0, Math.floor((size - 8) / 2))).toString('hex') }).padEnd(size, ' '));
-  doc.description = crypto.randomBytes(size).toString('base64url').slice(0, size - empty);
+  doc.description = crypto
+    .randomBytes(size)
+    .toString('base64url')
+    .slice(0, size - empty);
   const bytes = Buffer.from(JSON.stringify(doc));
   assert.equal(bytes.length, size);
   return bytes;
@@ -590,20 +616,18 @@ describe('MintworksRewards', () => {
     assert.equal(await read(rewards, Rewards.abi, 'usedRef', [ref('alloc-1')]), true);
 
     await expectRevert(rewards, Rewards.abi, 'allocate', [user.address, 1n, ref('alloc-1')], 'DuplicateRef');
-    await expectRevert(
-      rewards,
-      Rewards.abi,
-      'allocate',
-      [user.address, SUPPLY - AMOUNT + 1n, ref('alloc-2')],
-      'InsufficientSupply',
-    );
+    await expectRevert(rewards, Rewards.abi, 'allocate', [user.address, SUPPLY - AMOUNT + 1n, ref('alloc-2')], 'InsufficientSupply');
     await expectRevert(rewards, Rewards.abi, 'allocate', [user.address, 1n, ref('alloc-2')], 'NotOperator', user.address);
     // Batch: a duplicate ref inside the batch reverts the whole batch.
     await expectRevert(
       rewards,
       Rewards.abi,
       'allocateBatch',
-      [[user.address, user.address], [1n, 1n], [ref('b-1'), ref('b-1')]],
+      [
+        [user.address, user.address],
+        [1n, 1n],
+        [ref('b-1'), ref('b-1')],
+      ],
       'DuplicateRef',
     );
     await expectRevert(rewards, Rewards.abi, 'allocateBatch', [[user.address], [1n, 1n], [ref('b-1')]], 'LengthMismatch');
@@ -611,7 +635,11 @@ describe('MintworksRewards', () => {
 
   it('allocateBatch allocates every item', async () => {
     const other = freshAddress();
-    await send(rewards, Rewards.abi, 'allocateBatch', [[other, other], [2n * E, 3n * E], [ref('b-1'), ref('b-2')]]);
+    await send(rewards, Rewards.abi, 'allocateBatch', [
+      [other, other],
+      [2n * E, 3n * E],
+      [ref('b-1'), ref('b-2')],
+    ]);
     assert.equal(await read(rewards, Rewards.abi, 'allocated', [other]), 5n * E);
     assert.equal(await read(rewards, Rewards.abi, 'totalAllocated'), AMOUNT + 5n * E);
   });

@@ -22,19 +22,43 @@ export async function seedAssets(ctx: Ctx, appUid: string, count: number, opts: 
   const contract = `0x${randomBytes(20).toString('hex')}`;
   await ctx.db
     .insertInto('collections')
-    .values({ uid: collectionUid, app_uid: appUid, name: 'Seeded', symbol: 'SEED', description: null, external_url: null, editable: 0, status: 'deployed', contract_address: contract, next_token_id: count + 1, created_at: isoFromMicros(nowUs - spanUs - 1000n) })
+    .values({
+      uid: collectionUid,
+      app_uid: appUid,
+      name: 'Seeded',
+      symbol: 'SEED',
+      description: null,
+      external_url: null,
+      editable: 0,
+      status: 'deployed',
+      contract_address: contract,
+      next_token_id: count + 1,
+      created_at: isoFromMicros(nowUs - spanUs - 1000n),
+    })
     .execute();
   const userUids: string[] = [];
   const userRows = [];
   for (let i = 0; i < users; i++) {
     const uid = newUid();
     userUids.push(uid);
-    userRows.push({ uid, app_uid: appUid, email: `seed${i}@example.com`, user_external_id: `seed-${i}`, wallet_address: `0x${randomBytes(20).toString('hex')}`, wallet_created_at: null, created_at: isoFromMicros(nowUs - spanUs + BigInt(i)) });
+    userRows.push({
+      uid,
+      app_uid: appUid,
+      email: `seed${i}@example.com`,
+      user_external_id: `seed-${i}`,
+      wallet_address: `0x${randomBytes(20).toString('hex')}`,
+      wallet_created_at: null,
+      created_at: isoFromMicros(nowUs - spanUs + BigInt(i)),
+    });
   }
   await ctx.db.insertInto('users').values(userRows).execute();
   // Each seeded user has a wallet on the default chain, as a user who received a mint has.
   const walletRows = userRows.map((u) => ({ user_uid: u.uid, chain_id: ctx.config.chainId, address: u.wallet_address, created_at: u.created_at }));
-  for (let i = 0; i < walletRows.length; i += 500) await ctx.db.insertInto('wallets').values(walletRows.slice(i, i + 500)).execute();
+  for (let i = 0; i < walletRows.length; i += 500)
+    await ctx.db
+      .insertInto('wallets')
+      .values(walletRows.slice(i, i + 500))
+      .execute();
   const wallets = new Map(userRows.map((u) => [u.uid, u.wallet_address]));
   let newest = '';
   const chunk = ctx.dialect === 'sqlite' ? 1000 : 2000;

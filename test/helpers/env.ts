@@ -53,10 +53,19 @@ export async function freshPostgres(): Promise<{ url: string; drop(): Promise<vo
   };
 }
 
-export interface ApiResponse<T = any> { status: number; body: T; raw: string; headers: Headers }
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  raw: string;
+  headers: Headers;
+}
 
 export class ApiClient {
-  constructor(readonly base: string, readonly apiKey?: string, readonly token?: string) {}
+  constructor(
+    readonly base: string,
+    readonly apiKey?: string,
+    readonly token?: string,
+  ) {}
 
   async call<T = any>(method: string, p: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
     const h: Record<string, string> = { ...headers };
@@ -69,7 +78,7 @@ export class ApiClient {
     }
     const res = await fetch(`${this.base}${p}`, { method, headers: h, body: payload });
     const raw = await res.text();
-    let parsed: any ;
+    let parsed: any;
     try {
       parsed = raw ? JSON.parse(raw) : undefined;
     } catch {

@@ -23,7 +23,11 @@ export interface ExternalNode {
 }
 
 async function call<T>(url: string, method: string, params: unknown[] = []): Promise<T> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const j = (await r.json()) as { result?: T; error?: { message: string } };
   if (j.error) throw new Error(`${method}: ${j.error.message}`);
   return j.result as T;
@@ -35,7 +39,19 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
   const blockTime = opts.blockTimeS ?? 1;
   let child: ChildProcess;
   if (opts.kind === 'anvil') {
-    const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--block-time', String(blockTime), '--quiet', '--color', 'never'];
+    const args = [
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--chain-id',
+      String(chainId),
+      '--block-time',
+      String(blockTime),
+      '--quiet',
+      '--color',
+      'never',
+    ];
     if (opts.gasLimit) args.push('--gas-limit', String(opts.gasLimit));
     child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   } else {
@@ -46,7 +62,11 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
     const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('hardhat/package.json')), 'internal', 'cli', 'bootstrap.js');
     // From the checkout (Hardhat runs only from a project that installs it), with the config file made here.
     const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', String(port), '--config', path.join(dir, 'hardhat.config.cjs')], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' } });
+    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', String(port), '--config', path.join(dir, 'hardhat.config.cjs')], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' },
+    });
   }
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
@@ -56,7 +76,15 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
     const died = exited.then(() => {
       throw new Error(`${opts.kind} exited: ${stderr}`);
     });
-    await Promise.race([died, waitFor(`${opts.kind} answering on ${url}`, async () => (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`, 60_000, 100)]);
+    await Promise.race([
+      died,
+      waitFor(
+        `${opts.kind} answering on ${url}`,
+        async () => (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`,
+        60_000,
+        100,
+      ),
+    ]);
     died.catch(() => undefined);
   } catch (err) {
     child.kill('SIGKILL');

@@ -38,7 +38,16 @@ export async function privateCluster(): Promise<PrivateCluster> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     start() {
-      asPostgres('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100`, 'start']);
+      asPostgres('pg_ctl', [
+        '-D',
+        data,
+        '-l',
+        path.join(dir, 'server.log'),
+        '-w',
+        '-o',
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100`,
+        'start',
+      ]);
       running = true;
     },
     stopImmediately() {

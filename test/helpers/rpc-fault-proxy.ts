@@ -150,7 +150,9 @@ export class RpcFaultProxy {
       this.log.push({ at: Date.now(), method, outcome: '429' });
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (plan.retryAfterS !== undefined) headers['retry-after'] = String(plan.retryAfterS);
-      res.writeHead(429, headers).end(JSON.stringify({ jsonrpc: '2.0', id: Array.isArray(body) ? null : body.id, error: { code: 429, message: 'Too Many Requests' } }));
+      res
+        .writeHead(429, headers)
+        .end(JSON.stringify({ jsonrpc: '2.0', id: Array.isArray(body) ? null : body.id, error: { code: 429, message: 'Too Many Requests' } }));
       return;
     }
     if (faulty && this.chance(plan.rate5xx)) {

@@ -49,7 +49,11 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
     },
     async newCollection(appUid, editable = true) {
       const { uid } = await createCollection(svc.ctx, appUid, { name: `Coll ${uid6()}`, symbol: 'TST', editable });
-      await waitFor('collection deployed', async () => (await svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', uid).executeTakeFirst())?.status === 'deployed', 60_000);
+      await waitFor(
+        'collection deployed',
+        async () => (await svc.ctx.db.selectFrom('collections').select('status').where('uid', '=', uid).executeTakeFirst())?.status === 'deployed',
+        60_000,
+      );
       return uid;
     },
     async stop() {
@@ -68,10 +72,19 @@ export const TEST_FUNDS = 10n ** 26n;
  * The service on an external development chain (anvil or Hardhat's node, maybe behind a proxy): the
  * embedded chain off, the chain served through CHAINS, its deployer and relayers funded on the node.
  */
-export async function startOnExternalChain(db: 'sqlite' | 'postgres', chain: { id: number; name: string; rpc: string | string[]; rpcTimeoutMs?: number }, fund: (address: string, wei: bigint) => Promise<void>, extraEnv: Record<string, string> = {}): Promise<TestService> {
-  return startTestService(db, { EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), ...extraEnv }, {
-    async beforeReady(svc) {
-      for (const a of [svc.ctx.keys.deployer(), ...svc.runtimes[0].sender.relayers]) await fund(a.address, TEST_FUNDS);
+export async function startOnExternalChain(
+  db: 'sqlite' | 'postgres',
+  chain: { id: number; name: string; rpc: string | string[]; rpcTimeoutMs?: number },
+  fund: (address: string, wei: bigint) => Promise<void>,
+  extraEnv: Record<string, string> = {},
+): Promise<TestService> {
+  return startTestService(
+    db,
+    { EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), ...extraEnv },
+    {
+      async beforeReady(svc) {
+        for (const a of [svc.ctx.keys.deployer(), ...svc.runtimes[0].sender.relayers]) await fund(a.address, TEST_FUNDS);
+      },
     },
-  });
+  );
 }

@@ -24,7 +24,10 @@ export function initSoftHsmToken(label = 'mintworks-test'): TestToken {
   const conf = path.join(dir, 'softhsm2.conf');
   fs.writeFileSync(conf, `directories.tokendir = ${tokens}\nobjectstore.backend = file\nlog.level = ERROR\n`);
   const pin = `pin-${Math.random().toString(36).slice(2, 10)}`;
-  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', `so-${pin}`], { env: { ...process.env, SOFTHSM2_CONF: conf }, stdio: 'pipe' });
+  execFileSync('softhsm2-util', ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', `so-${pin}`], {
+    env: { ...process.env, SOFTHSM2_CONF: conf },
+    stdio: 'pipe',
+  });
   const pinFile = path.join(dir, 'pin');
   fs.writeFileSync(pinFile, `${pin}\n`, { mode: 0o600 });
   process.env.SOFTHSM2_CONF = conf;
@@ -33,9 +36,17 @@ export function initSoftHsmToken(label = 'mintworks-test'): TestToken {
 
 /** The token's private keys as pkcs11-tool (OpenSC, independent of our binding) lists them. */
 export function listPrivateKeys(token: TestToken): { label: string; type: string; access: string }[] {
-  const out = execFileSync('pkcs11-tool', ['--module', SOFTHSM_MODULE, '--token-label', token.label, '--login', '--pin', token.pin, '--list-objects', '--type', 'privkey'], { env: { ...process.env, SOFTHSM2_CONF: token.conf }, encoding: 'utf8' });
+  const out = execFileSync(
+    'pkcs11-tool',
+    ['--module', SOFTHSM_MODULE, '--token-label', token.label, '--login', '--pin', token.pin, '--list-objects', '--type', 'privkey'],
+    { env: { ...process.env, SOFTHSM2_CONF: token.conf }, encoding: 'utf8' },
+  );
   return out
     .split(/\n(?=Private Key Object)/)
     .filter((b) => b.startsWith('Private Key Object'))
-    .map((b) => ({ type: /Private Key Object; (\w+)/.exec(b)?.[1] ?? '', label: /label:\s+(.*)/.exec(b)?.[1]?.trim() ?? '', access: /Access:\s+(.*)/.exec(b)?.[1]?.trim() ?? '' }));
+    .map((b) => ({
+      type: /Private Key Object; (\w+)/.exec(b)?.[1] ?? '',
+      label: /label:\s+(.*)/.exec(b)?.[1]?.trim() ?? '',
+      access: /Access:\s+(.*)/.exec(b)?.[1]?.trim() ?? '',
+    }));
 }

@@ -20,7 +20,11 @@ export interface SuiteChain {
 }
 
 async function call(url: string, method: string, params: unknown[]): Promise<unknown> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
   const j = (await r.json()) as { result?: unknown; error?: { message: string } };
   if (j.error) throw new Error(`${method}: ${j.error.message}`);
   return j.result;
@@ -53,7 +57,13 @@ export function hardhatChain(blockTimeS = 2): SuiteChain {
       const n = node;
       try {
         const t = await startOnExternalChain(db, { id: 31337, name: 'Hardhat', rpc: n.url }, n.fund);
-        return { ...t, stop: async () => { await t.stop(); await n.stop(); } };
+        return {
+          ...t,
+          stop: async () => {
+            await t.stop();
+            await n.stop();
+          },
+        };
       } catch (err) {
         await n.stop();
         throw err;

@@ -16,7 +16,15 @@ import { setWebhook, webhookDispatcher, type DispatcherOptions } from '../../src
 import { freshPostgres, tempDir } from './env.js';
 
 export const SAMPLE_EVENT_DATA = { asset: { uid: '123456789012', name: 'Sword', metadata: { description: 'x'.repeat(300) } } };
-export const SAMPLE_BODY = JSON.stringify({ event: 'asset.minted', event_id: '00000000-0000-0000-0000-000000000000', app_uid: '123456789012', event_time: new Date().toISOString(), sent_at: new Date().toISOString(), attempt: 1, data: SAMPLE_EVENT_DATA });
+export const SAMPLE_BODY = JSON.stringify({
+  event: 'asset.minted',
+  event_id: '00000000-0000-0000-0000-000000000000',
+  app_uid: '123456789012',
+  event_time: new Date().toISOString(),
+  sent_at: new Date().toISOString(),
+  attempt: 1,
+  data: SAMPLE_EVENT_DATA,
+});
 
 export type Behaviour = 'ok' | 'fail' | 'hang';
 
@@ -131,7 +139,12 @@ export async function deliverAll(ctx: Ctx, receiver: LoadReceiver, apps: string[
   try {
     await Promise.all(apps.map((a) => receiver.until(a, perApp)));
     for (;;) {
-      const left = await ctx.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('app_uid', 'in', apps).where('status', '!=', 'delivered').executeTakeFirstOrThrow();
+      const left = await ctx.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('app_uid', 'in', apps)
+        .where('status', '!=', 'delivered')
+        .executeTakeFirstOrThrow();
       if (Number(left.n) === 0) break;
       await new Promise((r) => setImmediate(r));
     }

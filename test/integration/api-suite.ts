@@ -8,14 +8,24 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { AssetIntake, type AssetParams } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
 
-const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)', 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
+const erc721 = parseAbi([
+  'function ownerOf(uint256) view returns (address)',
+  'function tokenURI(uint256) view returns (string)',
+  'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
+]);
 
 const assetBody = (user_uid: string, collection_uid: string, over: Record<string, unknown> = {}, data: Record<string, unknown> = {}) => ({
   user_uid,
   collection_uid,
   asset_external_id: `ext-${Math.random().toString(36).slice(2)}`,
   sale_price_in_usd: 9.99,
-  data: { name: `Sword ${Math.random().toString(36).slice(2, 7)}`, unique_name: true, image_url: 'https://example.com/sword.png', store_image_on_ipfs: false, ...data },
+  data: {
+    name: `Sword ${Math.random().toString(36).slice(2, 7)}`,
+    unique_name: true,
+    image_url: 'https://example.com/sword.png',
+    store_image_on_ipfs: false,
+    ...data,
+  },
   ...over,
 });
 
@@ -45,7 +55,9 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(noAuth.body.error.type, 'client_error');
         assert.deepEqual(Object.keys(noAuth.body.error.detail).at(-1), 'message');
 
-        const wrong = await new SignJWT({ resource: '*', action: '*', user_id: '*' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('x'.repeat(43)));
+        const wrong = await new SignJWT({ resource: '*', action: '*', user_id: '*' })
+          .setProtectedHeader({ alg: 'HS256' })
+          .sign(new TextEncoder().encode('x'.repeat(43)));
         assert.equal((await new ApiClient(t.base, app.apiKey, wrong).get('/user/123456789012')).status, 401);
 
         const expired = await new SignJWT({ resource: '*', action: '*', user_id: '*' })
@@ -153,7 +165,10 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
       it('invalid email: 400 validation_error on field email with the exact message', async () => {
         const r = await app.api.post('/user', { email: 'not-an-email' });
         assert.equal(r.status, 400);
-        assert.deepEqual(r.body, { success: false, error: { type: 'validation_error', detail: { code: 'invalid', field_name: 'email', message: 'Enter a valid email address.' } } });
+        assert.deepEqual(r.body, {
+          success: false,
+          error: { type: 'validation_error', detail: { code: 'invalid', field_name: 'email', message: 'Enter a valid email address.' } },
+        });
       });
 
       it('duplicate email or external id: 400 client_error "User already exists."; nulls mean absent', async () => {
@@ -182,7 +197,22 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         const r = await app.api.get(`/collection/${collection}`);
         assert.equal(r.status, 200);
         const c = r.body.data;
-        assert.deepEqual(Object.keys(c), ['uid', 'name', 'created_at', 'status', 'type', 'editable_assets', 'contract_address', 'symbol', 'description', 'external_url', 'explorer_url', 'chain', 'network', 'chain_id']);
+        assert.deepEqual(Object.keys(c), [
+          'uid',
+          'name',
+          'created_at',
+          'status',
+          'type',
+          'editable_assets',
+          'contract_address',
+          'symbol',
+          'description',
+          'external_url',
+          'explorer_url',
+          'chain',
+          'network',
+          'chain_id',
+        ]);
         assert.equal(c.status, 'deployed');
         assert.equal(c.type, 'ERC721');
         assert.equal(c.editable_assets, true);
@@ -194,9 +224,22 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(o.body.error.detail.message, 'Collection not found.');
       });
 
-      it('mints an asset into the user\'s new wallet: is_minted within 10 s and ownerOf on chain is the wallet', async () => {
+      it("mints an asset into the user's new wallet: is_minted within 10 s and ownerOf on chain is the wallet", async () => {
         const user = (await app.api.post('/user', { email: 'minter@example.com' })).body.data.uid;
-        const body = assetBody(user, collection, {}, { name: 'Excalibur', description: 'A sword', external_url: 'https://example.com/x', attributes: [{ trait_type: 'power', value: 9, display_type: 'boost_number' }, { trait_type: 'kind', value: 'blade' }] });
+        const body = assetBody(
+          user,
+          collection,
+          {},
+          {
+            name: 'Excalibur',
+            description: 'A sword',
+            external_url: 'https://example.com/x',
+            attributes: [
+              { trait_type: 'power', value: 9, display_type: 'boost_number' },
+              { trait_type: 'kind', value: 'blade' },
+            ],
+          },
+        );
         const created = await app.api.post('/asset', body);
         assert.equal(created.status, 201, created.raw);
         const uid = created.body.data.uid;
@@ -209,12 +252,37 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         }
 
         const started = Date.now();
-        const a = await waitFor('asset minted', async () => {
-          const r = (await app.api.get(`/asset/${uid}`)).body.data;
-          return r.is_minted ? r : null;
-        }, 10_000);
+        const a = await waitFor(
+          'asset minted',
+          async () => {
+            const r = (await app.api.get(`/asset/${uid}`)).body.data;
+            return r.is_minted ? r : null;
+          },
+          10_000,
+        );
         assert.ok(Date.now() - started < 10_000);
-        assert.deepEqual(Object.keys(a), ['uid', 'name', 'asset_external_id', 'collection_uid', 'collection_name', 'created_at', 'token_id', 'is_minted', 'is_burned', 'is_transferring', 'is_transferable', 'is_editing', 'mint_for_user_uid', 'mint_for_address', 'owner_user_uid', 'owner_address', 'explorer_url', 'token_uri', 'sale_price_in_usd', 'metadata']);
+        assert.deepEqual(Object.keys(a), [
+          'uid',
+          'name',
+          'asset_external_id',
+          'collection_uid',
+          'collection_name',
+          'created_at',
+          'token_id',
+          'is_minted',
+          'is_burned',
+          'is_transferring',
+          'is_transferable',
+          'is_editing',
+          'mint_for_user_uid',
+          'mint_for_address',
+          'owner_user_uid',
+          'owner_address',
+          'explorer_url',
+          'token_uri',
+          'sale_price_in_usd',
+          'metadata',
+        ]);
         assert.equal(a.is_transferable, true);
         assert.equal(a.owner_user_uid, user);
         assert.equal(a.sale_price_in_usd, 9.99);
@@ -225,7 +293,10 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           original_id: uid,
           description: 'A sword',
           external_url: 'https://example.com/x',
-          attributes: [{ trait_type: 'power', value: 9, display_type: 'boost_number' }, { trait_type: 'kind', value: 'blade' }],
+          attributes: [
+            { trait_type: 'power', value: 9, display_type: 'boost_number' },
+            { trait_type: 'kind', value: 'blade' },
+          ],
         });
 
         const wallet = (await app.api.get(`/user/${user}`)).body.data.wallets[0];
@@ -243,7 +314,10 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal((await (await fetch(a.explorer_url)).json()).owner.toLowerCase(), wallet.address);
         assert.equal((await (await fetch(wallet.explorer_url)).json()).balance_wei, '0');
         const list = (await app.api.get(`/asset?user_uid=${user}`)).body.data;
-        assert.deepEqual(list.map((x: any) => x.uid), [uid]);
+        assert.deepEqual(
+          list.map((x: any) => x.uid),
+          [uid],
+        );
         assert.equal((await other.api.get(`/asset/${uid}`)).status, 404);
       });
 
@@ -277,20 +351,46 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
 
       it('validation: every malformed field is reported, message last, nothing created', async () => {
         const user = (await app.api.post('/user', {})).body.data.uid;
-        const countBefore = (await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
-        const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, data: { name: '', unique_name: 'yes', image_url: 'ftp://x', attributes: [{ value: 1 }] }, sale_price_in_usd: -1 });
+        const countBefore = (
+          await t.svc.ctx.db
+            .selectFrom('assets')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n;
+        const r = await app.api.post('/asset', {
+          user_uid: user,
+          collection_uid: collection,
+          data: { name: '', unique_name: 'yes', image_url: 'ftp://x', attributes: [{ value: 1 }] },
+          sale_price_in_usd: -1,
+        });
         assert.equal(r.status, 400);
         assert.equal(r.body.error.type, 'validation_error');
         const details = r.body.error.detail as any[];
         assert.ok(Array.isArray(details));
         const fields = details.map((d) => d.field_name).sort();
-        assert.deepEqual(fields, ['asset_external_id', 'data.attributes.0.trait_type', 'data.image_url', 'data.name', 'data.store_image_on_ipfs', 'data.unique_name', 'sale_price_in_usd'].sort());
+        assert.deepEqual(
+          fields,
+          [
+            'asset_external_id',
+            'data.attributes.0.trait_type',
+            'data.image_url',
+            'data.name',
+            'data.store_image_on_ipfs',
+            'data.unique_name',
+            'sale_price_in_usd',
+          ].sort(),
+        );
         for (const d of details) assert.equal(Object.keys(d).at(-1), 'message');
-        const countAfter = (await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+        const countAfter = (
+          await t.svc.ctx.db
+            .selectFrom('assets')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n;
         assert.equal(Number(countAfter), Number(countBefore));
       });
 
-      it('unknown user or collection, or another App\'s: 404 and nothing created', async () => {
+      it("unknown user or collection, or another App's: 404 and nothing created", async () => {
         const user = (await app.api.post('/user', {})).body.data.uid;
         const r1 = await app.api.post('/asset', assetBody('999999999999', collection));
         assert.equal(r1.status, 404);
@@ -331,7 +431,11 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         await t.svc.ctx.db.transaction().execute(async (tx) => {
           // Holds what every create needs, the collection's token counter (on SQLite: the write lock
           // itself), so the burst waits in the thread until it is gone.
-          await tx.updateTable('collections').set((eb) => ({ next_token_id: eb.ref('next_token_id') })).where('uid', '=', collection).execute();
+          await tx
+            .updateTable('collections')
+            .set((eb) => ({ next_token_id: eb.ref('next_token_id') }))
+            .where('uid', '=', collection)
+            .execute();
           burst = bodies.map((b) => app.api.post('/asset', b));
           await waitFor('creates waiting in the thread', async () => thread.inFlightCount >= 10, 20_000, 5);
           await thread.terminate();
@@ -349,7 +453,12 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           assert.ok(again.status === 201 || again.body.error.detail.code === 'asset_external_id_exists', again.raw);
         }
         const ids = bodies.map((b) => b.asset_external_id);
-        const rows = await t.svc.ctx.db.selectFrom('assets').select(['uid', 'asset_external_id']).where('app_uid', '=', app.uid).where('asset_external_id', 'in', ids).execute();
+        const rows = await t.svc.ctx.db
+          .selectFrom('assets')
+          .select(['uid', 'asset_external_id'])
+          .where('app_uid', '=', app.uid)
+          .where('asset_external_id', 'in', ids)
+          .execute();
         assert.deepEqual(rows.map((r) => r.asset_external_id).sort(), [...ids].sort(), 'every create written exactly once');
         for (const [i, a] of answers.entries()) if (a.status === 201) assert.equal(rows.find((r) => r.asset_external_id === ids[i])!.uid, a.body.data.uid);
         await waitFor('the thread restarted', async () => thread.status().running, 15_000, 50);
@@ -370,7 +479,10 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(r.body.data.qr_code_data, `ethereum:${r.body.data.wallet_address}@31337`);
         assert.equal((await app.api.get(`/user/${user}`)).body.data.wallets[0].address, r.body.data.wallet_address);
         const events = await t.svc.ctx.db.selectFrom('events').select('type').where('app_uid', '=', app.uid).where('payload', 'like', `%${user}%`).execute();
-        assert.deepEqual(events.map((e) => e.type), ['user.wallet_created']);
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['user.wallet_created'],
+        );
         assert.equal((await app.api.get(`/deposit?user_uid=999999999999&collection_uid=${collection}`)).status, 404);
         assert.equal((await app.api.get(`/deposit?collection_uid=${collection}`)).status, 400);
         // Without collection_uid: the App's default chain (here the only one).
@@ -387,15 +499,27 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         const users = await Promise.all(Array.from({ length: 20 }, () => app.api.post('/user', {}).then((r) => r.body.data.uid as string)));
         const started = Date.now();
         const uids = await Promise.all(
-          Array.from({ length: 200 }, (_, i) => app.api.post('/asset', assetBody(users[i % users.length], collection, {}, { unique_name: false, name: 'Gem' })).then((r) => {
-            assert.equal(r.status, 201, r.raw);
-            return r.body.data.uid as string;
-          })),
+          Array.from({ length: 200 }, (_, i) =>
+            app.api.post('/asset', assetBody(users[i % users.length], collection, {}, { unique_name: false, name: 'Gem' })).then((r) => {
+              assert.equal(r.status, 201, r.raw);
+              return r.body.data.uid as string;
+            }),
+          ),
         );
-        await waitFor('200 minted', async () => {
-          const n = await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('uid', 'in', uids).where('mint_status', '=', 'minted').executeTakeFirstOrThrow();
-          return Number(n.n) === 200;
-        }, 30_000, 200);
+        await waitFor(
+          '200 minted',
+          async () => {
+            const n = await t.svc.ctx.db
+              .selectFrom('assets')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('uid', 'in', uids)
+              .where('mint_status', '=', 'minted')
+              .executeTakeFirstOrThrow();
+            return Number(n.n) === 200;
+          },
+          30_000,
+          200,
+        );
         const elapsed = Date.now() - started;
         assert.ok(elapsed < 30_000, `took ${elapsed} ms`);
         const coll = (await app.api.get(`/collection/${collection}`)).body.data;

@@ -28,7 +28,10 @@ async function healthy(base: string): Promise<void> {
 }
 
 function demoOf(dataDir: string): Record<string, string> {
-  const lines = fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l));
+  const lines = fs
+    .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+    .split('\n')
+    .filter((l) => /^MW_\w+=/.test(l));
   return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
@@ -81,7 +84,6 @@ async function coherentReads(writer: ApiClient, reader: ApiClient, readerBase: s
   assert.equal(edit.status, 200, edit.raw);
   const afterEdit = (await reader.get(`/asset/${uid}`)).body.data;
   assert.equal(afterEdit.is_editing, true, 'the edit is seen by the next read');
-
 }
 
 describe('cached asset reads (sqlite, npm start)', () => {
@@ -116,7 +118,13 @@ describe('cached asset reads (postgres, two processes)', () => {
   before(async () => {
     pgdb = await freshPostgres();
     const dataDir = tempDir('mintworks-reads-pg-');
-    const common = { DATABASE_URL: pgdb.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789' };
+    const common = {
+      DATABASE_URL: pgdb.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      MASTER_KEY: 'cd'.repeat(32),
+      OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789',
+    };
     const first = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) };
     children.push(start(first, 'first.log'));
     await healthy(`http://127.0.0.1:${first.PORT}`);

@@ -30,7 +30,9 @@ const refused = (env: Record<string, string>, args: string[], message: RegExp) =
   });
 
 const start = async (dataDir: string, extra: Record<string, string> = {}) =>
-  startService(loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_APP: 'false', ...extra }));
+  startService(
+    loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_APP: 'false', ...extra }),
+  );
 
 describe('backup and restore (SQLite, embedded chain)', () => {
   const dataDir = tempDir();
@@ -47,18 +49,32 @@ describe('backup and restore (SQLite, embedded chain)', () => {
     api = new ApiClient(`${svc.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     ({ uid: collection } = await createCollection(svc.ctx, app.uid, { name: 'B', symbol: 'B', editable: false }));
     const user = (await api.post('/user', {})).body.data.uid;
-    const created = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'b1', data: { name: 'B', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false } });
-    asset = await waitFor('minted', async () => {
-      const a = (await api.get(`/asset/${created.body.data.uid}`)).body.data;
-      return a.is_minted ? a : null;
-    }, 30_000);
+    const created = await api.post('/asset', {
+      user_uid: user,
+      collection_uid: collection,
+      asset_external_id: 'b1',
+      data: { name: 'B', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false },
+    });
+    asset = await waitFor(
+      'minted',
+      async () => {
+        const a = (await api.get(`/asset/${created.body.data.uid}`)).body.data;
+        return a.is_minted ? a : null;
+      },
+      30_000,
+    );
   });
   after(() => svc?.stop());
 
   it('backs up a running installation: database, keys, chain state, private', async () => {
     const r = await cli({ DATA_DIR: dataDir }, 'backup', '--out', out);
     assert.equal(r.directory, out);
-    assert.deepEqual(r.contents.filter((c: string) => ['chain.json', 'mintworks.sqlite', 'master.key', 'operator.token'].includes(c)).sort(), ['chain.json', 'master.key', 'mintworks.sqlite', 'operator.token']);
+    assert.deepEqual(r.contents.filter((c: string) => ['chain.json', 'mintworks.sqlite', 'master.key', 'operator.token'].includes(c)).sort(), [
+      'chain.json',
+      'master.key',
+      'mintworks.sqlite',
+      'operator.token',
+    ]);
     assert.equal(r.master_key, 'master.key');
     assert.equal(fs.statSync(out).mode & 0o777, 0o700);
     assertOwnerOnly(out);
@@ -71,7 +87,11 @@ describe('backup and restore (SQLite, embedded chain)', () => {
     await refused({ DATA_DIR: tempDir(), CHAIN_ID: '80002' }, ['restore', '--from', out], /backup is of chain 31337, but CHAIN_ID is 80002/);
     const pg = await freshPostgres();
     try {
-      await refused({ DATA_DIR: tempDir(), DATABASE_URL: pg.url }, ['restore', '--from', out], /holds a sqlite database, but DATABASE_URL points at PostgreSQL/);
+      await refused(
+        { DATA_DIR: tempDir(), DATABASE_URL: pg.url },
+        ['restore', '--from', out],
+        /holds a sqlite database, but DATABASE_URL points at PostgreSQL/,
+      );
     } finally {
       await pg.drop();
     }
@@ -86,10 +106,20 @@ describe('backup and restore (SQLite, embedded chain)', () => {
     const again = new ApiClient(`${svc.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     const a = (await again.get(`/asset/${asset.uid}`)).body.data;
     assert.equal(a.is_minted, true);
-    const owner = await createPublicClient({ transport: http(svc.rpcUrl) }).readContract({ address: a.explorer_url.split('/token/')[1].split('?')[0], abi: erc721, functionName: 'ownerOf', args: [BigInt(asset.token_id)] });
+    const owner = await createPublicClient({ transport: http(svc.rpcUrl) }).readContract({
+      address: a.explorer_url.split('/token/')[1].split('?')[0],
+      abi: erc721,
+      functionName: 'ownerOf',
+      args: [BigInt(asset.token_id)],
+    });
     assert.equal(owner.toLowerCase(), asset.owner_address);
     const user = (await again.post('/user', {})).body.data.uid;
-    const created = await again.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'b2', data: { name: 'B', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false } });
+    const created = await again.post('/asset', {
+      user_uid: user,
+      collection_uid: collection,
+      asset_external_id: 'b2',
+      data: { name: 'B', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false },
+    });
     assert.equal(created.status, 201);
     await waitFor('minted after restore', async () => (await again.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, 30_000);
     await svc.stop();

@@ -45,35 +45,57 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
   async function createAssets(count: number): Promise<string[]> {
     const uids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const r = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `fee-${++n}`, data: { name: 'F', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false } });
+      const r = await api.post('/asset', {
+        user_uid: user,
+        collection_uid: collection,
+        asset_external_id: `fee-${++n}`,
+        data: { name: 'F', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false },
+      });
       assert.equal(r.status, 201, r.raw);
       uids.push(r.body.data.uid);
     }
     return uids;
   }
-  const assets = (uids: string[]) => svc.ctx.db.selectFrom('assets').select(['uid', 'token_id', 'mint_status', 'mint_tx_id', 'created_at', 'updated_at']).where('uid', 'in', uids).execute();
+  const assets = (uids: string[]) =>
+    svc.ctx.db.selectFrom('assets').select(['uid', 'token_id', 'mint_status', 'mint_tx_id', 'created_at', 'updated_at']).where('uid', 'in', uids).execute();
   const allMinted = async (uids: string[]) => (await assets(uids)).every((a) => a.mint_status === 'minted');
   const mintRows = (uids: string[]) =>
-    svc.ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.mint').where('id', 'in', svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', 'in', uids).where('mint_tx_id', 'is not', null)).execute();
+    svc.ctx.db
+      .selectFrom('chain_txs')
+      .selectAll()
+      .where('kind', '=', 'asset.mint')
+      .where('id', 'in', svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', 'in', uids).where('mint_tx_id', 'is not', null))
+      .execute();
 
   /** Every asset's token id has exactly one mint Transfer on chain. */
   async function assertMintedOnce(uids: string[]): Promise<void> {
-    const logs = await rpc.getLogs({ address: contract, event: transferEvent, args: { from: '0x0000000000000000000000000000000000000000' }, fromBlock: 0n, toBlock: 'latest' });
-    for (const a of await assets(uids)) assert.equal(logs.filter((l) => l.args.tokenId === BigInt(a.token_id)).length, 1, `token ${a.token_id} minted exactly once`);
+    const logs = await rpc.getLogs({
+      address: contract,
+      event: transferEvent,
+      args: { from: '0x0000000000000000000000000000000000000000' },
+      fromBlock: 0n,
+      toBlock: 'latest',
+    });
+    for (const a of await assets(uids))
+      assert.equal(logs.filter((l) => l.args.tokenId === BigInt(a.token_id)).length, 1, `token ${a.token_id} minted exactly once`);
   }
 
   /** No transaction of the service's accounts, mined or waiting in the pool or recorded, offers more than the ceiling. */
   async function assertNothingAboveCeiling(fromBlock: bigint): Promise<void> {
     const ceiling = CEILING_GWEI * GWEI;
     for (let b = fromBlock; b <= (await head()); b++) {
-      for (const t of (await rpc.getBlock({ blockNumber: b, includeTransactions: true })).transactions) if (relayers.has(t.from.toLowerCase())) assert.ok((t.maxFeePerGas ?? 0n) <= ceiling, `mined ${t.hash} at ${t.maxFeePerGas}`);
+      for (const t of (await rpc.getBlock({ blockNumber: b, includeTransactions: true })).transactions)
+        if (relayers.has(t.from.toLowerCase())) assert.ok((t.maxFeePerGas ?? 0n) <= ceiling, `mined ${t.hash} at ${t.maxFeePerGas}`);
     }
-    for (const r of await svc.ctx.db.selectFrom('chain_txs').select(['raw', 'hash']).execute()) assert.ok((parseTransaction(r.raw as Hex).maxFeePerGas ?? 0n) <= ceiling, `recorded ${r.hash}`);
+    for (const r of await svc.ctx.db.selectFrom('chain_txs').select(['raw', 'hash']).execute())
+      assert.ok((parseTransaction(r.raw as Hex).maxFeePerGas ?? 0n) <= ceiling, `recorded ${r.hash}`);
   }
 
   before(async () => {
     const port = await freePort();
-    anvil = spawn(anvilBinaryPath(), ['--port', String(port), '--chain-id', String(CHAIN_ID), '--block-time', '1', '--gas-limit', '30000000', '--silent'], { stdio: 'ignore' });
+    anvil = spawn(anvilBinaryPath(), ['--port', String(port), '--chain-id', String(CHAIN_ID), '--block-time', '1', '--gas-limit', '30000000', '--silent'], {
+      stdio: 'ignore',
+    });
     const rpcUrl = `http://127.0.0.1:${port}`;
     rpc = createPublicClient({ transport: http(rpcUrl) }) as PublicClient;
     await waitFor('anvil', async () => (await rpc.getChainId().catch(() => null)) === CHAIN_ID, 30_000, 100);
@@ -94,10 +116,14 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     const app = await createApp(svc.ctx, 'Fees', 'development');
     api = new ApiClient(`${svc.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     collection = (await createCollection(svc.ctx, app.uid, { name: 'F', symbol: 'F', editable: false })).uid;
-    contract = await waitFor('deployed', async () => {
-      const c = (await api.get(`/collection/${collection}`)).body.data;
-      return c.status === 'deployed' ? (c.contract_address as Address) : null;
-    }, 60_000);
+    contract = await waitFor(
+      'deployed',
+      async () => {
+        const c = (await api.get(`/collection/${collection}`)).body.data;
+        return c.status === 'deployed' ? (c.contract_address as Address) : null;
+      },
+      60_000,
+    );
     user = (await api.post('/user', {})).body.data.uid;
     // The user's wallet first: the mints below then wait for nothing but the chain.
     const warm = await createAssets(1);
@@ -111,7 +137,12 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
   it('a sudden base-fee jump: the transaction it overtook is repriced at once and mined within two blocks', async () => {
     await pauseMining();
     const uids = await createAssets(3);
-    await waitFor('mint sent', async () => (await mintRows(uids)).some((r) => r.status === 'sent') && (await mintRows(uids)).every((r) => r.status === 'sent'), 15_000, 50);
+    await waitFor(
+      'mint sent',
+      async () => (await mintRows(uids)).some((r) => r.status === 'sent') && (await mintRows(uids)).every((r) => r.status === 'sent'),
+      15_000,
+      50,
+    );
     const before = await mintRows(uids);
     await setNextBaseFee(100n * GWEI);
     await call('evm_mine');
@@ -163,16 +194,23 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     await nextBlock(await nextBlock(await nextBlock()));
     const waiting = await assets(uids);
     if ((await rpc.getBlock()).baseFeePerGas! > CEILING_GWEI * GWEI) {
-      assert.ok(waiting.every((a) => a.mint_tx_id === null), 'nothing recorded while the base fee is over the ceiling');
+      assert.ok(
+        waiting.every((a) => a.mint_tx_id === null),
+        'nothing recorded while the base fee is over the ceiling',
+      );
       const jobs = await svc.ctx.db.selectFrom('jobs').select(['attempts', 'status']).where('ref', 'in', uids).execute();
-      assert.ok(jobs.every((j) => j.attempts === 0 && j.status === 'queued'), JSON.stringify(jobs));
+      assert.ok(
+        jobs.every((j) => j.attempts === 0 && j.status === 'queued'),
+        JSON.stringify(jobs),
+      );
       assert.match(await status(), /waiting for fees/);
     }
     await waitFor('minted once the base fee is under the ceiling', () => allMinted(uids), 40_000, 200);
     // Resumed within two blocks of the first block whose base fee was under the ceiling.
     let under = start + 1n;
     while ((await rpc.getBlock({ blockNumber: under })).baseFeePerGas! > CEILING_GWEI * GWEI) under++;
-    for (const r of await mintRows(uids)) assert.ok(r.block_number! <= Number(under) + 3, `mined in block ${r.block_number}; the base fee was under the ceiling from block ${under}`);
+    for (const r of await mintRows(uids))
+      assert.ok(r.block_number! <= Number(under) + 3, `mined in block ${r.block_number}; the base fee was under the ceiling from block ${under}`);
     await assertMintedOnce(uids);
     await assertNothingAboveCeiling(start);
   });
@@ -188,10 +226,15 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
       for (const r of rows) by.set(r.from_address, (by.get(r.from_address) ?? 0) + 1);
       return by;
     };
-    const full = await waitFor('both relayers at the cap', async () => {
-      const by = await unminedBy();
-      return by.size === 2 && [...by.values()].every((v) => v === MAX_IN_FLIGHT) ? by : null;
-    }, 15_000, 100);
+    const full = await waitFor(
+      'both relayers at the cap',
+      async () => {
+        const by = await unminedBy();
+        return by.size === 2 && [...by.values()].every((v) => v === MAX_IN_FLIGHT) ? by : null;
+      },
+      15_000,
+      100,
+    );
     assert.equal(full.size, 2, 'work spread over both relayers');
     // A second later (the workers keep trying): still no more than the cap, in the database and in the pool.
     const t = Date.now();
@@ -200,7 +243,8 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
       await new Promise((r) => setTimeout(r, 100));
     }
     const pool = (await call('txpool_content')) as { pending: Record<string, Record<string, unknown>> };
-    for (const [from, txs] of Object.entries(pool.pending)) if (relayers.has(from.toLowerCase())) assert.ok(Object.keys(txs).length <= MAX_IN_FLIGHT, `${from}: ${Object.keys(txs).length} in the pool`);
+    for (const [from, txs] of Object.entries(pool.pending))
+      if (relayers.has(from.toLowerCase())) assert.ok(Object.keys(txs).length <= MAX_IN_FLIGHT, `${from}: ${Object.keys(txs).length} in the pool`);
     assert.equal(await allMinted(uids), false);
     await resumeMining();
     await waitFor('all minted', () => allMinted(uids), 40_000, 200);
@@ -210,10 +254,15 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
   it('a transaction dropped from the pool is sent again at its nonce and mined once', async () => {
     await pauseMining();
     const uids = await createAssets(2);
-    const [row] = await waitFor('mint sent', async () => {
-      const rows = await mintRows(uids);
-      return rows.length === 1 && rows[0].status === 'sent' ? rows : null;
-    }, 15_000, 50);
+    const [row] = await waitFor(
+      'mint sent',
+      async () => {
+        const rows = await mintRows(uids);
+        return rows.length === 1 && rows[0].status === 'sent' ? rows : null;
+      },
+      15_000,
+      50,
+    );
     assert.ok(await rpc.getTransaction({ hash: row.hash as Hex }).catch(() => null), 'in the pool');
     await call('anvil_dropTransaction', [row.hash]);
     assert.equal(await rpc.getTransaction({ hash: row.hash as Hex }).catch(() => null), null, 'dropped');
@@ -224,4 +273,3 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     await assertMintedOnce(uids);
   });
 });
-

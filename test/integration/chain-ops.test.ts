@@ -23,7 +23,13 @@ const LOW_WEI = 50n * 10n ** 18n;
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
-interface Alert { alert: string; alert_id: string; attempt: number; data: Record<string, any>; verified: boolean }
+interface Alert {
+  alert: string;
+  alert_id: string;
+  attempt: number;
+  data: Record<string, any>;
+  verified: boolean;
+}
 
 describe('chain operator tools and alerts', () => {
   let node: ExternalNode;
@@ -45,7 +51,13 @@ describe('chain operator tools and alerts', () => {
         refuse.set(j.alert, refuse.get(j.alert)! - 1);
         return void res.writeHead(500).end();
       }
-      const verified = verifyOurSignature(String(req.headers['x-webhook-signature']), SECRET, String(req.headers['webhook-id']), Number(req.headers['webhook-timestamp']), body);
+      const verified = verifyOurSignature(
+        String(req.headers['x-webhook-signature']),
+        SECRET,
+        String(req.headers['webhook-id']),
+        Number(req.headers['webhook-timestamp']),
+        body,
+      );
       alerts.push({ ...j, verified });
       res.writeHead(204).end();
     });
@@ -53,7 +65,12 @@ describe('chain operator tools and alerts', () => {
     node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
     proxy = await RpcFaultProxy.start(node.url, {}, { dropMethod: node.dropMethod });
     const chain = { id: CHAIN, name: 'Amoy', rpc: [proxy.url, node.url], rpcTimeoutMs: 1000, lowBalanceWei: LOW_WEI.toString() };
-    env = { CHAIN_STUCK_SECONDS: '3', ALERT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/alerts`, ALERT_WEBHOOK_SECRET: SECRET, OUTBOUND_ALLOW_PRIVATE: 'true' };
+    env = {
+      CHAIN_STUCK_SECONDS: '3',
+      ALERT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/alerts`,
+      ALERT_WEBHOOK_SECRET: SECRET,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+    };
     t = await startOnExternalChain('sqlite', chain, node.fund, env);
     env = { ...env, EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' };
     admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
@@ -65,7 +82,8 @@ describe('chain operator tools and alerts', () => {
     receiver?.close();
   });
 
-  const cli = async (...args: string[]) => JSON.parse((await run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], { env: { ...process.env, ...env } })).stdout);
+  const cli = async (...args: string[]) =>
+    JSON.parse((await run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], { env: { ...process.env, ...env } })).stdout);
 
   it('/admin/v1/chains and `mintworks chain status` show head, base fee, providers and relayers; requests are validated', async () => {
     const all = await admin.get('/chains');
@@ -76,7 +94,10 @@ describe('chain operator tools and alerts', () => {
     assert.equal(typeof c.base_fee_gwei, 'number');
     assert.equal(c.max_fee_gwei, null, 'no ceiling configured');
     assert.equal(c.low_balance_wei, LOW_WEI.toString());
-    assert.deepEqual(c.providers.map((p: any) => p.provider), [proxy.url, node.url]);
+    assert.deepEqual(
+      c.providers.map((p: any) => p.provider),
+      [proxy.url, node.url],
+    );
     const relayers = c.relayers.filter((r: any) => r.role === 'relayer');
     assert.equal(relayers.length, 2);
     assert.ok(relayers.every((r: any) => r.balance_wei === TEST_FUNDS.toString() && r.low === false && r.nonce !== null && r.in_flight === 0));
@@ -101,7 +122,13 @@ describe('chain operator tools and alerts', () => {
     const app = await t.newApp();
     const collection = await t.newCollection(app.uid, false);
     const user = (await app.api.post('/user', {})).body.data.uid;
-    const asset = (data: string) => app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: data, data: { name: data, unique_name: false, image_url: 'https://example.com/c.png', store_image_on_ipfs: false } });
+    const asset = (data: string) =>
+      app.api.post('/asset', {
+        user_uid: user,
+        collection_uid: collection,
+        asset_external_id: data,
+        data: { name: data, unique_name: false, image_url: 'https://example.com/c.png', store_image_on_ipfs: false },
+      });
     // The wallet first (its own job), so the mint below is the only transaction held up.
     const warm = await asset('warm');
     await waitFor('first mint', async () => (await app.api.get(`/asset/${warm.body.data.uid}`)).body.data.is_minted, 30_000);
@@ -110,31 +137,56 @@ describe('chain operator tools and alerts', () => {
     await node.rpc('evm_setAutomine', [false]);
     const created = await asset('cancel-me');
     assert.equal(created.status, 201, created.raw);
-    const row = await waitFor('mint sent', async () => t.svc.ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.mint').where('status', '=', 'sent').where('chain_id', '=', CHAIN).executeTakeFirst(), 20_000);
+    const row = await waitFor(
+      'mint sent',
+      async () =>
+        t.svc.ctx.db
+          .selectFrom('chain_txs')
+          .selectAll()
+          .where('kind', '=', 'asset.mint')
+          .where('status', '=', 'sent')
+          .where('chain_id', '=', CHAIN)
+          .executeTakeFirst(),
+      20_000,
+    );
 
-    const stuck = await waitFor('listed as stuck', async () => {
-      const r = await admin.get(`/chains/${CHAIN}/transactions?stuck=true`);
-      return r.body.data.find((x: any) => x.id === row.id);
-    }, 20_000, 250);
+    const stuck = await waitFor(
+      'listed as stuck',
+      async () => {
+        const r = await admin.get(`/chains/${CHAIN}/transactions?stuck=true`);
+        return r.body.data.find((x: any) => x.id === row.id);
+      },
+      20_000,
+      250,
+    );
     assert.equal(stuck.kind, 'asset.mint');
     assert.equal(stuck.cancellable, true);
     const listed = await cli('chain', 'txs', '--stuck', '--chain', String(CHAIN));
-    assert.ok(listed.transactions.some((x: any) => x.id === row.id), 'the CLI lists it too');
+    assert.ok(
+      listed.transactions.some((x: any) => x.id === row.id),
+      'the CLI lists it too',
+    );
     assert.equal((await admin.get(`/chains/${CHAIN}`)).body.data.relayers.find((r: any) => r.address === row.from_address).in_flight, 1);
 
     let cancelled = await admin.post(`/chains/${CHAIN}/transactions/${row.id}/cancel`);
     // The sender may have just replaced it with higher fees (it is stuck): cancel what is there now.
-    if (cancelled.status === 409 && cancelled.body.error.detail.code === 'changed') cancelled = await admin.post(`/chains/${CHAIN}/transactions/${row.id}/cancel`);
+    if (cancelled.status === 409 && cancelled.body.error.detail.code === 'changed')
+      cancelled = await admin.post(`/chains/${CHAIN}/transactions/${row.id}/cancel`);
     assert.equal(cancelled.status, 200, cancelled.raw);
     assert.equal(cancelled.body.data.nonce, row.nonce);
     assert.equal(cancelled.body.data.broadcast, 'sent');
     assert.equal((await admin.get(`/chains/${CHAIN}/transactions`)).body.data.find((x: any) => x.id === row.id).cancelling, true, 'listed as cancelling');
 
     await node.rpc('evm_setIntervalMining', [1]);
-    const failed = await waitFor('the asset failed as cancelled', async () => {
-      const a = (await app.api.get(`/asset/${created.body.data.uid}`)).body.data;
-      return a.mint_error ? a : null;
-    }, 30_000, 250);
+    const failed = await waitFor(
+      'the asset failed as cancelled',
+      async () => {
+        const a = (await app.api.get(`/asset/${created.body.data.uid}`)).body.data;
+        return a.mint_error ? a : null;
+      },
+      30_000,
+      250,
+    );
     assert.equal(failed.is_minted, false);
     assert.match(failed.mint_error, /cancelled by the operator/);
     const done = await t.svc.ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
@@ -143,7 +195,12 @@ describe('chain operator tools and alerts', () => {
     const rpc = createPublicClient({ transport: viemHttp(node.url) });
     assert.ok((await rpc.getTransactionCount({ address: row.from_address as Address })) > row.nonce, 'the nonce is filled');
     const contract = (await app.api.get(`/collection/${collection}`)).body.data.contract_address as Address;
-    const minted = await rpc.getContractEvents({ address: contract, abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']), eventName: 'Transfer', fromBlock: 0n });
+    const minted = await rpc.getContractEvents({
+      address: contract,
+      abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']),
+      eventName: 'Transfer',
+      fromBlock: 0n,
+    });
     assert.ok(!minted.some((l) => Number(l.args.tokenId) === failed.token_id), 'the cancelled token was never minted');
     // Cancelled once: a second cancel is refused (settled), and nothing mints it again.
     const again = await admin.post(`/chains/${CHAIN}/transactions/${row.id}/cancel`);
@@ -153,31 +210,41 @@ describe('chain operator tools and alerts', () => {
     assert.equal((await app.api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, false);
 
     // The stuck transaction was reported to the operator once.
-    const stuckAlerts = await waitFor('tx_stuck alert', async () => {
-      const x = alerts.filter((a) => a.alert === 'chain.tx_stuck' && a.data.tx === row.id);
-      return x.length ? x : null;
-    }, 20_000);
+    const stuckAlerts = await waitFor(
+      'tx_stuck alert',
+      async () => {
+        const x = alerts.filter((a) => a.alert === 'chain.tx_stuck' && a.data.tx === row.id);
+        return x.length ? x : null;
+      },
+      20_000,
+    );
     assert.equal(stuckAlerts.length, 1);
     assert.ok(stuckAlerts[0].verified, 'signed with ALERT_WEBHOOK_SECRET');
   });
 
-  it('`mintworks chain resync` reports each account\'s nonces; a next nonce is never left below the chain\'s', async () => {
+  it("`mintworks chain resync` reports each account's nonces; a next nonce is never left below the chain's", async () => {
     const relayer = t.svc.runtimes[0].sender.relayers[1].address;
     // The account used outside Mintworks: the chain is ahead of what Mintworks recorded.
     await node.rpc('anvil_impersonateAccount', [relayer]);
     await node.rpc('eth_sendTransaction', [{ from: relayer, to: relayer, value: '0x0' }]);
     await node.rpc('anvil_stopImpersonatingAccount', [relayer]);
     const rpc = createPublicClient({ transport: viemHttp(node.url) });
-    const chainNonce = await waitFor('mined', async () => {
-      const n = await rpc.getTransactionCount({ address: relayer, blockTag: 'latest' });
-      const pending = await rpc.getTransactionCount({ address: relayer, blockTag: 'pending' });
-      return n === pending ? n : null;
-    }, 10_000);
+    const chainNonce = await waitFor(
+      'mined',
+      async () => {
+        const n = await rpc.getTransactionCount({ address: relayer, blockTag: 'latest' });
+        const pending = await rpc.getTransactionCount({ address: relayer, blockTag: 'pending' });
+        return n === pending ? n : null;
+      },
+      10_000,
+    );
     const r = await cli('chain', 'resync', '--chain', String(CHAIN));
     const mine = r.accounts.find((x: any) => x.address === relayer.toLowerCase());
     assert.equal(mine.pending_nonce, chainNonce);
     assert.ok(mine.next_nonce >= chainNonce && mine.next_nonce >= mine.next_nonce_before);
-    const bad = await run(process.execPath, [path.join(root, 'bin/mintworks.js'), 'chain', 'resync', '--chain', '5'], { env: { ...process.env, ...env } }).catch((e) => e);
+    const bad = await run(process.execPath, [path.join(root, 'bin/mintworks.js'), 'chain', 'resync', '--chain', '5'], {
+      env: { ...process.env, ...env },
+    }).catch((e) => e);
     assert.equal(bad.code, 2, 'an unknown chain is a usage error');
     assert.match(bad.stderr, /Chain 5 not found/);
   });

@@ -25,12 +25,31 @@ describe('CLI and logs', () => {
   };
 
   before(async () => {
-    const sink = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
-    const config = loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'debug', DEMO_APP: 'false' });
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const config = loadConfig({
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'debug',
+      DEMO_APP: 'false',
+    });
     svc = await startService(config, pino({ level: 'debug' }, sink));
   });
   after(() => svc?.stop());
-  const countCollections = async () => Number((await svc.ctx.db.selectFrom('collections').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const countCollections = async () =>
+    Number(
+      (
+        await svc.ctx.db
+          .selectFrom('collections')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('app create, collection create, token: one JSON object each with --json, usable against the API', async () => {
     const app = JSON.parse(await cli('app', 'create', '--name', 'CLI Game', '--environment', 'development', '--json'));
@@ -42,10 +61,14 @@ describe('CLI and logs', () => {
     const { token, api_key } = JSON.parse(await cli('token', '--app', app.uid, '--json'));
     assert.equal(api_key, app.api_key);
     const api = new ApiClient(`${svc.url}/v1`, app.api_key, token);
-    const deployed = await waitFor('deployed by the running service', async () => {
-      const c = (await api.get(`/collection/${coll.uid}`)).body.data;
-      return c.status === 'deployed' ? c : null;
-    }, 20_000);
+    const deployed = await waitFor(
+      'deployed by the running service',
+      async () => {
+        const c = (await api.get(`/collection/${coll.uid}`)).body.data;
+        return c.status === 'deployed' ? c : null;
+      },
+      20_000,
+    );
     assert.equal(deployed.editable_assets, true);
     assert.equal(deployed.symbol, 'SWD');
     const list = JSON.parse(await cli('app', 'list', '--json'));
@@ -88,7 +111,19 @@ describe('CLI and logs', () => {
     assert.equal(await editable('--editable=no'), false);
     assert.equal(await editable(), false);
     const helps = new Set<string>();
-    for (const cmd of [[], ['app', 'create'], ['app', 'list'], ['collection', 'create'], ['collection', 'list'], ['token'], ['webhook', 'log'], ['reward', 'create'], ['reward', 'list'], ['backup'], ['restore']]) {
+    for (const cmd of [
+      [],
+      ['app', 'create'],
+      ['app', 'list'],
+      ['collection', 'create'],
+      ['collection', 'list'],
+      ['token'],
+      ['webhook', 'log'],
+      ['reward', 'create'],
+      ['reward', 'list'],
+      ['backup'],
+      ['restore'],
+    ]) {
       const out = await cli(...cmd, '--help');
       assert.match(out, new RegExp(`^Usage: mintworks ${cmd.join(' ')}`), cmd.join(' '));
       helps.add(out);
@@ -101,12 +136,33 @@ describe('CLI and logs', () => {
   it('lists as tables by default: app list, collection list, reward list; app rotate-secret', async () => {
     const app = JSON.parse(await cli('app', 'create', '--name', 'Tables', '--environment', 'development', '--json'));
     const coll = JSON.parse(await cli('collection', 'create', '--app', app.uid, '--name', 'Shields', '--symbol', 'SHD', '--json'));
-    const rew = JSON.parse(await cli('reward', 'create', '--app', app.uid, '--name', 'Gems', '--token-name', 'Gem', '--token-symbol', 'GEM', '--supply', '1000', '--chain', '31337', '--json'));
+    const rew = JSON.parse(
+      await cli(
+        'reward',
+        'create',
+        '--app',
+        app.uid,
+        '--name',
+        'Gems',
+        '--token-name',
+        'Gem',
+        '--token-symbol',
+        'GEM',
+        '--supply',
+        '1000',
+        '--chain',
+        '31337',
+        '--json',
+      ),
+    );
     assert.match(await cli('app', 'list'), new RegExp(`^UID +ENVIRONMENT +CREATED +NAME\n[\\s\\S]*${app.uid} +development +\\S+ +Tables`));
     const colls = await cli('collection', 'list', '--app', app.uid);
     assert.match(colls, /^UID +STATUS +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
     assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +SHD +no +\\S+ +Shields`));
-    assert.deepEqual(JSON.parse(await cli('collection', 'list', '--app', app.uid, '--json')).collections.map((c: any) => c.uid), [coll.uid]);
+    assert.deepEqual(
+      JSON.parse(await cli('collection', 'list', '--app', app.uid, '--json')).collections.map((c: any) => c.uid),
+      [coll.uid],
+    );
     assert.match(await cli('reward', 'list', '--app', app.uid), new RegExp(`^UID +STATUS +SYMBOL[\\s\\S]*${rew.uid} +\\w+ +GEM +1000`));
 
     const before = new ApiClient(`${svc.url}/v1`, app.api_key, JSON.parse(await cli('token', '--app', app.uid, '--json')).token);
@@ -140,7 +196,10 @@ describe('CLI and logs', () => {
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     await fetch(`${svc.url}/v1/user/1`);
     await waitFor('requests logged', async () => lines.slice(from).some((l) => l.includes('"/v1/user/1"')), 5000, 20);
-    const requests = lines.slice(from).map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    const requests = lines
+      .slice(from)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request');
     const level = (url: string) => requests.find((r) => r.url === url)?.level;
     assert.equal(level('/health'), 20);
     assert.equal(level('/metrics'), 20);
@@ -153,12 +212,20 @@ describe('CLI and logs', () => {
     const dashboard = fs.readFileSync(path.join(root, 'docs/grafana-dashboard.json'), 'utf8');
     const names = new Set([...dashboard.matchAll(/mintworks_[a-z0-9_]+/g)].map((m) => m[0]));
     assert.ok(names.size >= 8);
-    for (const n of names) assert.match(metrics, new RegExp(`^# TYPE ${n.replace(/_(bucket|count|sum)$/, '')} `, 'm'), `${n} (docs/grafana-dashboard.json) is not exported`);
+    for (const n of names)
+      assert.match(metrics, new RegExp(`^# TYPE ${n.replace(/_(bucket|count|sum)$/, '')} `, 'm'), `${n} (docs/grafana-dashboard.json) is not exported`);
   });
 
   it('refuses to start the same DATA_DIR against another CHAIN_ID', async () => {
     await svc.stop();
-    const config = loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_APP: 'false', CHAIN_ID: '80002' });
+    const config = loadConfig({
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      DEMO_APP: 'false',
+      CHAIN_ID: '80002',
+    });
     await assert.rejects(startService(config), /CHAIN_ID is 80002, but this database .* belongs to chain 31337/);
   });
 });

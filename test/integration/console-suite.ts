@@ -74,7 +74,11 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(js.status, 200);
       assert.match(js.headers.get('content-type')!, /javascript/);
       assert.match(js.headers.get('cache-control')!, /immutable/);
-      assert.doesNotMatch(await js.text(), /https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s]*\.(js|css|woff2?)/i, 'loads no remote script, style or font');
+      assert.doesNotMatch(
+        await js.text(),
+        /https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s]*\.(js|css|woff2?)/i,
+        'loads no remote script, style or font',
+      );
 
       assert.equal((await fetch(`${base}/console/missing.js`)).status, 404);
       const api = await fetch(`${base}/console/api/nothing-here`);
@@ -162,7 +166,20 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       // Users created in the same microsecond: the uid breaks the tie.
       const same = '2020-01-01T00:00:00.000000Z';
       const twins = Array.from({ length: 5 }, () => newUid());
-      await t.svc.ctx.db.insertInto('users').values(twins.map((uid, i) => ({ uid, app_uid: bigApp, email: `twin${i}@example.com`, user_external_id: null, wallet_address: null, wallet_created_at: null, created_at: same }))).execute();
+      await t.svc.ctx.db
+        .insertInto('users')
+        .values(
+          twins.map((uid, i) => ({
+            uid,
+            app_uid: bigApp,
+            email: `twin${i}@example.com`,
+            user_external_id: null,
+            wallet_address: null,
+            wallet_created_at: null,
+            created_at: same,
+          })),
+        )
+        .execute();
 
       const all = async (path: string, limit: number) => {
         const rows: any[] = [];
@@ -178,14 +195,33 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       const users = await all(`/apps/${bigApp}/users`, 3);
       assert.equal(users.length, 45);
       assert.equal(new Set(users.map((u) => u.uid)).size, 45);
-      assert.deepEqual(users.slice(-5).map((u) => u.uid).sort(), [...twins].sort());
+      assert.deepEqual(
+        users
+          .slice(-5)
+          .map((u) => u.uid)
+          .sort(),
+        [...twins].sort(),
+      );
 
       const assets = await all(`/apps/${bigApp}/assets`, 200);
       assert.equal(assets.length, 1234);
       assert.equal(new Set(assets.map((a) => a.uid)).size, 1234);
       assert.equal(assets[0].uid, seeded.newestAssetUid);
       assert.ok(assets.every((a, i) => i === 0 || assets[i - 1].created_at >= a.created_at));
-      assert.deepEqual(Object.keys(assets[0]).sort(), ['asset_external_id', 'collection_name', 'collection_uid', 'created_at', 'error', 'image', 'name', 'owner_address', 'owner_user_uid', 'status', 'token_id', 'uid']);
+      assert.deepEqual(Object.keys(assets[0]).sort(), [
+        'asset_external_id',
+        'collection_name',
+        'collection_uid',
+        'created_at',
+        'error',
+        'image',
+        'name',
+        'owner_address',
+        'owner_user_uid',
+        'status',
+        'token_id',
+        'uid',
+      ]);
 
       const byCollection = await all(`/apps/${bigApp}/assets?collection=${seeded.collectionUid}&status=failed`, 2);
       assert.equal(byCollection.length, assets.filter((a) => a.status === 'failed').length);
@@ -197,17 +233,33 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       }
 
       const one = assets[77];
-      assert.deepEqual((await data(`/apps/${bigApp}/assets?q=${one.uid}`)).items.map((a: any) => a.uid), [one.uid]);
-      assert.deepEqual((await data(`/apps/${bigApp}/assets?q=${one.asset_external_id}`)).items.map((a: any) => a.uid), [one.uid]);
+      assert.deepEqual(
+        (await data(`/apps/${bigApp}/assets?q=${one.uid}`)).items.map((a: any) => a.uid),
+        [one.uid],
+      );
+      assert.deepEqual(
+        (await data(`/apps/${bigApp}/assets?q=${one.asset_external_id}`)).items.map((a: any) => a.uid),
+        [one.uid],
+      );
       assert.deepEqual((await data(`/apps/${app.uid}/assets?q=${one.uid}`)).items, [], 'another App sees nothing of it');
-      assert.deepEqual((await data(`/apps/${bigApp}/users?q=twin3@example.com`)).items.map((u: any) => u.uid), [twins[3]]);
+      assert.deepEqual(
+        (await data(`/apps/${bigApp}/users?q=twin3@example.com`)).items.map((u: any) => u.uid),
+        [twins[3]],
+      );
       assert.equal((await data(`/apps/${bigApp}/users?q=twin`)).items.length, 5, 'email prefix');
       assert.equal((await data(`/apps/${bigApp}/users?q=seed-1`)).items.length, 11, 'external id prefix: seed-1, seed-10..19');
-      assert.deepEqual((await data(`/apps/${bigApp}/users?q=${twins[0]}`)).items.map((u: any) => u.uid), [twins[0]]);
+      assert.deepEqual(
+        (await data(`/apps/${bigApp}/users?q=${twins[0]}`)).items.map((u: any) => u.uid),
+        [twins[0]],
+      );
 
       const badCursor = await call('GET', `/apps/${bigApp}/assets?cursor=bm9wZQ`);
       assert.equal(badCursor.status, 400);
-      assert.deepEqual(badCursor.body.error.detail, { code: 'invalid', field_name: 'cursor', message: 'Invalid cursor: take next_cursor from the previous page.' });
+      assert.deepEqual(badCursor.body.error.detail, {
+        code: 'invalid',
+        field_name: 'cursor',
+        message: 'Invalid cursor: take next_cursor from the previous page.',
+      });
       assert.equal((await call('GET', `/apps/${bigApp}/assets?status=lost`)).status, 400);
       assert.equal((await call('GET', `/apps/${bigApp}/assets?limit=1000`)).status, 400);
     });
@@ -237,14 +289,20 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       const day = await data(`/apps/${bigApp}/activity?range=24h`);
       assert.equal(day.bucket, 'hour');
       assert.equal(day.points.length, 24);
-      assert.equal(day.points.reduce((s: number, p: any) => s + p.mints, 0), o.counts.assets_minted);
+      assert.equal(
+        day.points.reduce((s: number, p: any) => s + p.mints, 0),
+        o.counts.assets_minted,
+      );
       let sales = 0;
       for (let i = 0; i < n; i++) if (i % 3 === 0 && !(i % 200 < 5)) sales += (i % 50) + 0.99;
       const charted = day.points.reduce((s: number, p: any) => s + p.sales_usd, 0);
       assert.ok(Math.abs(charted - sales) < 0.25, `sales ${charted} vs ${sales}`);
       const month = await data(`/apps/${bigApp}/activity?range=30d`);
       assert.equal(month.points.length, 30);
-      assert.equal(month.points.reduce((s: number, p: any) => s + p.mints, 0), o.counts.assets_minted);
+      assert.equal(
+        month.points.reduce((s: number, p: any) => s + p.mints, 0),
+        o.counts.assets_minted,
+      );
       const status = await data('/status');
       assert.equal(status.ready, true);
       assert.equal(status.relayers.length, 2);
@@ -275,13 +333,19 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(detail.transactions[0].kind, 'mint');
       assert.equal(detail.transactions[0].status, 'mined');
       assert.equal(detail.transactions[0].explorer_url, `${base}/explorer/tx/${detail.transactions[0].hash}`);
-      assert.deepEqual(detail.history.map((h: any) => h.event), ['created', 'mint sent', 'minted']);
+      assert.deepEqual(
+        detail.history.map((h: any) => h.event),
+        ['created', 'mint sent', 'minted'],
+      );
       assert.equal((await fetch(detail.transactions[0].explorer_url)).status, 200);
 
       const u = await data(`/apps/${app.uid}/users/${user}`);
       assert.equal(u.user.uid, user);
       assert.equal(u.user.wallets.length, 1);
-      assert.deepEqual(u.assets.map((a: any) => a.uid), [uid]);
+      assert.deepEqual(
+        u.assets.map((a: any) => a.uid),
+        [uid],
+      );
       assert.deepEqual([u.transfers, u.burns, u.allocations, u.claims], [[], [], [], []]);
 
       // A transfer: its relayed transaction and the steps join the asset's page, and the user's.
@@ -291,11 +355,20 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
         const d = await data(`/apps/${app.uid}/assets/${uid}`);
         return d.history.some((h: any) => h.event === 'transferred') ? d : null;
       });
-      assert.deepEqual(moved.transactions.map((x: any) => x.kind), ['mint', 'transfer']);
-      assert.deepEqual(moved.history.map((h: any) => h.event), ['created', 'mint sent', 'minted', 'transfer requested', 'transferred']);
+      assert.deepEqual(
+        moved.transactions.map((x: any) => x.kind),
+        ['mint', 'transfer'],
+      );
+      assert.deepEqual(
+        moved.history.map((h: any) => h.event),
+        ['created', 'mint sent', 'minted', 'transfer requested', 'transferred'],
+      );
       assert.equal(moved.asset.owner_user_uid, null);
       assert.equal(moved.asset.owner_address, '0x000000000000000000000000000000000000dEaD');
-      assert.deepEqual((await data(`/apps/${app.uid}/users/${user}`)).transfers.map((x: any) => x.status), ['done']);
+      assert.deepEqual(
+        (await data(`/apps/${app.uid}/users/${user}`)).transfers.map((x: any) => x.status),
+        ['done'],
+      );
       assert.equal((await call('GET', `/apps/${app.uid}/assets/${newUid()}`)).status, 404);
       assert.equal((await call('GET', `/apps/${bigApp}/assets/${uid}`)).status, 404, 'another App: not found');
     });
@@ -349,10 +422,18 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       const failed = await time(`/apps/${huge}/assets?status=failed`);
       const none = await time(`/apps/${huge}/assets?status=transferring`);
       const overview = await time(`/apps/${huge}/overview`);
-      console.log(`${db}, 100,000 assets: first page ${first.ms.toFixed(1)} ms, page 160 ${deep.ms.toFixed(1)} ms, failed ${failed.ms.toFixed(1)} ms, no match ${none.ms.toFixed(1)} ms, overview ${overview.ms.toFixed(1)} ms`);
+      console.log(
+        `${db}, 100,000 assets: first page ${first.ms.toFixed(1)} ms, page 160 ${deep.ms.toFixed(1)} ms, failed ${failed.ms.toFixed(1)} ms, no match ${none.ms.toFixed(1)} ms, overview ${overview.ms.toFixed(1)} ms`,
+      );
       assert.equal(first.page.items.length, 50);
       assert.equal(deep.page.items.length, 50);
-      for (const [what, ms] of [['first page', first.ms], ['deep page', deep.ms], ['failed', failed.ms], ['no match', none.ms]] as const) assert.ok(ms < 300, `${what}: ${ms} ms`);
+      for (const [what, ms] of [
+        ['first page', first.ms],
+        ['deep page', deep.ms],
+        ['failed', failed.ms],
+        ['no match', none.ms],
+      ] as const)
+        assert.ok(ms < 300, `${what}: ${ms} ms`);
     });
   });
 }

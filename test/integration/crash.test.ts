@@ -12,7 +12,10 @@ import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
+const erc721 = parseAbi([
+  'function ownerOf(uint256) view returns (address)',
+  'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
+]);
 
 function startProcess(env: Record<string, string>): ChildProcess {
   // detached: the service leads a process group of its own, with anvil inside it, like `npm start` in a shell.
@@ -46,14 +49,24 @@ for (const db of ['sqlite', 'postgres'] as const) {
 
     it('mints every accepted asset exactly once after kill -9 of service and chain', async () => {
       pgdb = db === 'postgres' ? await freshPostgres() : null;
-      const env = { PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) };
+      const env = {
+        PORT: String(await freePort()),
+        ANVIL_PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+      };
       const base = `http://127.0.0.1:${env.PORT}`;
       const healthy = () => waitFor('health 200', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 200);
 
       child = startProcess(env);
       await healthy();
       const demo = Object.fromEntries(
-        fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+        fs
+          .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+          .split('\n')
+          .filter((l) => /^MW_\w+=/.test(l))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
       const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
       await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 30_000);
@@ -77,7 +90,12 @@ for (const db of ['sqlite', 'postgres'] as const) {
           while (!cut && next < BURST) {
             const i = next++;
             const r = await api
-              .post('/asset', { user_uid: users[i % 10], collection_uid: demo.MW_COLLECTION, asset_external_id: `crash-${i}`, data: { name: 'Crash', unique_name: false, image_url: 'https://example.com/c.png', store_image_on_ipfs: false } })
+              .post('/asset', {
+                user_uid: users[i % 10],
+                collection_uid: demo.MW_COLLECTION,
+                asset_external_id: `crash-${i}`,
+                data: { name: 'Crash', unique_name: false, image_url: 'https://example.com/c.png', store_image_on_ipfs: false },
+              })
               .catch(() => null);
             if (!r) break; // the process is gone
             assert.equal(r.status, 201, r.raw);
@@ -100,17 +118,25 @@ for (const db of ['sqlite', 'postgres'] as const) {
           if ((await (await fetch(`${base}/health`)).json()).unconfirmed_transactions !== 0) return false;
           // Per user (10 lists) rather than per asset: every accepted asset must be there, minted.
           const lists = await Promise.all(users.map((u) => api.get(`/asset?user_uid=${u}`).then((r) => r.body.data as { uid: string; is_minted: boolean }[])));
-          const mintedUids = new Set(lists.flat().filter((x) => x.is_minted).map((x) => x.uid));
+          const mintedUids = new Set(
+            lists
+              .flat()
+              .filter((x) => x.is_minted)
+              .map((x) => x.uid),
+          );
           return [...accepted].every((u) => mintedUids.has(u));
         },
         180_000,
         1000,
       );
       const minted: any[] = [];
-      for (let i = 0; i < assets.length; i += 100) minted.push(...(await Promise.all(assets.slice(i, i + 100).map((a) => api.get(`/asset/${a.uid}`).then((r) => r.body.data)))));
+      for (let i = 0; i < assets.length; i += 100)
+        minted.push(...(await Promise.all(assets.slice(i, i + 100).map((a) => api.get(`/asset/${a.uid}`).then((r) => r.body.data)))));
 
       const rewound = fs.readFileSync(path.join(dataDir, 'service.log'), 'utf8').includes('chain no longer has transactions');
-      process.stdout.write(`# ${db}: ${assets.length} accepted of ${BURST} before the cut, all minted after restart; chain was rewound by the power cut: ${rewound}\n`);
+      process.stdout.write(
+        `# ${db}: ${assets.length} accepted of ${BURST} before the cut, all minted after restart; chain was rewound by the power cut: ${rewound}\n`,
+      );
       const coll = (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data;
       const rpc = createPublicClient({ transport: http(`http://127.0.0.1:${env.ANVIL_PORT}`) });
       const logs = await rpc.getContractEvents({ address: coll.contract_address as Address, abi: erc721, eventName: 'Transfer', fromBlock: 0n });
@@ -125,7 +151,9 @@ for (const db of ['sqlite', 'postgres'] as const) {
         await Promise.all(
           minted.slice(k, k + 100).map(async (a, j) => {
             assert.equal(mints.get(BigInt(a.token_id)), 1, `token ${a.token_id} minted exactly once`);
-            const owner = (await rpc.readContract({ address: coll.contract_address, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] })).toLowerCase();
+            const owner = (
+              await rpc.readContract({ address: coll.contract_address, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] })
+            ).toLowerCase();
             assert.equal(owner, wallets.get(assets[k + j].user));
             assert.equal(a.owner_address, owner);
           }),

@@ -30,7 +30,10 @@ const token = initSoftHsmToken('mintworks-migrate');
 const OPERATOR = 'operator-token-for-the-migration-test-0123';
 const hsmSettings = { PKCS11_MODULE: token.env.PKCS11_MODULE, PKCS11_TOKEN_LABEL: token.label, PKCS11_PIN_FILE: token.pinFile };
 const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes256Gcm() });
-const asset = (i: number) => ({ asset_external_id: `m-${i}`, data: { name: 'M', unique_name: false, image_url: 'https://example.com/m.png', store_image_on_ipfs: false } });
+const asset = (i: number) => ({
+  asset_external_id: `m-${i}`,
+  data: { name: 'M', unique_name: false, image_url: 'https://example.com/m.png', store_image_on_ipfs: false },
+});
 
 describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
   const dataDir = tempDir();
@@ -45,7 +48,15 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
   const logFile = path.join(tempDir(), 'service.log');
 
   before(async () => {
-    env = { PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent', DEMO_APP: 'false', OPERATOR_TOKEN: OPERATOR, OUTBOUND_ALLOW_PRIVATE: 'true' };
+    env = {
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      DEMO_APP: 'false',
+      OPERATOR_TOKEN: OPERATOR,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+    };
     const svc: Service = await startService(loadConfig(env));
     try {
       app = await createApp(svc.ctx, 'Migrated', 'development');
@@ -55,7 +66,12 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
       user = (await api.post('/user', {})).body.data.uid;
       await waitFor('deployed', async () => (await api.get(`/collection/${collection}`)).body.data.status === 'deployed', 30_000);
       const created = await api.post('/asset', { user_uid: user, collection_uid: collection, ...asset(0) });
-      const minted = await waitFor('minted', async () => ((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted ? (await api.get(`/asset/${created.body.data.uid}`)).body.data : null), 30_000);
+      const minted = await waitFor(
+        'minted',
+        async () =>
+          (await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted ? (await api.get(`/asset/${created.body.data.uid}`)).body.data : null,
+        30_000,
+      );
       wallet = minted.owner_address;
       deployer = svc.ctx.keys.deployer().address.toLowerCase();
     } finally {
@@ -70,7 +86,8 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
     }
   });
 
-  const cli = (extra: Record<string, string>, ...args: string[]) => run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], { env: { ...process.env, ...env, ...extra } });
+  const cli = (extra: Record<string, string>, ...args: string[]) =>
+    run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], { env: { ...process.env, ...env, ...extra } });
 
   it('KEY_CUSTODY=pkcs11 refuses an installation that was not migrated, naming the command', async () => {
     await assert.rejects(openCore(loadConfig({ ...env, ...token.env }), pino({ level: 'silent' })), /keys migrate --to pkcs11/);
@@ -93,22 +110,38 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
 
   it('the migrated installation runs with KEY_CUSTODY=pkcs11: old secrets work, it mints on with the same accounts, exports', async () => {
     const log = fs.openSync(logFile, 'a');
-    child = spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env, ...token.env, LOG_LEVEL: 'debug', LOG_FORMAT: 'json' }, stdio: ['ignore', log, log] });
+    child = spawn(process.execPath, [path.join(root, 'dist/main.js')], {
+      env: { ...process.env, ...env, ...token.env, LOG_LEVEL: 'debug', LOG_FORMAT: 'json' },
+      stdio: ['ignore', log, log],
+    });
     const base = `http://127.0.0.1:${env.PORT}`;
     await waitFor('service up', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 200);
     const api = new ApiClient(`${base}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     assert.equal((await api.get(`/user/${user}`)).status, 200, 'the App secret from before the migration still authenticates');
     const created = await api.post('/asset', { user_uid: user, collection_uid: collection, ...asset(1) });
     assert.equal(created.status, 201, created.raw);
-    const minted = await waitFor('minted after the migration', async () => ((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted ? (await api.get(`/asset/${created.body.data.uid}`)).body.data : null), 30_000);
+    const minted = await waitFor(
+      'minted after the migration',
+      async () =>
+        (await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted ? (await api.get(`/asset/${created.body.data.uid}`)).body.data : null,
+      30_000,
+    );
     assert.equal(minted.owner_address, wallet);
     const admin = new ApiClient(`${base}/admin/v1`, undefined, OPERATOR);
     const webhook = await admin.get(`/apps/${app.uid}/webhook`);
     assert.equal(webhook.status, 200, webhook.raw);
     const recipient = await suite.kem.generateKeyPair();
-    const r = await admin.post(`/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: Buffer.from(await suite.kem.serializePublicKey(recipient.publicKey)).toString('base64url') });
+    const r = await admin.post(`/apps/${app.uid}/users/${user}/wallet-export`, {
+      recipient_public_key: Buffer.from(await suite.kem.serializePublicKey(recipient.publicKey)).toString('base64url'),
+    });
     assert.equal(r.status, 200, r.raw);
-    const opened = await (await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(r.body.data.enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') })).open(Buffer.from(r.body.data.ciphertext, 'base64url'));
+    const opened = await (
+      await suite.createRecipientContext({
+        recipientKey: recipient.privateKey,
+        enc: Buffer.from(r.body.data.enc, 'base64url'),
+        info: new TextEncoder().encode('mintworks wallet export v1'),
+      })
+    ).open(Buffer.from(r.body.data.ciphertext, 'base64url'));
     assert.equal(privateKeyToAccount(new TextDecoder().decode(opened) as `0x${string}`).address.toLowerCase(), wallet);
     child.kill('SIGTERM');
     await new Promise((res) => child!.once('exit', res));
@@ -154,7 +187,13 @@ describe('keys migrate --to pkcs11 (SQLite, embedded chain)', () => {
     } finally {
       await core.store.close();
     }
-    const files = [...fs.readdirSync(dataDir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)), logFile];
+    const files = [
+      ...fs
+        .readdirSync(dataDir, { withFileTypes: true, recursive: true })
+        .filter((e) => e.isFile())
+        .map((e) => path.join(e.parentPath, e.name)),
+      logFile,
+    ];
     assert.ok(fs.statSync(logFile).size > 1000, 'the service logged (debug)');
     for (const f of files) {
       const body = fs.readFileSync(f).toString('latin1');

@@ -29,14 +29,20 @@ const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)']);
 /** Runs the CLI (a process of its own, on the same DATA_DIR and token); `onLine` sees its stderr lines. */
 function cli(t: TestService, args: string[], onLine: (line: string) => void = () => {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, ...token.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], {
+      env: { ...process.env, ...token.env, DATA_DIR: t.dataDir, LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => {
       const before = stderr.length;
       stderr += d;
-      for (const line of stderr.slice(stderr.lastIndexOf('\n', before) + 1).split('\n').slice(0, -1)) onLine(line);
+      for (const line of stderr
+        .slice(stderr.lastIndexOf('\n', before) + 1)
+        .split('\n')
+        .slice(0, -1))
+        onLine(line);
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
@@ -45,7 +51,10 @@ function cli(t: TestService, args: string[], onLine: (line: string) => void = ()
 
 /** Every file under `dir` (the SQLite database and its WAL included). */
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 lifecycleSuite('sqlite', {
@@ -71,7 +80,11 @@ lifecycleSuite('sqlite', {
         collection = await t.newCollection(app.uid, false);
         const recorded = await t.svc.ctx.db.selectFrom('custody_keys').selectAll().execute();
         const addresses = [t.svc.ctx.keys.deployer(), ...t.svc.ctx.sender!.relayers].map((a) => a.address.toLowerCase());
-        assert.deepEqual(recorded.map((r) => r.address).sort(), [...addresses].sort(), 'the database records the address of each HSM key, and nothing else of it');
+        assert.deepEqual(
+          recorded.map((r) => r.address).sort(),
+          [...addresses].sort(),
+          'the database records the address of each HSM key, and nothing else of it',
+        );
         const keys = listPrivateKeys(token);
         for (const r of recorded) {
           const k = keys.find((x) => x.label === r.label);
@@ -86,8 +99,18 @@ lifecycleSuite('sqlite', {
 
       it('rewards: allocate and claim, paid by the HSM relayers', async () => {
         const t = service();
-        const { uid: reward } = await createReward(t.svc.ctx, app.uid, { name: 'Points', token_name: 'Points', token_symbol: 'PTS', supply: '1000', description: null });
-        const r = await waitFor('reward deployed', async () => ((await app.api.get(`/reward/${reward}`)).body.data.status === 'deployed' ? (await app.api.get(`/reward/${reward}`)).body.data : null), 30_000);
+        const { uid: reward } = await createReward(t.svc.ctx, app.uid, {
+          name: 'Points',
+          token_name: 'Points',
+          token_symbol: 'PTS',
+          supply: '1000',
+          description: null,
+        });
+        const r = await waitFor(
+          'reward deployed',
+          async () => ((await app.api.get(`/reward/${reward}`)).body.data.status === 'deployed' ? (await app.api.get(`/reward/${reward}`)).body.data : null),
+          30_000,
+        );
         const { user } = await newUserWithWallet();
         const a = await app.api.post('/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: 12.5, nonce: 'n1' });
         assert.equal(a.status, 201, a.raw);
@@ -97,7 +120,10 @@ lifecycleSuite('sqlite', {
         assert.equal(c.status, 201, c.raw);
         await waitFor('claimed', async () => (await app.api.get(`/reward/claim/${c.body.data.uid}`)).body.data.status === 'done', 30_000);
         const rpc = createPublicClient({ transport: http(t.svc.chain!.rpcUrl) });
-        assert.equal(await rpc.readContract({ address: r.contract_address as Address, abi: erc20, functionName: 'balanceOf', args: [to] }), 12_500_000_000_000_000_000n);
+        assert.equal(
+          await rpc.readContract({ address: r.contract_address as Address, abi: erc20, functionName: 'balanceOf', args: [to] }),
+          12_500_000_000_000_000_000n,
+        );
       });
 
       it('wallet export: HPKE to the recipient key decrypts to the wallet key; marked, announced, audited', async () => {
@@ -109,7 +135,11 @@ lifecycleSuite('sqlite', {
         assert.equal(r.status, 200, r.raw);
         assert.deepEqual(Object.keys(r.body.data), ['address', 'enc', 'ciphertext']);
         assert.equal(r.body.data.address, wallet);
-        const ctx = await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(r.body.data.enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') });
+        const ctx = await suite.createRecipientContext({
+          recipientKey: recipient.privateKey,
+          enc: Buffer.from(r.body.data.enc, 'base64url'),
+          info: new TextEncoder().encode('mintworks wallet export v1'),
+        });
         const key = new TextDecoder().decode(await ctx.open(Buffer.from(r.body.data.ciphertext, 'base64url')));
         assert.match(key, /^0x[0-9a-f]{64}$/);
         assert.equal(privateKeyToAccount(key as `0x${string}`).address.toLowerCase(), wallet, 'the exported key is the key of the wallet address');
@@ -117,7 +147,12 @@ lifecycleSuite('sqlite', {
 
         const listed = (await admin().get(`/apps/${app.uid}/users`)).body.data.find((u: { uid: string }) => u.uid === user);
         assert.ok(listed.wallet_exported_at, 'the management API shows when the wallet was exported');
-        const event = await t.svc.ctx.db.selectFrom('events').selectAll().where('type', '=', 'user.wallet_exported').where('app_uid', '=', app.uid).executeTakeFirst();
+        const event = await t.svc.ctx.db
+          .selectFrom('events')
+          .selectAll()
+          .where('type', '=', 'user.wallet_exported')
+          .where('app_uid', '=', app.uid)
+          .executeTakeFirst();
         assert.ok(event, 'user.wallet_exported event');
         assert.equal(JSON.parse(event.payload).user.uid, user);
         const audit = (await admin().get('/audit?action=wallet.exported')).body.data;
@@ -139,7 +174,11 @@ lifecycleSuite('sqlite', {
         assert.equal(r.code, 0, r.stderr);
         const out = JSON.parse(r.stdout);
         assert.equal(out.address, wallet);
-        const ctx = await suite.createRecipientContext({ recipientKey: recipient.privateKey, enc: Buffer.from(out.enc, 'base64url'), info: new TextEncoder().encode('mintworks wallet export v1') });
+        const ctx = await suite.createRecipientContext({
+          recipientKey: recipient.privateKey,
+          enc: Buffer.from(out.enc, 'base64url'),
+          info: new TextEncoder().encode('mintworks wallet export v1'),
+        });
         const key = new TextDecoder().decode(await ctx.open(Buffer.from(out.ciphertext, 'base64url')));
         assert.equal(privateKeyToAccount(key as `0x${string}`).address.toLowerCase(), wallet);
         exported.push({ user, address: wallet, key: key.slice(2) });
@@ -172,9 +211,16 @@ lifecycleSuite('sqlite', {
           assert.equal(r.body.success, false);
           assert.equal(r.body.error.type, type, r.raw);
         }
-        const anonymous = await new ApiClient(`${service().svc.url}/admin/v1`).post(`/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: good });
+        const anonymous = await new ApiClient(`${service().svc.url}/admin/v1`).post(`/apps/${app.uid}/users/${user}/wallet-export`, {
+          recipient_public_key: good,
+        });
         assert.equal(anonymous.status, 401);
-        const exportedUsers = await service().svc.ctx.db.selectFrom('users').select('uid').where('wallet_exported_at', 'is not', null).where('app_uid', '=', app.uid).execute();
+        const exportedUsers = await service()
+          .svc.ctx.db.selectFrom('users')
+          .select('uid')
+          .where('wallet_exported_at', 'is not', null)
+          .where('app_uid', '=', app.uid)
+          .execute();
         assert.equal(exportedUsers.length, exported.length, 'refused exports mark nobody');
       });
 
@@ -187,7 +233,12 @@ lifecycleSuite('sqlite', {
         const uids: string[] = [];
         const wave = async (n: number) => {
           const jobs = Array.from({ length: n }, () => sent++).map(async (i) => {
-            const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `burst-${i}`, data: { name: 'Burst', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false } });
+            const r = await app.api.post('/asset', {
+              user_uid: user,
+              collection_uid: collection,
+              asset_external_id: `burst-${i}`,
+              data: { name: 'Burst', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false },
+            });
             statuses.push(r.status);
             if (r.status === 201) uids.push(r.body.data.uid);
           });
@@ -203,10 +254,20 @@ lifecycleSuite('sqlite', {
         assert.equal(done.code, 0, done.stderr);
         assert.equal(sent, 1000, `the rotation reported its three steps: ${done.stderr}`);
         assert.deepEqual([...new Set(statuses)], [201], 'every create answered 201');
-        await waitFor('all 1,000 minted', async () => {
-          const r = await t.svc.ctx.db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('uid', 'in', uids).where('mint_status', '=', 'minted').executeTakeFirstOrThrow();
-          return Number(r.n) === 1000;
-        }, 120_000, 250);
+        await waitFor(
+          'all 1,000 minted',
+          async () => {
+            const r = await t.svc.ctx.db
+              .selectFrom('assets')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('uid', 'in', uids)
+              .where('mint_status', '=', 'minted')
+              .executeTakeFirstOrThrow();
+            return Number(r.n) === 1000;
+          },
+          120_000,
+          250,
+        );
         // The service learned the new key without a restart, and nothing is sealed with the old one.
         await waitFor('service on the new key', async () => t.svc.ctx.box.currentKeyId !== before, 10_000);
         const counts = await sealedKeyCounts(t.svc.ctx.db);
@@ -240,7 +301,10 @@ lifecycleSuite('sqlite', {
         for (const e of exported) assert.equal(needles.get(`wallet key of ${e.user} (hex)`), e.key, 'the exported key is one of the needles');
         assert.ok(users.length >= 5 && box.keys.size >= 1);
         const files = filesUnder(t.dataDir);
-        assert.ok(files.some((f) => /\.db$|\.sqlite/.test(f)), `the database is among the files scanned: ${files.join(', ')}`);
+        assert.ok(
+          files.some((f) => /\.db$|\.sqlite/.test(f)),
+          `the database is among the files scanned: ${files.join(', ')}`,
+        );
         for (const f of files) {
           const body = fs.readFileSync(f).toString('latin1');
           for (const [what, needle] of needles) assert.equal(body.includes(needle), false, `${what} found in ${path.relative(t.dataDir, f)}`);

@@ -26,7 +26,8 @@ describe('external chain (CHAIN_RPC_URL)', () => {
     await svc?.stop();
     await chain?.stop();
   });
-  const config = async () => loadConfig({ PORT: String(await freePort()), DATA_DIR: dataDir, CHAIN_RPC_URL: chain.rpcUrl, LOG_LEVEL: 'silent', DEMO_APP: 'false' });
+  const config = async () =>
+    loadConfig({ PORT: String(await freePort()), DATA_DIR: dataDir, CHAIN_RPC_URL: chain.rpcUrl, LOG_LEVEL: 'silent', DEMO_APP: 'false' });
 
   it('starts while the deployer has no gas; /health answers not ready, naming the account to fund', async () => {
     svc = await startService(await config());
@@ -46,10 +47,14 @@ describe('external chain (CHAIN_RPC_URL)', () => {
   it('with a funded deployer the forwarder is deployed without a restart, and /health reports the unfunded relayers', async () => {
     const rpc = createPublicClient({ transport: http(chain.rpcUrl) });
     await rpc.request({ method: 'anvil_setBalance' as any, params: [svc!.ctx.keys.deployer().address, '0xde0b6b3a7640000'] as any });
-    const h = await waitFor('the deployer funded and the forwarder deployed', async () => {
-      const x = await (await fetch(`${svc!.url}/health`)).json();
-      return /fund the relayers/.test(x.chains[0].status) ? x : null;
-    }, 30_000);
+    const h = await waitFor(
+      'the deployer funded and the forwarder deployed',
+      async () => {
+        const x = await (await fetch(`${svc!.url}/health`)).json();
+        return /fund the relayers/.test(x.chains[0].status) ? x : null;
+      },
+      30_000,
+    );
     assert.equal(h.ready, false);
     assert.match(h.status, /^fund the relayers 0x/);
     assert.ok(h.relayers.length >= 1 && h.relayers.every((r: any) => r.low === true && r.balance_wei === '0'));
@@ -68,13 +73,28 @@ describe('external chain (CHAIN_RPC_URL)', () => {
     const user = (await api.post('/user', {})).body.data.uid;
 
     await chain.stop(); // the node goes away (its state is kept)
-    const created = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'outage-1', data: { name: 'Outage', unique_name: false, image_url: 'https://example.com/o.png', store_image_on_ipfs: false } });
+    const created = await api.post('/asset', {
+      user_uid: user,
+      collection_uid: collection,
+      asset_external_id: 'outage-1',
+      data: { name: 'Outage', unique_name: false, image_url: 'https://example.com/o.png', store_image_on_ipfs: false },
+    });
     assert.equal(created.status, 201, created.raw);
     const job = () => svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
     // The mint job is tried while the node is down, and put back without spending attempts; or, when it
     // ran before the outage was noticed, its transaction is signed and recorded, waiting to be broadcast.
-    const recorded = async () => (await svc!.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', created.body.data.uid).executeTakeFirstOrThrow()).mint_tx_id !== null;
-    await waitFor('the mint tried during the outage', async () => ((await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at > Date.now() - 1000 && (await job()).status === 'queued') || ((await job()).status === 'done' && (await recorded())), 20_000, 100);
+    const recorded = async () =>
+      (await svc!.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', created.body.data.uid).executeTakeFirstOrThrow()).mint_tx_id !== null;
+    await waitFor(
+      'the mint tried during the outage',
+      async () =>
+        ((await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at >
+          Date.now() - 1000 &&
+          (await job()).status === 'queued') ||
+        ((await job()).status === 'done' && (await recorded())),
+      20_000,
+      100,
+    );
     if ((await job()).status !== 'done') assert.equal((await job()).attempts, 0);
     assert.equal((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, false);
 

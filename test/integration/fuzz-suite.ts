@@ -33,7 +33,10 @@ class RawNumber {
 function toJson(v: unknown): string {
   if (v instanceof RawNumber) return v.literal;
   if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -98,19 +101,36 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       f.users = [await user(app, { email: 'fuzz@example.com', user_external_id: 'fuzz-1' }), await user(app), await user(app)];
       f.otherUsers = [await user(other)];
       const asset = async (a: TestApp, u: string, c: string) =>
-        (await a.api.post('/asset', { user_uid: u, collection_uid: c, asset_external_id: `fx-${Math.random()}`, data: { name: `Fx ${Math.random()}`, unique_name: true, image_url: 'https://example.com/f.png', store_image_on_ipfs: false } })).body.data.uid as string;
+        (
+          await a.api.post('/asset', {
+            user_uid: u,
+            collection_uid: c,
+            asset_external_id: `fx-${Math.random()}`,
+            data: { name: `Fx ${Math.random()}`, unique_name: true, image_url: 'https://example.com/f.png', store_image_on_ipfs: false },
+          })
+        ).body.data.uid as string;
       f.assets = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => asset(app, f.users[i % 2], f.collection)));
       f.otherAssets = [await asset(other, f.otherUsers[0], f.otherCollection)];
       f.reward = (await createReward(t.svc.ctx, app.uid, { name: 'Fuzz', token_name: 'Fuzz', token_symbol: 'FZZ', supply: '1000000000' })).uid;
-      await waitFor('fixtures minted and deployed', async () => {
-        const minted = await t.svc.ctx.db.selectFrom('assets').select('uid').where('uid', 'in', f.assets).where('mint_status', '=', 'minted').execute();
-        const r = await t.svc.ctx.db.selectFrom('rewards').select('status').where('uid', '=', f.reward).executeTakeFirstOrThrow();
-        return minted.length === f.assets.length && r.status === 'deployed';
-      }, 60_000);
-      f.transfers = [(await app.api.post('/transfer', { asset_uid: f.assets[4], from_user_uid: f.users[0], to_address: privateKeyToAddress(generatePrivateKey()) })).body.data.uid];
+      await waitFor(
+        'fixtures minted and deployed',
+        async () => {
+          const minted = await t.svc.ctx.db.selectFrom('assets').select('uid').where('uid', 'in', f.assets).where('mint_status', '=', 'minted').execute();
+          const r = await t.svc.ctx.db.selectFrom('rewards').select('status').where('uid', '=', f.reward).executeTakeFirstOrThrow();
+          return minted.length === f.assets.length && r.status === 'deployed';
+        },
+        60_000,
+      );
+      f.transfers = [
+        (await app.api.post('/transfer', { asset_uid: f.assets[4], from_user_uid: f.users[0], to_address: privateKeyToAddress(generatePrivateKey()) })).body
+          .data.uid,
+      ];
       f.burns = [(await app.api.post('/burn', { asset_uid: f.assets[5], from_user_uid: f.users[1] })).body.data.uid];
       f.allocations = [(await app.api.post('/reward/allocate', { reward_uid: f.reward, to_user_uid: f.users[0], amount: 5, nonce: 'fx-1' })).body.data.uid];
-      f.claims = [(await app.api.post('/reward/claim', { reward_uid: f.reward, from_user_uid: f.users[2], to_address: privateKeyToAddress(generatePrivateKey()) })).body.data.uid];
+      f.claims = [
+        (await app.api.post('/reward/claim', { reward_uid: f.reward, from_user_uid: f.users[2], to_address: privateKeyToAddress(generatePrivateKey()) })).body
+          .data.uid,
+      ];
       for (const [k, v] of Object.entries(f)) assert.ok(Array.isArray(v) ? v.every((x) => /^\d{12}$/.test(x)) : /^\d{12}$/.test(v), `fixture ${k}`);
     });
     after(async () => {
@@ -129,17 +149,51 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       // ------------------------------------------------------------------ values
       const units = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)); // lone surrogates included
       // What databases and parsers trip over: NUL, unpaired surrogates, percent signs, separators.
-      const hostile = fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\ud83d', 'a', 'Z', '0', 'é', '🗡', '%', '/', '\\', '"', ' ', '\n'), minLength: 1, maxLength: 6 });
+      const hostile = fc.string({
+        unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\ud83d', 'a', 'Z', '0', 'é', '🗡', '%', '/', '\\', '"', ' ', '\n'),
+        minLength: 1,
+        maxLength: 6,
+      });
       const weirdText = fc.oneof(
         { weight: 3, arbitrary: hostile },
         fc.string({ maxLength: 12 }),
         fc.string({ unit: 'binary', maxLength: 12 }),
         fc.string({ unit: units, maxLength: 8 }),
-        fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\udc00\ud800', 'null', '0', '-1', '1e400', '%00', '%ff', '../..', '?#', 'x'.repeat(300), '𝒜🗡', '\u202e', 'Robert\'); DROP TABLE users;--'),
+        fc.constantFrom(
+          '',
+          ' ',
+          '\u0000',
+          'a\u0000b',
+          '\ud800',
+          'x\udfff',
+          '\udc00\ud800',
+          'null',
+          '0',
+          '-1',
+          '1e400',
+          '%00',
+          '%ff',
+          '../..',
+          '?#',
+          'x'.repeat(300),
+          '𝒜🗡',
+          '\u202e',
+          "Robert'); DROP TABLE users;--",
+        ),
       );
       const weird = fc.oneof(
         { weight: 4, arbitrary: weirdText },
-        { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), { maxKeys: 2 })) },
+        {
+          weight: 1,
+          arbitrary: fc.oneof(
+            fc.integer(),
+            fc.double(),
+            fc.boolean(),
+            fc.constant(null),
+            fc.array(fc.string({ maxLength: 3 }), { maxLength: 2 }),
+            fc.dictionary(fc.string({ maxLength: 3 }), fc.string({ maxLength: 3 }), { maxKeys: 2 }),
+          ),
+        },
       );
       /** `arb` in about one case of `n`, else null. */
       const sometimes = <T>(arb: fc.Arbitrary<T>, n: number) => fc.oneof({ weight: n - 1, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
@@ -149,9 +203,18 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           .map(([k, v]) => `${k}=${pct(asText(v))}`)
           .join('&');
       const get = (endpoint: string, path: fc.Arbitrary<string>) => path.map((p) => ({ endpoint, method: 'GET', path: p }));
-      const byUid = (endpoint: string, prefix: string, uid: fc.Arbitrary<unknown>) => get(endpoint, uid.map((u) => `${prefix}/${pct(asText(u))}`));
-      const byQuery = (endpoint: string, prefix: string, fields: Record<string, fc.Arbitrary<unknown>>) => get(endpoint, fc.record(fields, { requiredKeys: [] }).map((o) => `${prefix}?${q(o)}`));
-      const send = (endpoint: string, method: string, path: fc.Arbitrary<string>, body: fc.Arbitrary<unknown>) => fc.tuple(path, body).map(([p, b]) => ({ endpoint, method, path: p, body: b }));
+      const byUid = (endpoint: string, prefix: string, uid: fc.Arbitrary<unknown>) =>
+        get(
+          endpoint,
+          uid.map((u) => `${prefix}/${pct(asText(u))}`),
+        );
+      const byQuery = (endpoint: string, prefix: string, fields: Record<string, fc.Arbitrary<unknown>>) =>
+        get(
+          endpoint,
+          fc.record(fields, { requiredKeys: [] }).map((o) => `${prefix}?${q(o)}`),
+        );
+      const send = (endpoint: string, method: string, path: fc.Arbitrary<string>, body: fc.Arbitrary<unknown>) =>
+        fc.tuple(path, body).map(([p, b]) => ({ endpoint, method, path: p, body: b }));
       const ABSENT = Symbol('absent');
 
       /**
@@ -173,7 +236,14 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const obj = (fields: Record<string, fc.Arbitrary<unknown>>) =>
           fc
             .tuple(
-              fc.record(Object.fromEntries(Object.entries(fields).map(([k, a]) => [k, chaotic ? fc.oneof({ weight: 10, arbitrary: a }, { weight: 1, arbitrary: fc.constant(ABSENT) }) : a]))),
+              fc.record(
+                Object.fromEntries(
+                  Object.entries(fields).map(([k, a]) => [
+                    k,
+                    chaotic ? fc.oneof({ weight: 10, arbitrary: a }, { weight: 1, arbitrary: fc.constant(ABSENT) }) : a,
+                  ]),
+                ),
+              ),
               sometimes(fc.dictionary(fc.string({ maxLength: 6 }), weird, { maxKeys: 2 }), 5),
             )
             .map(([o, extra]) => ({ ...(extra ?? {}), ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== ABSENT)) }));
@@ -181,14 +251,30 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const assetUid = pick(f.assets, f.otherAssets);
         const collection = pick([f.collection], [f.otherCollection]);
         const reward = pick([f.reward]);
-        const anyUid = pick([...f.users, ...f.assets, f.collection, f.reward, ...f.transfers, ...f.burns, ...f.allocations, ...f.claims], [...f.otherUsers, ...f.otherAssets, f.otherCollection]);
+        const anyUid = pick(
+          [...f.users, ...f.assets, f.collection, f.reward, ...f.transfers, ...f.burns, ...f.allocations, ...f.claims],
+          [...f.otherUsers, ...f.otherAssets, f.otherCollection],
+        );
         const address = fc.oneof(
-          { weight: 6, arbitrary: fc.tuple(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.constantFrom('lower', 'upper', 'mixed')).map(([b, c]) => `0x${[...Buffer.from(b).toString('hex')].map((ch, i) => (c === 'upper' || (c === 'mixed' && i % 3 === 0) ? ch.toUpperCase() : ch)).join('')}`) },
+          {
+            weight: 6,
+            arbitrary: fc
+              .tuple(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.constantFrom('lower', 'upper', 'mixed'))
+              .map(
+                ([b, c]) =>
+                  `0x${[...Buffer.from(b).toString('hex')].map((ch, i) => (c === 'upper' || (c === 'mixed' && i % 3 === 0) ? ch.toUpperCase() : ch)).join('')}`,
+              ),
+          },
           { weight: 1, arbitrary: fc.constantFrom('0x0000000000000000000000000000000000000000', '0x123', f.users[0]) },
           ...(chaotic ? [{ weight: 1, arbitrary: weird }] : []),
         );
         const email = fc.oneof(
-          { weight: 8, arbitrary: fc.tuple(fc.stringMatching(/^[A-Za-z0-9._+-]{1,10}$/), fc.constantFrom('example.com', 'Example.ORG', 'mail.example.net')).map(([l, d]) => `${l}@${d}`) },
+          {
+            weight: 8,
+            arbitrary: fc
+              .tuple(fc.stringMatching(/^[A-Za-z0-9._+-]{1,10}$/), fc.constantFrom('example.com', 'Example.ORG', 'mail.example.net'))
+              .map(([l, d]) => `${l}@${d}`),
+          },
           fc.emailAddress(),
           fc.constantFrom('FUZZ@example.com', 'fuzz@EXAMPLE.com', 'not-an-email', 'a@b'),
           ...(chaotic ? [weird] : []),
@@ -197,7 +283,18 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           { weight: 4, arbitrary: fc.integer({ min: -5, max: 1000 }) },
           fc.double({ noNaN: true }),
           fc.constantFrom('1.5', '0.000000000000000001', '1e3', ' 1', '-1', 'NaN', '0x10', '1.0000000000000000001'),
-          fc.constantFrom('1.0000000000000000001', '9007199254740993', '1e400', '-0', '0.000000000000000001', '2.50e-3', '1E-19', '123456789012345678901234567890').map((lit) => new RawNumber(lit)),
+          fc
+            .constantFrom(
+              '1.0000000000000000001',
+              '9007199254740993',
+              '1e400',
+              '-0',
+              '0.000000000000000001',
+              '2.50e-3',
+              '1E-19',
+              '123456789012345678901234567890',
+            )
+            .map((lit) => new RawNumber(lit)),
           ...(chaotic ? [weird] : []),
         );
         const url = fc.oneof(
@@ -206,7 +303,11 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           fc.webUrl(),
           ...(chaotic ? [weird] : []),
         );
-        const attribute = obj({ trait_type: mostly(fc.string({ minLength: 1, maxLength: 8 })), value: mostly(fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))), display_type: fc.option(mostly(fc.string({ maxLength: 8 }))) });
+        const attribute = obj({
+          trait_type: mostly(fc.string({ minLength: 1, maxLength: 8 })),
+          value: mostly(fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))),
+          display_type: fc.option(mostly(fc.string({ maxLength: 8 }))),
+        });
         const assetData = (withStore: boolean) =>
           obj({
             name: mostly(fc.string({ minLength: 1, maxLength: 10 })),
@@ -225,7 +326,9 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const b64 = (text: string | Uint8Array) => Buffer.from(text as string).toString('base64url');
         const cursor = fc.oneof(
           { weight: 6, arbitrary: fc.constant(undefined) },
-          fc.tuple(fc.constantFrom('2026-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', ''), fc.stringMatching(/^[1-9]\d{11}$/)).map((pos) => b64(JSON.stringify(pos))),
+          fc
+            .tuple(fc.constantFrom('2026-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', ''), fc.stringMatching(/^[1-9]\d{11}$/))
+            .map((pos) => b64(JSON.stringify(pos))),
           fc.tuple(weirdText, weirdText).map((pos) => b64(JSON.stringify(pos))),
           weird.map((v) => b64(JSON.stringify([v, v, v]) ?? 'null')),
           fc.uint8Array({ maxLength: 24 }).map((bytes) => b64(bytes)),
@@ -234,15 +337,36 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const limit = fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, fc.integer({ min: -1, max: 300 }), weirdText);
         const paged = { cursor, limit };
         return [
-          send('1 POST /user', 'POST', fc.constant('/user'), obj({ email: fc.option(email), user_external_id: fc.option(mostly(fc.string({ maxLength: 10 }))) })),
+          send(
+            '1 POST /user',
+            'POST',
+            fc.constant('/user'),
+            obj({ email: fc.option(email), user_external_id: fc.option(mostly(fc.string({ maxLength: 10 }))) }),
+          ),
           byUid('2 GET /user/{uid}', '/user', user),
           byQuery('3 GET /user?email=', '/user', { email }),
           byQuery('4 GET /user?user_external_id=', '/user', { user_external_id: external, client_id: external }),
           byUid('5 GET /collection/{uid}', '/collection', collection),
-          send('6 POST /asset', 'POST', fc.constant('/asset'), obj({ user_uid: user, collection_uid: collection, asset_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })), sale_price_in_usd: salePrice, data: mostly(assetData(true)) })),
+          send(
+            '6 POST /asset',
+            'POST',
+            fc.constant('/asset'),
+            obj({
+              user_uid: user,
+              collection_uid: collection,
+              asset_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })),
+              sale_price_in_usd: salePrice,
+              data: mostly(assetData(true)),
+            }),
+          ),
           byUid('7 GET /asset/{uid}', '/asset', assetUid),
           byQuery('8 GET /asset?user_uid=', '/asset', { user_uid: user, ...paged }),
-          send('9 PUT /asset/{uid}', 'PUT', assetUid.map((u) => `/asset/${pct(asText(u))}`), obj({ data: mostly(assetData(false)) })),
+          send(
+            '9 PUT /asset/{uid}',
+            'PUT',
+            assetUid.map((u) => `/asset/${pct(asText(u))}`),
+            obj({ data: mostly(assetData(false)) }),
+          ),
           send('10 POST /transfer', 'POST', fc.constant('/transfer'), obj({ asset_uid: assetUid, from_user_uid: user, to_address: address })),
           byUid('11 GET /transfer/{uid}', '/transfer', pick(f.transfers, f.assets)),
           byQuery('12 GET /transfer?user_uid=', '/transfer', { user_uid: user, ...paged }),
@@ -252,14 +376,27 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           byQuery('16 GET /deposit', '/deposit', { user_uid: user, collection_uid: collection }),
           byUid('17 GET /reward/{uid}', '/reward', reward),
           byQuery('18 GET /reward/balance', '/reward/balance', { reward_uid: reward, user_uid: user }),
-          send('19 POST /reward/allocate', 'POST', fc.constantFrom('/reward/allocate', '/reward/allocation'), obj({ reward_uid: reward, to_user_uid: user, amount, nonce })),
+          send(
+            '19 POST /reward/allocate',
+            'POST',
+            fc.constantFrom('/reward/allocate', '/reward/allocation'),
+            obj({ reward_uid: reward, to_user_uid: user, amount, nonce }),
+          ),
           byUid('20 GET /reward/allocate/{uid}', '/reward/allocate', pick(f.allocations, f.claims)),
           byQuery('21 GET /reward/allocate?user_uid=', '/reward/allocate', { user_uid: user, ...paged }),
           send('22 POST /reward/claim', 'POST', fc.constant('/reward/claim'), obj({ reward_uid: reward, from_user_uid: user, to_address: address })),
           byUid('23 GET /reward/claim/{uid}', '/reward/claim', pick(f.claims, f.allocations)),
           byQuery('24 GET /reward/claim?user_uid=', '/reward/claim', { user_uid: user, ...paged }),
           // and what is no endpoint at all: unknown routes and methods, raw bad percent-encoding
-          fc.tuple(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.oneof(fc.constantFrom('/', '/nope', '/user/', '/reward/', '/user/%', '/user/%zz', '/asset/%c3%28', '//user//1', `/user/${'9'.repeat(5000)}`), anyUid.map((u) => `/${pct(asText(u))}`))).map(([method, path]) => ({ endpoint: 'other', method, path })),
+          fc
+            .tuple(
+              fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+              fc.oneof(
+                fc.constantFrom('/', '/nope', '/user/', '/reward/', '/user/%', '/user/%zz', '/asset/%c3%28', '//user//1', `/user/${'9'.repeat(5000)}`),
+                anyUid.map((u) => `/${pct(asText(u))}`),
+              ),
+            )
+            .map(([method, path]) => ({ endpoint: 'other', method, path })),
         ];
       };
       const endpoints = endpointsFor(true);
@@ -268,10 +405,30 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       const request: fc.Arbitrary<Req> = fc
         .tuple(
           fc.oneof(fc.oneof(...endpoints), fc.oneof(...wellFormed)),
-          fc.oneof({ weight: 12, arbitrary: fc.constant('valid' as const) }, fc.constantFrom('other-app' as const, 'none' as const, 'bad-token' as const, 'unknown-key' as const)),
-          sometimes(fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'APPLICATION/JSON', 'application/jsonx', 'none'), 8),
+          fc.oneof(
+            { weight: 12, arbitrary: fc.constant('valid' as const) },
+            fc.constantFrom('other-app' as const, 'none' as const, 'bad-token' as const, 'unknown-key' as const),
+          ),
+          sometimes(
+            fc.constantFrom(
+              'application/json; charset=utf-8',
+              'text/plain',
+              'application/x-www-form-urlencoded',
+              'APPLICATION/JSON',
+              'application/jsonx',
+              'none',
+            ),
+            8,
+          ),
           sometimes(fc.oneof({ weight: 6, arbitrary: fc.uuid() }, fc.constantFrom('same-key-1', 'same-key-2', 'é', 'x'.repeat(300))), 4),
-          sometimes(fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('{', '{"a":', '[]', 'null', '"x"', '{"a":1}{'), fc.uint8Array({ maxLength: 12 }).map((b) => Buffer.from(b))), 10),
+          sometimes(
+            fc.oneof(
+              fc.string({ maxLength: 20 }),
+              fc.constantFrom('{', '{"a":', '[]', 'null', '"x"', '{"a":1}{'),
+              fc.uint8Array({ maxLength: 12 }).map((b) => Buffer.from(b)),
+            ),
+            10,
+          ),
         )
         .map(([e, auth, contentType, idempotencyKey, rawBody]) => ({
           ...e,
@@ -338,10 +495,17 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         }
       });
       const started = Date.now();
-      await fc.assert(property, { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }), interruptAfterTimeLimit: 14 * 60_000, markInterruptAsFailure: true });
+      await fc.assert(property, {
+        numRuns: RUNS,
+        ...(SEED === undefined ? {} : { seed: SEED }),
+        interruptAfterTimeLimit: 14 * 60_000,
+        markInterruptAsFailure: true,
+      });
 
       // Every endpoint was exercised, and reached both its successes and its refusals.
-      const summary = [...stats].sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true })).map(([e, m]) => `${e}: ${[...m].map(([s, n]) => `${s}×${n}`).join(' ')}`);
+      const summary = [...stats]
+        .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
+        .map(([e, m]) => `${e}: ${[...m].map(([s, n]) => `${s}×${n}`).join(' ')}`);
       process.stdout.write(`# fuzz on ${db}: ${RUNS} cases in ${Date.now() - started} ms\n# ${summary.join('\n# ')}\n`);
       const twoXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s < 300);
       const fourXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s >= 400);

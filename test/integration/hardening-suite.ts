@@ -99,7 +99,13 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
     // trusts nobody, so a forged one is ignored. Both behaviours are tested below.
     const trusted = db === 'postgres';
     // Wrong operator tokens are sent on purpose (every management route refuses them): not limited here.
-    const env = { RATE_LIMIT: String(RATE_LIMIT), RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES), OPERATOR_AUTH_FAILURES: '0', CHAIN_NAME: 'Amoy', ...(trusted ? { TRUST_PROXY: '127.0.0.1' } : {}) };
+    const env = {
+      RATE_LIMIT: String(RATE_LIMIT),
+      RATE_LIMIT_AUTH_FAILURES: String(AUTH_FAILURES),
+      OPERATOR_AUTH_FAILURES: '0',
+      CHAIN_NAME: 'Amoy',
+      ...(trusted ? { TRUST_PROXY: '127.0.0.1' } : {}),
+    };
     let t: TestService;
     let app: TestApp;
     let collection: string;
@@ -120,7 +126,15 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
     const counts = async () => {
       const tables = ['users', 'assets', 'transfers', 'burns', 'allocations', 'claims', 'rewards', 'collections', 'apps', 'idempotency_keys'] as const;
       const out: Record<string, number> = {};
-      for (const tb of tables) out[tb] = Number((await t.svc.ctx.db.selectFrom(tb).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      for (const tb of tables)
+        out[tb] = Number(
+          (
+            await t.svc.ctx.db
+              .selectFrom(tb)
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       return out;
     };
     const assetBody = (user_uid: string, collection_uid = collection) => ({
@@ -137,7 +151,11 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
     async function mintedAsset(a: TestApp, coll: string): Promise<{ uid: string; user: string }> {
       const user = (await a.api.post('/user', {})).body.data.uid as string;
       const uid = (await a.api.post('/asset', assetBody(user, coll))).body.data.uid as string;
-      await waitFor('minted', async () => (await t.svc.ctx.db.selectFrom('assets').select('mint_status').where('uid', '=', uid).executeTakeFirstOrThrow()).mint_status === 'minted', 20_000);
+      await waitFor(
+        'minted',
+        async () => (await t.svc.ctx.db.selectFrom('assets').select('mint_status').where('uid', '=', uid).executeTakeFirstOrThrow()).mint_status === 'minted',
+        20_000,
+      );
       return { uid, user };
     }
 
@@ -154,7 +172,9 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
             const base = isAdmin ? `${t.svc.url}/admin/v1` : t.base;
             const params: any[] = op.parameters ?? [];
             const url = (pathValues: Record<string, string>, query: Record<string, string> = {}) => {
-              const p = template.replace(/^\/(admin\/)?v1/, '').replace(/\{(\w+)\}/g, (_: string, n: string) => encodeURIComponent(pathValues[n] ?? '123456789012'));
+              const p = template
+                .replace(/^\/(admin\/)?v1/, '')
+                .replace(/\{(\w+)\}/g, (_: string, n: string) => encodeURIComponent(pathValues[n] ?? '123456789012'));
               const q = new URLSearchParams(query).toString();
               return q ? `${p}?${q}` : p;
             };
@@ -216,7 +236,10 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const [head, body] = raw.split('\r\n\r\n');
         assert.match(head, /^HTTP\/1\.1 431 /);
         assert.match(head, /content-type: application\/json/i);
-        assert.deepEqual(JSON.parse(body), { success: false, error: { type: 'client_error', detail: { code: 'request_header_fields_too_large', message: 'Request headers are too large.' } } });
+        assert.deepEqual(JSON.parse(body), {
+          success: false,
+          error: { type: 'client_error', detail: { code: 'request_header_fields_too_large', message: 'Request headers are too large.' } },
+        });
         const garbage = await rawExchange(port, (s) => s.write('NOT HTTP AT ALL\r\n\r\n'));
         assert.match(garbage, /^HTTP\/1\.1 400 /);
         assert.equal(JSON.parse(garbage.split('\r\n\r\n')[1]).error.detail.code, 'bad_request');
@@ -232,17 +255,26 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         assertEnvelope(await new ApiClient(t.base).call('DELETE', '/user/123456789012'), 401);
         assertEnvelope(await a.api.call('DELETE', '/user/123456789012'), 404);
         // management API: without the operator token nothing is revealed, not even what exists
-        for (const p of ['/apps', '/nope', '/apps/1/nope', '/apps/%ff']) assertEnvelope(await new ApiClient(`${t.svc.url}/admin/v1`).get(p), 401, 'unauthorized');
+        for (const p of ['/apps', '/nope', '/apps/1/nope', '/apps/%ff'])
+          assertEnvelope(await new ApiClient(`${t.svc.url}/admin/v1`).get(p), 401, 'unauthorized');
         assertEnvelope(await admin.get('/nope'), 404, 'not_found');
         assertEnvelope(await admin.get('/apps/%ff'), 400, 'bad_url');
         assertEnvelope(await new ApiClient(t.svc.url).get('/nope'), 404, 'not_found');
       });
 
-      it('every route in the management API\'s route table refuses a request without the operator token: 401', async () => {
+      it("every route in the management API's route table refuses a request without the operator token: 401", async () => {
         const routes = routeTable(t.svc.http!).filter((r) => r.path.startsWith('/admin/v1/'));
         // The server's own table: the management routes of every route file are in it.
-        for (const p of ['/admin/v1/apps', '/admin/v1/apps/:uid/users', '/admin/v1/apps/:uid/webhook/events/:id/redeliver', '/admin/v1/apps/:uid/rewards/:reward/withdraw']) {
-          assert.ok(routes.some((r) => r.path === p), `${p} is in the route table`);
+        for (const p of [
+          '/admin/v1/apps',
+          '/admin/v1/apps/:uid/users',
+          '/admin/v1/apps/:uid/webhook/events/:id/redeliver',
+          '/admin/v1/apps/:uid/rewards/:reward/withdraw',
+        ]) {
+          assert.ok(
+            routes.some((r) => r.path === p),
+            `${p} is in the route table`,
+          );
         }
         let checked = 0;
         for (const r of routes) {
@@ -250,7 +282,11 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
           for (const method of r.methods) {
             const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? '{}' : undefined;
             for (const auth of [undefined, 'Bearer not-the-operator-token', `Bearer ${app.api.token}`]) {
-              const headers: Record<string, string> = { 'x-api-key': app.apiKey, ...(body ? { 'content-type': 'application/json' } : {}), ...(auth ? { authorization: auth } : {}) };
+              const headers: Record<string, string> = {
+                'x-api-key': app.apiKey,
+                ...(body ? { 'content-type': 'application/json' } : {}),
+                ...(auth ? { authorization: auth } : {}),
+              };
               const res = await fetch(url, { method, headers, body });
               const raw = await res.text();
               if (method === 'HEAD') assert.equal(res.status, 401, `${method} ${r.path}`);
@@ -267,7 +303,11 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         assertEnvelope(await a.api.call('POST', '/user', 'x', { 'Content-Type': 'text/plain' }), 415, 'unsupported_media_type');
         assertEnvelope(await a.api.call('POST', '/user', '{"email":'), 400, 'invalid_json');
         assertEnvelope(await a.api.call('POST', '/user', '[1,2]'), 400);
-        const r = await fetch(`${t.base}/user`, { method: 'POST', headers: { 'X-API-KEY': a.apiKey, Authorization: `Bearer ${a.api.token}`, 'Content-Type': 'application/json' }, body: Buffer.from([0x7b, 0x22, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]) });
+        const r = await fetch(`${t.base}/user`, {
+          method: 'POST',
+          headers: { 'X-API-KEY': a.apiKey, Authorization: `Bearer ${a.api.token}`, 'Content-Type': 'application/json' },
+          body: Buffer.from([0x7b, 0x22, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
+        });
         const raw = await r.text();
         assertEnvelope({ status: r.status, body: JSON.parse(raw), raw, headers: r.headers }, 400, 'invalid_json');
       });
@@ -284,7 +324,9 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const raw = await rawExchange(port, async (s) => {
           // The first request is in flight (its body not complete) when closing starts; the second,
           // pipelined behind it on the same connection, arrives while closing.
-          s.write(`POST /v1/user HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${a.apiKey}\r\nAuthorization: Bearer ${a.api.token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`);
+          s.write(
+            `POST /v1/user HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${a.apiKey}\r\nAuthorization: Bearer ${a.api.token}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{`,
+          );
           await routed;
           closed = http.close();
           await new Promise((r) => setImmediate(r));
@@ -307,7 +349,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         if (left < 8_000) await new Promise((r) => setTimeout(r, left + 50)); // a clock boundary: no event to await
       }
 
-      it('every /v1 answer carries the key\'s budget; over it: 429 in the envelope with retry-after; another App is not affected', async () => {
+      it("every /v1 answer carries the key's budget; over it: 429 in the envelope with retry-after; another App is not affected", async () => {
         const [a, b] = await Promise.all([t.newApp(), t.newApp()]);
         await freshWindow(a);
         const first = await a.api.post('/user', {});
@@ -328,14 +370,29 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(rb.status, 201);
         assert.ok(Number(rb.headers.get('x-ratelimit-remaining')) >= RATE_LIMIT - 2);
         // the refused request did nothing, and the count reached the shared table
-        await waitFor('counter flushed', async () => (await t.svc.ctx.db.selectFrom('rate_limits').select('hits').where('bucket', '=', `key:${a.apiKey}`).executeTakeFirst())?.hits === RATE_LIMIT, 5000, 20);
+        await waitFor(
+          'counter flushed',
+          async () =>
+            (await t.svc.ctx.db.selectFrom('rate_limits').select('hits').where('bucket', '=', `key:${a.apiKey}`).executeTakeFirst())?.hits === RATE_LIMIT,
+          5000,
+          20,
+        );
       });
 
       it('the database counter: one atomic upsert per flush; a new window restarts, a late increment for an old one is ignored', async () => {
         const store = dbCounterStore(t.svc.ctx);
         const b = `test:${uid6()}`;
         const c = `test:${uid6()}`;
-        assert.deepEqual(await store.add([{ bucket: b, window: 100, n: 3 }, { bucket: c, window: 100, n: 1 }]), [{ bucket: b, window: 100, hits: 3 }, { bucket: c, window: 100, hits: 1 }]);
+        assert.deepEqual(
+          await store.add([
+            { bucket: b, window: 100, n: 3 },
+            { bucket: c, window: 100, n: 1 },
+          ]),
+          [
+            { bucket: b, window: 100, hits: 3 },
+            { bucket: c, window: 100, hits: 1 },
+          ],
+        );
         assert.deepEqual(await store.add([{ bucket: b, window: 100, n: 2 }]), [{ bucket: b, window: 100, hits: 5 }]);
         assert.deepEqual(await store.add([{ bucket: b, window: 101, n: 1 }]), [{ bucket: b, window: 101, hits: 1 }]);
         assert.deepEqual(await store.add([{ bucket: b, window: 100, n: 7 }]), [{ bucket: b, window: 101, hits: 1 }]);
@@ -347,7 +404,11 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       });
 
       it('RATE_LIMIT=0 disables the limit and its headers', async () => {
-        const http = await buildHttp({ ctx: { ...t.svc.ctx, config: { ...t.svc.ctx.config, rateLimit: 0, authFailureLimit: 0 } }, logger: t.svc.ctx.log, health: async () => ({ ready: true }) });
+        const http = await buildHttp({
+          ctx: { ...t.svc.ctx, config: { ...t.svc.ctx.config, rateLimit: 0, authFailureLimit: 0 } },
+          logger: t.svc.ctx.log,
+          health: async () => ({ ready: true }),
+        });
         await http.listen({ port: 0, host: '127.0.0.1' });
         try {
           const a = await t.newApp();
@@ -422,7 +483,16 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const { uid: asset, user } = await mintedAsset(a, coll);
         const key = `x-${uid6()}`;
         const before = await counts();
-        assertEnvelope(await withKey(a, 'POST', '/transfer', { asset_uid: asset, from_user_uid: '999999999999', to_address: privateKeyToAddress(generatePrivateKey()) }, key), 404);
+        assertEnvelope(
+          await withKey(
+            a,
+            'POST',
+            '/transfer',
+            { asset_uid: asset, from_user_uid: '999999999999', to_address: privateKeyToAddress(generatePrivateKey()) },
+            key,
+          ),
+          404,
+        );
         assert.equal((await counts()).idempotency_keys, before.idempotency_keys, 'a failure is not stored');
 
         const edit = { data: { name: `Edited ${uid6()}`, unique_name: false, image_url: 'https://example.com/e.png' } };
@@ -459,7 +529,12 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const a = await t.newApp();
         const key = `old-${uid6()}`;
         const r1 = await withKey(a, 'POST', '/user', {}, key);
-        await t.svc.ctx.db.updateTable('idempotency_keys').set({ created_at_ms: Date.now() - 25 * 3600_000 }).where('app_uid', '=', a.uid).where('idem_key', '=', key).execute();
+        await t.svc.ctx.db
+          .updateTable('idempotency_keys')
+          .set({ created_at_ms: Date.now() - 25 * 3600_000 })
+          .where('app_uid', '=', a.uid)
+          .where('idem_key', '=', key)
+          .execute();
         const r2 = await withKey(a, 'POST', '/user', { user_external_id: 'different' }, key);
         assert.equal(r2.status, 201);
         assert.notEqual(r2.body.data.uid, r1.body.data.uid);
@@ -478,13 +553,18 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const a = await t.newApp();
         const user = (await a.api.post('/user', {})).body.data.uid;
         const { uid: reward } = await createReward(t.svc.ctx, a.uid, { name: 'Exact', token_name: 'Exact', token_symbol: 'EXA', supply: '100000000000000000' });
-        const raw = (amount: string, nonce = uid6()) => a.api.call('POST', '/reward/allocate', `{"reward_uid":"${reward}","to_user_uid":"${user}","amount":${amount},"nonce":"${nonce}"}`);
+        const raw = (amount: string, nonce = uid6()) =>
+          a.api.call('POST', '/reward/allocate', `{"reward_uid":"${reward}","to_user_uid":"${user}","amount":${amount},"nonce":"${nonce}"}`);
         const before = await counts();
         for (const lit of ['1.0000000000000000001', '0.0000000000000000001', '1e-19']) {
           const r = await raw(lit);
           assertEnvelope(r, 400);
           assert.equal(r.body.error.type, 'validation_error');
-          assert.deepEqual(details(r).map((d) => [d.field_name, d.message]), [['amount', 'Amount has more than 18 decimal places.']], lit);
+          assert.deepEqual(
+            details(r).map((d) => [d.field_name, d.message]),
+            [['amount', 'Amount has more than 18 decimal places.']],
+            lit,
+          );
         }
         assert.equal((await counts()).allocations, before.allocations);
         const exact = async (lit: string, units: string) => {
@@ -534,8 +614,19 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         try {
           await migrateTo(store, '007_tx_replacement');
           const d = store.db;
-          await d.insertInto('apps').values({ uid: '100000000001', name: 'Old', environment: 'development', created_at: '2024-01-01T00:00:00.000000Z' }).execute();
-          const user = (uid: string, email: string | null, at: string) => ({ uid, app_uid: '100000000001', email, user_external_id: null, wallet_address: null, wallet_created_at: null, created_at: at });
+          await d
+            .insertInto('apps')
+            .values({ uid: '100000000001', name: 'Old', environment: 'development', created_at: '2024-01-01T00:00:00.000000Z' })
+            .execute();
+          const user = (uid: string, email: string | null, at: string) => ({
+            uid,
+            app_uid: '100000000001',
+            email,
+            user_external_id: null,
+            wallet_address: null,
+            wallet_created_at: null,
+            created_at: at,
+          });
           await d
             .insertInto('users')
             .values([
@@ -689,7 +780,13 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
           }
         };
         walk(t.dataDir);
-        for (const f of ['master.key', 'operator.token', 'chain.json', 'anvil.pid', ...(db === 'sqlite' ? ['mintworks.sqlite', 'mintworks.sqlite-wal', 'mintworks.sqlite-shm'] : [])]) {
+        for (const f of [
+          'master.key',
+          'operator.token',
+          'chain.json',
+          'anvil.pid',
+          ...(db === 'sqlite' ? ['mintworks.sqlite', 'mintworks.sqlite-wal', 'mintworks.sqlite-shm'] : []),
+        ]) {
           assert.ok(seen.includes(f), `${f} among ${seen.join(', ')}`);
         }
       });
@@ -703,7 +800,8 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
         const fresh = await t.newApp(); // never used: unknown to the service so far
         let n = 0;
         // From the untrusted socket every failure counts against 127.0.0.1, whatever the header says.
-        const bad = (xff = trusted ? '203.0.113.7' : `198.51.100.${n++ % 250}`) => new ApiClient(t.base, known.apiKey, 'not-a-token').call('GET', '/user/123456789012', undefined, { 'X-Forwarded-For': xff });
+        const bad = (xff = trusted ? '203.0.113.7' : `198.51.100.${n++ % 250}`) =>
+          new ApiClient(t.base, known.apiKey, 'not-a-token').call('GET', '/user/123456789012', undefined, { 'X-Forwarded-For': xff });
         let r = await bad();
         assertEnvelope(r, 401, 'unauthorized');
         if (Number(r.headers.get('x-ratelimit-reset')) * 1000 - Date.now() < 8_000) {

@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/env.js';
 
 lifecycleSuite('sqlite', { chain: hardhatChain(2) });
 
-describe('a rewind of Hardhat\'s node (evm_revert)', () => {
+describe("a rewind of Hardhat's node (evm_revert)", () => {
   const chain = hardhatChain(2);
   let t: TestService;
   before(async () => {
@@ -24,7 +24,11 @@ describe('a rewind of Hardhat\'s node (evm_revert)', () => {
 
   it('mints the chain no longer has are sent again and minted exactly once', async () => {
     const call = async (method: string, params: unknown[] = []) => {
-      const r = await fetch(chain.rpcUrl(t), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      const r = await fetch(chain.rpcUrl(t), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
       return ((await r.json()) as { result: unknown }).result;
     };
     const app = await t.newApp();
@@ -34,25 +38,46 @@ describe('a rewind of Hardhat\'s node (evm_revert)', () => {
     const snapshot = await call('evm_snapshot');
     const uids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `rewind-${i}`, data: { name: 'Rewound', unique_name: false, image_url: 'https://example.com/r.png', store_image_on_ipfs: false } });
+      const r = await app.api.post('/asset', {
+        user_uid: user,
+        collection_uid: collection,
+        asset_external_id: `rewind-${i}`,
+        data: { name: 'Rewound', unique_name: false, image_url: 'https://example.com/r.png', store_image_on_ipfs: false },
+      });
       assert.equal(r.status, 201, r.raw);
       uids.push(r.body.data.uid);
     }
-    const minted = await waitFor('minted', async () => {
-      const all = await Promise.all(uids.map(async (u) => (await app.api.get(`/asset/${u}`)).body.data));
-      return all.every((a) => a.is_minted) ? all : null;
-    }, 60_000, 250);
+    const minted = await waitFor(
+      'minted',
+      async () => {
+        const all = await Promise.all(uids.map(async (u) => (await app.api.get(`/asset/${u}`)).body.data));
+        return all.every((a) => a.is_minted) ? all : null;
+      },
+      60_000,
+      250,
+    );
     const rpc = createPublicClient({ transport: http(chain.rpcUrl(t)) });
-    const transfers = () => rpc.getContractEvents({ address: contract, abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']), eventName: 'Transfer', fromBlock: 0n });
+    const transfers = () =>
+      rpc.getContractEvents({
+        address: contract,
+        abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']),
+        eventName: 'Transfer',
+        fromBlock: 0n,
+      });
     assert.equal((await transfers()).length, 5);
 
     assert.equal(await call('evm_revert', [snapshot]), true);
     assert.equal((await transfers()).length, 0, 'the chain lost the mints');
     // The tracker finds the relayers' nonces behind what it recorded and sends the same bytes again.
-    const again = await waitFor('minted again', async () => {
-      const logs = await transfers();
-      return logs.length >= 5 ? logs : null;
-    }, 60_000, 500);
+    const again = await waitFor(
+      'minted again',
+      async () => {
+        const logs = await transfers();
+        return logs.length >= 5 ? logs : null;
+      },
+      60_000,
+      500,
+    );
     const ids = again.map((l) => Number(l.args.tokenId));
     assert.deepEqual([...new Set(ids)].sort(), minted.map((a) => a.token_id).sort(), 'each token once, the same ids');
     assert.equal(ids.length, 5);

@@ -32,7 +32,8 @@ function run(args: string[], env: Record<string, string>): Run {
   return { child, output: () => out, exited };
 }
 
-const cliRun = (args: string[], env: Record<string, string>) => spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+const cliRun = (args: string[], env: Record<string, string>) =>
+  spawnSync(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
 
 describe('installations and the processes that use them', () => {
   const running: Run[] = [];
@@ -95,7 +96,15 @@ describe('installations and the processes that use them', () => {
 
   it('a command that only reads creates nothing where there is no installation', () => {
     const nowhere = path.join(tempDir('mintworks-inst-'), 'nothing-here');
-    for (const args of [['app', 'list'], ['collection', 'list', '--app', '123456789012'], ['token', '--app', '123456789012'], ['webhook', 'show', '--app', '123456789012'], ['reward', 'list', '--app', '123456789012'], ['backup', '--out', path.join(nowhere, '..', 'bk')], ['config', 'show']]) {
+    for (const args of [
+      ['app', 'list'],
+      ['collection', 'list', '--app', '123456789012'],
+      ['token', '--app', '123456789012'],
+      ['webhook', 'show', '--app', '123456789012'],
+      ['reward', 'list', '--app', '123456789012'],
+      ['backup', '--out', path.join(nowhere, '..', 'bk')],
+      ['config', 'show'],
+    ]) {
       const r = cliRun(args, { DATA_DIR: nowhere });
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
       assert.equal(r.stderr.trim(), `no installation at ${nowhere} (set DATA_DIR or DATABASE_URL)`);
@@ -115,14 +124,24 @@ describe('installations and the processes that use them', () => {
       try {
         const dataDir = path.join(tempDir('mintworks-inst-pg-'), 'data');
         const anvilPort = String(await freePort());
-        const common = { DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: 'ab'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-installation-test', ANVIL_PORT: anvilPort };
+        const common = {
+          DATABASE_URL: db.url,
+          DATA_DIR: dataDir,
+          MASTER_KEY: 'ab'.repeat(32),
+          OPERATOR_TOKEN: 'operator-token-for-the-installation-test',
+          ANVIL_PORT: anvilPort,
+        };
         const api = start([main], { ...common, WORKERS: 'false', PORT: String(await freePort()) });
         await waitFor('the API process', async () => api.output().includes('"msg":"mintworks ready"'), 60_000, 50);
         const worker = start([main], { ...common, API: 'false', DEMO_APP: 'false' });
         assert.equal(await worker.exited, 1);
         assert.match(worker.output(), new RegExp(`another Mintworks \\(pid ${api.child.pid}\\) is using the embedded chain of DATA_DIR`));
         // The API's chain is still its own and still answers.
-        const rpc = await fetch(`http://127.0.0.1:${anvilPort}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+        const rpc = await fetch(`http://127.0.0.1:${anvilPort}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+        });
         assert.equal(rpc.status, 200);
         await stop(api);
       } finally {
@@ -130,7 +149,7 @@ describe('installations and the processes that use them', () => {
       }
     });
 
-    it('agrees on the public URL whatever order the processes start in, and keeps another installation\'s demo.env', async () => {
+    it("agrees on the public URL whatever order the processes start in, and keeps another installation's demo.env", async () => {
       pgdb = await freshPostgres();
       const dataDir = path.join(tempDir('mintworks-inst-pg-'), 'data');
       // Another installation used this DATA_DIR before: its demo.env stays as it was.
@@ -138,7 +157,13 @@ describe('installations and the processes that use them', () => {
       fs.writeFileSync(path.join(dataDir, 'demo.env'), 'MW_APP=999999999999\n', { mode: 0o600 });
       const chainPort = await freePort();
       const apiPort = await freePort();
-      const common = { DATABASE_URL: pgdb.url, DATA_DIR: dataDir, MASTER_KEY: 'ef'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-installation-test', CHAIN_RPC_URL: `http://127.0.0.1:${chainPort}` };
+      const common = {
+        DATABASE_URL: pgdb.url,
+        DATA_DIR: dataDir,
+        MASTER_KEY: 'ef'.repeat(32),
+        OPERATOR_TOKEN: 'operator-token-for-the-installation-test',
+        CHAIN_RPC_URL: `http://127.0.0.1:${chainPort}`,
+      };
       const chain = start([cli, 'chain', 'start', '--port', String(chainPort), '--dir', path.join(dataDir, '..', 'chain')], {});
       await waitFor('the chain', async () => chain.output().includes('ready at'), 30_000, 50);
 
@@ -150,7 +175,7 @@ describe('installations and the processes that use them', () => {
       const api = start([main], { ...common, WORKERS: 'false', PORT: String(apiPort), PUBLIC_URL: `http://127.0.0.1:${apiPort}/` });
       await waitFor('the API process', async () => api.output().includes('"msg":"mintworks ready"'), 60_000, 50);
       assert.equal(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8'), 'MW_APP=999999999999\n');
-      assert.equal(fs.readdirSync(dataDir).filter((f) => /^demo-\d+\.env$/.test(f)).length, 1, 'this installation\'s Demo App is in a file of its own');
+      assert.equal(fs.readdirSync(dataDir).filter((f) => /^demo-\d+\.env$/.test(f)).length, 1, "this installation's Demo App is in a file of its own");
 
       // A worker without PUBLIC_URL takes the recorded one, and says so instead of a URL it does not serve.
       const worker = start([main], { ...common, API: 'false', DEMO_APP: 'false' });
@@ -163,7 +188,12 @@ describe('installations and the processes that use them', () => {
       assert.equal(fund.status, 0, fund.stderr);
       const db = new pg.Client({ connectionString: pgdb.url });
       await db.connect();
-      const deployed = await waitFor('the demo collection deployed', async () => (await db.query<{ uid: string }>("select uid from collections where status = 'deployed'")).rows[0], 60_000, 100);
+      const deployed = await waitFor(
+        'the demo collection deployed',
+        async () => (await db.query<{ uid: string }>("select uid from collections where status = 'deployed'")).rows[0],
+        60_000,
+        100,
+      );
       await db.end();
 
       // Another explicit URL is refused, naming both values.

@@ -19,7 +19,10 @@ const erc721 = parseAbi([
  * service (e.g. KEY_CUSTODY=pkcs11, embedded chain only); `opts.more`: further tests that run on the same
  * service after these (before it stops).
  */
-export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteChain; env?: Record<string, string>; title?: string; more?: (service: () => TestService) => void } = {}): void {
+export function lifecycleSuite(
+  db: 'sqlite' | 'postgres',
+  opts: { chain?: SuiteChain; env?: Record<string, string>; title?: string; more?: (service: () => TestService) => void } = {},
+): void {
   const chain = opts.chain ?? embeddedChain;
   describe(`asset lifecycle on ${db}${chain === embeddedChain ? '' : `, ${chain.name}`}${opts.title ? ` ${opts.title}` : ''}`, () => {
     let t: TestService;
@@ -54,18 +57,32 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
         user_uid: user,
         collection_uid: collection,
         asset_external_id: `x-${Math.random().toString(36).slice(2)}`,
-        data: { name: 'Blade', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 1 }], ...data },
+        data: {
+          name: 'Blade',
+          unique_name: false,
+          image_url: 'https://example.com/b.png',
+          store_image_on_ipfs: false,
+          attributes: [{ trait_type: 'power', value: 1 }],
+          ...data,
+        },
       });
       assert.equal(r.status, 201, r.raw);
-      return waitFor('minted', async () => {
-        const a = (await app.api.get(`/asset/${r.body.data.uid}`)).body.data;
-        return a.is_minted ? a : null;
-      }, 15_000);
+      return waitFor(
+        'minted',
+        async () => {
+          const a = (await app.api.get(`/asset/${r.body.data.uid}`)).body.data;
+          return a.is_minted ? a : null;
+        },
+        15_000,
+      );
     }
 
     const asset = async (uid: string) => (await app.api.get(`/asset/${uid}`)).body.data;
     // Lower case, as the API answers addresses.
-    const ownerOf = (id: number, c: Address = contract) => rpc().readContract({ address: c, abi: erc721, functionName: 'ownerOf', args: [BigInt(id)] }).then((a) => a.toLowerCase());
+    const ownerOf = (id: number, c: Address = contract) =>
+      rpc()
+        .readContract({ address: c, abi: erc721, functionName: 'ownerOf', args: [BigInt(id)] })
+        .then((a) => a.toLowerCase());
 
     it('mint → edit → transfer out → deposit back → transfer to a user → burn → transfer refused', async () => {
       const alice = await newUser();
@@ -74,17 +91,32 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
 
       // edit: all metadata replaced, attributes not sent are gone, token_uri serves the new document
       const head = await rpc().getBlockNumber();
-      const edit = await app.api.call('PUT', `/asset/${a0.uid}`, { data: { name: 'Blade+', unique_name: true, image_url: 'https://example.com/b2.png', description: 'sharper' } });
+      const edit = await app.api.call('PUT', `/asset/${a0.uid}`, {
+        data: { name: 'Blade+', unique_name: true, image_url: 'https://example.com/b2.png', description: 'sharper' },
+      });
       assert.equal(edit.status, 200, edit.raw);
       assert.deepEqual(edit.body, { success: true, data: null });
-      const edited = await waitFor('edited', async () => {
-        const a = await asset(a0.uid);
-        return !a.is_editing && a.name === 'Blade+' ? a : null;
-      }, 15_000);
-      assert.deepEqual(edited.metadata, { name: 'Blade+', image: 'https://example.com/b2.png', org_image_url: 'https://example.com/b2.png', original_id: a0.uid, description: 'sharper' });
+      const edited = await waitFor(
+        'edited',
+        async () => {
+          const a = await asset(a0.uid);
+          return !a.is_editing && a.name === 'Blade+' ? a : null;
+        },
+        15_000,
+      );
+      assert.deepEqual(edited.metadata, {
+        name: 'Blade+',
+        image: 'https://example.com/b2.png',
+        org_image_url: 'https://example.com/b2.png',
+        original_id: a0.uid,
+        description: 'sharper',
+      });
       assert.deepEqual(await (await fetch(edited.token_uri)).json(), edited.metadata);
       const updates = await rpc().getContractEvents({ address: contract, abi: erc721, eventName: 'MetadataUpdate', fromBlock: head });
-      assert.ok(updates.some((u) => u.args._tokenId === BigInt(a0.token_id)), 'ERC-4906 MetadataUpdate emitted');
+      assert.ok(
+        updates.some((u) => u.args._tokenId === BigInt(a0.token_id)),
+        'ERC-4906 MetadataUpdate emitted',
+      );
 
       // transfer to an outside address
       const outside = privateKeyToAccount(generatePrivateKey());
@@ -101,18 +133,40 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       assert.equal(await ownerOf(a0.token_id), outside.address.toLowerCase());
       const trv = (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data;
       assert.deepEqual(Object.keys(trv), ['uid', 'asset_uid', 'from_user_uid', 'to_address', 'created_at', 'status']);
-      assert.deepEqual((await app.api.get(`/transfer?user_uid=${alice.uid}`)).body.data.map((x: any) => x.uid), [tr.body.data.uid]);
+      assert.deepEqual(
+        (await app.api.get(`/transfer?user_uid=${alice.uid}`)).body.data.map((x: any) => x.uid),
+        [tr.body.data.uid],
+      );
 
       // the outside holder sends it back on chain: a deposit
       await chain.fund(t, outside.address, 10n ** 18n);
-      const wallet = createWalletClient({ account: outside, transport: http(chain.rpcUrl(t)), chain: { id: chain.chainId, name: chain.name, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl(t)] } } } });
-      const hash = await wallet.writeContract({ address: contract, abi: erc721, functionName: 'transferFrom', args: [outside.address, alice.wallet, BigInt(a0.token_id)] });
+      const wallet = createWalletClient({
+        account: outside,
+        transport: http(chain.rpcUrl(t)),
+        chain: {
+          id: chain.chainId,
+          name: chain.name,
+          nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 },
+          rpcUrls: { default: { http: [chain.rpcUrl(t)] } },
+        },
+      });
+      const hash = await wallet.writeContract({
+        address: contract,
+        abi: erc721,
+        functionName: 'transferFrom',
+        args: [outside.address, alice.wallet, BigInt(a0.token_id)],
+      });
       await rpc().waitForTransactionReceipt({ hash });
       const sentAt = Date.now();
-      const back = await waitFor('deposit seen', async () => {
-        const a = await asset(a0.uid);
-        return a.owner_user_uid === alice.uid ? a : null;
-      }, 5_000, 100);
+      const back = await waitFor(
+        'deposit seen',
+        async () => {
+          const a = await asset(a0.uid);
+          return a.owner_user_uid === alice.uid ? a : null;
+        },
+        5_000,
+        100,
+      );
       assert.ok(Date.now() - sentAt <= 5_000);
       assert.equal(back.is_transferable, true);
       assert.equal(back.owner_address, alice.wallet);
@@ -124,7 +178,10 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       const atBob = await asset(a0.uid);
       assert.equal(atBob.owner_user_uid, bob.uid);
       assert.equal(atBob.is_transferable, true);
-      assert.deepEqual((await app.api.get(`/asset?user_uid=${bob.uid}`)).body.data.map((x: any) => x.uid), [a0.uid]);
+      assert.deepEqual(
+        (await app.api.get(`/asset?user_uid=${bob.uid}`)).body.data.map((x: any) => x.uid),
+        [a0.uid],
+      );
       assert.equal(await ownerOf(a0.token_id), bob.wallet);
 
       // bob burns it
@@ -135,8 +192,17 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       assert.equal(burned.is_burned, true);
       assert.equal(burned.is_transferable, false);
       await assert.rejects(ownerOf(a0.token_id));
-      assert.deepEqual(Object.keys((await app.api.get(`/burn/${burn.body.data.uid}`)).body.data), ['uid', 'asset_uid', 'from_user_uid', 'created_at', 'status']);
-      assert.deepEqual((await app.api.get(`/burn?user_uid=${bob.uid}`)).body.data.map((x: any) => x.uid), [burn.body.data.uid]);
+      assert.deepEqual(Object.keys((await app.api.get(`/burn/${burn.body.data.uid}`)).body.data), [
+        'uid',
+        'asset_uid',
+        'from_user_uid',
+        'created_at',
+        'status',
+      ]);
+      assert.deepEqual(
+        (await app.api.get(`/burn?user_uid=${bob.uid}`)).body.data.map((x: any) => x.uid),
+        [burn.body.data.uid],
+      );
 
       const refused = await app.api.post('/transfer', { asset_uid: a0.uid, from_user_uid: bob.uid, to_address: outside.address });
       assert.equal(refused.status, 400);
@@ -191,7 +257,10 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       assert.equal(clash.status, 400);
       assert.equal(clash.body.error.detail.message, 'Asset with this name already exists');
       // keeping its own name is fine
-      assert.equal((await app.api.call('PUT', `/asset/${a.uid}`, { data: { name: 'Unique-A', unique_name: true, image_url: 'https://example.com/n.png' } })).status, 200);
+      assert.equal(
+        (await app.api.call('PUT', `/asset/${a.uid}`, { data: { name: 'Unique-A', unique_name: true, image_url: 'https://example.com/n.png' } })).status,
+        200,
+      );
       const again = await app.api.call('PUT', `/asset/${a.uid}`, { data: { name: 'Unique-A', unique_name: true, image_url: 'https://example.com/n.png' } });
       if (again.status === 400) assert.equal(again.body.error.detail.code, 'asset_editing');
       const nonUnique = await app.api.call('PUT', `/asset/${b.uid}`, { data: { name: 'Plain', unique_name: false, image_url: 'https://example.com/n.png' } });
@@ -200,7 +269,10 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       const bad = await app.api.call('PUT', `/asset/${a.uid}`, { data: { name: 'x', image_url: 'nope' } });
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.type, 'validation_error');
-      assert.equal((await app.api.call('PUT', '/asset/999999999999', { data: { name: 'x', unique_name: true, image_url: 'https://e.com/x.png' } })).status, 404);
+      assert.equal(
+        (await app.api.call('PUT', '/asset/999999999999', { data: { name: 'x', unique_name: true, image_url: 'https://e.com/x.png' } })).status,
+        404,
+      );
     });
 
     it('preconditions: not minted, not owner, transferring, unknown asset/user; to_address validated', async () => {
@@ -213,7 +285,10 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       const burnNotOwner = await app.api.post('/burn', { asset_uid: a.uid, from_user_uid: v.uid });
       assert.equal(burnNotOwner.body.error.detail.code, 'not_owner');
       assert.equal((await app.api.post('/transfer', { asset_uid: '999999999999', from_user_uid: u.uid, to_address: to })).status, 404);
-      assert.equal((await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: '999999999999', to_address: to })).body.error.detail.message, 'User not found.');
+      assert.equal(
+        (await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: '999999999999', to_address: to })).body.error.detail.message,
+        'User not found.',
+      );
       for (const bad of ['0x123', 'not-an-address', '0x0000000000000000000000000000000000000000', '0X0000000000000000000000000000000000000000', `${to}0`]) {
         const r = await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: u.uid, to_address: bad });
         assert.equal(r.status, 400, bad);
@@ -221,8 +296,17 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
         assert.equal(r.body.error.detail.field_name, 'to_address');
       }
       // not minted yet: hold the mint back by creating the asset for a collection still deploying
-      const { uid: deploying } = await (await import('../../src/services/collections.js')).createCollection(t.svc.ctx, app.uid, { name: 'Later', symbol: 'LTR', editable: true });
-      const pending = await app.api.post('/asset', { user_uid: u.uid, collection_uid: deploying, asset_external_id: `p-${Date.now()}`, data: { name: 'P', unique_name: false, image_url: 'https://e.com/p.png', store_image_on_ipfs: false } });
+      const { uid: deploying } = await (await import('../../src/services/collections.js')).createCollection(t.svc.ctx, app.uid, {
+        name: 'Later',
+        symbol: 'LTR',
+        editable: true,
+      });
+      const pending = await app.api.post('/asset', {
+        user_uid: u.uid,
+        collection_uid: deploying,
+        asset_external_id: `p-${Date.now()}`,
+        data: { name: 'P', unique_name: false, image_url: 'https://e.com/p.png', store_image_on_ipfs: false },
+      });
       const early = await app.api.post('/transfer', { asset_uid: pending.body.data.uid, from_user_uid: u.uid, to_address: to });
       if ((await asset(pending.body.data.uid)).is_minted === false) {
         assert.equal(early.status, 400);
@@ -249,19 +333,40 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       const fwdAbi = parseAbi(['function nonces(address) view returns (uint256)']);
       const nonce = await rpc().readContract({ address: forwarder, abi: fwdAbi, functionName: 'nonces', args: [userKey.address] });
       const { encodeFunctionData } = await import('viem');
-      const req = await signForwardRequest(userKey, forwarder, chain.chainId, { to: contract, data: encodeFunctionData({ abi: erc721, functionName: 'transferFrom', args: [userKey.address, outside, BigInt(a.token_id)] }), gas: 150_000n, nonce, deadline: Math.floor(Date.now() / 1000) + 3600 });
+      const req = await signForwardRequest(userKey, forwarder, chain.chainId, {
+        to: contract,
+        data: encodeFunctionData({ abi: erc721, functionName: 'transferFrom', args: [userKey.address, outside, BigInt(a.token_id)] }),
+        gas: 150_000n,
+        nonce,
+        deadline: Math.floor(Date.now() / 1000) + 3600,
+      });
       const funded = privateKeyToAccount(generatePrivateKey());
       await chain.fund(t, funded.address, 10n ** 18n);
-      const w = createWalletClient({ account: funded, transport: http(chain.rpcUrl(t)), chain: { id: chain.chainId, name: chain.name, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [chain.rpcUrl(t)] } } } });
-      await rpc().waitForTransactionReceipt({ hash: await w.sendTransaction({ to: forwarder, data: encodeForwardBatch([req], funded.address), gas: 400_000n }) });
+      const w = createWalletClient({
+        account: funded,
+        transport: http(chain.rpcUrl(t)),
+        chain: {
+          id: chain.chainId,
+          name: chain.name,
+          nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 },
+          rpcUrls: { default: { http: [chain.rpcUrl(t)] } },
+        },
+      });
+      await rpc().waitForTransactionReceipt({
+        hash: await w.sendTransaction({ to: forwarder, data: encodeForwardBatch([req], funded.address), gas: 400_000n }),
+      });
       assert.equal(await ownerOf(a.token_id), outside.toLowerCase());
 
       const tr = await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: u.uid, to_address: privateKeyToAccount(generatePrivateKey()).address });
       assert.equal(tr.status, 201, tr.raw);
-      const cancelled = await waitFor('transfer cancelled', async () => {
-        const x = (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data;
-        return x.status === 'cancelled' ? x : null;
-      }, 15_000);
+      const cancelled = await waitFor(
+        'transfer cancelled',
+        async () => {
+          const x = (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data;
+          return x.status === 'cancelled' ? x : null;
+        },
+        15_000,
+      );
       assert.match(cancelled.reason, /reverted on chain/);
       const back = await asset(a.uid);
       assert.equal(back.is_transferring, false);
@@ -269,30 +374,50 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
       assert.equal(await ownerOf(a.token_id), outside.toLowerCase(), 'nothing moved');
 
       t.svc.indexer!.start();
-      const reconciled = await waitFor('indexer reconciles the owner', async () => {
-        const x = await asset(a.uid);
-        return x.owner_address === outside.toLowerCase() ? x : null;
-      }, 10_000);
+      const reconciled = await waitFor(
+        'indexer reconciles the owner',
+        async () => {
+          const x = await asset(a.uid);
+          return x.owner_address === outside.toLowerCase() ? x : null;
+        },
+        10_000,
+      );
       assert.equal(reconciled.owner_user_uid, null);
       assert.equal(reconciled.is_transferable, false);
     });
 
-    it('editing a production App\'s asset stores a new IPFS document and sets the new token URI on chain', async () => {
+    it("editing a production App's asset stores a new IPFS document and sets the new token URI on chain", async () => {
       const prod = await t.newApp('production');
       const coll = await t.newCollection(prod.uid, true);
       const u = (await prod.api.post('/user', {})).body.data.uid;
-      const created = await prod.api.post('/asset', { user_uid: u, collection_uid: coll, asset_external_id: 'p1', data: { name: 'Orb', unique_name: true, image_url: 'https://example.com/orb.png', store_image_on_ipfs: false } });
+      const created = await prod.api.post('/asset', {
+        user_uid: u,
+        collection_uid: coll,
+        asset_external_id: 'p1',
+        data: { name: 'Orb', unique_name: true, image_url: 'https://example.com/orb.png', store_image_on_ipfs: false },
+      });
       assert.equal(created.status, 201, created.raw);
-      const minted = await waitFor('minted', async () => {
-        const a = (await prod.api.get(`/asset/${created.body.data.uid}`)).body.data;
-        return a.is_minted ? a : null;
-      }, 15_000);
+      const minted = await waitFor(
+        'minted',
+        async () => {
+          const a = (await prod.api.get(`/asset/${created.body.data.uid}`)).body.data;
+          return a.is_minted ? a : null;
+        },
+        15_000,
+      );
       assert.match(minted.token_uri, /^ipfs:\/\//);
-      assert.equal((await prod.api.call('PUT', `/asset/${minted.uid}`, { data: { name: 'Orb II', unique_name: true, image_url: 'https://example.com/orb2.png' } })).status, 200);
-      const edited = await waitFor('edited', async () => {
-        const a = (await prod.api.get(`/asset/${minted.uid}`)).body.data;
-        return !a.is_editing && a.name === 'Orb II' ? a : null;
-      }, 15_000);
+      assert.equal(
+        (await prod.api.call('PUT', `/asset/${minted.uid}`, { data: { name: 'Orb II', unique_name: true, image_url: 'https://example.com/orb2.png' } })).status,
+        200,
+      );
+      const edited = await waitFor(
+        'edited',
+        async () => {
+          const a = (await prod.api.get(`/asset/${minted.uid}`)).body.data;
+          return !a.is_editing && a.name === 'Orb II' ? a : null;
+        },
+        15_000,
+      );
       assert.match(edited.token_uri, /^ipfs:\/\//);
       assert.notEqual(edited.token_uri, minted.token_uri);
       const c = (await prod.api.get(`/collection/${coll}`)).body.data.contract_address as Address;
@@ -304,27 +429,49 @@ export function lifecycleSuite(db: 'sqlite' | 'postgres', opts: { chain?: SuiteC
 
     it('reading the whole chain again (as after a reorg) changes no owner and emits nothing', async () => {
       const snapshot = async () =>
-        (await t.svc.ctx.db.selectFrom('assets').select(['uid', 'owner_address', 'owner_user_uid', 'is_burned']).where('app_uid', '=', app.uid).orderBy('uid').execute());
-      const events = async () => Number((await t.svc.ctx.db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('app_uid', '=', app.uid).executeTakeFirstOrThrow()).n);
-      // Quiescent first: earlier tests may still have a mint (a collection that was deploying) in flight.
-      await waitFor('nothing in flight', async () => {
-        const busy = await t.svc.ctx.db
+        await t.svc.ctx.db
           .selectFrom('assets')
-          .select('uid')
+          .select(['uid', 'owner_address', 'owner_user_uid', 'is_burned'])
           .where('app_uid', '=', app.uid)
-          .where((eb) => eb.or([eb('mint_status', '=', 'pending'), eb('is_transferring', '=', 1), eb('is_burning', '=', 1), eb('is_editing', '=', 1)]))
-          .executeTakeFirst();
-        return !busy && (await t.svc.ctx.sender!.pendingCount()) === 0;
-      }, 20_000);
+          .orderBy('uid')
+          .execute();
+      const events = async () =>
+        Number(
+          (
+            await t.svc.ctx.db
+              .selectFrom('events')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('app_uid', '=', app.uid)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      // Quiescent first: earlier tests may still have a mint (a collection that was deploying) in flight.
+      await waitFor(
+        'nothing in flight',
+        async () => {
+          const busy = await t.svc.ctx.db
+            .selectFrom('assets')
+            .select('uid')
+            .where('app_uid', '=', app.uid)
+            .where((eb) => eb.or([eb('mint_status', '=', 'pending'), eb('is_transferring', '=', 1), eb('is_burning', '=', 1), eb('is_editing', '=', 1)]))
+            .executeTakeFirst();
+          return !busy && (await t.svc.ctx.sender!.pendingCount()) === 0;
+        },
+        20_000,
+      );
       const before = await snapshot();
       const eventsBefore = await events();
       const genesis = await rpc().getBlock({ blockNumber: 0n });
       await t.svc.ctx.db.updateTable('chain_cursors').set({ block_number: 0, block_hash: genesis.hash }).execute();
       const head = Number(await rpc().getBlockNumber());
-      await waitFor('indexer caught up', async () => {
-        const c = await t.svc.ctx.db.selectFrom('chain_cursors').select('block_number').executeTakeFirst();
-        return c && c.block_number >= head;
-      }, 20_000);
+      await waitFor(
+        'indexer caught up',
+        async () => {
+          const c = await t.svc.ctx.db.selectFrom('chain_cursors').select('block_number').executeTakeFirst();
+          return c && c.block_number >= head;
+        },
+        20_000,
+      );
       assert.deepEqual(await snapshot(), before);
       assert.equal(await events(), eventsBefore);
     });

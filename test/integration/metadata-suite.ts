@@ -133,10 +133,15 @@ async function stopService(t: TestService | undefined): Promise<void> {
     const admin = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
     await admin.connect();
     try {
-      await waitFor('the service\'s PostgreSQL connections to close', async () => {
-        const r = await admin.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
-        return r.rows[0].n === 0;
-      }, 10_000, 20);
+      await waitFor(
+        "the service's PostgreSQL connections to close",
+        async () => {
+          const r = await admin.query('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+          return r.rows[0].n === 0;
+        },
+        10_000,
+        20,
+      );
     } finally {
       await admin.end();
     }
@@ -148,7 +153,15 @@ const assetBody = (user_uid: string, collection_uid: string, image_url: string, 
   user_uid,
   collection_uid,
   asset_external_id: `ext-${crypto.randomUUID()}`,
-  data: { name: `Shield ${crypto.randomUUID().slice(0, 8)}`, unique_name: true, image_url, store_image_on_ipfs, description: 'round', attributes: [{ trait_type: 'level', value: 2 }], ...extra },
+  data: {
+    name: `Shield ${crypto.randomUUID().slice(0, 8)}`,
+    unique_name: true,
+    image_url,
+    store_image_on_ipfs,
+    description: 'round',
+    attributes: [{ trait_type: 'level', value: 2 }],
+    ...extra,
+  },
 });
 
 async function newUser(app: App): Promise<string> {
@@ -196,15 +209,23 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
     });
 
     const minted = (app: App, uid: string) =>
-      waitFor(`asset ${uid} minted`, async () => {
-        const r = await app.api.get(`/asset/${uid}`);
-        return r.body?.data?.is_minted ? r.body.data : null;
-      }, 60_000);
+      waitFor(
+        `asset ${uid} minted`,
+        async () => {
+          const r = await app.api.get(`/asset/${uid}`);
+          return r.body?.data?.is_minted ? r.body.data : null;
+        },
+        60_000,
+      );
     const failed = (uid: string) =>
-      waitFor(`asset ${uid} failed`, async () => {
-        const row = await t.svc.ctx.db.selectFrom('assets').select(['mint_status', 'mint_error']).where('uid', '=', uid).executeTakeFirst();
-        return row?.mint_status === 'failed' ? row : null;
-      }, 60_000);
+      waitFor(
+        `asset ${uid} failed`,
+        async () => {
+          const row = await t.svc.ctx.db.selectFrom('assets').select(['mint_status', 'mint_error']).where('uid', '=', uid).executeTakeFirst();
+          return row?.mint_status === 'failed' ? row : null;
+        },
+        60_000,
+      );
     const fetchPath = (p: string, headers: Record<string, string> = {}) => fetch(`${t.svc.url}${p}`, { headers });
     const onChainUri = async (app: App, collection: string, tokenId: number): Promise<string> => {
       const c = await app.api.get(`/collection/${collection}`);
@@ -278,7 +299,7 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
       assert.equal(await onChainUri(prod, prodCollection, a.token_id), a.token_uri);
     });
 
-    it('development App: the image and document come from the service\'s file store, never from IPFS', async () => {
+    it("development App: the image and document come from the service's file store, never from IPFS", async () => {
       const uid = await createAsset(dev, assetBody(devUser, devCollection, images.url('/moved.png'), true)); // a redirect, followed
       const a = await minted(dev, uid);
       const sha = sha256Hex(images.devImage);
@@ -301,8 +322,14 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
       // Nor published: no publish job exists for a development App's files.
       const jobs = await t.svc.ctx.db.selectFrom('jobs').select('ref').where('kind', '=', 'ipfs.publish').execute();
       const devCids = [await rawCid(images.devImage), await rawCid(docBytes)];
-      assert.equal(jobs.some((j) => devCids.includes(j.ref)), false);
-      assert.equal(ipfs.added.some((x) => x.bytes.equals(images.devImage) || x.bytes.equals(docBytes)), false);
+      assert.equal(
+        jobs.some((j) => devCids.includes(j.ref)),
+        false,
+      );
+      assert.equal(
+        ipfs.added.some((x) => x.bytes.equals(images.devImage) || x.bytes.equals(docBytes)),
+        false,
+      );
       assert.equal(await onChainUri(dev, devCollection, a.token_id), a.token_uri);
     });
 
@@ -337,8 +364,16 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
         const api = await prod.api.get(`/asset/${uids[i]}`);
         assert.equal(api.body.data.is_minted, false);
         assert.equal(api.body.data.token_uri, null);
-        const events = await t.svc.ctx.db.selectFrom('events').select(['type', 'payload']).where('app_uid', '=', prod.uid).where('type', '=', 'asset.mint_failed').execute();
-        assert.ok(events.some((e) => JSON.parse(e.payload).asset.uid === uids[i]), `asset.mint_failed event for ${p}`);
+        const events = await t.svc.ctx.db
+          .selectFrom('events')
+          .select(['type', 'payload'])
+          .where('app_uid', '=', prod.uid)
+          .where('type', '=', 'asset.mint_failed')
+          .execute();
+        assert.ok(
+          events.some((e) => JSON.parse(e.payload).asset.uid === uids[i]),
+          `asset.mint_failed event for ${p}`,
+        );
         assert.equal(images.hits.get(p), 1, `${p}: a permanent failure is not retried`);
       }
     });
@@ -403,7 +438,8 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
     });
 
     it('a public-looking name that resolves to a private address is refused', async () => {
-      outboundTestHooks.resolve = async (host) => (host === 'images.example.test' ? [{ address: '10.20.30.40', family: 4 }] : dns.promises.lookup(host, { all: true }));
+      outboundTestHooks.resolve = async (host) =>
+        host === 'images.example.test' ? [{ address: '10.20.30.40', family: 4 }] : dns.promises.lookup(host, { all: true });
       await refused('https://images.example.test/logo.png', /private address 10\.20\.30\.40/);
     });
 
@@ -416,7 +452,8 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
       // The test hook lets 127.0.0.1 stand in for a public host (there is no real one here); every other
       // loopback or private address stays forbidden, so the redirect target is judged like in production.
       outboundTestHooks.allowAddress = (ip) => ip === '127.0.0.1';
-      outboundTestHooks.resolve = async (host) => (host === 'internal.example.test' ? [{ address: '10.9.9.9', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+      outboundTestHooks.resolve = async (host) =>
+        host === 'internal.example.test' ? [{ address: '10.9.9.9', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
       for (const [target, reason] of [
         ['http://169.254.169.254/latest/meta-data/', /refused: link-local address 169\.254\.169\.254/],
         [`http://internal.example.test:${images.port}/small.png`, /refused: private address 10\.9\.9\.9/],
@@ -426,10 +463,14 @@ export function metadataSuite(db: 'sqlite' | 'postgres', opts: { strict: boolean
         const hitsBefore = images.hits.get('/away.png') ?? 0;
         const uid = (await app.api.post('/asset', assetBody(user, collection, images.url('/away.png'), true))).body.data.uid as string;
         assert.ok(uid, 'accepted at request time: the first hop is allowed');
-        const row = await waitFor(`asset ${uid} failed`, async () => {
-          const r = await t.svc.ctx.db.selectFrom('assets').select(['mint_status', 'mint_error']).where('uid', '=', uid).executeTakeFirst();
-          return r?.mint_status === 'failed' ? r : null;
-        }, 30_000);
+        const row = await waitFor(
+          `asset ${uid} failed`,
+          async () => {
+            const r = await t.svc.ctx.db.selectFrom('assets').select(['mint_status', 'mint_error']).where('uid', '=', uid).executeTakeFirst();
+            return r?.mint_status === 'failed' ? r : null;
+          },
+          30_000,
+        );
         assert.match(row.mint_error ?? '', reason, target);
         assert.equal(images.hits.get('/away.png'), hitsBefore + 1, 'the first hop was requested');
       }

@@ -37,22 +37,36 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     const amoyRpc = () => rpcOf(amoy.rpcUrl);
     const health = async () => (await fetch(`${t.svc.url}/health`)).json() as Promise<any>;
     const chainHealth = async (id: number) => (await health()).chains.find((c: any) => c.chain_id === id);
-    const cli = async (...args: string[]) => (await run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, ...env } })).stdout;
+    const cli = async (...args: string[]) =>
+      (await run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, ...env } })).stdout;
     const deployed = (uid: string, timeoutMs = 60_000) =>
-      waitFor(`collection ${uid} deployed`, async () => {
-        const c = (await app.api.get(`/collection/${uid}`)).body.data;
-        return c.status === 'deployed' ? c : null;
-      }, timeoutMs);
+      waitFor(
+        `collection ${uid} deployed`,
+        async () => {
+          const c = (await app.api.get(`/collection/${uid}`)).body.data;
+          return c.status === 'deployed' ? c : null;
+        },
+        timeoutMs,
+      );
     const newAsset = async (user: string, collection: string, id: string) => {
-      const r = await app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: id, data: { name: id, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false } });
+      const r = await app.api.post('/asset', {
+        user_uid: user,
+        collection_uid: collection,
+        asset_external_id: id,
+        data: { name: id, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false },
+      });
       assert.equal(r.status, 201, r.raw);
       return r.body.data.uid as string;
     };
     const minted = (uid: string, timeoutMs = 60_000) =>
-      waitFor(`asset ${uid} minted`, async () => {
-        const a = (await app.api.get(`/asset/${uid}`)).body.data;
-        return a.is_minted ? a : null;
-      }, timeoutMs);
+      waitFor(
+        `asset ${uid} minted`,
+        async () => {
+          const a = (await app.api.get(`/asset/${uid}`)).body.data;
+          return a.is_minted ? a : null;
+        },
+        timeoutMs,
+      );
 
     let user: string;
     let amoyCollection: string;
@@ -65,7 +79,11 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       t = await startTestService(db, env);
       env = { ...env, DATA_DIR: t.dataDir, ...(t.svc.ctx.config.databaseUrl ? { DATABASE_URL: t.svc.ctx.config.databaseUrl } : {}), LOG_LEVEL: 'silent' };
       const created = await createApp(t.svc.ctx, 'Two chains', 'development');
-      app = { uid: created.uid, apiKey: created.api_key, api: new ApiClient(`${t.svc.url}/v1`, created.api_key, await signAppToken(created.api_key, created.api_secret)) };
+      app = {
+        uid: created.uid,
+        apiKey: created.api_key,
+        api: new ApiClient(`${t.svc.url}/v1`, created.api_key, await signAppToken(created.api_key, created.api_secret)),
+      };
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
       user = (await app.api.post('/user', {})).body.data.uid;
     });
@@ -77,14 +95,27 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     it('starts before the second chain is funded; /health names its accounts to fund', async () => {
       const h = await health();
       assert.equal(h.ready, true, 'the embedded (default) chain answers');
-      assert.deepEqual(h.chains.map((c: any) => [c.chain_id, c.name, c.embedded]), [[31337, 'Anvil', true], [AMOY, 'Amoy', false]]);
+      assert.deepEqual(
+        h.chains.map((c: any) => [c.chain_id, c.name, c.embedded]),
+        [
+          [31337, 'Anvil', true],
+          [AMOY, 'Amoy', false],
+        ],
+      );
       const [home, second] = h.chains;
       assert.equal(home.ready, true);
       assert.equal(second.ready, false);
       assert.equal(typeof second.block, 'number');
       assert.deepEqual(Object.keys(second), ['chain_id', 'name', 'embedded', 'ready', 'block', 'accounts', 'status', 'low_balance_wei', 'providers']);
-      assert.deepEqual(second.providers.map((p: any) => p.state), ['up'], 'its one provider answers');
-      assert.deepEqual(second.accounts.map((a: any) => a.role), ['deployer', 'relayer', 'relayer']);
+      assert.deepEqual(
+        second.providers.map((p: any) => p.state),
+        ['up'],
+        'its one provider answers',
+      );
+      assert.deepEqual(
+        second.accounts.map((a: any) => a.role),
+        ['deployer', 'relayer', 'relayer'],
+      );
       for (const a of second.accounts) {
         assert.deepEqual(Object.keys(a), ['address', 'role', 'balance_wei', 'low']);
         assert.equal(a.balance_wei, '0');
@@ -94,7 +125,15 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     });
 
     it('a collection for an unknown chain is refused in the envelope, naming chain_id, and nothing is written', async () => {
-      const count = async () => Number((await t.svc.ctx.db.selectFrom('collections').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const count = async () =>
+        Number(
+          (
+            await t.svc.ctx.db
+              .selectFrom('collections')
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const before = await count();
       const r = await admin.post(`/apps/${app.uid}/collections`, { name: 'Nowhere', symbol: 'NO', chain_id: 5 });
       assert.equal(r.status, 400, r.raw);
@@ -105,13 +144,21 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       const rr = await admin.post(`/apps/${app.uid}/rewards`, { name: 'X', token_name: 'X', token_symbol: 'X', supply: 1, chain_id: 5 });
       assert.equal(rr.status, 400, rr.raw);
       assert.equal(rr.body.error.detail.field_name, 'chain_id');
-      await assert.rejects(cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', 'abc', '--json'), (e: any) => e.code === 2 && /--chain <id>' argument 'abc' is invalid/.test(e.stdout));
-      await assert.rejects(cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', '5', '--json'), (e: any) => e.code === 1 && /Chain 5 is not served/.test(e.stdout));
+      await assert.rejects(
+        cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', 'abc', '--json'),
+        (e: any) => e.code === 2 && /--chain <id>' argument 'abc' is invalid/.test(e.stdout),
+      );
+      await assert.rejects(
+        cli('collection', 'create', '--app', app.uid, '--name', 'X', '--symbol', 'X', '--chain', '5', '--json'),
+        (e: any) => e.code === 1 && /Chain 5 is not served/.test(e.stdout),
+      );
       assert.equal(await count(), before);
     });
 
     it('the CLI creates a collection on 80002: it waits, unfunded, while the embedded chain works; funded, it deploys without a restart', async () => {
-      amoyCollection = JSON.parse(await cli('collection', 'create', '--app', app.uid, '--name', 'Amoy Swords', '--symbol', 'ASW', '--editable', '--chain', String(AMOY), '--json')).uid;
+      amoyCollection = JSON.parse(
+        await cli('collection', 'create', '--app', app.uid, '--name', 'Amoy Swords', '--symbol', 'ASW', '--editable', '--chain', String(AMOY), '--json'),
+      ).uid;
       const c = (await app.api.get(`/collection/${amoyCollection}`)).body.data;
       assert.deepEqual([c.chain, c.network, c.chain_id, c.status], ['Amoy', 'Amoy', AMOY, 'deploying']);
       // The default chain is unaffected by the other one's state.
@@ -131,7 +178,10 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
 
     it('the console offers the chains and creates a collection on the one chosen', async () => {
       const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
-      assert.deepEqual((await consoleApi.get('/chains')).body.data, [{ chain_id: 31337, name: 'Anvil' }, { chain_id: AMOY, name: 'Amoy' }]);
+      assert.deepEqual((await consoleApi.get('/chains')).body.data, [
+        { chain_id: 31337, name: 'Anvil' },
+        { chain_id: AMOY, name: 'Amoy' },
+      ]);
       const r = await consoleApi.post(`/apps/${app.uid}/collections`, { name: 'Console Amoy', symbol: 'CAM', chain_id: AMOY });
       assert.equal(r.status, 201, r.raw);
       assert.equal((await deployed(r.body.data.uid)).chain_id, AMOY);
@@ -143,11 +193,25 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       const wallet = m1.owner_address as Address;
       assert.equal(m2.owner_address, wallet, 'the same derived address on both chains');
       const amoyContract = (await app.api.get(`/collection/${amoyCollection}`)).body.data.contract_address;
-      assert.equal((await amoyRpc().readContract({ address: amoyContract, abi: erc721, functionName: 'ownerOf', args: [BigInt(m1.token_id)] })).toLowerCase(), wallet);
+      assert.equal(
+        (await amoyRpc().readContract({ address: amoyContract, abi: erc721, functionName: 'ownerOf', args: [BigInt(m1.token_id)] })).toLowerCase(),
+        wallet,
+      );
       const u = (await app.api.get(`/user/${user}`)).body.data;
-      assert.deepEqual(u.wallets.map((w: any) => [w.chain_id, w.network, w.address]).sort((x: any, y: any) => x[0] - y[0]), [[31337, 'Anvil', wallet], [AMOY, 'Amoy', wallet]]);
+      assert.deepEqual(
+        u.wallets.map((w: any) => [w.chain_id, w.network, w.address]).sort((x: any, y: any) => x[0] - y[0]),
+        [
+          [31337, 'Anvil', wallet],
+          [AMOY, 'Amoy', wallet],
+        ],
+      );
       for (const w of u.wallets) assert.deepEqual(Object.keys(w), ['address', 'explorer_url', 'network', 'chain_id']);
-      const events = await t.svc.ctx.db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', 'user.wallet_created').execute();
+      const events = await t.svc.ctx.db
+        .selectFrom('events')
+        .select('payload')
+        .where('app_uid', '=', app.uid)
+        .where('type', '=', 'user.wallet_created')
+        .execute();
       assert.equal(events.length, 2, 'one user.wallet_created per chain');
     });
 
@@ -164,38 +228,70 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       const byDefault = (await app.api.get(`/deposit?user_uid=${other}`)).body.data;
       assert.deepEqual(byDefault, h);
       const wallets = (await app.api.get(`/user/${other}`)).body.data.wallets;
-      assert.deepEqual(wallets.map((w: any) => w.chain_id), [AMOY, 31337], 'deposit requests created the wallets, oldest first');
+      assert.deepEqual(
+        wallets.map((w: any) => w.chain_id),
+        [AMOY, 31337],
+        'deposit requests created the wallets, oldest first',
+      );
     });
 
     it('a transfer and an edit on each chain', async () => {
       const to = '0x000000000000000000000000000000000000dEaD';
-      for (const [collection, client] of [[amoyCollection, amoyRpc()], [homeCollection, rpcOf(t.svc.rpcUrl)]] as const) {
+      for (const [collection, client] of [
+        [amoyCollection, amoyRpc()],
+        [homeCollection, rpcOf(t.svc.rpcUrl)],
+      ] as const) {
         const a = await minted(await newAsset(user, collection, `xfer-${collection}`));
         const name = `Edited ${collection}`;
         const edit = await app.api.call('PUT', `/asset/${a.uid}`, { data: { name, unique_name: true, image_url: 'https://example.com/e.png' } });
         assert.equal(edit.status, 200, edit.raw);
-        await waitFor('edited', async () => {
-          const x = (await app.api.get(`/asset/${a.uid}`)).body.data;
-          return !x.is_editing && x.name === name;
-        }, 60_000);
-        const editTx = await t.svc.ctx.db.selectFrom('chain_txs').select(['chain_id', 'status']).where('kind', '=', 'asset.edit').where('ref', '=', a.uid).executeTakeFirstOrThrow();
+        await waitFor(
+          'edited',
+          async () => {
+            const x = (await app.api.get(`/asset/${a.uid}`)).body.data;
+            return !x.is_editing && x.name === name;
+          },
+          60_000,
+        );
+        const editTx = await t.svc.ctx.db
+          .selectFrom('chain_txs')
+          .select(['chain_id', 'status'])
+          .where('kind', '=', 'asset.edit')
+          .where('ref', '=', a.uid)
+          .executeTakeFirstOrThrow();
         assert.deepEqual([editTx.chain_id, editTx.status], [(await app.api.get(`/collection/${collection}`)).body.data.chain_id, 'mined']);
         const tr = await app.api.post('/transfer', { asset_uid: a.uid, from_user_uid: user, to_address: to });
         assert.equal(tr.status, 201, tr.raw);
         await waitFor('transferred', async () => (await app.api.get(`/transfer/${tr.body.data.uid}`)).body.data.status === 'done', 60_000);
         const contract = (await app.api.get(`/collection/${collection}`)).body.data.contract_address;
-        assert.equal((await client.readContract({ address: contract, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] })).toLowerCase(), to.toLowerCase());
+        assert.equal(
+          (await client.readContract({ address: contract, abi: erc721, functionName: 'ownerOf', args: [BigInt(a.token_id)] })).toLowerCase(),
+          to.toLowerCase(),
+        );
       }
     });
 
     it('a reward on each chain: allocate and claim, paid on its own chain', async () => {
-      for (const [chainId, client] of [[AMOY, amoyRpc()], [31337, rpcOf(t.svc.rpcUrl)]] as const) {
-        const created = await admin.post(`/apps/${app.uid}/rewards`, { name: `Gems ${chainId}`, token_name: 'Gem', token_symbol: 'GEM', supply: 100, chain_id: chainId });
+      for (const [chainId, client] of [
+        [AMOY, amoyRpc()],
+        [31337, rpcOf(t.svc.rpcUrl)],
+      ] as const) {
+        const created = await admin.post(`/apps/${app.uid}/rewards`, {
+          name: `Gems ${chainId}`,
+          token_name: 'Gem',
+          token_symbol: 'GEM',
+          supply: 100,
+          chain_id: chainId,
+        });
         assert.equal(created.status, 201, created.raw);
-        const reward = await waitFor('reward deployed', async () => {
-          const r = (await app.api.get(`/reward/${created.body.data.uid}`)).body.data;
-          return r.status === 'deployed' ? r : null;
-        }, 60_000);
+        const reward = await waitFor(
+          'reward deployed',
+          async () => {
+            const r = (await app.api.get(`/reward/${created.body.data.uid}`)).body.data;
+            return r.status === 'deployed' ? r : null;
+          },
+          60_000,
+        );
         assert.deepEqual([reward.chain_id, reward.network], [chainId, chainId === AMOY ? 'Amoy' : 'Anvil']);
         const al = await app.api.post('/reward/allocate', { reward_uid: reward.uid, to_user_uid: user, amount: 7, nonce: `n-${chainId}` });
         assert.equal(al.status, 201, al.raw);
@@ -203,10 +299,14 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
         const to = `0x${chainId.toString(16).padStart(40, '0')}` as Address;
         const claim = await app.api.post('/reward/claim', { reward_uid: reward.uid, from_user_uid: user, to_address: to });
         assert.equal(claim.status, 201, claim.raw);
-        const done = await waitFor('claimed', async () => {
-          const c = (await app.api.get(`/reward/claim/${claim.body.data.uid}`)).body.data;
-          return c.status === 'done' ? c : null;
-        }, 60_000);
+        const done = await waitFor(
+          'claimed',
+          async () => {
+            const c = (await app.api.get(`/reward/claim/${claim.body.data.uid}`)).body.data;
+            return c.status === 'done' ? c : null;
+          },
+          60_000,
+        );
         assert.equal(done.amount, 7);
         assert.equal(await client.readContract({ address: reward.contract_address, abi: erc20, functionName: 'balanceOf', args: [to] }), 7n * 10n ** 18n);
       }
@@ -223,19 +323,31 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       assert.ok(homeMs < 15_000, `the embedded chain's mint took ${homeMs} ms during the other chain's outage`);
       // The mint either waits as a job (no attempt spent) or was already signed and recorded, to be
       // broadcast once the node is back; it never fails.
-      const job = await t.svc.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('ref', '=', waiting).where('kind', '=', `asset.mint@${AMOY}`).executeTakeFirstOrThrow();
+      const job = await t.svc.ctx.db
+        .selectFrom('jobs')
+        .select(['status', 'attempts'])
+        .where('ref', '=', waiting)
+        .where('kind', '=', `asset.mint@${AMOY}`)
+        .executeTakeFirstOrThrow();
       assert.notEqual(job.status, 'failed');
-      if (job.status === 'done') assert.notEqual((await t.svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', waiting).executeTakeFirstOrThrow()).mint_tx_id, null);
+      if (job.status === 'done')
+        assert.notEqual((await t.svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', waiting).executeTakeFirstOrThrow()).mint_tx_id, null);
       else assert.equal(job.attempts, 0, 'waiting spends no attempt');
       assert.equal((await app.api.get(`/asset/${waiting}`)).body.data.is_minted, false);
 
       amoy = await startEmbeddedChain(amoyOptions); // back, same URL and state
       const m = await minted(waiting, 90_000);
       const amoyContract = (await app.api.get(`/collection/${amoyCollection}`)).body.data.contract_address;
-      assert.equal((await amoyRpc().readContract({ address: amoyContract, abi: erc721, functionName: 'ownerOf', args: [BigInt(m.token_id)] })).toLowerCase(), m.owner_address);
+      assert.equal(
+        (await amoyRpc().readContract({ address: amoyContract, abi: erc721, functionName: 'ownerOf', args: [BigInt(m.token_id)] })).toLowerCase(),
+        m.owner_address,
+      );
       // Every asset of the App is minted, each once.
       const all = await t.svc.ctx.db.selectFrom('assets').select(['mint_status']).where('app_uid', '=', app.uid).execute();
-      assert.ok(all.every((a) => a.mint_status === 'minted'), JSON.stringify(all));
+      assert.ok(
+        all.every((a) => a.mint_status === 'minted'),
+        JSON.stringify(all),
+      );
     });
   });
 }

@@ -81,25 +81,49 @@ describe('OpenAPI document', () => {
     const ids = Object.values(ROUTE_DOCS).map((r) => r.operationId);
     assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
     // The resources are named components, referenced by the answers that carry them.
-    for (const name of ['User', 'Collection', 'Asset', 'Transfer', 'Burn', 'Deposit', 'Reward', 'RewardBalance', 'Allocation', 'Claim', 'App', 'Webhook', 'WebhookDelivery', 'Error']) {
+    for (const name of [
+      'User',
+      'Collection',
+      'Asset',
+      'Transfer',
+      'Burn',
+      'Deposit',
+      'Reward',
+      'RewardBalance',
+      'Allocation',
+      'Claim',
+      'App',
+      'Webhook',
+      'WebhookDelivery',
+      'Error',
+    ]) {
       assert.ok(doc.components.schemas[name], `components.schemas.${name}`);
     }
     assert.equal(doc.paths['/v1/asset/{uid}'].get.responses['200'].content['application/json'].schema.properties.data.$ref, '#/components/schemas/Asset');
     assert.equal(doc.paths['/v1/asset'].get.responses['200'].content['application/json'].schema.properties.data.items.$ref, '#/components/schemas/Asset');
-    assert.deepEqual(Object.keys(doc.components.schemas).filter((n) => n.endsWith('Input')), [], 'no unreferenced input twins');
+    assert.deepEqual(
+      Object.keys(doc.components.schemas).filter((n) => n.endsWith('Input')),
+      [],
+      'no unreferenced input twins',
+    );
     assert.deepEqual(doc.security, [{ apiKey: [], bearer: [] }]);
     assert.equal(doc.components.securitySchemes.operatorToken.scheme, 'bearer');
     assert.doesNotMatch(JSON.stringify(doc), /API\.md/);
     // Every /v1 and /admin/v1 operation in the document is one of ROUTE_DOCS.
     for (const [p, ops] of Object.entries<any>(doc.paths)) {
-      for (const m of Object.keys(ops)) assert.ok(Object.keys(ROUTE_DOCS).some((k) => k === `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`), `${m} ${p} has no route doc`);
+      for (const m of Object.keys(ops))
+        assert.ok(
+          Object.keys(ROUTE_DOCS).some((k) => k === `${m.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`),
+          `${m} ${p} has no route doc`,
+        );
     }
   });
 
   it('real answers of every route match their documented schemas', async () => {
     const base = t.svc.url;
     const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
-    const admin = (method: string, route: string, path: string, body?: unknown) => operator.call(method, path, body).then((r) => conforms(method, `/admin/v1${route}`, r));
+    const admin = (method: string, route: string, path: string, body?: unknown) =>
+      operator.call(method, path, body).then((r) => conforms(method, `/admin/v1${route}`, r));
 
     const newApp = (await admin('POST', '/apps', '/apps', { name: 'OpenAPI', environment: 'development' })).body.data;
     await admin('GET', '/apps', '/apps');
@@ -110,7 +134,8 @@ describe('OpenAPI document', () => {
     const v1 = (method: string, route: string, path: string, body?: unknown) => api.call(method, path, body).then((r) => conforms(method, `/v1${route}`, r));
 
     // Collections (admin create -> deployed), users, assets.
-    const coll = (await admin('POST', '/apps/:uid/collections', `/apps/${app.uid}/collections`, { name: 'Docs', symbol: 'DOC', editable_assets: true })).body.data.uid;
+    const coll = (await admin('POST', '/apps/:uid/collections', `/apps/${app.uid}/collections`, { name: 'Docs', symbol: 'DOC', editable_assets: true })).body
+      .data.uid;
     await waitFor('deployed', async () => (await api.get(`/collection/${coll}`)).body.data.status === 'deployed', 30_000);
     await admin('GET', '/apps/:uid/collections', `/apps/${app.uid}/collections`);
     await v1('GET', '/collection/:uid', `/collection/${coll}`);
@@ -119,42 +144,80 @@ describe('OpenAPI document', () => {
     answers.user = (await v1('GET', '/user/:uid', `/user/${user}`)).body;
     await v1('GET', '/user', '/user?email=DOCS@example.com');
     await admin('GET', '/apps/:uid/users', `/apps/${app.uid}/users`);
-    const assetBody = (ext: string) => ({ user_uid: user, collection_uid: coll, asset_external_id: ext, sale_price_in_usd: 5, data: { name: 'Sword', unique_name: false, image_url: 'https://example.com/s.png', store_image_on_ipfs: false, attributes: [{ trait_type: 'power', value: 9 }] } });
+    const assetBody = (ext: string) => ({
+      user_uid: user,
+      collection_uid: coll,
+      asset_external_id: ext,
+      sale_price_in_usd: 5,
+      data: {
+        name: 'Sword',
+        unique_name: false,
+        image_url: 'https://example.com/s.png',
+        store_image_on_ipfs: false,
+        attributes: [{ trait_type: 'power', value: 9 }],
+      },
+    });
     const asset = (await v1('POST', '/asset', '/asset', assetBody('a1'))).body.data.uid;
     const asset2 = (await v1('POST', '/asset', '/asset', assetBody('a2'))).body.data.uid;
     await v1('GET', '/asset/:uid', `/asset/${asset}`); // not minted yet: nulls
-    await waitFor('minted', async () => (await api.get(`/asset/${asset}`)).body.data.is_minted && (await api.get(`/asset/${asset2}`)).body.data.is_minted, 30_000);
+    await waitFor(
+      'minted',
+      async () => (await api.get(`/asset/${asset}`)).body.data.is_minted && (await api.get(`/asset/${asset2}`)).body.data.is_minted,
+      30_000,
+    );
     answers.asset = (await v1('GET', '/asset/:uid', `/asset/${asset}`)).body;
     answers.assets = (await v1('GET', '/asset', `/asset?user_uid=${user}`)).body;
     await v1('PUT', '/asset/:uid', `/asset/${asset}`, { data: { name: 'Sword+', unique_name: false, image_url: 'https://example.com/s2.png' } });
     await v1('GET', '/deposit', `/deposit?user_uid=${other}&collection_uid=${coll}`);
 
     // Transfers and burns.
-    const transfer = (await v1('POST', '/transfer', '/transfer', { asset_uid: asset, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' })).body.data.uid;
+    const transfer = (
+      await v1('POST', '/transfer', '/transfer', { asset_uid: asset, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' })
+    ).body.data.uid;
     await v1('GET', '/transfer/:uid', `/transfer/${transfer}`);
     const burn = (await v1('POST', '/burn', '/burn', { asset_uid: asset2, from_user_uid: user })).body.data.uid;
     await v1('GET', '/burn/:uid', `/burn/${burn}`);
-    await waitFor('transfer and burn done', async () => (await api.get(`/transfer/${transfer}`)).body.data.status === 'done' && (await api.get(`/burn/${burn}`)).body.data.status === 'done', 30_000);
+    await waitFor(
+      'transfer and burn done',
+      async () => (await api.get(`/transfer/${transfer}`)).body.data.status === 'done' && (await api.get(`/burn/${burn}`)).body.data.status === 'done',
+      30_000,
+    );
     await v1('GET', '/transfer/:uid', `/transfer/${transfer}`);
     await v1('GET', '/transfer', `/transfer?user_uid=${user}`);
     await v1('GET', '/burn/:uid', `/burn/${burn}`);
     await v1('GET', '/burn', `/burn?user_uid=${user}`);
 
     // Rewards.
-    const reward = (await admin('POST', '/apps/:uid/rewards', `/apps/${app.uid}/rewards`, { name: 'Gems', token_name: 'Gem', token_symbol: 'GEM', supply: '1000', withdraw_receiver: '0x000000000000000000000000000000000000bEEF' })).body.data.uid;
+    const reward = (
+      await admin('POST', '/apps/:uid/rewards', `/apps/${app.uid}/rewards`, {
+        name: 'Gems',
+        token_name: 'Gem',
+        token_symbol: 'GEM',
+        supply: '1000',
+        withdraw_receiver: '0x000000000000000000000000000000000000bEEF',
+      })
+    ).body.data.uid;
     await waitFor('reward deployed', async () => (await api.get(`/reward/${reward}`)).body.data.status === 'deployed', 30_000);
     await v1('GET', '/reward/:uid', `/reward/${reward}`);
     await admin('GET', '/apps/:uid/rewards', `/apps/${app.uid}/rewards`);
     await admin('GET', '/apps/:uid/rewards/:reward', `/apps/${app.uid}/rewards/${reward}`);
     const alloc = (await v1('POST', '/reward/allocate', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '12.5', nonce: 1 })).body.data.uid;
-    const alloc2 = (await v1('POST', '/reward/allocation', '/reward/allocation', { reward_uid: reward, to_user_uid: user, amount: 1, nonce: 'two' })).body.data.uid;
+    const alloc2 = (await v1('POST', '/reward/allocation', '/reward/allocation', { reward_uid: reward, to_user_uid: user, amount: 1, nonce: 'two' })).body.data
+      .uid;
     await v1('GET', '/reward/allocate/:uid', `/reward/allocate/${alloc}`);
     await v1('GET', '/reward/allocation/:uid', `/reward/allocation/${alloc2}`);
     await v1('GET', '/reward/allocate', `/reward/allocate?user_uid=${user}`);
     await v1('GET', '/reward/allocation', `/reward/allocation?user_uid=${user}`);
     await v1('GET', '/reward/balance', `/reward/balance?reward_uid=${reward}&user_uid=${user}`);
-    await waitFor('allocations done', async () => (await api.get(`/reward/allocate/${alloc}`)).body.data.status === 'done' && (await api.get(`/reward/allocate/${alloc2}`)).body.data.status === 'done', 30_000);
-    const claim = (await v1('POST', '/reward/claim', '/reward/claim', { reward_uid: reward, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' })).body.data.uid;
+    await waitFor(
+      'allocations done',
+      async () =>
+        (await api.get(`/reward/allocate/${alloc}`)).body.data.status === 'done' && (await api.get(`/reward/allocate/${alloc2}`)).body.data.status === 'done',
+      30_000,
+    );
+    const claim = (
+      await v1('POST', '/reward/claim', '/reward/claim', { reward_uid: reward, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' })
+    ).body.data.uid;
     await v1('GET', '/reward/claim/:uid', `/reward/claim/${claim}`);
     await v1('GET', '/reward/claim', `/reward/claim?user_uid=${user}`);
     await waitFor('claimed', async () => (await api.get(`/reward/claim/${claim}`)).body.data.status === 'done', 30_000);
@@ -166,10 +229,14 @@ describe('OpenAPI document', () => {
     await admin('PUT', '/apps/:uid/webhook', `/apps/${app.uid}/webhook`, { events: ['asset.minted'] });
     await admin('GET', '/apps/:uid/webhook', `/apps/${app.uid}/webhook`);
     await v1('POST', '/asset', '/asset', assetBody('a3'));
-    const events = await waitFor('an event delivered', async () => {
-      const r = await operator.get(`/apps/${app.uid}/webhook/events`);
-      return r.body.data.some((d: any) => d.status === 'delivered') ? r : null;
-    }, 30_000);
+    const events = await waitFor(
+      'an event delivered',
+      async () => {
+        const r = await operator.get(`/apps/${app.uid}/webhook/events`);
+        return r.body.data.some((d: any) => d.status === 'delivered') ? r : null;
+      },
+      30_000,
+    );
     conforms('GET', '/admin/v1/apps/:uid/webhook/events', events);
     const eventId = events.body.data.find((d: any) => d.status === 'delivered').event_id;
     await admin('GET', '/apps/:uid/webhook/events/:id/attempts', `/apps/${app.uid}/webhook/events/${eventId}/attempts`);
@@ -213,9 +280,17 @@ describe('OpenAPI document', () => {
     conforms('GET', '/v1/user/:uid', limited);
     assert.ok(newApp.api_secret);
 
-    for (const s of ['201', '200', '400', '401', '404', '415', '422', '429']) assert.ok([...checked].some((c) => c.endsWith(` ${s}`)), `no ${s} answer checked`);
+    for (const s of ['201', '200', '400', '401', '404', '415', '422', '429'])
+      assert.ok(
+        [...checked].some((c) => c.endsWith(` ${s}`)),
+        `no ${s} answer checked`,
+      );
     const routes = new Set([...checked].map((c) => c.split(' ').slice(0, 2).join(' ')));
-    assert.deepEqual(Object.keys(ROUTE_DOCS).filter((k) => !routes.has(k)), [], 'every documented route was exercised');
+    assert.deepEqual(
+      Object.keys(ROUTE_DOCS).filter((k) => !routes.has(k)),
+      [],
+      'every documented route was exercised',
+    );
   });
 
   it('gives openapi-typescript the types a client imports, which real answers satisfy', async () => {
@@ -241,7 +316,11 @@ describe('OpenAPI document', () => {
     // And a wrong one must not compile: the check can fail.
     fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
     const tsc = (file: string) =>
-      spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', file], { cwd: dir, encoding: 'utf8' });
+      spawnSync(
+        process.execPath,
+        [require.resolve('typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', file],
+        { cwd: dir, encoding: 'utf8' },
+      );
     const good = tsc('client.ts');
     assert.equal(good.status, 0, good.stdout + good.stderr);
     const bad = tsc('wrong.ts');
@@ -249,4 +328,3 @@ describe('OpenAPI document', () => {
     assert.match(bad.stdout, /wrong\.ts.*not assignable/);
   });
 });
-

@@ -53,7 +53,15 @@ describe('operator logs', () => {
 
   it('npm start: ready once, Ctrl-C without an ERROR, no key twice on a line', { timeout: 120_000 }, async () => {
     const dataDir = tempDir('mintworks-logs-');
-    const env = { ...process.env, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'info', LOG_FORMAT: 'json', DEMO_APP: 'false' };
+    const env = {
+      ...process.env,
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      DEMO_APP: 'false',
+    };
     // A process group of its own, as a shell gives a foreground job: Ctrl-C is SIGINT to the group.
     const proc = spawn(process.execPath, [path.join(root, 'dist/main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
@@ -88,7 +96,13 @@ describe('operator logs', () => {
       },
     });
     const log = pino({ level: 'debug' }, sink);
-    const config = loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: tempDir(), DEMO_APP: 'false', LOG_LEVEL: 'debug' });
+    const config = loadConfig({
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: tempDir(),
+      DEMO_APP: 'false',
+      LOG_LEVEL: 'debug',
+    });
     svc = await startService(config, log);
     const op = { authorization: `Bearer ${config.operatorToken ?? svc.ctx.config.operatorToken}`, 'content-type': 'application/json' };
     const app = await createApp(svc.ctx, 'Logs', 'development');
@@ -96,7 +110,11 @@ describe('operator logs', () => {
     // sent to (DNS rebinding): refused at delivery by the outbound guard.
     let rebound = false;
     outboundTestHooks.resolve = async () => [{ address: rebound ? '127.0.0.1' : '93.184.216.34', family: 4 }];
-    const set = await fetch(`${svc.url}/admin/v1/apps/${app.uid}/webhook`, { method: 'PUT', headers: op, body: JSON.stringify({ url: 'https://hooks.example.test/in' }) });
+    const set = await fetch(`${svc.url}/admin/v1/apps/${app.uid}/webhook`, {
+      method: 'PUT',
+      headers: op,
+      body: JSON.stringify({ url: 'https://hooks.example.test/in' }),
+    });
     assert.ok(set.status === 201 || set.status === 200, await set.text());
     rebound = true;
     const test = await fetch(`${svc.url}/console/api/apps/${app.uid}/webhook/test`, { method: 'POST', headers: op, body: '{}' });

@@ -30,7 +30,12 @@ for (const db of ['sqlite', 'postgres'] as const) {
         Array.from({ length: 32 }, async () => {
           while (next < ASSETS) {
             const i = next++;
-            const r = await api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `page-${i}`, data: { name: `Item ${i}`, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false } });
+            const r = await api.post('/asset', {
+              user_uid: user,
+              collection_uid: collection,
+              asset_external_id: `page-${i}`,
+              data: { name: `Item ${i}`, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false },
+            });
             assert.equal(r.status, 201, r.raw);
             created.add(r.body.data.uid);
           }

@@ -45,7 +45,16 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
     const pgCluster = cluster;
     dataDir = tempDir('mintworks-failover-');
     const port = await freePort();
-    const env = { DATABASE_URL: cluster.url, DATA_DIR: dataDir, PORT: String(port), ANVIL_PORT: String(await freePort()), LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-failover-test-012345', OUTBOUND_ALLOW_PRIVATE: 'true' };
+    const env = {
+      DATABASE_URL: cluster.url,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      ANVIL_PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      MASTER_KEY: 'cd'.repeat(32),
+      OPERATOR_TOKEN: 'operator-token-for-the-failover-test-012345',
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+    };
     // A webhook receiver: the dispatcher must go on delivering after the outage, each mint's event at least once.
     const minted = new Set<string>();
     receiver = createServer((req, res) => {
@@ -68,11 +77,21 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
 
     const base = `http://127.0.0.1:${port}`;
     await waitFor('service health', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 90_000, 100);
-    const demo = Object.fromEntries(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const demo = Object.fromEntries(
+      fs
+        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+        .split('\n')
+        .filter((l) => /^MW_\w+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 10 }, () => client.post('/user', {}).then((r) => r.body.data.uid as string)));
-    const hook = await fetch(`${base}/admin/v1/apps/${demo.MW_APP}/webhook`, { method: 'PUT', headers: { authorization: `Bearer ${env.OPERATOR_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['asset.minted'] }) });
+    const hook = await fetch(`${base}/admin/v1/apps/${demo.MW_APP}/webhook`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${env.OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['asset.minted'] }),
+    });
     assert.equal(hook.status, 201, await hook.text());
 
     // The burst: each create is sent until it is answered 201; a 503 must say when to retry.
@@ -85,10 +104,22 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
         while (next < ASSETS) {
           const i = next++;
           for (;;) {
-            const r = await client.call('POST', '/asset', { user_uid: users[i % 10], collection_uid: demo.MW_COLLECTION, asset_external_id: `failover-${i}`, data: { name: 'Failover', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false } }, { 'Idempotency-Key': `failover-${i}` }).catch((err) => {
-              alive(); // a refused connection: say so if the service is gone
-              throw err;
-            });
+            const r = await client
+              .call(
+                'POST',
+                '/asset',
+                {
+                  user_uid: users[i % 10],
+                  collection_uid: demo.MW_COLLECTION,
+                  asset_external_id: `failover-${i}`,
+                  data: { name: 'Failover', unique_name: false, image_url: 'https://example.com/f.png', store_image_on_ipfs: false },
+                },
+                { 'Idempotency-Key': `failover-${i}` },
+              )
+              .catch((err) => {
+                alive(); // a refused connection: say so if the service is gone
+                throw err;
+              });
             statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
             if (r.status === 201) {
               accepted.set(i, r.body.data.uid);
@@ -119,7 +150,9 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
         await atAccepted(afterRestart + n);
         const admin = new pg.Client({ connectionString: pgCluster.url });
         await admin.connect();
-        const { rows } = await admin.query(`select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend') t`);
+        const { rows } = await admin.query(
+          `select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where pid <> pg_backend_pid() and backend_type = 'client backend') t`,
+        );
         await admin.end();
         terminated.push(rows[0].n);
         alive();
@@ -131,10 +164,15 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
     assert.deepEqual(unexpected, []);
     assert.equal(statuses.get(500) ?? 0, 0, 'no answer is a 500');
     assert.equal(accepted.size, ASSETS);
-    assert.ok(terminated.every((n) => n > 0), 'each termination found backends to end');
+    assert.ok(
+      terminated.every((n) => n > 0),
+      'each termination found backends to end',
+    );
 
     const countMinted = async () => {
-      const lists = await Promise.all(users.map((u) => client.get(`/asset?user_uid=${u}`).then((r) => (r.status === 200 ? (r.body.data as { is_minted: boolean }[]) : []))));
+      const lists = await Promise.all(
+        users.map((u) => client.get(`/asset?user_uid=${u}`).then((r) => (r.status === 200 ? (r.body.data as { is_minted: boolean }[]) : []))),
+      );
       return lists.flat().filter((a) => a.is_minted).length;
     };
     await waitFor(`all ${ASSETS} minted`, async () => (await countMinted()) === ASSETS, 180_000, 500);

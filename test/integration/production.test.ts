@@ -18,7 +18,10 @@ import { freePort, PG_BASE, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ASSETS = 1000;
-const erc721 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)', 'function tokenURI(uint256 id) view returns (string)']);
+const erc721 = parseAbi([
+  'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
+  'function tokenURI(uint256 id) view returns (string)',
+]);
 
 /** The document's runnable blocks, by name, in order. */
 function walkthroughBlocks(): Map<string, string> {
@@ -89,7 +92,21 @@ describe('docs/production.md, run as written', () => {
   });
 
   it('runs the walkthrough, mints 1,000 assets exactly once through a kill -9 and a rolling restart, and leaves nothing running', async () => {
-    for (const name of ['settings', 'postgres', 'secrets', 'env', 'chain', 'first-api', 'fund', 'processes', 'first-mint', 'rolling-restart', 'backup', 'monitoring', 'teardown']) {
+    for (const name of [
+      'settings',
+      'postgres',
+      'secrets',
+      'env',
+      'chain',
+      'first-api',
+      'fund',
+      'processes',
+      'first-mint',
+      'rolling-restart',
+      'backup',
+      'monitoring',
+      'teardown',
+    ]) {
       assert.ok(blocks.has(name), `walkthrough block "${name}" is missing`);
     }
     home = path.join(tempDir('mintworks-production-'), 'home');
@@ -128,7 +145,11 @@ describe('docs/production.md, run as written', () => {
     const call = async (i: number, method: string, p: string, body?: unknown, extra: Record<string, string> = {}) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          const res = await fetch(`${bases[(i + attempt) % 2]}${p}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+          const res = await fetch(`${bases[(i + attempt) % 2]}${p}`, {
+            method,
+            headers: { ...headers, ...extra },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
           const text = await res.text();
           if (res.status === 503 && attempt < 200) continue; // a process that is stopping or not ready yet
           return { status: res.status, body: text ? JSON.parse(text) : undefined, raw: text };
@@ -143,7 +164,8 @@ describe('docs/production.md, run as written', () => {
 
     const db = new pg.Client({ connectionString: settings.DATABASE_URL });
     await db.connect();
-    const minted = async () => Number((await db.query<{ n: string }>("select count(*) as n from assets where collection_uid = $1 and mint_status = 'minted'", [collection])).rows[0].n);
+    const minted = async () =>
+      Number((await db.query<{ n: string }>("select count(*) as n from assets where collection_uid = $1 and mint_status = 'minted'", [collection])).rows[0].n);
     try {
       const accepted: string[] = [];
       let next = 0;
@@ -158,7 +180,18 @@ describe('docs/production.md, run as written', () => {
         Array.from({ length: 16 }, async (_, lane) => {
           while (next < ASSETS) {
             const i = next++;
-            const r = await call(lane, 'POST', '/asset', { user_uid: users[i % users.length], collection_uid: collection, asset_external_id: `prod-${i}`, data: { name: `Item ${i}`, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false } }, { 'Idempotency-Key': randomUUID() });
+            const r = await call(
+              lane,
+              'POST',
+              '/asset',
+              {
+                user_uid: users[i % users.length],
+                collection_uid: collection,
+                asset_external_id: `prod-${i}`,
+                data: { name: `Item ${i}`, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false },
+              },
+              { 'Idempotency-Key': randomUUID() },
+            );
             assert.equal(r.status, 201, r.raw);
             accepted.push(r.body.data.uid);
             // Keep the burst going until the rolling restart has begun.
@@ -172,12 +205,20 @@ describe('docs/production.md, run as written', () => {
       assert.equal(new Set(accepted).size, ASSETS);
 
       await waitFor(`all ${ASSETS + 1} assets minted`, async () => (await minted()) === ASSETS + 1, 180_000, 250);
-      process.stdout.write(`# ${ASSETS} assets accepted and minted through a kill -9 and a rolling restart: ${((Date.now() - t0) / 1000).toFixed(1)} s from the start\n`);
+      process.stdout.write(
+        `# ${ASSETS} assets accepted and minted through a kill -9 and a rolling restart: ${((Date.now() - t0) / 1000).toFixed(1)} s from the start\n`,
+      );
 
       // Exactly once on chain: one Transfer from 0x0 per token id, as many as assets.
       const coll = (await call(0, 'GET', `/collection/${collection}`)).body.data as { contract_address: Address };
       const rpc = createPublicClient({ transport: http(`http://127.0.0.1:${chainPort}`) });
-      const logs = await rpc.getContractEvents({ address: coll.contract_address, abi: erc721, eventName: 'Transfer', args: { from: zeroAddress }, fromBlock: 0n });
+      const logs = await rpc.getContractEvents({
+        address: coll.contract_address,
+        abi: erc721,
+        eventName: 'Transfer',
+        args: { from: zeroAddress },
+        fromBlock: 0n,
+      });
       const ids = logs.map((l) => (l.args as { tokenId: bigint }).tokenId);
       assert.equal(ids.length, ASSETS + 1, 'one mint per asset');
       assert.equal(new Set(ids.map(String)).size, ASSETS + 1, 'no token id minted twice');

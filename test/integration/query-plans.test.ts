@@ -17,12 +17,33 @@ import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 /** Tables that grow with the number of users, assets, requests or events. */
-const LARGE = new Set(['assets', 'users', 'jobs', 'events', 'webhook_deliveries', 'webhook_attempts', 'chain_txs', 'transfers', 'burns', 'allocations', 'claims', 'forwarder_nonces', 'reward_balances', 'wallets']);
+const LARGE = new Set([
+  'assets',
+  'users',
+  'jobs',
+  'events',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'chain_txs',
+  'transfers',
+  'burns',
+  'allocations',
+  'claims',
+  'forwarder_nonces',
+  'reward_balances',
+  'wallets',
+]);
 
 /** Scans that are bounded, with why. Matched against the SQL text. */
 const ALLOWED: { sql: RegExp; why: string }[] = [
-  { sql: /^select "uid", "app_uid", "email" from "users" where "email" is not null order by "created_at", "uid"$/, why: 'migration 008 fills email_key: once, at the upgrade' },
-  { sql: /^insert into "wallets" \("user_uid", "chain_id", "address", "created_at"\) select .* from "users" where "wallet_address" is not null$/, why: 'migration 012 copies every wallet to the wallets table: once, at the upgrade' },
+  {
+    sql: /^select "uid", "app_uid", "email" from "users" where "email" is not null order by "created_at", "uid"$/,
+    why: 'migration 008 fills email_key: once, at the upgrade',
+  },
+  {
+    sql: /^insert into "wallets" \("user_uid", "chain_id", "address", "created_at"\) select .* from "users" where "wallet_address" is not null$/,
+    why: 'migration 012 copies every wallet to the wallets table: once, at the upgrade',
+  },
 ];
 
 describe('query plans (sqlite)', () => {
@@ -52,12 +73,24 @@ describe('query plans (sqlite)', () => {
     const b = (await app.api.post('/user', {})).body.data.uid;
     const assets: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await app.api.post('/asset', { user_uid: a, collection_uid: collection, asset_external_id: `plan-${i}`, data: { name: `Plan ${i}`, unique_name: i === 0, image_url: 'https://example.com/p.png', store_image_on_ipfs: false } });
+      const r = await app.api.post('/asset', {
+        user_uid: a,
+        collection_uid: collection,
+        asset_external_id: `plan-${i}`,
+        data: { name: `Plan ${i}`, unique_name: i === 0, image_url: 'https://example.com/p.png', store_image_on_ipfs: false },
+      });
       assert.equal(r.status, 201, r.raw);
       assets.push(r.body.data.uid);
     }
     await waitFor('minted', async () => (await Promise.all(assets.map((u) => app.api.get(`/asset/${u}`)))).every((r) => r.body.data.is_minted), 60_000);
-    for (const p of [`/user/${a}`, '/user?email=plan@example.com', '/user?user_external_id=plan-1', `/collection/${collection}`, `/asset?user_uid=${a}`, `/deposit?user_uid=${a}&collection_uid=${collection}`]) {
+    for (const p of [
+      `/user/${a}`,
+      '/user?email=plan@example.com',
+      '/user?user_external_id=plan-1',
+      `/collection/${collection}`,
+      `/asset?user_uid=${a}`,
+      `/deposit?user_uid=${a}&collection_uid=${collection}`,
+    ]) {
       assert.equal((await app.api.get(p)).status, 200, p);
     }
     const bWallet = (await app.api.get(`/deposit?user_uid=${b}&collection_uid=${collection}`)).body.data.wallet_address as string;
@@ -65,10 +98,17 @@ describe('query plans (sqlite)', () => {
     assert.equal(transfer.status, 201, transfer.raw);
     const burn = await app.api.post('/burn', { asset_uid: assets[1], from_user_uid: a });
     assert.equal(burn.status, 201, burn.raw);
-    await waitFor('transfer and burn done', async () => (await app.api.get(`/transfer/${transfer.body.data.uid}`)).body.data.status !== 'pending' && (await app.api.get(`/burn/${burn.body.data.uid}`)).body.data.status !== 'pending', 60_000);
+    await waitFor(
+      'transfer and burn done',
+      async () =>
+        (await app.api.get(`/transfer/${transfer.body.data.uid}`)).body.data.status !== 'pending' &&
+        (await app.api.get(`/burn/${burn.body.data.uid}`)).body.data.status !== 'pending',
+      60_000,
+    );
     const edit = await app.api.call('PUT', `/asset/${assets[2]}`, { data: { name: 'Edited', unique_name: false, image_url: 'https://example.com/e.png' } });
     assert.equal(edit.status, 200, edit.raw);
-    for (const p of [`/transfer?user_uid=${a}`, `/burn?user_uid=${a}`, `/reward/allocation?user_uid=${a}`, `/reward/claim?user_uid=${a}`]) assert.equal((await app.api.get(p)).status, 200, p);
+    for (const p of [`/transfer?user_uid=${a}`, `/burn?user_uid=${a}`, `/reward/allocation?user_uid=${a}`, `/reward/claim?user_uid=${a}`])
+      assert.equal((await app.api.get(p)).status, 200, p);
 
     const { uid: reward } = await createReward(t.svc.ctx, app.uid, { name: 'Plan points', token_name: 'Plan', token_symbol: 'PLN', supply: '1000' });
     await waitFor('reward deployed', async () => (await app.api.get(`/reward/${reward}`)).body.data.status === 'deployed', 60_000);
@@ -80,7 +120,15 @@ describe('query plans (sqlite)', () => {
     await waitFor('claim done', async () => (await app.api.get(`/reward/claim/${claim.body.data.uid}`)).body.data.status !== 'pending', 60_000);
     assert.equal((await app.api.get(`/reward/balance?reward_uid=${reward}&user_uid=${a}`)).status, 200);
 
-    for (const p of ['/apps', `/apps/${app.uid}/collections`, `/apps/${app.uid}/users`, `/apps/${app.uid}/webhook`, `/apps/${app.uid}/webhook/events`, `/apps/${app.uid}/rewards`, `/apps/${app.uid}/rewards/${reward}`]) {
+    for (const p of [
+      '/apps',
+      `/apps/${app.uid}/collections`,
+      `/apps/${app.uid}/users`,
+      `/apps/${app.uid}/webhook`,
+      `/apps/${app.uid}/webhook/events`,
+      `/apps/${app.uid}/rewards`,
+      `/apps/${app.uid}/rewards/${reward}`,
+    ]) {
       assert.equal((await admin.get(p)).status, 200, p);
     }
     const events = (await admin.get(`/apps/${app.uid}/webhook/events`)).body.data as { event_id: string }[];
@@ -93,7 +141,13 @@ describe('query plans (sqlite)', () => {
     // most of what they read matches.
     const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
     const byStatus = ['failed', 'transferring', 'burning', 'burned'].map((st) => `/apps/${app.uid}/assets?status=${st}`);
-    for (const p of [`/apps/${app.uid}/assets`, `/apps/${app.uid}/assets?collection=${collection}`, ...byStatus, `/apps/${app.uid}/users`, `/apps/${app.uid}/users/${a}`]) {
+    for (const p of [
+      `/apps/${app.uid}/assets`,
+      `/apps/${app.uid}/assets?collection=${collection}`,
+      ...byStatus,
+      `/apps/${app.uid}/users`,
+      `/apps/${app.uid}/users/${a}`,
+    ]) {
       assert.equal((await consoleApi.get(p)).status, 200, p);
     }
     await pruneOnce(t.svc.ctx, 30, Date.now() + 365 * 86_400_000);
@@ -110,22 +164,36 @@ describe('query plans (sqlite)', () => {
       } catch {
         continue; // statements of a connection closed meanwhile are planned on the next one seen
       }
-      for (const r of database.prepare("select name from sqlite_master where type = 'index' and sql like '% where %'").all() as { name: string }[]) partial.add(r.name);
-      const scans = plan.map((p) => p.detail).filter((d) => {
-        const m = /^SCAN (\w+)(?: AS \w+)?(?: USING (?:COVERING )?INDEX (\w+))?/.exec(d);
-        return m !== null && LARGE.has(m[1]) && !/USING (COVERING )?INDEX .*\(/.test(d) && !(m[2] && partial.has(m[2]));
-      });
+      for (const r of database.prepare("select name from sqlite_master where type = 'index' and sql like '% where %'").all() as { name: string }[])
+        partial.add(r.name);
+      const scans = plan
+        .map((p) => p.detail)
+        .filter((d) => {
+          const m = /^SCAN (\w+)(?: AS \w+)?(?: USING (?:COVERING )?INDEX (\w+))?/.exec(d);
+          return m !== null && LARGE.has(m[1]) && !/USING (COVERING )?INDEX .*\(/.test(d) && !(m[2] && partial.has(m[2]));
+        });
       if (scans.length && !ALLOWED.some((a) => a.sql.test(text))) offenders.push(`${scans.join('; ')}\n    ${text.slice(0, 300)}`);
       // Jobs by kind alone are every job of the kind ever run (finished ones stay for RETENTION_DAYS):
       // a query must also narrow by status (the claim once read them all, and sorted them, per claim).
-      const byKindOnly = plan.map((p) => p.detail).filter((d) => /^SEARCH jobs USING (COVERING )?INDEX \w+ \(kind=\?\)/.test(d) && !partial.has(/INDEX (\w+)/.exec(d)![1]));
+      const byKindOnly = plan
+        .map((p) => p.detail)
+        .filter((d) => /^SEARCH jobs USING (COVERING )?INDEX \w+ \(kind=\?\)/.test(d) && !partial.has(/INDEX (\w+)/.exec(d)![1]));
       if (byKindOnly.length) offenders.push(`${byKindOnly.join('; ')}\n    ${text.slice(0, 300)}`);
       // A search on the App alone, in a statement that narrows by a user, a collection or a status:
       // the planner walks every row of the App and filters (one user of an App can hold a million
       // assets); the index that matches the filter must be the one searched.
-      const narrows = /"(owner_user_uid|mint_for_user_uid|user_uid|to_user_uid|from_user_uid|collection_uid|status|mint_status|is_transferring|is_burning|is_burned)"\s*(=|in\b|!=|<>)/i.test(text);
+      const narrows =
+        /"(owner_user_uid|mint_for_user_uid|user_uid|to_user_uid|from_user_uid|collection_uid|status|mint_status|is_transferring|is_burning|is_burned)"\s*(=|in\b|!=|<>)/i.test(
+          text,
+        );
       // (A partial index is exempt: its WHERE is the filter.)
-      const appOnly = plan.map((p) => p.detail).filter((d) => /^SEARCH \w+(?: AS \w+)? USING (?:COVERING )?INDEX \w+ \(app_uid=\?(?: AND (?:created_at|uid|seq|id)[<>=]+\?)*\)/.test(d) && !partial.has(/INDEX (\w+)/.exec(d)![1]));
+      const appOnly = plan
+        .map((p) => p.detail)
+        .filter(
+          (d) =>
+            /^SEARCH \w+(?: AS \w+)? USING (?:COVERING )?INDEX \w+ \(app_uid=\?(?: AND (?:created_at|uid|seq|id)[<>=]+\?)*\)/.test(d) &&
+            !partial.has(/INDEX (\w+)/.exec(d)![1]),
+        );
       if (narrows && appOnly.length) offenders.push(`${appOnly.join('; ')} (filters on a user, collection or status)\n    ${text.slice(0, 300)}`);
     }
     assert.ok(seen.size > 100, `${seen.size} distinct statements observed`);

@@ -30,7 +30,10 @@ function assertError(r: ApiResponse, status: number, code?: string): void {
 }
 
 /** A request over a socket of its own (Host and body as given; the whole body is written before the answer is read). */
-function rawRequest(port: number, opts: { method: string; path: string; headers?: Record<string, string>; body?: Buffer }): Promise<{ status: number; body: string }> {
+function rawRequest(
+  port: number,
+  opts: { method: string; path: string; headers?: Record<string, string>; body?: Buffer },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method: opts.method, path: opts.path, headers: opts.headers, agent: false }, (res) => {
       let body = '';
@@ -57,7 +60,11 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       await t?.stop();
     });
     const call = (url: string, method: string, body: unknown, token: string) =>
-      fetch(url, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined }).then(async (r) => {
+      fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      }).then(async (r) => {
         const raw = await r.text();
         return { status: r.status, raw, body: raw ? JSON.parse(raw) : undefined, headers: r.headers } as ApiResponse;
       });
@@ -85,13 +92,17 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
         await adminPg.connect();
         const statuses: number[] = [];
         for (let round = 0; round < 3; round++) {
-          const burst = Promise.all(Array.from({ length: 20 }, () => a.api.post('/user', {}).then((r) => {
-            statuses.push(r.status);
-            if (r.status !== 201) {
-              assertError(r, 503, 'database_unavailable');
-              assert.equal(r.headers.get('retry-after'), '1');
-            }
-          })));
+          const burst = Promise.all(
+            Array.from({ length: 20 }, () =>
+              a.api.post('/user', {}).then((r) => {
+                statuses.push(r.status);
+                if (r.status !== 201) {
+                  assertError(r, 503, 'database_unavailable');
+                  assert.equal(r.headers.get('retry-after'), '1');
+                }
+              }),
+            ),
+          );
           await adminPg.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
           await burst;
         }
@@ -105,7 +116,12 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
     it('cursors: NUL or lone surrogates in what they decode to answer 400 on every list', async () => {
       const a = await t.newApp();
       const user = (await a.api.post('/user', {})).body.data.uid;
-      for (const bad of [cursorOf(['2026-01-01T00:00:00.000Z', 'a\u0000b']), cursorOf(['\u0000', 'x']), Buffer.concat([Buffer.from('["2026'), Buffer.from([0xff]), Buffer.from('","x"]')]).toString('base64url'), cursorOf(['x\ud800', 'y'])]) {
+      for (const bad of [
+        cursorOf(['2026-01-01T00:00:00.000Z', 'a\u0000b']),
+        cursorOf(['\u0000', 'x']),
+        Buffer.concat([Buffer.from('["2026'), Buffer.from([0xff]), Buffer.from('","x"]')]).toString('base64url'),
+        cursorOf(['x\ud800', 'y']),
+      ]) {
         for (const p of ['/asset', '/reward/allocation', '/reward/claim']) assertError(await a.api.get(`${p}?user_uid=${user}&cursor=${bad}`), 400, 'invalid');
         assertError(await admin('GET', `/apps/${a.uid}/users?cursor=${bad}`), 400, 'invalid');
         for (const p of [`/apps/${a.uid}/users?cursor=${bad}`, `/apps/${a.uid}/assets?cursor=${bad}`]) assertError(await consoleApi('GET', p), 400, 'invalid');
@@ -129,7 +145,8 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       const a = await t.newApp();
       const user = (await createUser(t.svc.ctx, a.uid, {})).uid;
       const { uid: reward } = await createReward(t.svc.ctx, a.uid, { name: 'Exact', token_name: 'Exact', token_symbol: 'EXA', supply: '100000000000000000' });
-      const alloc = (amount: string) => a.api.call('POST', '/reward/allocate', `{"reward_uid":"${reward}","to_user_uid":"${user}","amount":"${amount}","nonce":"${uid6()}"}`);
+      const alloc = (amount: string) =>
+        a.api.call('POST', '/reward/allocate', `{"reward_uid":"${reward}","to_user_uid":"${user}","amount":"${amount}","nonce":"${uid6()}"}`);
       const created = await alloc('1.000000000000000001');
       assert.equal(created.status, 201, created.raw);
       const r1 = await a.api.get(`/reward/allocation/${created.body.data.uid}`);
@@ -139,10 +156,15 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual(Object.keys(r1.body.data), ['uid', 'reward_uid', 'to_user_uid', 'amount', 'nonce', 'created_at', 'status']);
       const r2 = await alloc('2.700000000000000001');
       assert.equal(r2.status, 201, r2.raw);
-      await waitFor('allocations done', async () => {
-        const rows = await t.svc.ctx.db.selectFrom('allocations').select('status').where('reward_uid', '=', reward).execute();
-        return rows.length === 2 && rows.every((r) => r.status === 'done');
-      }, 60_000, 200);
+      await waitFor(
+        'allocations done',
+        async () => {
+          const rows = await t.svc.ctx.db.selectFrom('allocations').select('status').where('reward_uid', '=', reward).execute();
+          return rows.length === 2 && rows.every((r) => r.status === 'done');
+        },
+        60_000,
+        200,
+      );
       const bal = await a.api.get(`/reward/balance?reward_uid=${reward}&user_uid=${user}`);
       assert.equal(bal.status, 200, bal.raw);
       assert.match(bal.raw, /"amount":3\.700000000000000002[,}]/);
@@ -150,7 +172,10 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       assert.match(got.raw, /"amount":1\.000000000000000001[,}]/);
       const payloads = await t.svc.ctx.db.selectFrom('events').select('payload').where('app_uid', '=', a.uid).where('type', '=', 'reward.allocated').execute();
       assert.equal(payloads.length, 2);
-      assert.ok(payloads.some((p) => /"amount":1\.000000000000000001[,}]/.test(p.payload)), JSON.stringify(payloads));
+      assert.ok(
+        payloads.some((p) => /"amount":1\.000000000000000001[,}]/.test(p.payload)),
+        JSON.stringify(payloads),
+      );
       const big = await alloc('9007199254740993');
       assert.match((await a.api.get(`/reward/allocation/${big.body.data.uid}`)).raw, /"amount":9007199254740993[,}]/);
     });
@@ -159,7 +184,13 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       const a = await t.newApp();
       const user = (await a.api.post('/user', {})).body.data.uid;
       const coll = await t.newCollection(a.uid);
-      const create = (name: string) => a.api.post('/asset', { user_uid: user, collection_uid: coll, asset_external_id: uid6(), data: { name, unique_name: true, image_url: 'https://example.com/n.png', store_image_on_ipfs: false } });
+      const create = (name: string) =>
+        a.api.post('/asset', {
+          user_uid: user,
+          collection_uid: coll,
+          asset_external_id: uid6(),
+          data: { name, unique_name: true, image_url: 'https://example.com/n.png', store_image_on_ipfs: false },
+        });
       const nfc = 'Caf\u00e9';
       const nfd = 'Cafe\u0301';
       const first = await create(nfd);
@@ -175,10 +206,20 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
 
     it('the console origin check compares with PUBLIC_URL, not Host', async () => {
       const fake = 'rebound.example:' + port;
-      const rebound = await rawRequest(port, { method: 'POST', path: '/console/api/session', headers: { host: fake, origin: `http://${fake}`, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ token: 'x'.repeat(20) })) });
+      const rebound = await rawRequest(port, {
+        method: 'POST',
+        path: '/console/api/session',
+        headers: { host: fake, origin: `http://${fake}`, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ token: 'x'.repeat(20) })),
+      });
       assert.equal(rebound.status, 403, rebound.body);
       assert.equal(JSON.parse(rebound.body).error.detail.code, 'cross_site_request');
-      const own = await rawRequest(port, { method: 'POST', path: '/console/api/session', headers: { origin: new URL(t.svc.ctx.config.publicUrl).origin, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ token: operator })) });
+      const own = await rawRequest(port, {
+        method: 'POST',
+        path: '/console/api/session',
+        headers: { origin: new URL(t.svc.ctx.config.publicUrl).origin, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ token: operator })),
+      });
       assert.equal(own.status, 200, own.body);
     });
 
@@ -186,23 +227,40 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       const a = await t.newApp();
       const body = Buffer.alloc(3 * 1024 * 1024, 'a');
       for (let i = 0; i < 20; i++) {
-        const r = await rawRequest(port, { method: 'POST', path: '/v1/user', headers: { 'x-api-key': a.apiKey, authorization: `Bearer ${a.api.token}`, 'content-type': 'application/json', 'content-length': String(body.length) }, body });
+        const r = await rawRequest(port, {
+          method: 'POST',
+          path: '/v1/user',
+          headers: { 'x-api-key': a.apiKey, authorization: `Bearer ${a.api.token}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+          body,
+        });
         assert.equal(r.status, 413, r.body);
         assert.equal(JSON.parse(r.body).error.detail.code, 'payload_too_large');
       }
       // Chunked: the limit is found while reading.
-      const chunked = await rawRequest(port, { method: 'POST', path: '/v1/user', headers: { 'x-api-key': a.apiKey, authorization: `Bearer ${a.api.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body });
+      const chunked = await rawRequest(port, {
+        method: 'POST',
+        path: '/v1/user',
+        headers: { 'x-api-key': a.apiKey, authorization: `Bearer ${a.api.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        body,
+      });
       assert.equal(chunked.status, 413, chunked.body);
     });
 
     it('a request line that is not UTF-8 answers 400 bad_url (query strings included)', async () => {
       const a = await t.newApp();
-      for (const q of ['/asset?user_uid=%FF', '/user?user_uid=%C3', '/asset?cursor=%ED%A0%80', '/asset?x=%C0%AF']) assertError(await a.api.get(q), 400, 'bad_url');
+      for (const q of ['/asset?user_uid=%FF', '/user?user_uid=%C3', '/asset?cursor=%ED%A0%80', '/asset?x=%C0%AF'])
+        assertError(await a.api.get(q), 400, 'bad_url');
       assert.equal((await a.api.get('/asset?user_uid=%C3%A9')).status, 200); // é
       // Raw bytes in the request line, not percent-encoded.
       const raw = await new Promise<string>((resolve, reject) => {
         const s = net.connect(port, '127.0.0.1', () => {
-          s.write(Buffer.concat([Buffer.from('GET /v1/asset?user_uid='), Buffer.from([0xff, 0xfe]), Buffer.from(` HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${a.apiKey}\r\nAuthorization: Bearer ${a.api.token}\r\nConnection: close\r\n\r\n`)]));
+          s.write(
+            Buffer.concat([
+              Buffer.from('GET /v1/asset?user_uid='),
+              Buffer.from([0xff, 0xfe]),
+              Buffer.from(` HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${a.apiKey}\r\nAuthorization: Bearer ${a.api.token}\r\nConnection: close\r\n\r\n`),
+            ]),
+          );
         });
         let out = '';
         s.on('data', (c) => (out += c.toString('latin1')));
@@ -224,7 +282,7 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
         assert.match(csp, /default-src 'none'/, p);
         assert.doesNotMatch(csp, /script-src|unsafe/, p);
         const style = /<style>(.*)<\/style>/s.exec(await r.text())![1];
-        assert.ok(csp.includes(`'sha256-${createHash('sha256').update(style).digest('base64')}'`), 'the page\'s own style is allowed by its hash');
+        assert.ok(csp.includes(`'sha256-${createHash('sha256').update(style).digest('base64')}'`), "the page's own style is allowed by its hash");
       }
     });
 
@@ -232,7 +290,12 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
     it('failed operator-token attempts are limited per address on /admin/v1 and console Bearer', async () => {
       let refused: ApiResponse | null = null;
       for (let i = 0; i < 12 && !refused; i++) {
-        const r = i % 2 === 0 ? await admin('GET', '/apps', undefined, `wrong-${i}-${'x'.repeat(20)}`) : await fetch(`${t.svc.url}/console/api/apps`, { headers: { authorization: `Bearer wrong-${i}` } }).then(async (x) => ({ status: x.status, raw: await x.text() }) as ApiResponse);
+        const r =
+          i % 2 === 0
+            ? await admin('GET', '/apps', undefined, `wrong-${i}-${'x'.repeat(20)}`)
+            : await fetch(`${t.svc.url}/console/api/apps`, { headers: { authorization: `Bearer wrong-${i}` } }).then(
+                async (x) => ({ status: x.status, raw: await x.text() }) as ApiResponse,
+              );
         if (r.status === 429) refused = r;
         else assert.equal(r.status, 401, r.raw);
       }

@@ -16,7 +16,11 @@ import { createReward } from '../../src/services/rewards/index.js';
 import { formatUnits, parseAmount } from '../../src/domain/amounts.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const erc20 = parseAbi(['function balanceOf(address) view returns (uint256)', 'function decimals() view returns (uint8)', 'function totalSupply() view returns (uint256)']);
+const erc20 = parseAbi([
+  'function balanceOf(address) view returns (uint256)',
+  'function decimals() view returns (uint8)',
+  'function totalSupply() view returns (uint256)',
+]);
 const freshAddress = (): Address => privateKeyToAddress(generatePrivateKey());
 
 type TestApp = Awaited<ReturnType<TestService['newApp']>>;
@@ -35,7 +39,14 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
     const newUser = async (a: TestApp = app) => (await a.api.post('/user', {})).body.data.uid as string;
 
     async function newReward(supply: string, extra: { withdraw_receiver?: string } = {}): Promise<{ uid: string; contract: Address }> {
-      const { uid } = await createReward(t.svc.ctx, app.uid, { name: `Points ${uid6()}`, token_name: 'Mint Points', token_symbol: 'MPT', supply, description: 'test pool', ...extra });
+      const { uid } = await createReward(t.svc.ctx, app.uid, {
+        name: `Points ${uid6()}`,
+        token_name: 'Mint Points',
+        token_symbol: 'MPT',
+        supply,
+        description: 'test pool',
+        ...extra,
+      });
       const r = await waitFor('reward deployed', async () => {
         const res = await app.api.get(`/reward/${uid}`);
         return res.body.data.status === 'deployed' ? res.body.data : null;
@@ -53,17 +64,23 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
     };
 
     const waitStatus = (kind: 'allocate' | 'allocation' | 'claim', uid: string, status = 'done') =>
-      waitFor(`${kind} ${uid} ${status}`, async () => {
-        const r = await app.api.get(`/reward/${kind}/${uid}`);
-        if (r.body.data.status === 'failed' && status !== 'failed') throw new Error(`${kind} ${uid} failed`);
-        return r.body.data.status === status ? r.body.data : null;
-      }, 60_000);
+      waitFor(
+        `${kind} ${uid} ${status}`,
+        async () => {
+          const r = await app.api.get(`/reward/${kind}/${uid}`);
+          if (r.body.data.status === 'failed' && status !== 'failed') throw new Error(`${kind} ${uid} failed`);
+          return r.body.data.status === status ? r.body.data : null;
+        },
+        60_000,
+      );
 
     /** Stops (and restarts) block production. */
     const setMining = (on: boolean) => chain.setMining(t, on);
 
     const eventsOf = async (type: string) =>
-      (await t.svc.ctx.db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).execute()).map((e) => JSON.parse(e.payload));
+      (await t.svc.ctx.db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).execute()).map((e) =>
+        JSON.parse(e.payload),
+      );
 
     before(async () => {
       t = await chain.start(db);
@@ -78,7 +95,21 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
     it('GET /reward/{uid}: the Reward object; the contract holds the whole supply with 18 decimals', async () => {
       const r = await app.api.get(`/reward/${reward}`);
       assert.equal(r.status, 200);
-      assert.deepEqual(Object.keys(r.body.data), ['uid', 'name', 'status', 'token_type', 'token_name', 'created_at', 'contract_address', 'withdraw_receiver', 'description', 'explorer_url', 'chain', 'network', 'chain_id']);
+      assert.deepEqual(Object.keys(r.body.data), [
+        'uid',
+        'name',
+        'status',
+        'token_type',
+        'token_name',
+        'created_at',
+        'contract_address',
+        'withdraw_receiver',
+        'description',
+        'explorer_url',
+        'chain',
+        'network',
+        'chain_id',
+      ]);
       const d = r.body.data;
       assert.equal(d.uid, reward);
       assert.equal(d.status, 'deployed');
@@ -126,7 +157,10 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         const d1 = await waitStatus('allocate', a1);
         const d2 = await waitStatus('allocation', a2);
         assert.deepEqual(Object.keys(d1), ['uid', 'reward_uid', 'to_user_uid', 'amount', 'nonce', 'created_at', 'status']);
-        assert.deepEqual({ ...d1, created_at: '' }, { uid: a1, reward_uid: reward, to_user_uid: user, amount: 0.001, nonce: 'nonce-1', created_at: '', status: 'done' });
+        assert.deepEqual(
+          { ...d1, created_at: '' },
+          { uid: a1, reward_uid: reward, to_user_uid: user, amount: 0.001, nonce: 'nonce-1', created_at: '', status: 'done' },
+        );
         assert.equal(d2.amount, 1.5);
         assert.equal(d2.nonce, 42, 'a numeric nonce is echoed as a number');
         assert.equal(await balance(reward, user), 1.501);
@@ -134,10 +168,21 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         assert.equal(raw.raw, `{"success":true,"data":{"reward_uid":"${reward}","user_uid":"${user}","amount":1.501}}`);
 
         const wallet = (await app.api.get(`/user/${user}`)).body.data.wallets[0].address as Address;
-        const onChain = await rpc().readContract({ address: contract, abi: parseAbi(['function allocated(address) view returns (uint256)']), functionName: 'allocated', args: [wallet] });
+        const onChain = await rpc().readContract({
+          address: contract,
+          abi: parseAbi(['function allocated(address) view returns (uint256)']),
+          functionName: 'allocated',
+          args: [wallet],
+        });
         assert.equal(onChain, 1_501_000_000_000_000_000n);
         const allocated = await eventsOf('reward.allocated');
-        assert.deepEqual(allocated.map((e) => e.allocation.uid).filter((u: string) => u === a1 || u === a2).sort(), [a1, a2].sort());
+        assert.deepEqual(
+          allocated
+            .map((e) => e.allocation.uid)
+            .filter((u: string) => u === a1 || u === a2)
+            .sort(),
+          [a1, a2].sort(),
+        );
         assert.equal(allocated.find((e) => e.allocation.uid === a1).allocation.status, 'done');
       });
 
@@ -195,7 +240,12 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
           // The claim job has looked at the claim and decided to wait (deferred), or (wrongly) finished it.
           await waitFor('the claim job to run', async () => {
             const claim = await t.svc.ctx.db.selectFrom('claims').select('status').where('uid', '=', claimUid).executeTakeFirstOrThrow();
-            const job = await t.svc.ctx.db.selectFrom('jobs').select(['status', 'created_at', 'updated_at']).where('kind', '=', 'reward.claim').where('ref', '=', claimUid).executeTakeFirstOrThrow();
+            const job = await t.svc.ctx.db
+              .selectFrom('jobs')
+              .select(['status', 'created_at', 'updated_at'])
+              .where('kind', '=', 'reward.claim')
+              .where('ref', '=', claimUid)
+              .executeTakeFirstOrThrow();
             return claim.status !== 'pending' || (job.status === 'queued' && job.updated_at > job.created_at);
           });
           const pending = (await app.api.get(`/reward/claim/${claimUid}`)).body.data;
@@ -233,13 +283,28 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         assert.equal(expected, 123_756_789_012_345_678_000n + 7n);
         const targets = Array.from({ length: 20 }, freshAddress);
         const posted = await Promise.all(targets.map((to) => app.api.post('/reward/claim', { reward_uid: reward, from_user_uid: user, to_address: to })));
-        assert.ok(posted.every((r) => r.status === 201), posted.map((r) => r.raw).join('\n'));
+        assert.ok(
+          posted.every((r) => r.status === 201),
+          posted.map((r) => r.raw).join('\n'),
+        );
         const claims = await Promise.all(posted.map((r) => waitStatus('claim', r.body.data.uid)));
         const received = await Promise.all(targets.map((to) => tokenBalance(contract, to)));
-        assert.equal(received.reduce((s, v) => s + v, 0n), expected);
+        assert.equal(
+          received.reduce((s, v) => s + v, 0n),
+          expected,
+        );
         assert.equal(received.filter((v) => v > 0n).length, 1, 'one claim took it all');
         // Claims of one user run one at a time: the others saw nothing left and sent no transaction.
-        const txs = await t.svc.ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', 'reward.claim').where('ref', 'in', claims.map((c) => c.uid)).execute();
+        const txs = await t.svc.ctx.db
+          .selectFrom('chain_txs')
+          .select('id')
+          .where('kind', '=', 'reward.claim')
+          .where(
+            'ref',
+            'in',
+            claims.map((c) => c.uid),
+          )
+          .execute();
         assert.equal(txs.length, 1);
         // What the claims report is what the chain paid, exactly.
         const reported = claims.map((c) => c.amount as number);
@@ -257,14 +322,23 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         const list = (await app.api.get(`/reward/allocate?user_uid=${user}`)).body.data as { uid: string; created_at: string }[];
         assert.ok(list.length >= 7);
         const sorted = [...list].sort((a, b) => (a.created_at < b.created_at ? 1 : -1));
-        assert.deepEqual(list.map((a) => a.uid), sorted.map((a) => a.uid));
+        assert.deepEqual(
+          list.map((a) => a.uid),
+          sorted.map((a) => a.uid),
+        );
         assert.equal(list.at(-1)!.uid, a1);
         assert.deepEqual((await app.api.get(`/reward/allocation?user_uid=${user}`)).body.data, list);
         assert.deepEqual((await other.api.get(`/reward/allocate?user_uid=${user}`)).body, { success: true, data: [] });
         assert.deepEqual((await other.api.get(`/reward/claim?user_uid=${user}`)).body, { success: true, data: [] });
         assert.equal((await other.api.get(`/reward/allocate/${a1}`)).status, 404);
         const claims = (await app.api.get(`/reward/claim?user_uid=${user}`)).body.data as { created_at: string }[];
-        assert.deepEqual(claims.map((c) => c.created_at), claims.map((c) => c.created_at).sort().reverse());
+        assert.deepEqual(
+          claims.map((c) => c.created_at),
+          claims
+            .map((c) => c.created_at)
+            .sort()
+            .reverse(),
+        );
       });
 
       it("users' wallets never hold native currency (claims are gasless)", async () => {
@@ -304,7 +378,12 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         assert.equal(huge.status, 201, huge.raw);
         await waitStatus('allocate', huge.body.data.uid);
         const wallet = (await app.api.get(`/user/${user}`)).body.data.wallets[0].address as Address;
-        const onChain = await rpc().readContract({ address: big.contract, abi: parseAbi(['function allocated(address) view returns (uint256)']), functionName: 'allocated', args: [wallet] });
+        const onChain = await rpc().readContract({
+          address: big.contract,
+          abi: parseAbi(['function allocated(address) view returns (uint256)']),
+          functionName: 'allocated',
+          args: [wallet],
+        });
         assert.equal(onChain, 123_456_789_012_345_678_901_234_567_890_500_000_000_000_000_000n);
         const over = await allocate(big.uid, user, '0.000000000000000001');
         assert.equal(over.status, 400);
@@ -338,7 +417,11 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         assert.equal((await admin.get(`/apps/${app.uid}/rewards/${small}`)).body.data.unallocated, '1');
         const accepted = rs.filter((r) => r.status === 201).map((r) => r.body.data.uid);
         await Promise.all(accepted.map((uid) => waitStatus('allocate', uid)));
-        const available = await rpc().readContract({ address: smallContract, abi: parseAbi(['function available() view returns (uint256)']), functionName: 'available' });
+        const available = await rpc().readContract({
+          address: smallContract,
+          abi: parseAbi(['function available() view returns (uint256)']),
+          functionName: 'available',
+        });
         assert.equal(available, 10n ** 18n);
       });
     });
@@ -440,7 +523,11 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         await waitStatus('allocate', a.body.data.uid);
         // Close the pool behind the service's back: `withdrawn` is storage slot 7 of MintworksRewards.
         await chain.setStorageAt(t, poolContract, '0x7', `0x${'1'.padStart(64, '0')}`);
-        const withdrawn = await rpc().readContract({ address: poolContract, abi: parseAbi(['function withdrawn() view returns (bool)']), functionName: 'withdrawn' });
+        const withdrawn = await rpc().readContract({
+          address: poolContract,
+          abi: parseAbi(['function withdrawn() view returns (bool)']),
+          functionName: 'withdrawn',
+        });
         assert.equal(withdrawn, true, 'the storage layout of MintworksRewards changed: update the slot of `withdrawn`');
 
         const b = await allocate(pool, u2, '2.5');
@@ -470,8 +557,19 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
       it('the reward routes are in the OpenAPI document', async () => {
         const res = await fetch(`${t.svc.url}/openapi.json`);
         assert.equal(res.status, 200);
-        const doc = (await res.json()) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>> };
-        for (const p of ['/v1/reward/{uid}', '/v1/reward/balance', '/v1/reward/allocate', '/v1/reward/allocate/{uid}', '/v1/reward/allocation', '/v1/reward/claim', '/v1/reward/claim/{uid}']) assert.ok(doc.paths[p], p);
+        const doc = (await res.json()) as {
+          paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+        };
+        for (const p of [
+          '/v1/reward/{uid}',
+          '/v1/reward/balance',
+          '/v1/reward/allocate',
+          '/v1/reward/allocate/{uid}',
+          '/v1/reward/allocation',
+          '/v1/reward/claim',
+          '/v1/reward/claim/{uid}',
+        ])
+          assert.ok(doc.paths[p], p);
         const body = doc.paths['/v1/reward/allocate'].post.requestBody!.content['application/json'].schema;
         assert.deepEqual(Object.keys(body.properties), ['reward_uid', 'to_user_uid', 'amount', 'nonce']);
       });
@@ -480,7 +578,13 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         const bad = await admin.post(`/apps/${app.uid}/rewards`, { name: 'X', token_name: 'X', token_symbol: 'X', supply: '1e-19' });
         assert.equal(bad.status, 400);
         assert.equal(bad.body.error.detail.field_name, 'supply');
-        const badReceiver = await admin.post(`/apps/${app.uid}/rewards`, { name: 'X', token_name: 'X', token_symbol: 'X', supply: 1, withdraw_receiver: 'nope' });
+        const badReceiver = await admin.post(`/apps/${app.uid}/rewards`, {
+          name: 'X',
+          token_name: 'X',
+          token_symbol: 'X',
+          supply: 1,
+          withdraw_receiver: 'nope',
+        });
         assert.equal(badReceiver.status, 400);
         assert.equal(badReceiver.body.error.detail.field_name, 'withdraw_receiver');
         assert.equal((await admin.post(`/apps/999999999999/rewards`, { name: 'X', token_name: 'X', token_symbol: 'X', supply: 1 })).status, 404);
@@ -495,13 +599,31 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
       it('the CLI creates a reward (--json -> {uid}) and withdraws it', async () => {
         const env = { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.svc.ctx.config.databaseUrl ?? '', MASTER_KEY: '', LOG_LEVEL: 'silent' };
         const cli = async (...args: string[]) => {
-          const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], { env, cwd: root }).catch((err) => {
+          const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], {
+            env,
+            cwd: root,
+          }).catch((err) => {
             throw new Error(`mintworks ${args.join(' ')}: ${err.stdout}${err.stderr}`);
           });
           return JSON.parse(out.stdout);
         };
         const receiver = freshAddress();
-        const created = await cli('reward', 'create', '--app', app.uid, '--name', 'CLI pool', '--token-name', 'CLI Token', '--token-symbol', 'CLI', '--supply', '7.5', '--withdraw-receiver', receiver);
+        const created = await cli(
+          'reward',
+          'create',
+          '--app',
+          app.uid,
+          '--name',
+          'CLI pool',
+          '--token-name',
+          'CLI Token',
+          '--token-symbol',
+          'CLI',
+          '--supply',
+          '7.5',
+          '--withdraw-receiver',
+          receiver,
+        );
         assert.deepEqual(Object.keys(created), ['uid']);
         const r = await waitFor('deployed', async () => {
           const d = (await app.api.get(`/reward/${created.uid}`)).body.data;
@@ -511,7 +633,28 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         const w = await cli('reward', 'withdraw', '--app', app.uid, '--reward', created.uid);
         assert.equal(w.withdraw_status, 'requested');
         await waitFor('withdrawn', async () => (await tokenBalance(r.contract_address, receiver)) === 7_500_000_000_000_000_000n, 60_000);
-        const err = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), 'reward', 'create', '--app', app.uid, '--name', 'x', '--token-name', 'x', '--token-symbol', 'x', '--supply', '-1', '--json'], { env, cwd: root }).then(
+        const err = await promisify(execFile)(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            path.join(root, 'src/cli/main.ts'),
+            'reward',
+            'create',
+            '--app',
+            app.uid,
+            '--name',
+            'x',
+            '--token-name',
+            'x',
+            '--token-symbol',
+            'x',
+            '--supply',
+            '-1',
+            '--json',
+          ],
+          { env, cwd: root },
+        ).then(
           () => null,
           (e) => JSON.parse(e.stdout),
         );

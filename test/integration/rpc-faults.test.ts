@@ -28,7 +28,10 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
     a = await RpcFaultProxy.start(node.url, {}, { seed: 11, dropMethod: node.dropMethod });
     b = await RpcFaultProxy.start(node.url, {}, { seed: 22, dropMethod: node.dropMethod });
-    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Amoy', rpc: [a.url, b.url], rpcTimeoutMs: 1000 }, node.fund, { CHAIN_STUCK_SECONDS: '20', MINT_BATCH_SIZE: '5' }); // small batches: many transactions, many sends to lose
+    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Amoy', rpc: [a.url, b.url], rpcTimeoutMs: 1000 }, node.fund, {
+      CHAIN_STUCK_SECONDS: '20',
+      MINT_BATCH_SIZE: '5',
+    }); // small batches: many transactions, many sends to lose
     const app = await t.newApp();
     api = app.api;
     collection = await t.newCollection(app.uid, false);
@@ -49,7 +52,12 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         for (let i = next++; i < n; i = next++) {
-          const r = await api.post('/asset', { user_uid: users[i % users.length], collection_uid: collection, asset_external_id: `${prefix}-${i}`, data: { name: `${prefix} ${i}`, unique_name: false, image_url: 'https://example.com/a.png', store_image_on_ipfs: false } });
+          const r = await api.post('/asset', {
+            user_uid: users[i % users.length],
+            collection_uid: collection,
+            asset_external_id: `${prefix}-${i}`,
+            data: { name: `${prefix} ${i}`, unique_name: false, image_url: 'https://example.com/a.png', store_image_on_ipfs: false },
+          });
           assert.equal(r.status, 201, r.raw);
           uids.push(r.body.data.uid);
         }
@@ -59,27 +67,46 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
   }
 
   async function allMinted(uids: string[], timeoutMs: number): Promise<void> {
-    await waitFor(`${uids.length} assets minted`, async () => {
-      const rows = await t.svc.ctx.db.selectFrom('assets').select('mint_status').where('uid', 'in', uids).execute();
-      const failed = rows.filter((r) => r.mint_status === 'failed').length;
-      assert.equal(failed, 0, 'no mint failed');
-      return rows.filter((r) => r.mint_status === 'minted').length === uids.length;
-    }, timeoutMs, 250);
+    await waitFor(
+      `${uids.length} assets minted`,
+      async () => {
+        const rows = await t.svc.ctx.db.selectFrom('assets').select('mint_status').where('uid', 'in', uids).execute();
+        const failed = rows.filter((r) => r.mint_status === 'failed').length;
+        assert.equal(failed, 0, 'no mint failed');
+        return rows.filter((r) => r.mint_status === 'minted').length === uids.length;
+      },
+      timeoutMs,
+      250,
+    );
   }
 
   /** Exactly once on chain: one Transfer from zero per token, no token twice, every asset's token among them; every recorded nonce used once. */
   async function exactlyOnce(uids: string[]): Promise<void> {
     const rpc = createPublicClient({ transport: http(node.url) });
-    const logs = await rpc.getContractEvents({ address: contract, abi: transferEvent, eventName: 'Transfer', args: { from: '0x0000000000000000000000000000000000000000' }, fromBlock: 0n });
+    const logs = await rpc.getContractEvents({
+      address: contract,
+      abi: transferEvent,
+      eventName: 'Transfer',
+      args: { from: '0x0000000000000000000000000000000000000000' },
+      fromBlock: 0n,
+    });
     const ids = logs.map((l) => Number(l.args.tokenId));
     assert.equal(new Set(ids).size, ids.length, 'no token id minted twice');
     const assets = await t.svc.ctx.db.selectFrom('assets').select(['uid', 'token_id']).where('uid', 'in', uids).execute();
     for (const x of assets) assert.equal(ids.filter((id) => id === x.token_id).length, 1, `asset ${x.uid} (token ${x.token_id}) minted exactly once`);
     // Every recorded transaction of each relayer has a nonce of its own, and the chain used exactly those.
     for (const r of t.svc.runtimes[0].sender.relayers) {
-      const rows = await t.svc.ctx.db.selectFrom('chain_txs').select(['nonce', 'status']).where('chain_id', '=', CHAIN).where('from_address', '=', r.address.toLowerCase()).execute();
+      const rows = await t.svc.ctx.db
+        .selectFrom('chain_txs')
+        .select(['nonce', 'status'])
+        .where('chain_id', '=', CHAIN)
+        .where('from_address', '=', r.address.toLowerCase())
+        .execute();
       assert.equal(new Set(rows.map((x) => x.nonce)).size, rows.length, 'one recorded transaction per nonce');
-      assert.ok(rows.every((x) => x.status === 'mined'), 'every recorded transaction mined');
+      assert.ok(
+        rows.every((x) => x.status === 'mined'),
+        'every recorded transaction mined',
+      );
       assert.equal(await rpc.getTransactionCount({ address: r.address }), rows.length, `relayer ${r.address}: the chain saw exactly the recorded nonces`);
     }
   }
@@ -103,7 +130,10 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     assert.match(pa.last_error, /connection/);
     assert.equal(pb.state, 'up');
     assert.ok(pb.calls > 0);
-    assert.ok((await metric('mintworks_chain_rpc_errors_total', { chain: String(CHAIN), provider: a.url, kind: 'connection' })) > 0, 'connection errors of the primary counted');
+    assert.ok(
+      (await metric('mintworks_chain_rpc_errors_total', { chain: String(CHAIN), provider: a.url, kind: 'connection' })) > 0,
+      'connection errors of the primary counted',
+    );
     assert.ok((await metric('mintworks_chain_rpc_calls_total', { chain: String(CHAIN), provider: b.url })) > 0, 'calls of the second provider counted');
 
     await a.up();
@@ -147,7 +177,15 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
   });
 
   it('a burst through flaky providers (latency, 429, hangs, lost answers, dropped transactions) is minted exactly once', async () => {
-    const flaky = { latencyMs: [20, 80] as [number, number], rate429: 0.02, retryAfterS: 1, hangRate: 0.005, hangMs: 3000, loseSendRate: 0.02, dropTxRate: 0.05 };
+    const flaky = {
+      latencyMs: [20, 80] as [number, number],
+      rate429: 0.02,
+      retryAfterS: 1,
+      hangRate: 0.005,
+      hangMs: 3000,
+      loseSendRate: 0.02,
+      dropTxRate: 0.05,
+    };
     a.plan = flaky;
     b.plan = flaky;
     const t0 = Date.now();
@@ -158,7 +196,9 @@ describe('JSON-RPC providers with faults (two providers, anvil with 1 s blocks)'
     a.plan = {};
     b.plan = {};
     const faults = (k: 'r429' | 'hangs' | 'lostSends' | 'droppedTxs') => a.counts[k] + b.counts[k];
-    console.log(`flaky burst: 300 accepted in ${accepted} ms, all minted ${drained} ms after the first; faults: 429 ${faults('r429')}, hangs ${faults('hangs')}, lost sends ${faults('lostSends')}, dropped txs ${faults('droppedTxs')}`);
+    console.log(
+      `flaky burst: 300 accepted in ${accepted} ms, all minted ${drained} ms after the first; faults: 429 ${faults('r429')}, hangs ${faults('hangs')}, lost sends ${faults('lostSends')}, dropped txs ${faults('droppedTxs')}`,
+    );
     await exactlyOnce(uids);
   });
 });

@@ -48,14 +48,28 @@ describe('POST -> minted: one process against an API and a worker process (postg
 
     const apiPort = await freePort();
     const base = `http://127.0.0.1:${apiPort}`;
-    const common = { DATABASE_URL: pgdb.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-split-test-0123456789', CHAIN_RPC_URL: `http://127.0.0.1:${chainPort}`, PUBLIC_URL: base };
+    const common = {
+      DATABASE_URL: pgdb.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      MASTER_KEY: 'cd'.repeat(32),
+      OPERATOR_TOKEN: 'operator-token-for-the-split-test-0123456789',
+      CHAIN_RPC_URL: `http://127.0.0.1:${chainPort}`,
+      PUBLIC_URL: base,
+    };
     const main = path.join(root, 'dist/main.js');
     const single = start([main], { ...common, PORT: String(apiPort) }, 'single.log');
     await waitFor('the first process to answer', async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 60_000, 50);
     const fund = spawnSync(process.execPath, [path.join(root, 'bin/mintworks.js'), 'chain', 'fund'], { env: { ...process.env, ...common }, encoding: 'utf8' });
     assert.equal(fund.status, 0, fund.stderr);
     await waitFor('ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 50);
-    const demo = Object.fromEntries(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const demo = Object.fromEntries(
+      fs
+        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+        .split('\n')
+        .filter((l) => /^MW_\w+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000, 50);
     const user = (await client.post('/user', {})).body.data.uid as string;
@@ -65,7 +79,12 @@ describe('POST -> minted: one process against an API and a worker process (postg
       const times: number[] = [];
       for (let i = 0; i < samples; i++) {
         const t = performance.now();
-        const r = await client.post('/asset', { user_uid: user, collection_uid: demo.MW_COLLECTION, asset_external_id: `lat-${n++}`, data: { name: 'Lat', unique_name: false, image_url: 'https://example.com/l.png', store_image_on_ipfs: false } });
+        const r = await client.post('/asset', {
+          user_uid: user,
+          collection_uid: demo.MW_COLLECTION,
+          asset_external_id: `lat-${n++}`,
+          data: { name: 'Lat', unique_name: false, image_url: 'https://example.com/l.png', store_image_on_ipfs: false },
+        });
         assert.equal(r.status, 201, r.raw);
         await waitFor(`asset ${r.body.data.uid} minted`, async () => (await client.get(`/asset/${r.body.data.uid}`)).body.data.is_minted === true, 30_000, 5);
         times.push(performance.now() - t);

@@ -39,15 +39,24 @@ describe('first start', () => {
     try {
       const config = loadConfig({ PORT: String(port), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
       await assert.rejects(startService(config), new RegExp(`PORT ${port} is already in use on 127\\.0\\.0\\.1.*set PORT to a free port`));
-      assert.deepEqual(fs.readdirSync(dataDir).filter((f) => ['demo.env', 'operator.token', 'mintworks.sqlite', 'chain.json'].includes(f)), []);
+      assert.deepEqual(
+        fs.readdirSync(dataDir).filter((f) => ['demo.env', 'operator.token', 'mintworks.sqlite', 'chain.json'].includes(f)),
+        [],
+      );
     } finally {
       blocker.close();
     }
   });
 
-  it('a HOST that is not this machine\'s is named', async () => {
+  it("a HOST that is not this machine's is named", async () => {
     // 192.0.2.1 (TEST-NET-1) is never a local address: binding it fails, and no packet is sent.
-    const config = loadConfig({ HOST: '192.0.2.1', PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: tempDir(), LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      HOST: '192.0.2.1',
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: tempDir(),
+      LOG_LEVEL: 'silent',
+    });
     await assert.rejects(startService(config), /HOST 192\.0\.2\.1 is not an address of this machine/);
   });
 
@@ -59,7 +68,13 @@ describe('first start', () => {
 
     before(async () => {
       // Not the default chain port: the walkthrough must find the chain through MW_RPC_URL.
-      const config = loadConfig({ PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_FORMAT: 'json' });
+      const config = loadConfig({
+        PORT: String(await freePort()),
+        ANVIL_PORT: String(await freePort()),
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
+      });
       ({ value: svc, stderr } = await capturingStderr(() => startService(config)));
     });
     after(() => svc?.stop());
@@ -124,7 +139,10 @@ describe('a database whose master key is elsewhere', () => {
       const first = loadConfig({ DATA_DIR: tempDir(), DATABASE_URL: pg.url, LOG_LEVEL: 'silent' });
       await (await openCore(first, pino({ level: 'silent' }))).store.close();
       const elsewhere = loadConfig({ DATA_DIR: tempDir(), DATABASE_URL: pg.url, LOG_LEVEL: 'silent' });
-      await assert.rejects(openCore(elsewhere, pino({ level: 'silent' })), /does not open with the master key from .*master\.key \(MASTER_KEY is not set\).*also with DATABASE_URL: in DATA_DIR.*Set MASTER_KEY/);
+      await assert.rejects(
+        openCore(elsewhere, pino({ level: 'silent' })),
+        /does not open with the master key from .*master\.key \(MASTER_KEY is not set\).*also with DATABASE_URL: in DATA_DIR.*Set MASTER_KEY/,
+      );
       const key = fs.readFileSync(path.join(first.dataDir, 'master.key'), 'utf8').trim();
       await (await openCore({ ...elsewhere, masterKeyHex: key }, pino({ level: 'silent' }))).store.close();
     } finally {
@@ -135,7 +153,11 @@ describe('a database whose master key is elsewhere', () => {
 
 describe('npm start and the build', () => {
   it('a current build is not rebuilt; a changed source makes it stale', async () => {
-    const check = () => run(process.execPath, [path.join(root, 'scripts/build-if-stale.mjs'), '--check']).then(() => 'current', () => 'stale');
+    const check = () =>
+      run(process.execPath, [path.join(root, 'scripts/build-if-stale.mjs'), '--check']).then(
+        () => 'current',
+        () => 'stale',
+      );
     assert.equal(await check(), 'current', 'the test run builds first (npm test)');
     const stamp = path.join(root, 'dist', '.build-hash');
     const saved = fs.readFileSync(stamp, 'utf8');

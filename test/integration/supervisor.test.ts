@@ -71,10 +71,15 @@ describe('under a supervisor', () => {
     try {
       const before = Number(fs.readFileSync(path.join(dataDir, 'anvil.pid'), 'utf8').match(/\d+/)![0]);
       process.kill(before, 'SIGKILL');
-      const degraded = await waitFor('health degraded', async () => {
-        const r = await fetch(`${base}/health`).catch(() => null);
-        return r && r.status !== 200 ? await r.json() : null;
-      }, 10_000, 20);
+      const degraded = await waitFor(
+        'health degraded',
+        async () => {
+          const r = await fetch(`${base}/health`).catch(() => null);
+          return r && r.status !== 200 ? await r.json() : null;
+        },
+        10_000,
+        20,
+      );
       assert.equal(degraded.ready, false);
       await waitFor('health ready again', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 30_000, 100);
       const after = Number(fs.readFileSync(path.join(dataDir, 'anvil.pid'), 'utf8').match(/\d+/)![0]);

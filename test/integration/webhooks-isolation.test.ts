@@ -33,7 +33,12 @@ for (const db of ['sqlite', 'postgres'] as const) {
       if (slow) {
         // While the fast Apps were served, the slow one really was slow: nothing of it delivered.
         assert.equal(receiver.count(apps[FAST_APPS]), 0);
-        await env.ctx.db.updateTable('webhook_deliveries').set({ status: 'disabled', next_attempt_at: null }).where('app_uid', '=', apps[FAST_APPS]).where('status', '=', 'pending').execute();
+        await env.ctx.db
+          .updateTable('webhook_deliveries')
+          .set({ status: 'disabled', next_attempt_at: null })
+          .where('app_uid', '=', apps[FAST_APPS])
+          .where('status', '=', 'pending')
+          .execute();
       }
       return eps;
     }
@@ -48,7 +53,9 @@ for (const db of ['sqlite', 'postgres'] as const) {
       }
       const best = (shape: 'hang' | 'fail') => rounds.reduce((b, r) => (r[shape] / r.alone > b[shape] / b.alone ? r : b));
       const [h, f] = [best('hang'), best('fail')];
-      process.stdout.write(`# ${db}: rounds (alone/hanging/failing per s) ${rounds.map((r) => `${Math.round(r.alone)}/${Math.round(r.hang)}/${Math.round(r.fail)}`).join(', ')}\n`);
+      process.stdout.write(
+        `# ${db}: rounds (alone/hanging/failing per s) ${rounds.map((r) => `${Math.round(r.alone)}/${Math.round(r.hang)}/${Math.round(r.fail)}`).join(', ')}\n`,
+      );
       assert.ok(h.hang >= 0.9 * h.alone, `beside a hanging endpoint: ${Math.round(h.hang)}/s < 90 % of ${Math.round(h.alone)}/s alone in the same round`);
       assert.ok(f.fail >= 0.9 * f.alone, `beside a failing endpoint: ${Math.round(f.fail)}/s < 90 % of ${Math.round(f.alone)}/s alone in the same round`);
     });

@@ -37,7 +37,12 @@ class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const rec: Received = { headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])), body, json: JSON.parse(body), at: Date.now() };
+      const rec: Received = {
+        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+        body,
+        json: JSON.parse(body),
+        at: Date.now(),
+      };
       this.requests.push(rec);
       this.waiters = this.waiters.filter((w) => (w.pred(rec) ? (w.resolve(rec), false) : true));
       const d = this.decide(rec);
@@ -62,7 +67,15 @@ class Receiver {
     const seen = this.requests.find(pred);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms (received: ${this.requests.map((r) => `${r.json.event}#${r.headers['x-webhook-attempt']}`).join(', ') || 'none'})`)), ms);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `${what}: nothing within ${ms} ms (received: ${this.requests.map((r) => `${r.json.event}#${r.headers['x-webhook-attempt']}`).join(', ') || 'none'})`,
+            ),
+          ),
+        ms,
+      );
       this.waiters.push({ pred, resolve: (r) => (clearTimeout(timer), resolve(r)) });
     });
   }
@@ -74,7 +87,8 @@ class Receiver {
   }
 }
 
-const isEvent = (type: string, attempt?: number, id?: string) => (r: Received) => r.json.event === type && (attempt === undefined || r.headers['x-webhook-attempt'] === String(attempt)) && (id === undefined || r.json.event_id === id);
+const isEvent = (type: string, attempt?: number, id?: string) => (r: Received) =>
+  r.json.event === type && (attempt === undefined || r.headers['x-webhook-attempt'] === String(attempt)) && (id === undefined || r.json.event_id === id);
 
 /** Verifies both signature schemes of a received request with `secret`, independently of our code. */
 function assertSigned(r: Received, secret: string): void {
@@ -84,7 +98,10 @@ function assertSigned(r: Received, secret: string): void {
   const mac = createHmac('sha256', key).update(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`).digest('hex');
   for (const name of ['x-webook-signature', 'x-webhook-signature']) {
     const entries = r.headers[name].split(' ');
-    assert.ok(entries.some((e) => e.endsWith(`,signature-${mac}`) && e.startsWith('key-')), `${name} carries the HMAC of this secret`);
+    assert.ok(
+      entries.some((e) => e.endsWith(`,signature-${mac}`) && e.startsWith('key-')),
+      `${name} carries the HMAC of this secret`,
+    );
   }
 }
 
@@ -167,10 +184,13 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual(state.map((d: any) => d.event).sort(), ['asset.minted', 'user.wallet_created']);
       const log = await admin.get(`/apps/${app.uid}/webhook/events/${eventId}/attempts`);
       assert.equal(log.status, 200);
-      assert.deepEqual(log.body.data.map((a: any) => [a.attempt, a.status_code, a.url]), [
-        [2, 200, rx.url],
-        [1, 500, rx.url],
-      ]);
+      assert.deepEqual(
+        log.body.data.map((a: any) => [a.attempt, a.status_code, a.url]),
+        [
+          [2, 200, rx.url],
+          [1, 500, rx.url],
+        ],
+      );
       assert.equal(log.body.data[1].error, 'HTTP 500');
       assert.equal(log.body.data[1].response, 'answer 500');
       assert.ok(log.body.data.every((a: any) => typeof a.latency_ms === 'number' && /Z$/.test(a.time)));
@@ -209,10 +229,15 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       const deadUrl = `http://127.0.0.1:${await freePort()}/hook`; // nothing listens there
       const old = await setWebhook(app.uid, { url: deadUrl });
       const eventId = await emitEvent(t.svc.ctx.db, app.uid, 'asset.minted', { asset: { uid: '123456789012' } });
-      const failed = await waitFor('a failed attempt at the dead URL', async () => {
-        const r = await admin.get(`/apps/${app.uid}/webhook/events/${eventId}/attempts`);
-        return r.body.data?.length ? r.body.data : null;
-      }, 15_000, 50);
+      const failed = await waitFor(
+        'a failed attempt at the dead URL',
+        async () => {
+          const r = await admin.get(`/apps/${app.uid}/webhook/events/${eventId}/attempts`);
+          return r.body.data?.length ? r.body.data : null;
+        },
+        15_000,
+        50,
+      );
       assert.equal(failed[0].url, deadUrl);
       assert.match(failed[0].error, /ECONNREFUSED/);
 
@@ -224,7 +249,9 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       assert.ok(Number(got.headers['x-webhook-attempt']) >= 2);
       assert.equal(got.headers['webhook-id'], eventId);
       assertSigned(got, changed.secret);
-      const state = await waitFor('delivered', async () => (await admin.get(`/apps/${app.uid}/webhook/events?status=delivered`)).body.data.find((d: any) => d.event_id === eventId));
+      const state = await waitFor('delivered', async () =>
+        (await admin.get(`/apps/${app.uid}/webhook/events?status=delivered`)).body.data.find((d: any) => d.event_id === eventId),
+      );
       assert.equal(state.status, 'delivered');
     });
 
@@ -275,9 +302,19 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       const app = await t.newApp();
       const rx = await receiver();
       // The service's store and keys (the master key it generated into DATA_DIR); empty = unset.
-      const env = { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.svc.ctx.config.databaseUrl ?? '', MASTER_KEY: '', LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true' };
+      const env = {
+        ...process.env,
+        DATA_DIR: t.dataDir,
+        DATABASE_URL: t.svc.ctx.config.databaseUrl ?? '',
+        MASTER_KEY: '',
+        LOG_LEVEL: 'silent',
+        OUTBOUND_ALLOW_PRIVATE: 'true',
+      };
       const cli = async (...args: string[]) => {
-        const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], { env, cwd: root }).catch((err) => {
+        const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], {
+          env,
+          cwd: root,
+        }).catch((err) => {
           throw new Error(`mintworks ${args.join(' ')}: ${err.stdout}${err.stderr}`);
         });
         return JSON.parse(out.stdout);

@@ -32,7 +32,13 @@ describe('two worker processes, one killed -9 (postgres)', () => {
   it('every accepted asset is minted exactly once', async () => {
     pgdb = await freshPostgres();
     const dataDir = tempDir('mintworks-workers-');
-    const common = { DATABASE_URL: pgdb.url, DATA_DIR: dataDir, LOG_LEVEL: 'warn', MASTER_KEY: 'ab'.repeat(32), OPERATOR_TOKEN: 'operator-token-for-the-kill-test-0123456789' };
+    const common = {
+      DATABASE_URL: pgdb.url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      MASTER_KEY: 'ab'.repeat(32),
+      OPERATOR_TOKEN: 'operator-token-for-the-kill-test-0123456789',
+    };
     const apiEnv = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), WORKERS: 'false' };
     const api = start(apiEnv, 'api.log');
     children.push(api);
@@ -45,7 +51,13 @@ describe('two worker processes, one killed -9 (postgres)', () => {
     children.push(w1, w2);
     await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
 
-    const demo = Object.fromEntries(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8').split('\n').filter((l) => /^MW_\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const demo = Object.fromEntries(
+      fs
+        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+        .split('\n')
+        .filter((l) => /^MW_\w+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 10 }, () => client.post('/user', {}).then((r) => r.body.data.uid as string)));
@@ -68,7 +80,12 @@ describe('two worker processes, one killed -9 (postgres)', () => {
       Array.from({ length: 32 }, async () => {
         while (next < ASSETS) {
           const i = next++;
-          const r = await client.post('/asset', { user_uid: users[i % 10], collection_uid: demo.MW_COLLECTION, asset_external_id: `kill-${i}`, data: { name: 'Kill', unique_name: false, image_url: 'https://example.com/k.png', store_image_on_ipfs: false } });
+          const r = await client.post('/asset', {
+            user_uid: users[i % 10],
+            collection_uid: demo.MW_COLLECTION,
+            asset_external_id: `kill-${i}`,
+            data: { name: 'Kill', unique_name: false, image_url: 'https://example.com/k.png', store_image_on_ipfs: false },
+          });
           assert.equal(r.status, 201, r.raw);
           accepted.push(r.body.data.uid);
         }

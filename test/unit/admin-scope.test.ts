@@ -34,7 +34,13 @@ test('every admin route and unknown path answers 401 without the operator token'
     for (const authorization of [undefined, 'Bearer wrong-token', TOKEN]) {
       // Each from an address of its own: wrong tokens from one address are refused 429 after ten.
       const remoteAddress = `10.0.${(n >> 8) & 255}.${n++ & 255}`;
-      const res = await app.inject({ method: method as any, url: concrete, remoteAddress, headers: authorization ? { authorization } : {}, payload: method === 'GET' ? undefined : {} });
+      const res = await app.inject({
+        method: method as any,
+        url: concrete,
+        remoteAddress,
+        headers: authorization ? { authorization } : {},
+        payload: method === 'GET' ? undefined : {},
+      });
       assert.equal(res.statusCode, 401, `${method} ${concrete} with ${authorization ?? 'no authorization'}`);
     }
   }

@@ -76,7 +76,36 @@ describe('parseAmount: numeric strings', () => {
   });
 
   it('refuses what is not a plain JSON number literal', () => {
-    for (const s of ['', ' ', ' 1', '1 ', '+1', '0x10', '0b1', '0o7', '1_000', '1,5', '1,000', '.5', '1.', '01', '00.5', 'NaN', 'Infinity', '-Infinity', 'abc', '1e', 'e3', '1e+', '1.2.3', '٣', '１', '1\n', '--1', '1e3.5']) {
+    for (const s of [
+      '',
+      ' ',
+      ' 1',
+      '1 ',
+      '+1',
+      '0x10',
+      '0b1',
+      '0o7',
+      '1_000',
+      '1,5',
+      '1,000',
+      '.5',
+      '1.',
+      '01',
+      '00.5',
+      'NaN',
+      'Infinity',
+      '-Infinity',
+      'abc',
+      '1e',
+      'e3',
+      '1e+',
+      '1.2.3',
+      '٣',
+      '１',
+      '1\n',
+      '--1',
+      '1e3.5',
+    ]) {
       rejects(s, 'invalid');
     }
   });
@@ -169,10 +198,22 @@ describe('formatUnits / unitsToNumber', () => {
     assert.equal(stringifyExact(unitsToNumber(1n)), '0.000000000000000001');
     assert.equal(stringifyExact(unitsToNumber(300_000_000_000_000_000n)), '0.3');
     // Digits a double cannot hold are written all the same.
-    assert.equal(stringifyExact({ a: unitsToNumber(1_000_000_000_000_000_001n), b: [unitsToNumber(999_999_999_999_999_999_999n)] }), '{"a":1.000000000000000001,"b":[999.999999999999999999]}');
+    assert.equal(
+      stringifyExact({ a: unitsToNumber(1_000_000_000_000_000_001n), b: [unitsToNumber(999_999_999_999_999_999_999n)] }),
+      '{"a":1.000000000000000001,"b":[999.999999999999999999]}',
+    );
     assert.equal(stringifyExact({ big: unitsToNumber(9007199254740993n * 10n ** 18n) }), '{"big":9007199254740993}');
     // JSON.parse reads what it read before (the double nearest to the exact value).
-    for (const s of ['123456789.012345', '0.000123456789012345', '999999999999999', '1.23456789012345', '1.000000000000000001', '999.999999999999999999', '3.700000000000000002', '9007199254740993']) {
+    for (const s of [
+      '123456789.012345',
+      '0.000123456789012345',
+      '999999999999999',
+      '1.23456789012345',
+      '1.000000000000000001',
+      '999.999999999999999999',
+      '3.700000000000000002',
+      '9007199254740993',
+    ]) {
       const units = parseAmount(s);
       assert.equal(JSON.parse(stringifyExact({ v: unitsToNumber(units) })).v, Number(formatUnits(units)));
       assert.equal(parseAmount(stringifyExact(unitsToNumber(units))), units);

@@ -17,7 +17,12 @@ describe('anvil per platform', () => {
   });
 
   it('has no package for other platforms, and says what to do instead', () => {
-    for (const [platform, arch] of [['win32', 'x64'], ['linux', 'ia32'], ['freebsd', 'x64'], ['linux', 'ppc64']]) {
+    for (const [platform, arch] of [
+      ['win32', 'x64'],
+      ['linux', 'ia32'],
+      ['freebsd', 'x64'],
+      ['linux', 'ppc64'],
+    ]) {
       assert.equal(anvilPackageFor(platform, arch), null, `${platform}/${arch}`);
       assert.throws(() => anvilBinaryPath(platform, arch), new RegExp(`no embedded chain for ${platform}/${arch}.*CHAIN_RPC_URL`));
     }
@@ -31,7 +36,12 @@ describe('anvil per platform', () => {
 
   it('package.json lists every platform package as an optional dependency, pinned to one version', () => {
     const names = Object.values(ANVIL_PACKAGES).sort();
-    assert.deepEqual(Object.keys(pkg.optionalDependencies ?? {}).filter((n) => n.startsWith('@foundry-rs/')).sort(), names);
+    assert.deepEqual(
+      Object.keys(pkg.optionalDependencies ?? {})
+        .filter((n) => n.startsWith('@foundry-rs/'))
+        .sort(),
+      names,
+    );
     assert.equal(new Set(names.map((n) => pkg.optionalDependencies[n])).size, 1);
     for (const n of names) assert.equal(pkg.dependencies?.[n], undefined, `${n} must not be a hard dependency`);
   });

@@ -197,7 +197,9 @@ describe('PgChanges (postgres)', () => {
   it('a lost connection answers false until a new one is listening, which makes everything old', async () => {
     const v = rowVersions();
     const everything = v.everything();
-    await other.query(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'listen%' or query = 'select pg_notify($1, $2)')`);
+    await other.query(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'listen%' or query = 'select pg_notify($1, $2)')`,
+    );
     const answers: boolean[] = [];
     for (let i = 0; i < 200 && !(answers.includes(false) && answers.at(-1) === true); i++) {
       answers.push(await changes.caughtUp());

@@ -14,7 +14,9 @@ function busyThen(failures: number, code = 'SQLITE_BUSY') {
       if (calls <= failures) throw Object.assign(new Error('database is locked'), { code });
       return { rows: [] };
     },
-    streamQuery: () => { throw new Error('unused'); },
+    streamQuery: () => {
+      throw new Error('unused');
+    },
   };
   return { inner, calls: () => calls };
 }
@@ -54,7 +56,7 @@ describe('BusyRetryConnection', () => {
     assert.ok(c.calls() > 2);
   });
 
-  it("the workers do not take the lock again while the main thread waits for it", async () => {
+  it('the workers do not take the lock again while the main thread waits for it', async () => {
     // One write lock, as SQLite's: BEGIN IMMEDIATE takes it or fails busy; COMMIT gives it back.
     let holder: string | null = null;
     const order: string[] = [];
@@ -74,7 +76,9 @@ describe('BusyRetryConnection', () => {
           }
           return { rows: [] };
         },
-        streamQuery: () => { throw new Error('unused'); },
+        streamQuery: () => {
+          throw new Error('unused');
+        },
       };
       return new BusyRetryConnection(inner, database, 5000, undefined, { shared: turns, main });
     };
@@ -140,4 +144,3 @@ describe('BusyRetryConnection', () => {
     return turns.afterBurst(1000).then(() => assert.ok(Date.now() - t0 >= BURST_QUIET_MS - 5, 'waited for the quiet'));
   });
 });
-

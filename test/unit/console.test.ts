@@ -72,7 +72,10 @@ describe('console sign-in throttle', () => {
       t.check('1.2.3.4');
       t.fail('1.2.3.4');
     }
-    assert.throws(() => t.check('1.2.3.4'), (e: unknown) => e instanceof ApiError && e.status === 429);
+    assert.throws(
+      () => t.check('1.2.3.4'),
+      (e: unknown) => e instanceof ApiError && e.status === 429,
+    );
     t.check('5.6.7.8'); // another address is not held back
     now += 15 * 60_000 + 1;
     t.check('1.2.3.4');
@@ -88,7 +91,10 @@ describe('console lists', () => {
     assert.deepEqual(decodeCursor(c, ['s', 's']), ['2024-01-01T00:00:00.000000Z', '123456789012']);
     assert.deepEqual(decodeCursor(encodeCursor([42]), ['n']), [42]);
     for (const bad of ['', 'x', encodeCursor([42]), Buffer.from('{"a":1}').toString('base64url')]) {
-      assert.throws(() => decodeCursor(bad, ['s', 's']), (e: unknown) => e instanceof ApiError && e.status === 400 && e.details[0].field_name === 'cursor');
+      assert.throws(
+        () => decodeCursor(bad, ['s', 's']),
+        (e: unknown) => e instanceof ApiError && e.status === 400 && e.details[0].field_name === 'cursor',
+      );
     }
   });
 

@@ -16,7 +16,10 @@ describe("creates' thread answers", () => {
     assert.equal(got.status, 400);
     assert.deepEqual(got.toBody(), sent.toBody());
     assert.deepEqual(Object.keys((got.toBody() as { error: { detail: object } }).error.detail), ['code', 'field_name', 'message']);
-    const validation = ApiError.validation([{ field: 'a', code: 'x', message: 'm1' }, { field: 'b', code: 'y', message: 'm2' }]);
+    const validation = ApiError.validation([
+      { field: 'a', code: 'x', message: 'm1' },
+      { field: 'b', code: 'y', message: 'm2' },
+    ]);
     assert.deepEqual(fromWireError(clone(toWireError(validation))).message, validation.message);
   });
 

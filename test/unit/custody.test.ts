@@ -99,7 +99,12 @@ describe('HSM signer on SoftHSM2', () => {
       assert.ok(BigInt(s) <= N / 2n, 'low s');
       assert.equal(await recoverAddress({ hash, signature: sig }), signer.address);
     }
-    const typed = { domain: { name: 'MintworksForwarder', version: '1', chainId: 1, verifyingContract: '0x0000000000000000000000000000000000000001' as Hex }, types: { Ping: [{ name: 'n', type: 'uint256' }] }, primaryType: 'Ping' as const, message: { n: 7n } };
+    const typed = {
+      domain: { name: 'MintworksForwarder', version: '1', chainId: 1, verifyingContract: '0x0000000000000000000000000000000000000001' as Hex },
+      types: { Ping: [{ name: 'n', type: 'uint256' }] },
+      primaryType: 'Ping' as const,
+      message: { n: 7n },
+    };
     const sig = await signer.signTypedData(typed);
     assert.ok(await verifyTypedData({ address: signer.address, ...typed, signature: sig }));
     assert.equal(await recoverAddress({ hash: hashTypedData(typed), signature: sig }), signer.address);
@@ -110,7 +115,7 @@ describe('HSM signer on SoftHSM2', () => {
     assert.deepEqual(hsm.describeKeys('unit:'), [{ label: 'unit:relayer', privateEc: true, sensitive: true, extractable: false }]);
   });
 
-  it('wraps with the token\'s AES key: what it seals opens only through it', () => {
+  it("wraps with the token's AES key: what it seals opens only through it", () => {
     const k = hsm.aesKey('unit:wrap');
     assert.ok(hsm.aesKey('unit:wrap').equals(k), 'found again by label, not made twice');
     const secret = randomBytes(32);
@@ -133,7 +138,16 @@ describe('wallet export sealing', () => {
     const kp = await suite.kem.generateKeyPair();
     const pub = Buffer.from(await suite.kem.serializePublicKey(kp.publicKey)).toString('base64url');
     const sealed = await sealTo(parseRecipientKey(pub), new TextEncoder().encode('0xabc'));
-    const open = async (info: string, key = kp.privateKey) => new TextDecoder().decode(await (await suite.createRecipientContext({ recipientKey: key, enc: sealed.enc.buffer as ArrayBuffer, info: new TextEncoder().encode(info).buffer as ArrayBuffer })).open(sealed.ciphertext.buffer as ArrayBuffer));
+    const open = async (info: string, key = kp.privateKey) =>
+      new TextDecoder().decode(
+        await (
+          await suite.createRecipientContext({
+            recipientKey: key,
+            enc: sealed.enc.buffer as ArrayBuffer,
+            info: new TextEncoder().encode(info).buffer as ArrayBuffer,
+          })
+        ).open(sealed.ciphertext.buffer as ArrayBuffer),
+      );
     assert.equal(await open(EXPORT_INFO), '0xabc');
     await assert.rejects(open('another info'));
     await assert.rejects(open(EXPORT_INFO, (await suite.kem.generateKeyPair()).privateKey));
@@ -146,7 +160,9 @@ describe('wallet export sealing', () => {
   });
 
   it('a low-order recipient key (all zeros) is refused as a validation error, not a failure', async () => {
-    await assert.rejects(sealTo(new Uint8Array(32), new TextEncoder().encode('0xabc')), (err: Error & { status?: number }) => /usable X25519/.test(JSON.stringify((err as unknown as { toBody(): unknown }).toBody())));
+    await assert.rejects(sealTo(new Uint8Array(32), new TextEncoder().encode('0xabc')), (err: Error & { status?: number }) =>
+      /usable X25519/.test(JSON.stringify((err as unknown as { toBody(): unknown }).toBody())),
+    );
   });
 });
 
@@ -158,13 +174,20 @@ describe('master key rotation with local custody', () => {
       const root = '33'.repeat(32);
       const box = new SecretBox(root);
       const wrapper = rootWrapper(new SecretBox(root));
-      await store.db.insertInto('meta').values({ key: 'seed', value: box.seal('seed words') }).execute();
+      await store.db
+        .insertInto('meta')
+        .values({ key: 'seed', value: box.seal('seed words') })
+        .execute();
       const r = await rotateMasterKey(store.db, box, wrapper, { propagationMs: 0 });
       assert.equal(r.previous_key_id, ROOT_KEY_ID);
       assert.equal(r.resealed, 1);
       const sealed = (await store.db.selectFrom('meta').select('value').where('key', '=', 'seed').executeTakeFirstOrThrow()).value;
       assert.equal(SecretBox.keyIdOf(sealed), r.key_id);
-      assert.match((await store.db.selectFrom('meta').select('value').where('key', '=', `master_key:${r.key_id}`).executeTakeFirstOrThrow()).value, /^root:v1:/, 'wrapped by MASTER_KEY, never in the clear');
+      assert.match(
+        (await store.db.selectFrom('meta').select('value').where('key', '=', `master_key:${r.key_id}`).executeTakeFirstOrThrow()).value,
+        /^root:v1:/,
+        'wrapped by MASTER_KEY, never in the clear',
+      );
       // Another process with the same MASTER_KEY picks the new key up and seals with it.
       const other = new SecretBox(root);
       await loadMasterKeys(store.db, other, rootWrapper(new SecretBox(root)));

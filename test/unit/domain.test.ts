@@ -13,14 +13,34 @@ describe('asset names', () => {
 
 describe('metadata document', () => {
   it('has the hosted service keys in order and omits optionals that were not sent', () => {
-    const doc = buildMetadata('123456789012', 'Sword', { name: 'Sword', unique_name: true, image_url: 'https://x/y.png', description: null, external_url: undefined, attributes: null });
+    const doc = buildMetadata('123456789012', 'Sword', {
+      name: 'Sword',
+      unique_name: true,
+      image_url: 'https://x/y.png',
+      description: null,
+      external_url: undefined,
+      attributes: null,
+    });
     assert.deepEqual(Object.keys(doc), ['name', 'image', 'org_image_url', 'original_id']);
     assert.equal(doc.original_id, '123456789012');
   });
   it('keeps attributes with and without display_type, numbers stay numbers', () => {
-    const doc = buildMetadata('1', 'n', { name: 'n', unique_name: true, image_url: 'https://x', description: 'd', external_url: 'https://e', attributes: [{ trait_type: 'a', value: 1, display_type: 'boost_number' }, { trait_type: 'b', value: 'x', display_type: null }] });
+    const doc = buildMetadata('1', 'n', {
+      name: 'n',
+      unique_name: true,
+      image_url: 'https://x',
+      description: 'd',
+      external_url: 'https://e',
+      attributes: [
+        { trait_type: 'a', value: 1, display_type: 'boost_number' },
+        { trait_type: 'b', value: 'x', display_type: null },
+      ],
+    });
     assert.deepEqual(Object.keys(doc), ['name', 'image', 'org_image_url', 'original_id', 'description', 'external_url', 'attributes']);
-    assert.deepEqual(doc.attributes, [{ trait_type: 'a', value: 1, display_type: 'boost_number' }, { trait_type: 'b', value: 'x' }]);
+    assert.deepEqual(doc.attributes, [
+      { trait_type: 'a', value: 1, display_type: 'boost_number' },
+      { trait_type: 'b', value: 'x' },
+    ]);
   });
   it('image can point at a stored copy while org_image_url keeps the source', () => {
     const doc = buildMetadata('1', 'n', { name: 'n', unique_name: true, image_url: 'https://src/img.png' }, 'ipfs://bafy');
@@ -31,12 +51,30 @@ describe('metadata document', () => {
 
 describe('job retry backoff', () => {
   it('grows exponentially from 500 ms with jitter and caps at 5 minutes', () => {
-    assert.equal(retryDelayMs(1, () => 0.5), 500);
-    assert.equal(retryDelayMs(2, () => 0.5), 1000);
-    assert.equal(retryDelayMs(5, () => 0.5), 8000);
-    assert.equal(retryDelayMs(50, () => 0.5), 300_000);
-    assert.equal(retryDelayMs(1, () => 0), 400);
-    assert.equal(retryDelayMs(1, () => 1), 600);
+    assert.equal(
+      retryDelayMs(1, () => 0.5),
+      500,
+    );
+    assert.equal(
+      retryDelayMs(2, () => 0.5),
+      1000,
+    );
+    assert.equal(
+      retryDelayMs(5, () => 0.5),
+      8000,
+    );
+    assert.equal(
+      retryDelayMs(50, () => 0.5),
+      300_000,
+    );
+    assert.equal(
+      retryDelayMs(1, () => 0),
+      400,
+    );
+    assert.equal(
+      retryDelayMs(1, () => 1),
+      600,
+    );
   });
 });
 

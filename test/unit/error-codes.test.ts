@@ -36,7 +36,11 @@ describe('error catalogue', () => {
     for (const t of all) {
       const entries = ERROR_CODES.filter((e) => e.code === t.code);
       assert.ok(entries.length, `${t.file}: code ${t.code} is not in src/domain/error-codes.ts`);
-      if (t.status !== null) assert.ok(entries.some((e) => e.status === t.status), `${t.file}: ${t.code} thrown with ${t.status}, catalogued as ${entries.map((e) => e.status)}`);
+      if (t.status !== null)
+        assert.ok(
+          entries.some((e) => e.status === t.status),
+          `${t.file}: ${t.code} thrown with ${t.status}, catalogued as ${entries.map((e) => e.status)}`,
+        );
     }
   });
 

@@ -46,9 +46,19 @@ describe('fee rules', () => {
     const raised = repriceFees(old, { maxFeePerGas: gwei(5), maxPriorityFeePerGas: gwei(1) }, gwei(1000))!;
     assert.ok(raised.maxFeePerGas >= gwei(11.25) && raised.maxFeePerGas < gwei(11.26));
     assert.ok(raised.maxPriorityFeePerGas >= gwei(1.125));
-    assert.deepEqual(repriceFees(old, { maxFeePerGas: gwei(300), maxPriorityFeePerGas: gwei(2) }, gwei(1000)), { maxFeePerGas: gwei(300), maxPriorityFeePerGas: gwei(2) });
-    assert.deepEqual(repriceFees(old, { maxFeePerGas: gwei(300), maxPriorityFeePerGas: gwei(2) }, gwei(50)), { maxFeePerGas: gwei(50), maxPriorityFeePerGas: gwei(2) });
-    assert.equal(repriceFees({ maxFeePerGas: gwei(50), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(50), maxPriorityFeePerGas: gwei(1) }, gwei(50)), null, 'at the ceiling: no raise a node would take');
+    assert.deepEqual(repriceFees(old, { maxFeePerGas: gwei(300), maxPriorityFeePerGas: gwei(2) }, gwei(1000)), {
+      maxFeePerGas: gwei(300),
+      maxPriorityFeePerGas: gwei(2),
+    });
+    assert.deepEqual(repriceFees(old, { maxFeePerGas: gwei(300), maxPriorityFeePerGas: gwei(2) }, gwei(50)), {
+      maxFeePerGas: gwei(50),
+      maxPriorityFeePerGas: gwei(2),
+    });
+    assert.equal(
+      repriceFees({ maxFeePerGas: gwei(50), maxPriorityFeePerGas: gwei(1) }, { maxFeePerGas: gwei(50), maxPriorityFeePerGas: gwei(1) }, gwei(50)),
+      null,
+      'at the ceiling: no raise a node would take',
+    );
   });
 
   it('reads what a node refusal means', () => {
@@ -70,18 +80,31 @@ describe('chain fee settings', () => {
   const base = { DATA_DIR: '/tmp/mw-fees-test', PORT: '8080' };
   const amoy = { id: 80002, name: 'Amoy', rpc: 'http://127.0.0.1:9545' };
   it('CHAINS entries take their own settings; CHAIN_MAX_FEE_GWEI is the ceiling of the rest', () => {
-    const c = loadConfig({ ...base, CHAIN_MAX_FEE_GWEI: '200', CHAINS: JSON.stringify([{ ...amoy, maxFeeGwei: 50, minTipGwei: 30, stuckBlocks: 5, maxInFlight: 8, blockGasShare: 0.9 }, { id: 8453, rpc: 'https://base.example' }]) });
-    assert.deepEqual(c.chains.map((x) => [x.id, x.maxFeeGwei, x.minTipGwei, x.stuckBlocks, x.maxInFlight, x.blockGasShare]), [
-      [31337, 200, 0.001, 3, 16, 0.5],
-      [80002, 50, 30, 5, 8, 0.9],
-      [8453, 200, 0.01, 3, 16, 0.5],
-    ]);
+    const c = loadConfig({
+      ...base,
+      CHAIN_MAX_FEE_GWEI: '200',
+      CHAINS: JSON.stringify([
+        { ...amoy, maxFeeGwei: 50, minTipGwei: 30, stuckBlocks: 5, maxInFlight: 8, blockGasShare: 0.9 },
+        { id: 8453, rpc: 'https://base.example' },
+      ]),
+    });
+    assert.deepEqual(
+      c.chains.map((x) => [x.id, x.maxFeeGwei, x.minTipGwei, x.stuckBlocks, x.maxInFlight, x.blockGasShare]),
+      [
+        [31337, 200, 0.001, 3, 16, 0.5],
+        [80002, 50, 30, 5, 8, 0.9],
+        [8453, 200, 0.01, 3, 16, 0.5],
+      ],
+    );
     assert.equal(loadConfig(base).chains[0].maxFeeGwei, 1000, 'a ceiling by default');
   });
   it('refuses settings out of range, naming the entry', () => {
     assert.throws(() => loadConfig({ ...base, CHAINS: JSON.stringify([{ ...amoy, blockGasShare: 1.5 }]) }), /CHAINS\[0\]\.blockGasShare/);
     assert.throws(() => loadConfig({ ...base, CHAINS: JSON.stringify([{ ...amoy, maxInFlight: 0 }]) }), /CHAINS\[0\]\.maxInFlight/);
-    assert.throws(() => loadConfig({ ...base, CHAINS: JSON.stringify([{ ...amoy, maxFeeGwei: 10, minTipGwei: 30 }]) }), /CHAINS\[0\]\.minTipGwei: 30 is above the ceiling/);
+    assert.throws(
+      () => loadConfig({ ...base, CHAINS: JSON.stringify([{ ...amoy, maxFeeGwei: 10, minTipGwei: 30 }]) }),
+      /CHAINS\[0\]\.minTipGwei: 30 is above the ceiling/,
+    );
     assert.throws(() => loadConfig({ ...base, CHAIN_MAX_FEE_GWEI: '0' }), /CHAIN_MAX_FEE_GWEI/);
   });
 });

@@ -9,7 +9,18 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
-const job = (ref: string, i: number) => ({ kind: 'asset.mint', ref, group_key: i % 2 ? null : `g${i}`, payload: `{"i":${i}}`, status: 'queued' as const, run_at: 1000 + i, attempts: 0, max_attempts: 25, created_at: 5, updated_at: 6 });
+const job = (ref: string, i: number) => ({
+  kind: 'asset.mint',
+  ref,
+  group_key: i % 2 ? null : `g${i}`,
+  payload: `{"i":${i}}`,
+  status: 'queued' as const,
+  run_at: 1000 + i,
+  attempts: 0,
+  max_attempts: 25,
+  created_at: 5,
+  updated_at: 6,
+});
 
 for (const db of ['sqlite', 'postgres'] as const) {
   describe(`insertRows (${db})`, () => {
@@ -29,16 +40,31 @@ for (const db of ['sqlite', 'postgres'] as const) {
     it('inserts every row with its values, for any number of rows, again and again', async () => {
       const batches = [3, 1, 3, 7, 3].map((n, b) => Array.from({ length: n }, (_, i) => job(`${db}-${b}-${i}`, i)));
       for (const rows of batches) await insertRows(store.db, 'jobs', rows);
-      const read = await store.db.selectFrom('jobs').select(['kind', 'ref', 'group_key', 'payload', 'status', 'run_at', 'attempts', 'max_attempts', 'created_at', 'updated_at']).where('ref', 'like', `${db}-%`).orderBy('id').execute();
+      const read = await store.db
+        .selectFrom('jobs')
+        .select(['kind', 'ref', 'group_key', 'payload', 'status', 'run_at', 'attempts', 'max_attempts', 'created_at', 'updated_at'])
+        .where('ref', 'like', `${db}-%`)
+        .orderBy('id')
+        .execute();
       assert.deepEqual(read, batches.flat());
     });
 
     it('text of any kind arrives as it was sent (quotes, backslashes, braces, commas, NULL as a word, empty, emoji)', async () => {
       const texts = ['say "hi"', 'back\\slash \\"', '{a,b}', 'a, b', 'NULL', 'null', '', ' spaced ', '\u{1F5E1} sword', '{"k":["v",1]}', "it's"];
-      await insertRows(store.db, 'jobs', texts.map((payload, i) => ({ ...job(`${db}-text-${i}`, i), payload })));
+      await insertRows(
+        store.db,
+        'jobs',
+        texts.map((payload, i) => ({ ...job(`${db}-text-${i}`, i), payload })),
+      );
       const read = await store.db.selectFrom('jobs').select(['ref', 'payload', 'group_key']).where('ref', 'like', `${db}-text-%`).orderBy('id').execute();
-      assert.deepEqual(read.map((r) => r.payload), texts);
-      assert.deepEqual(read.map((r) => r.group_key), texts.map((_, i) => (i % 2 ? null : `g${i}`)));
+      assert.deepEqual(
+        read.map((r) => r.payload),
+        texts,
+      );
+      assert.deepEqual(
+        read.map((r) => r.group_key),
+        texts.map((_, i) => (i % 2 ? null : `g${i}`)),
+      );
     });
 
     it('rows that name other columns are refused, and nothing is written', async () => {
@@ -52,17 +78,30 @@ for (const db of ['sqlite', 'postgres'] as const) {
       for (const [b, n] of [2, 5, 1].entries()) {
         const jobs = Array.from({ length: n }, (_, i) => job(`${db}-together-${b}-${i}`, i));
         const meta = Array.from({ length: n + 1 }, (_, i) => ({ key: `${db}-together-${b}-${i}`, value: `v${b}.${i}` }));
-        await insertRowsTogether(store.db, [{ table: 'jobs', rows: jobs }, { table: 'meta', rows: meta }, { table: 'events', rows: [] }]);
+        await insertRowsTogether(store.db, [
+          { table: 'jobs', rows: jobs },
+          { table: 'meta', rows: meta },
+          { table: 'events', rows: [] },
+        ]);
       }
       const jobs = await store.db.selectFrom('jobs').select(['ref', 'payload']).where('ref', 'like', `${db}-together-%`).orderBy('id').execute();
-      assert.deepEqual(jobs.map((j) => j.ref), ['0-0', '0-1', '1-0', '1-1', '1-2', '1-3', '1-4', '2-0'].map((x) => `${db}-together-${x}`));
+      assert.deepEqual(
+        jobs.map((j) => j.ref),
+        ['0-0', '0-1', '1-0', '1-1', '1-2', '1-3', '1-4', '2-0'].map((x) => `${db}-together-${x}`),
+      );
       const meta = await store.db.selectFrom('meta').select(['key', 'value']).where('key', 'like', `${db}-together-%`).orderBy('key').execute();
       assert.equal(meta.length, 3 + 6 + 2);
-      assert.deepEqual(meta.find((m) => m.key === `${db}-together-1-5`), { key: `${db}-together-1-5`, value: 'v1.5' });
+      assert.deepEqual(
+        meta.find((m) => m.key === `${db}-together-1-5`),
+        { key: `${db}-together-1-5`, value: 'v1.5' },
+      );
     });
 
     it('in a transaction, a part that fails leaves nothing of the others', async () => {
-      await store.db.insertInto('meta').values({ key: `${db}-taken`, value: 'first' }).execute();
+      await store.db
+        .insertInto('meta')
+        .values({ key: `${db}-taken`, value: 'first' })
+        .execute();
       await assert.rejects(
         store.db.transaction().execute((tx) =>
           insertRowsTogether(tx, [

@@ -44,19 +44,28 @@ describe('installation settings', () => {
       return true;
     });
     await setPublicUrl(db, 'http://127.0.0.1:8080');
-    assert.equal((await agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://127.0.0.1:8080' }), { ...opts, publicUrlSet: true })).publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(
+      (await agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://127.0.0.1:8080' }), { ...opts, publicUrlSet: true })).publicUrl,
+      'http://127.0.0.1:8080',
+    );
   });
 
   it('refuses another operator token or other chains in a split installation, naming digests, never the token', async () => {
     const { db } = await fresh();
     const opts = { sole: false, log, publicUrlSet: true };
     await agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://a.example' }), opts);
-    await assert.rejects(agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://a.example', OPERATOR_TOKEN: 'another-token-0123456789abcdef' }), opts), (err: Error) => {
-      assert.match(err.message, /OPERATOR_TOKEN differs from this installation's \(sha-256 [0-9a-f]{12}… here, [0-9a-f]{12}… recorded\)/);
-      assert.doesNotMatch(err.message, /another-token/);
-      return true;
-    });
-    await assert.rejects(agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://a.example', CHAIN_ID: '1337' }), opts), /this process serves chains 1337, but this installation serves 31337/);
+    await assert.rejects(
+      agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://a.example', OPERATOR_TOKEN: 'another-token-0123456789abcdef' }), opts),
+      (err: Error) => {
+        assert.match(err.message, /OPERATOR_TOKEN differs from this installation's \(sha-256 [0-9a-f]{12}… here, [0-9a-f]{12}… recorded\)/);
+        assert.doesNotMatch(err.message, /another-token/);
+        return true;
+      },
+    );
+    await assert.rejects(
+      agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://a.example', CHAIN_ID: '1337' }), opts),
+      /this process serves chains 1337, but this installation serves 31337/,
+    );
     assert.equal((await installationSettings(db)).chains, '31337');
   });
 
@@ -73,11 +82,17 @@ describe('fundingNeeds', () => {
   it('names each short account with its balance and what it needs; the deployer only until the forwarder exists', () => {
     const accounts = [acct('deployer', 0n), acct('relayer', 10n ** 18n, '0xr1'), acct('relayer', 10n ** 15n, '0xr2'), acct('relayer', null, '0xr3')];
     const before = fundingNeeds({ reachable: true, forwarderDeployed: false, accounts });
-    assert.deepEqual(before.map((n) => [n.role, n.address, n.balance_wei, n.needs_wei]), [
-      ['deployer', '0xdeployer', '0', String(LOW_BALANCE_WEI)],
-      ['relayer', '0xr2', String(10n ** 15n), String(LOW_BALANCE_WEI - 10n ** 15n)],
-    ]);
-    assert.deepEqual(fundingNeeds({ reachable: true, forwarderDeployed: true, accounts }).map((n) => n.address), ['0xr2']);
+    assert.deepEqual(
+      before.map((n) => [n.role, n.address, n.balance_wei, n.needs_wei]),
+      [
+        ['deployer', '0xdeployer', '0', String(LOW_BALANCE_WEI)],
+        ['relayer', '0xr2', String(10n ** 15n), String(LOW_BALANCE_WEI - 10n ** 15n)],
+      ],
+    );
+    assert.deepEqual(
+      fundingNeeds({ reachable: true, forwarderDeployed: true, accounts }).map((n) => n.address),
+      ['0xr2'],
+    );
   });
 });
 
@@ -97,9 +112,23 @@ describe('wake-ups on PostgreSQL (migration 019)', () => {
         if (got.length === 2) two();
       });
       await listener.query('listen mintworks_wake');
-      const job = (kind: string, ref: string) => ({ kind, ref, group_key: null, payload: '{}', status: 'queued' as const, run_at: 0, attempts: 0, max_attempts: 25, created_at: 0, updated_at: 0 });
+      const job = (kind: string, ref: string) => ({
+        kind,
+        ref,
+        group_key: null,
+        payload: '{}',
+        status: 'queued' as const,
+        run_at: 0,
+        attempts: 0,
+        max_attempts: 25,
+        created_at: 0,
+        updated_at: 0,
+      });
       await store.db.transaction().execute(async (tx) => {
-        await tx.insertInto('jobs').values([job('asset.mint', 'a'), job('asset.mint', 'b'), job('wallet.create', 'c')]).execute();
+        await tx
+          .insertInto('jobs')
+          .values([job('asset.mint', 'a'), job('asset.mint', 'b'), job('wallet.create', 'c')])
+          .execute();
         // Nothing leaves before the commit.
         await listener.query('select 1');
         assert.deepEqual(got, []);

@@ -14,14 +14,21 @@ describe('JSON bodies', () => {
     assert.deepEqual(parseJsonBody(' \r\n\t'), {});
     assert.deepEqual(parseJsonBody('{"a":[1,{"b":null}]}'), { a: [1, { b: null }] });
     for (const bad of ['{', '{"a":1,}', 'nope', '\u00a0']) {
-      assert.throws(() => parseJsonBody(bad), (e: unknown) => e instanceof ApiError && e.status === 400 && e.details[0].code === 'invalid_json', bad);
+      assert.throws(
+        () => parseJsonBody(bad),
+        (e: unknown) => e instanceof ApiError && e.status === 400 && e.details[0].code === 'invalid_json',
+        bad,
+      );
     }
   });
 
   it('bytes that are not UTF-8 are refused, not replaced', () => {
     assert.equal(bodyText(Buffer.from('{"name":"épée 🗡"}')), '{"name":"épée 🗡"}');
     for (const bad of [[0xff], [0x22, 0xc3, 0x22], [0xed, 0xa0, 0x80]]) {
-      assert.throws(() => bodyText(Buffer.from(bad)), (e: unknown) => e instanceof ApiError && e.status === 400 && /UTF-8/.test(e.message));
+      assert.throws(
+        () => bodyText(Buffer.from(bad)),
+        (e: unknown) => e instanceof ApiError && e.status === 400 && /UTF-8/.test(e.message),
+      );
     }
   });
 
@@ -53,7 +60,10 @@ describe('JSON bodies', () => {
     // a duplicate key: the last one counts, as for JSON.parse (a string last: nothing to keep)
     assert.equal((parseJsonBody('{"amount":1.0000000000000000001,"amount":2}', amount) as { amount: unknown }).amount, '2');
     assert.equal((parseJsonBody('{"amount":1.0000000000000000001,"amount":"2"}', amount) as { amount: unknown }).amount, '2');
-    assert.equal((parseJsonBody(String.raw`{"amount":"x","am\u006funt":1.0000000000000000001}`, amount) as { amount: unknown }).amount, '1.0000000000000000001');
+    assert.equal(
+      (parseJsonBody(String.raw`{"amount":"x","am\u006funt":1.0000000000000000001}`, amount) as { amount: unknown }).amount,
+      '1.0000000000000000001',
+    );
     // arrays and scalars at the top level are left alone
     assert.deepEqual(parseJsonBody('[1.0000000000000000001]', amount), [1]);
     // biome-ignore lint/correctness/noPrecisionLoss: the double a plain JSON.parse gives is what is compared.
@@ -66,7 +76,17 @@ describe('JSON bodies', () => {
       collection_uid: '816379099132',
       asset_external_id: 'sword-1-3f9a2c',
       sale_price_in_usd: 9.99,
-      data: { name: 'Sword of the north', unique_name: false, image_url: 'https://example.com/images/sword.png', store_image_on_ipfs: false, description: 'A sword forged in the north.', attributes: [{ trait_type: 'power', value: 9 }, { trait_type: 'kind', value: 'blade', display_type: 'string' }] },
+      data: {
+        name: 'Sword of the north',
+        unique_name: false,
+        image_url: 'https://example.com/images/sword.png',
+        store_image_on_ipfs: false,
+        description: 'A sword forged in the north.',
+        attributes: [
+          { trait_type: 'power', value: 9 },
+          { trait_type: 'kind', value: 'blade', display_type: 'string' },
+        ],
+      },
     });
     const allocate = '{"reward_uid":"816379099133","to_user_uid":"816379099131","amount":1.5,"nonce":"n-1"}';
     const time = (f: () => unknown, n = 100_000) => {
@@ -86,11 +106,20 @@ describe('JSON bodies', () => {
     };
     const bytes = Buffer.from(asset);
     const ratios: string[] = [];
-    for (const [name, text, exact] of [['asset', asset, undefined], ['allocate', allocate, amount]] as const) {
-      const [ours, base] = compare(() => parseJsonBody(text, exact), () => JSON.parse(text));
+    for (const [name, text, exact] of [
+      ['asset', asset, undefined],
+      ['allocate', allocate, amount],
+    ] as const) {
+      const [ours, base] = compare(
+        () => parseJsonBody(text, exact),
+        () => JSON.parse(text),
+      );
       ratios.push(`${name} ${ours.toFixed(0)} ns vs JSON.parse ${base.toFixed(0)} ns (×${(ours / base).toFixed(3)})`);
     }
-    const [utf8, plain] = compare(() => bodyText(bytes), () => bytes.toString('utf8'));
+    const [utf8, plain] = compare(
+      () => bodyText(bytes),
+      () => bytes.toString('utf8'),
+    );
     process.stdout.write(`# body parsing: ${ratios.join('; ')}; UTF-8 check + decode ${utf8.toFixed(0)} ns vs decode ${plain.toFixed(0)} ns\n`);
   });
 });

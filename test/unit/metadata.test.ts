@@ -37,7 +37,10 @@ describe('sniffImage', () => {
     assert.equal(sniffImage(box('mif1', 'avif')), 'image/avif', 'avif as a compatible brand');
     assert.equal(sniffImage(box('avis')), 'image/avif', 'image sequence');
     assert.equal(sniffImage(SVG), 'image/svg+xml');
-    assert.equal(sniffImage(Buffer.from('\ufeff<?xml version="1.0"?>\n<!-- made by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x">\n<svg>')), 'image/svg+xml');
+    assert.equal(
+      sniffImage(Buffer.from('\ufeff<?xml version="1.0"?>\n<!-- made by hand -->\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x">\n<svg>')),
+      'image/svg+xml',
+    );
   });
 
   it('refuses what only looks like an image', () => {
@@ -69,7 +72,13 @@ describe('sniffImage', () => {
 });
 
 describe('classifyImageResponse / classifyFetchError', () => {
-  const res = (status: number, contentType: string | undefined, body: Buffer, truncated = false) => ({ status, headers: (contentType ? { 'content-type': contentType } : {}) as Record<string, string>, body, truncated, url: 'http://img.test/a' });
+  const res = (status: number, contentType: string | undefined, body: Buffer, truncated = false) => ({
+    status,
+    headers: (contentType ? { 'content-type': contentType } : {}) as Record<string, string>,
+    body,
+    truncated,
+    url: 'http://img.test/a',
+  });
   const err = (r: unknown) => {
     assert.ok(r instanceof MetadataError, 'expected a MetadataError');
     return r;
@@ -85,13 +94,18 @@ describe('classifyImageResponse / classifyFetchError', () => {
   });
 
   it('404, 410, 403 and other client errors are permanent; 5xx, 408, 429 are transient', () => {
-    for (const s of [400, 401, 403, 404, 410, 451]) assert.equal(err(classifyImageResponse(res(s, 'text/html', Buffer.from('no')), 1000)).permanent, true, String(s));
-    for (const s of [408, 429, 500, 502, 503, 504, 599]) assert.equal(err(classifyImageResponse(res(s, 'text/html', Buffer.from('later')), 1000)).permanent, false, String(s));
+    for (const s of [400, 401, 403, 404, 410, 451])
+      assert.equal(err(classifyImageResponse(res(s, 'text/html', Buffer.from('no')), 1000)).permanent, true, String(s));
+    for (const s of [408, 429, 500, 502, 503, 504, 599])
+      assert.equal(err(classifyImageResponse(res(s, 'text/html', Buffer.from('later')), 1000)).permanent, false, String(s));
     assert.match(err(classifyImageResponse(res(404, undefined, Buffer.alloc(0)), 1000)).message, /HTTP 404/);
   });
 
   it('not an image (content type or bytes), too large, or a redirect left over: permanent, with the reason', () => {
-    assert.match(err(classifyImageResponse(res(200, 'text/html; charset=utf-8', Buffer.from('<html>')), 1000)).message, /did not answer with an image \(Content-Type: text\/html\)/);
+    assert.match(
+      err(classifyImageResponse(res(200, 'text/html; charset=utf-8', Buffer.from('<html>')), 1000)).message,
+      /did not answer with an image \(Content-Type: text\/html\)/,
+    );
     assert.match(err(classifyImageResponse(res(200, undefined, PNG), 1000)).message, /Content-Type: none/);
     assert.match(err(classifyImageResponse(res(200, 'image/png', Buffer.from('<html>')), 1000)).message, /not a PNG, JPEG, GIF, WebP, AVIF or SVG/);
     assert.match(err(classifyImageResponse(res(200, 'image/png', PNG, true), 1000)).message, /larger than the limit of 1000 bytes/);
@@ -117,7 +131,16 @@ describe('preparation rules', () => {
   });
 
   it('assetDataFromDocument rebuilds the same document (key order included) with a new image', () => {
-    const data = { name: 'Sword #7', unique_name: false, image_url: 'https://img.test/s.png', description: 'sharp', attributes: [{ trait_type: 'level', value: 3, display_type: 'boost_number' }, { trait_type: 'kind', value: 'blade' }] };
+    const data = {
+      name: 'Sword #7',
+      unique_name: false,
+      image_url: 'https://img.test/s.png',
+      description: 'sharp',
+      attributes: [
+        { trait_type: 'level', value: 3, display_type: 'boost_number' },
+        { trait_type: 'kind', value: 'blade' },
+      ],
+    };
     const doc = buildMetadata('123456789012', 'Sword #7', data);
     const again = buildMetadata('123456789012', 'Sword #7', assetDataFromDocument(doc), 'ipfs://bafkreiexample');
     assert.deepEqual(Object.keys(again), Object.keys(doc));
@@ -150,7 +173,10 @@ describe('Kubo RPC and pinning helpers', () => {
     const base = { DATA_DIR: os.tmpdir() };
     assert.deepEqual(publishTargets(loadConfig(base)), []);
     assert.deepEqual(publishTargets(loadConfig({ ...base, IPFS_API_URL: 'http://127.0.0.1:5001/' })), ['kubo']);
-    assert.deepEqual(publishTargets(loadConfig({ ...base, IPFS_API_URL: 'http://127.0.0.1:5001', PINNING_SERVICE_URL: 'https://pins.test/', PINNING_SERVICE_TOKEN: 't' })), ['kubo', 'pinning']);
+    assert.deepEqual(
+      publishTargets(loadConfig({ ...base, IPFS_API_URL: 'http://127.0.0.1:5001', PINNING_SERVICE_URL: 'https://pins.test/', PINNING_SERVICE_TOKEN: 't' })),
+      ['kubo', 'pinning'],
+    );
     assert.equal(loadConfig({ ...base, IPFS_API_URL: 'http://127.0.0.1:5001/' }).ipfsApiUrl, 'http://127.0.0.1:5001');
     assert.throws(() => loadConfig({ ...base, PINNING_SERVICE_URL: 'https://pins.test' }), /PINNING_SERVICE_TOKEN/);
     assert.equal(loadConfig(base).imageMaxBytes, 20 * 1024 * 1024);

@@ -65,7 +65,24 @@ describe('isForbiddenAddress', () => {
       assert.match(r, reason);
     });
   }
-  const allowed = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.15.255.255', '172.32.0.0', '100.63.255.255', '100.128.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255', '2606:4700:4700::1111', '2a00:1450:4001:82b::200e', '64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:808:808::1', '::ffff:8.8.8.8'];
+  const allowed = [
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.15.255.255',
+    '172.32.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:82b::200e',
+    '64:ff9b::808:808',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '::ffff:8.8.8.8',
+  ];
   for (const ip of allowed) {
     it(`allows ${ip}`, () => assert.equal(isForbiddenAddress(ip), null));
   }
@@ -173,7 +190,13 @@ describe('outboundRequest', () => {
   });
 
   const base = () => `http://127.0.0.1:${port}`;
-  const opts = (policy: OutboundPolicy, extra: Partial<Parameters<typeof outboundRequest>[1]> = {}) => ({ timeoutMs: 2000, maxBytes: 4096, maxRedirects: 0, policy, ...extra });
+  const opts = (policy: OutboundPolicy, extra: Partial<Parameters<typeof outboundRequest>[1]> = {}) => ({
+    timeoutMs: 2000,
+    maxBytes: 4096,
+    maxRedirects: 0,
+    policy,
+    ...extra,
+  });
 
   it('sends and reads with allowPrivate', async () => {
     const r = await outboundRequest(`${base()}/echo`, opts(OPEN, { method: 'POST', body: 'hello', headers: { 'content-type': 'text/plain' } }));
@@ -190,7 +213,10 @@ describe('outboundRequest', () => {
   });
 
   it('blocks a name resolving to a private address at connect time (localhost)', async () => {
-    await assert.rejects(outboundRequest(`http://localhost:${port}/echo`, opts(STRICT)), (e: unknown) => e instanceof OutboundBlockedError && /loopback/.test(e.reason));
+    await assert.rejects(
+      outboundRequest(`http://localhost:${port}/echo`, opts(STRICT)),
+      (e: unknown) => e instanceof OutboundBlockedError && /loopback/.test(e.reason),
+    );
     assert.deepEqual(hits, []);
   });
 
@@ -199,7 +225,10 @@ describe('outboundRequest', () => {
     // First answer public (what a separate pre-check would see), then the private one.
     outboundTestHooks.resolve = async () => (calls++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
     await assertAllowedUrl(`http://rebind.test:${port}/echo`, STRICT); // passes: public at check time
-    await assert.rejects(outboundRequest(`http://rebind.test:${port}/echo`, opts(STRICT)), (e: unknown) => e instanceof OutboundBlockedError && /loopback address 127\.0\.0\.1/.test(e.reason));
+    await assert.rejects(
+      outboundRequest(`http://rebind.test:${port}/echo`, opts(STRICT)),
+      (e: unknown) => e instanceof OutboundBlockedError && /loopback address 127\.0\.0\.1/.test(e.reason),
+    );
     assert.equal(calls, 2);
     assert.deepEqual(hits, []);
   });
@@ -226,8 +255,15 @@ describe('outboundRequest', () => {
       (e: unknown) => e instanceof OutboundBlockedError && /private address 10\.0\.0\.5/.test(e.reason),
     );
     // to an IPv4-mapped loopback literal that the hook does not allow
-    await assert.rejects(outboundRequest(`${base()}/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/echo`)}`, opts(STRICT, { maxRedirects: 3 })), OutboundBlockedError);
-    assert.deepEqual(hits, ['/redirect?to=http%3A%2F%2F169.254.169.254%2Flatest%2Fmeta-data%2F', `/redirect?to=${encodeURIComponent(`http://internal.test:${port}/echo`)}`, `/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/echo`)}`]);
+    await assert.rejects(
+      outboundRequest(`${base()}/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/echo`)}`, opts(STRICT, { maxRedirects: 3 })),
+      OutboundBlockedError,
+    );
+    assert.deepEqual(hits, [
+      '/redirect?to=http%3A%2F%2F169.254.169.254%2Flatest%2Fmeta-data%2F',
+      `/redirect?to=${encodeURIComponent(`http://internal.test:${port}/echo`)}`,
+      `/redirect?to=${encodeURIComponent(`http://[::ffff:127.0.0.1]:${port}/echo`)}`,
+    ]);
     // an allowed hop is followed; 302 after POST becomes GET
     const ok = await outboundRequest(`http://public.test:${port}/redirect?to=/echo`, opts(STRICT, { maxRedirects: 1, method: 'POST', body: 'x' }));
     assert.equal(ok.status, 200);

@@ -50,7 +50,20 @@ describe('chain outcome dispatch', () => {
     const t = Date.now();
     const row = await store.db
       .insertInto('chain_txs')
-      .values({ chain_id: CHAIN, from_address: '0xabc', nonce, kind, ref: `ref-${nonce}`, payload: JSON.stringify(payload), raw: '0x00', hash, status: 'mined', handled: 0, created_at: t, updated_at: t })
+      .values({
+        chain_id: CHAIN,
+        from_address: '0xabc',
+        nonce,
+        kind,
+        ref: `ref-${nonce}`,
+        payload: JSON.stringify(payload),
+        raw: '0x00',
+        hash,
+        status: 'mined',
+        handled: 0,
+        created_at: t,
+        updated_at: t,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return { id: row.id, hash };

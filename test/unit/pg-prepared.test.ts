@@ -31,7 +31,14 @@ describe('PostgreSQL: named prepared statements', () => {
       return rows.map((r) => r.statement);
     });
 
-  const aOf = precompiled(1, (db, id) => db.selectFrom('t' as any).select('a' as any).where('id' as any, '=', id) as any);
+  const aOf = precompiled(
+    1,
+    (db, id) =>
+      db
+        .selectFrom('t' as any)
+        .select('a' as any)
+        .where('id' as any, '=', id) as any,
+  );
 
   it('a precompiled lookup is prepared once per connection and answers as before', async () => {
     const prepared = await onOneConnection(async (db) => {
@@ -43,14 +50,25 @@ describe('PostgreSQL: named prepared statements', () => {
   it('other queries stay unnamed, with or without parameters', async () => {
     const prepared = await onOneConnection(async (db) => {
       await sql`select count(*) from t`.execute(db);
-      const rows = await db.selectFrom('t' as any).select('id' as any).where('id' as any, 'in', [4, 5]).execute();
+      const rows = await db
+        .selectFrom('t' as any)
+        .select('id' as any)
+        .where('id' as any, 'in', [4, 5])
+        .execute();
       assert.equal(rows.length, 2);
     });
     assert.ok(!prepared.some((s) => s.includes('count(*)') || s.includes('in ($1, $2)')), prepared.join('\n'));
   });
 
   it('a table changed under a prepared `select *` answers with its new columns', async () => {
-    const all = precompiled(1, (db, id) => db.selectFrom('t' as any).selectAll().where('id' as any, '=', id) as any);
+    const all = precompiled(
+      1,
+      (db, id) =>
+        db
+          .selectFrom('t' as any)
+          .selectAll()
+          .where('id' as any, '=', id) as any,
+    );
     const byId = (db: Store['db']) => all(db, 7);
     await store.db.connection().execute(async (db) => {
       assert.deepEqual(await byId(db as any), [{ id: 7, a: 'v7' }]);

@@ -48,7 +48,10 @@ describe('failover JSON-RPC transport', () => {
     assert.equal(redactRpcUrl('http://127.0.0.1:8545'), 'http://127.0.0.1:8545');
     assert.equal(redactRpcUrl('https://user:pw@rpc.example/'), 'https://rpc.example/…');
     const set = new ProviderSet(1, ['https://a.example/k1', 'https://a.example/k2']);
-    assert.deepEqual(set.snapshot().map((s) => s.provider), ['https://a.example/…#1', 'https://a.example/…#2']);
+    assert.deepEqual(
+      set.snapshot().map((s) => s.provider),
+      ['https://a.example/…#1', 'https://a.example/…#2'],
+    );
   });
 
   it('reads Retry-After as seconds or a date, bounded', () => {
@@ -67,7 +70,10 @@ describe('failover JSON-RPC transport', () => {
     const set = new ProviderSet(5, [deadUrl, busy.url, slow.url, good.url], { onStateChange: (p) => changes.push(`${p.index}:${p.state}`) });
     assert.equal(await set.request({ method: 'eth_blockNumber' }, opts), '0x10');
     const s = set.snapshot();
-    assert.deepEqual(s.map((p) => p.state), ['degraded', 'degraded', 'degraded', 'up']);
+    assert.deepEqual(
+      s.map((p) => p.state),
+      ['degraded', 'degraded', 'degraded', 'up'],
+    );
     assert.equal(s[0].errors.connection, 1);
     assert.equal(s[1].errors.http_5xx, 1);
     assert.equal(s[2].errors.timeout, 1);
@@ -81,7 +87,9 @@ describe('failover JSON-RPC transport', () => {
 
   it('a 429 is not called again before its Retry-After; other providers take the calls', async () => {
     let limited = true;
-    const a = await rpcServer(() => (limited ? { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 429, message: 'Too Many Requests' } } } : result('0xa')));
+    const a = await rpcServer(() =>
+      limited ? { status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 429, message: 'Too Many Requests' } } } : result('0xa'),
+    );
     const b = await rpcServer(() => result('0xb'));
     const set = new ProviderSet(5, [a.url, b.url]);
     assert.equal(await set.request({ method: 'eth_chainId' }, opts), '0xb');
@@ -124,7 +132,8 @@ describe('failover JSON-RPC transport', () => {
   });
 
   it('a lost eth_sendRawTransaction answer is resolved by the hash on the next provider, never sent as something else', async () => {
-    const raw: Hex = '0x02f86b827a6980843b9aca00850ba43b740083030d4094000000000000000000000000000000000000beef8080c001a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+    const raw: Hex =
+      '0x02f86b827a6980843b9aca00850ba43b740083030d4094000000000000000000000000000000000000beef8080c001a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa0bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
     const hash = keccak256(raw);
     const sent: unknown[] = [];
     const a = await rpcServer((method, params) => {
@@ -138,7 +147,9 @@ describe('failover JSON-RPC transport', () => {
     assert.deepEqual(b.calls, ['eth_getTransactionByHash'], 'looked up by hash, not sent again');
 
     // A node that does not know it yet gets the same bytes; its "already known" is the hash too.
-    const c = await rpcServer((method) => (method === 'eth_sendRawTransaction' ? { body: { error: { code: -32000, message: 'already known' } } } : result(null)));
+    const c = await rpcServer((method) =>
+      method === 'eth_sendRawTransaction' ? { body: { error: { code: -32000, message: 'already known' } } } : result(null),
+    );
     const set2 = new ProviderSet(5, [a.url, c.url]);
     assert.equal(await set2.request({ method: 'eth_sendRawTransaction', params: [raw] }, opts), hash);
     assert.deepEqual(c.calls, ['eth_getTransactionByHash', 'eth_sendRawTransaction']);
@@ -149,7 +160,10 @@ describe('failover JSON-RPC transport', () => {
     const b = await rpcServer(() => result('0x89'));
     const set = new ProviderSet(80002, [a.url, deadUrl, b.url]);
     const answers = await set.onEach({ method: 'eth_chainId' }, 300);
-    assert.deepEqual(answers.map((x) => x.result), ['0x13882', null, '0x89']);
+    assert.deepEqual(
+      answers.map((x) => x.result),
+      ['0x13882', null, '0x89'],
+    );
     assert.equal(set.snapshot()[1].state, 'degraded');
   });
 
@@ -163,8 +177,11 @@ describe('failover JSON-RPC transport', () => {
       assert.doesNotMatch(`${err.message} ${JSON.stringify(err)}`, /secret-key/, err.message);
       assert.match(err.message, /127\.0\.0\.1:\d+\/…/);
     }
-    const reverted = (await new ProviderSet(5, [node.url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e)) as { code: number; cause: { data: string } };
-    assert.equal(reverted.code, 3, 'the node\'s error code and data are kept');
+    const reverted = (await new ProviderSet(5, [node.url]).request({ method: 'eth_call', params: [] }, opts).catch((e) => e)) as {
+      code: number;
+      cause: { data: string };
+    };
+    assert.equal(reverted.code, 3, "the node's error code and data are kept");
     assert.equal(reverted.cause.data, '0x08c379a0');
   });
 
@@ -173,8 +190,28 @@ describe('failover JSON-RPC transport', () => {
   });
 
   it('merges the snapshots of two threads: counts add up, the newer state wins', () => {
-    const base: ProviderSnapshot = { chain_id: 1, index: 0, provider: 'p', state: 'up', calls: 3, errors: { timeout: 1, connection: 0, http_429: 0, http_5xx: 0, http_other: 0 }, latency_sum_ms: 30, latency_count: 3, last_error: null, since: null, last_call_at: 100, retry_at: null };
-    const other: ProviderSnapshot = { ...base, state: 'down', calls: 5, errors: { ...base.errors, connection: 4 }, last_error: 'connection: refused', last_call_at: 200 };
+    const base: ProviderSnapshot = {
+      chain_id: 1,
+      index: 0,
+      provider: 'p',
+      state: 'up',
+      calls: 3,
+      errors: { timeout: 1, connection: 0, http_429: 0, http_5xx: 0, http_other: 0 },
+      latency_sum_ms: 30,
+      latency_count: 3,
+      last_error: null,
+      since: null,
+      last_call_at: 100,
+      retry_at: null,
+    };
+    const other: ProviderSnapshot = {
+      ...base,
+      state: 'down',
+      calls: 5,
+      errors: { ...base.errors, connection: 4 },
+      last_error: 'connection: refused',
+      last_call_at: 200,
+    };
     const [m] = mergeSnapshots([base], [other]);
     assert.equal(m.calls, 8);
     assert.equal(m.errors.timeout, 2);

@@ -18,20 +18,29 @@ describe('job queue (SQLite)', () => {
   });
   after(() => store.close());
 
-  it('claims due jobs once, in order, with a lease; a crashed worker\'s jobs come back after the lease', async () => {
+  it("claims due jobs once, in order, with a lease; a crashed worker's jobs come back after the lease", async () => {
     await q.enqueue(store.db, { kind: 'wallet.create', ref: 'a' });
     await q.enqueue(store.db, { kind: 'wallet.create', ref: 'b' });
     await q.enqueue(store.db, { kind: 'wallet.create', ref: 'later', runAt: now + 10_000 });
     const first = await q.claim('wallet.create', 10, 'w1', 5000);
-    assert.deepEqual(first.map((j) => j.ref), ['a', 'b']);
+    assert.deepEqual(
+      first.map((j) => j.ref),
+      ['a', 'b'],
+    );
     assert.equal(first[0].attempts, 1);
     assert.deepEqual(await q.claim('wallet.create', 10, 'w2', 5000), [], 'leased jobs are not handed out twice');
     now += 6000; // w1 died: its lease ran out
     const again = await q.claim('wallet.create', 10, 'w2', 5000);
-    assert.deepEqual(again.map((j) => j.ref), ['a', 'b']);
+    assert.deepEqual(
+      again.map((j) => j.ref),
+      ['a', 'b'],
+    );
     await q.complete(store.db, again[0].id);
     now += 6000;
-    assert.deepEqual((await q.claim('wallet.create', 10, 'w3', 5000)).map((j) => j.ref), ['b', 'later']);
+    assert.deepEqual(
+      (await q.claim('wallet.create', 10, 'w3', 5000)).map((j) => j.ref),
+      ['b', 'later'],
+    );
   });
 
   it('defer puts a job back without counting an attempt; fail retries with backoff, then gives up', async () => {
@@ -55,8 +64,11 @@ describe('job queue (SQLite)', () => {
     assert.equal(row.last_error, 'boom again');
   });
 
-  it('a crashed worker\'s jobs come before the queued ones, then the queued oldest first, each once', async () => {
-    await q.enqueueMany(store.db, Array.from({ length: 30 }, (_, i) => ({ kind: 'asset.prepare' as const, ref: `p${i}`, runAt: now + i })));
+  it("a crashed worker's jobs come before the queued ones, then the queued oldest first, each once", async () => {
+    await q.enqueueMany(
+      store.db,
+      Array.from({ length: 30 }, (_, i) => ({ kind: 'asset.prepare' as const, ref: `p${i}`, runAt: now + i })),
+    );
     now += 30;
     const crashed = await q.claim('asset.prepare', 3, 'w1', 5000); // p0..p2, whose worker dies
     await q.enqueue(store.db, { kind: 'asset.prepare', ref: 'early', runAt: now - 1_000 }); // queued, due before all
@@ -65,7 +77,10 @@ describe('job queue (SQLite)', () => {
     assert.deepEqual(claimed.map((j) => j.ref).sort(), ['early', 'p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8'].sort());
     assert.deepEqual(claimed.filter((j) => crashed.some((c) => c.id === j.id)).length, 3, 'the expired leases are taken first');
     const rest = await q.claim('asset.prepare', 100, 'w3', 5000);
-    assert.deepEqual(rest.map((j) => j.ref), Array.from({ length: 21 }, (_, i) => `p${9 + i}`));
+    assert.deepEqual(
+      rest.map((j) => j.ref),
+      Array.from({ length: 21 }, (_, i) => `p${9 + i}`),
+    );
     assert.deepEqual(await q.claim('asset.prepare', 100, 'w3', 5000), []);
   });
 
@@ -73,6 +88,9 @@ describe('job queue (SQLite)', () => {
     await q.enqueue(store.db, { kind: 'asset.mint', ref: 'm', groupKey: 'user-1', runAt: now + 60_000, payload: { round: 1 } });
     assert.deepEqual(await q.claim('asset.mint', 1, 'w', 5000), []);
     await q.wakeGroup(store.db, 'asset.mint', 'user-1');
-    assert.deepEqual((await q.claim('asset.mint', 1, 'w', 5000)).map((j) => j.ref), ['m']);
+    assert.deepEqual(
+      (await q.claim('asset.mint', 1, 'w', 5000)).map((j) => j.ref),
+      ['m'],
+    );
   });
 });

@@ -58,7 +58,14 @@ describe('rate-limit window counters', () => {
     await p1.flush();
     await p2.flush();
     assert.equal(store.calls.length, 2);
-    assert.deepEqual(store.calls[1], [{ bucket: 'key:a', window: 1, n: 4 }, { bucket: 'key:b', window: 1, n: 1 }], 'sorted, one row per bucket');
+    assert.deepEqual(
+      store.calls[1],
+      [
+        { bucket: 'key:a', window: 1, n: 4 },
+        { bucket: 'key:b', window: 1, n: 1 },
+      ],
+      'sorted, one row per bucket',
+    );
     assert.equal(store.rows.get('key:a')!.hits, 7);
     assert.equal(p2.usage('key:a').used, 7, 'p2 knows p1 took 3');
     await p1.flush(); // nothing pending: no write

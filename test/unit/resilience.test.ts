@@ -11,7 +11,16 @@ import { ApiError } from '../../src/util/errors.js';
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
 test('database failures: connection lost, server going, SQLite busy or failing; not the request', () => {
-  for (const e of [withCode('57P01'), withCode('57P03'), withCode('08006'), withCode('08001'), withCode('SQLITE_BUSY'), withCode('SQLITE_IOERR_WRITE'), new Error('Connection terminated unexpectedly'), new Error('Client has encountered a connection error and is not queryable')]) {
+  for (const e of [
+    withCode('57P01'),
+    withCode('57P03'),
+    withCode('08006'),
+    withCode('08001'),
+    withCode('SQLITE_BUSY'),
+    withCode('SQLITE_IOERR_WRITE'),
+    new Error('Connection terminated unexpectedly'),
+    new Error('Client has encountered a connection error and is not queryable'),
+  ]) {
     assert.equal(isDatabaseUnavailable(e), true, `${(e as { code?: string }).code ?? e.message}`);
   }
   for (const e of [withCode('23505'), withCode('22P02'), withCode('SQLITE_CONSTRAINT_UNIQUE'), new Error('boom'), ApiError.notFound('User'), null, 'x']) {
@@ -49,7 +58,10 @@ test('operator-token attempts: ten failures, then refused until the window ends,
     a.check('1.1.1.1');
     a.fail('1.1.1.1');
   }
-  assert.throws(() => a.check('1.1.1.1'), (e: unknown) => e instanceof ApiError && e.status === 429);
+  assert.throws(
+    () => a.check('1.1.1.1'),
+    (e: unknown) => e instanceof ApiError && e.status === 429,
+  );
   a.check('2.2.2.2'); // another address is not affected
   now = 60_001;
   a.check('1.1.1.1');

@@ -102,7 +102,13 @@ describe('nextClaimStep', () => {
     let inFlight: string | null = null;
     while (pending.length) {
       for (const c of [...pending]) {
-        const step = nextClaimStep({ ...base, claimUid: c, slotHolder: slot, txInFlight: c === inFlight, claimable: claimableOf({ allocated: allocatedDone, allocatedDone, claimed }) });
+        const step = nextClaimStep({
+          ...base,
+          claimUid: c,
+          slotHolder: slot,
+          txInFlight: c === inFlight,
+          claimable: claimableOf({ allocated: allocatedDone, allocatedDone, claimed }),
+        });
         if (step.do === 'send') {
           slot = c;
           inFlight = c;
@@ -113,7 +119,15 @@ describe('nextClaimStep', () => {
       }
       if (inFlight) {
         // The chain pays the whole on-chain allocation to the claim in flight.
-        const o = claimOutcomeStep({ status: 'pending', current: true, claimedOnChain: allocatedDone - claimed, executed: true, poolWithdrawn: false, rounds: 1, maxRounds: 5 });
+        const o = claimOutcomeStep({
+          status: 'pending',
+          current: true,
+          claimedOnChain: allocatedDone - claimed,
+          executed: true,
+          poolWithdrawn: false,
+          rounds: 1,
+          maxRounds: 5,
+        });
         assert.equal(o.do, 'done');
         const amount = (o as { amount: bigint }).amount;
         claimed += amount;
@@ -124,7 +138,10 @@ describe('nextClaimStep', () => {
       }
     }
     assert.equal(paid.length, 20);
-    assert.equal(paid.reduce((a, b) => a + b, 0n), allocatedDone);
+    assert.equal(
+      paid.reduce((a, b) => a + b, 0n),
+      allocatedDone,
+    );
     assert.equal(paid.filter((p) => p > 0n).length, 1);
   });
 });

@@ -60,7 +60,17 @@ async function setup() {
     tuning: { maxFeeGwei: 50, minTipGwei: 0.01, stuckBlocks: 3, maxInFlight: 2, blockGasShare: 0.5 },
   });
   await sender.init();
-  const record = () => store.db.transaction().execute((tx) => sender.record(tx, { kind: MINT_TX, ref: 'c', payload: { collection_uid: 'c', contract: '0x1', items: [], rounds: {} }, to: '0x0000000000000000000000000000000000000001', data: '0x', gas: 1_000_000n }));
+  const record = () =>
+    store.db.transaction().execute((tx) =>
+      sender.record(tx, {
+        kind: MINT_TX,
+        ref: 'c',
+        payload: { collection_uid: 'c', contract: '0x1', items: [], rounds: {} },
+        to: '0x0000000000000000000000000000000000000001',
+        data: '0x',
+        gas: 1_000_000n,
+      }),
+    );
   const readHead = () => (sender as unknown as { readHead(): Promise<unknown> }).readHead();
   const row = (id: number) => store.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirstOrThrow() as Promise<ChainTxRow>;
   return { store, sender, node, record, readHead, row };

@@ -18,7 +18,10 @@ test('keccakHex equals viem keccak256 for empty, short, block-boundary and large
 test('concurrent hashes do not mix', async () => {
   const inputs = Array.from({ length: 50 }, (_, i) => toHex(new Uint8Array(3000 + i).fill(i)));
   const got = await Promise.all(inputs.map((h) => keccakHex(h)));
-  assert.deepEqual(got, inputs.map((h) => keccak256(h)));
+  assert.deepEqual(
+    got,
+    inputs.map((h) => keccak256(h)),
+  );
 });
 
 test('signTransaction gives the raw bytes of viem signTransaction, its hash, and recovers to the signer', async () => {
@@ -28,7 +31,17 @@ test('signTransaction gives the raw bytes of viem signTransaction, its hash, and
     [17, calldata, '0x5FbDB2315678afecb367f032d93F642f64180aa3' as const],
     [1234, calldata, undefined],
   ] as const) {
-    const tx = { type: 'eip1559', chainId: 31337, nonce, to, data, gas: 3_000_000n, maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000n, value: 0n } as const;
+    const tx = {
+      type: 'eip1559',
+      chainId: 31337,
+      nonce,
+      to,
+      data,
+      gas: 3_000_000n,
+      maxFeePerGas: 2_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000n,
+      value: 0n,
+    } as const;
     const mine = await signTransaction(account, tx);
     const viems = await account.signTransaction(tx);
     assert.equal(mine.raw, viems);
@@ -42,8 +55,26 @@ test('serializeEip1559 equals viem serializeTransaction, signed and unsigned, ac
   const sig = { r: `0x00f1c2${'ab'.repeat(29)}` as Hex, s: `0x7f${'01'.repeat(31)}` as Hex, yParity: 1 };
   const sig0 = { r: `0x${'11'.repeat(32)}` as Hex, s: `0x0000${'22'.repeat(30)}` as Hex, yParity: 0 };
   for (const nonce of [0, 1, 127, 128, 255, 256, 65_536]) {
-    for (const data of ['0x', '0x01', '0x7f', '0x80', toHex(new Uint8Array(55).fill(9)), toHex(new Uint8Array(56).fill(9)), toHex(new Uint8Array(70_000).fill(3))] as Hex[]) {
-      const tx = { type: 'eip1559', chainId: 80002, nonce, to: nonce % 2 ? '0x5FbDB2315678afecb367f032d93F642f64180aa3' : undefined, data, gas: BigInt(nonce) * 1000n, maxFeePerGas: 10n ** 18n, maxPriorityFeePerGas: 0n, value: 0n } as const;
+    for (const data of [
+      '0x',
+      '0x01',
+      '0x7f',
+      '0x80',
+      toHex(new Uint8Array(55).fill(9)),
+      toHex(new Uint8Array(56).fill(9)),
+      toHex(new Uint8Array(70_000).fill(3)),
+    ] as Hex[]) {
+      const tx = {
+        type: 'eip1559',
+        chainId: 80002,
+        nonce,
+        to: nonce % 2 ? '0x5FbDB2315678afecb367f032d93F642f64180aa3' : undefined,
+        data,
+        gas: BigInt(nonce) * 1000n,
+        maxFeePerGas: 10n ** 18n,
+        maxPriorityFeePerGas: 0n,
+        value: 0n,
+      } as const;
       assert.equal(serializeEip1559(tx), serializeTransaction(tx));
       assert.equal(serializeEip1559(tx, sig), serializeTransaction(tx, sig));
       assert.equal(serializeEip1559(tx, sig0), serializeTransaction(tx, sig0));

@@ -17,7 +17,11 @@ describe('SQLite transactions across processes', () => {
   it('read-then-write transactions succeed while another process keeps writing', async () => {
     await migrateToLatest(store);
     // The other process: short write transactions in a tight loop for 2 s.
-    const writer = spawn(process.execPath, ['-e', `
+    const writer = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const D = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))});
       const db = new D(${JSON.stringify(path.join(dir, 'mintworks.sqlite'))});
       db.pragma('busy_timeout = 5000');
@@ -25,13 +29,20 @@ describe('SQLite transactions across processes', () => {
       const end = Date.now() + 2000;
       process.stdout.write('ready\\n');
       while (Date.now() < end) up.run();
-    `], { stdio: ['ignore', 'pipe', 'inherit'] });
+    `,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     await new Promise<void>((resolve) => writer.stdout!.once('data', () => resolve()));
     let done = 0;
     for (let i = 0; i < 200; i++) {
       await store.db.transaction().execute(async (tx) => {
         const row = await tx.selectFrom('meta').select('value').where('key', '=', 'mine').executeTakeFirst();
-        await tx.insertInto('meta').values({ key: 'mine', value: String(Number(row?.value ?? 0) + 1) }).onConflict((oc) => oc.column('key').doUpdateSet({ value: String(Number(row?.value ?? 0) + 1) })).execute();
+        await tx
+          .insertInto('meta')
+          .values({ key: 'mine', value: String(Number(row?.value ?? 0) + 1) })
+          .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(Number(row?.value ?? 0) + 1) }))
+          .execute();
       });
       done++;
     }

@@ -17,7 +17,11 @@ describe('SQLite rows', () => {
   after(() => store.close());
 
   it('come back as plain objects keyed by column, in column order', async () => {
-    const rows = await store.db.selectFrom('t' as any).selectAll().orderBy('id' as any).execute();
+    const rows = await store.db
+      .selectFrom('t' as any)
+      .selectAll()
+      .orderBy('id' as any)
+      .execute();
     assert.deepEqual(rows, [
       { id: 1, a: 'x', 'odd "name"': 'q', n: 1.5 },
       { id: 2, a: null, 'odd "name"': 'r', n: null },
@@ -35,7 +39,12 @@ describe('SQLite rows', () => {
     const { rows } = await sql`update t set a = 'y' where id = 1 returning id, a`.execute(store.db);
     assert.deepEqual(rows, [{ id: 1, a: 'y' }]);
     const streamed = [];
-    for await (const r of store.db.selectFrom('t' as any).select(['id' as any]).orderBy('id' as any).stream()) streamed.push(r);
+    for await (const r of store.db
+      .selectFrom('t' as any)
+      .select(['id' as any])
+      .orderBy('id' as any)
+      .stream())
+      streamed.push(r);
     assert.deepEqual(streamed, [{ id: 1 }, { id: 2 }]);
   });
 

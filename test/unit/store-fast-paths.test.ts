@@ -37,11 +37,24 @@ describe('store fast paths (SQLite)', () => {
 
   it('a precompiled query binds new values on every call, in the order of its placeholders', async () => {
     await migrateToLatest(store);
-    await store.db.insertInto('meta').values([{ key: 'a', value: '1' }, { key: 'b', value: '2' }, { key: 'c', value: '3' }]).execute();
+    await store.db
+      .insertInto('meta')
+      .values([
+        { key: 'a', value: '1' },
+        { key: 'b', value: '2' },
+        { key: 'c', value: '3' },
+      ])
+      .execute();
     // The placeholders are used in the opposite order of the parameters: slots must be mapped, not assumed.
     const between = precompiled(2, (db, lo, hi) => db.selectFrom('meta').select('key').where('value', '<=', hi).where('value', '>=', lo).orderBy('key'));
-    assert.deepEqual((await between(store.db, '1', '2')).map((r) => r.key), ['a', 'b']);
-    assert.deepEqual((await between(store.db, '2', '3')).map((r) => r.key), ['b', 'c']);
+    assert.deepEqual(
+      (await between(store.db, '1', '2')).map((r) => r.key),
+      ['a', 'b'],
+    );
+    assert.deepEqual(
+      (await between(store.db, '2', '3')).map((r) => r.key),
+      ['b', 'c'],
+    );
     assert.deepEqual(await between(store.db, '9', '9'), []);
     const unused = precompiled(2, (db, k) => db.selectFrom('meta').select('key').where('key', '=', k));
     await assert.rejects(unused(store.db, 'a', 'b'), /placeholder is not used/);
@@ -51,22 +64,35 @@ describe('store fast paths (SQLite)', () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
         const { result, durable } = await store.groupCommit(async (tx) => {
-          await tx.insertInto('meta').values({ key: `g${i}`, value: String(i) }).execute();
+          await tx
+            .insertInto('meta')
+            .values({ key: `g${i}`, value: String(i) })
+            .execute();
           return i;
         });
         await durable;
         return result;
       }),
     );
-    assert.deepEqual(results, Array.from({ length: 20 }, (_, i) => i));
-    const n = await store.db.selectFrom('meta').select((eb) => eb.fn.countAll<number>().as('n')).where('key', 'like', 'g%').executeTakeFirstOrThrow();
+    assert.deepEqual(
+      results,
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    const n = await store.db
+      .selectFrom('meta')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('key', 'like', 'g%')
+      .executeTakeFirstOrThrow();
     assert.equal(Number(n.n), 20);
     assert.ok(fs.existsSync(path.join(dir, 'mintworks.sqlite-wal')));
     // A failing group rolls back and rejects; the connection is back to normal afterwards.
-    await assert.rejects(store.groupCommit(async (tx) => {
-      await tx.insertInto('meta').values({ key: 'x1', value: '1' }).execute();
-      throw new Error('boom');
-    }), /boom/);
+    await assert.rejects(
+      store.groupCommit(async (tx) => {
+        await tx.insertInto('meta').values({ key: 'x1', value: '1' }).execute();
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
     assert.equal(await store.db.selectFrom('meta').select('key').where('key', '=', 'x1').executeTakeFirst(), undefined);
   });
 
@@ -79,7 +105,14 @@ describe('store fast paths (SQLite)', () => {
     let release: () => void = () => {};
     let gate: Promise<void> | null = null;
     (fs as { fdatasync: typeof fs.fdatasync }).fdatasync = ((fd: number, cb: (err: NodeJS.ErrnoException | null) => void) =>
-      real(fd, (err) => void (gate ?? Promise.resolve()).then(() => { flushed++; cb(err); }))) as typeof fs.fdatasync;
+      real(
+        fd,
+        (err) =>
+          void (gate ?? Promise.resolve()).then(() => {
+            flushed++;
+            cb(err);
+          }),
+      )) as typeof fs.fdatasync;
     try {
       await store.db.transaction().execute((tx) => tx.insertInto('meta').values({ key: 'f1', value: '1' }).execute());
       assert.equal(flushed, 1, 'a transaction resolves after its flush');
@@ -89,10 +122,13 @@ describe('store fast paths (SQLite)', () => {
       assert.equal(flushed, 3, 'a write returning rows too');
       await store.db.selectFrom('meta').selectAll().execute();
       assert.equal(flushed, 3, 'a read does not flush');
-      await assert.rejects(store.db.transaction().execute(async (tx) => {
-        await tx.insertInto('meta').values({ key: 'f3', value: '3' }).execute();
-        throw new Error('boom');
-      }), /boom/);
+      await assert.rejects(
+        store.db.transaction().execute(async (tx) => {
+          await tx.insertInto('meta').values({ key: 'f3', value: '3' }).execute();
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
       assert.equal(flushed, 3, 'a rollback does not flush');
 
       gate = new Promise<void>((r) => (release = r));
@@ -116,17 +152,29 @@ describe('mint batches sized by gas', () => {
   const cid = 'ipfs://bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
   const holder = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}` as `0x${string}`;
   // Token i to one of `holders` recipients, ids in sequence.
-  const calls = (n: number, tokenUri: string | null, holders = n) => Array.from({ length: n }, (_, i) => ({ to: holder(i % holders), tokenId: i + 1, tokenUri }));
+  const calls = (n: number, tokenUri: string | null, holders = n) =>
+    Array.from({ length: n }, (_, i) => ({ to: holder(i % holders), tokenId: i + 1, tokenUri }));
 
   it('splits by count and by gas, never leaving an item out or empty ranges', () => {
-    assert.deepEqual(splitByGas(calls(5, null), 2, 10n ** 9n), [[0, 2], [2, 4], [4, 5]]);
+    assert.deepEqual(splitByGas(calls(5, null), 2, 10n ** 9n), [
+      [0, 2],
+      [2, 4],
+      [4, 5],
+    ]);
     const all = calls(25, cid);
     const budget = mintGasFor(all.slice(0, 10));
     const ranges = splitByGas(all, 1000, budget);
-    assert.deepEqual(ranges, [[0, 10], [10, 20], [20, 25]]);
+    assert.deepEqual(ranges, [
+      [0, 10],
+      [10, 20],
+      [20, 25],
+    ]);
     for (const [a, b] of ranges) assert.ok(mintGasFor(all.slice(a, b)) <= budget);
     // An item larger than the budget alone still goes out, on its own.
-    assert.deepEqual(splitByGas(calls(2, cid), 10, 1n), [[0, 1], [1, 2]]);
+    assert.deepEqual(splitByGas(calls(2, cid), 10, 1n), [
+      [0, 1],
+      [1, 2],
+    ]);
     assert.deepEqual(splitByGas([], 10, budget), []);
   });
 

@@ -35,7 +35,10 @@ describe('row locks by dialect', () => {
     for (const lock of [lockForUpdate, lockForShare, skipLocked]) assert.equal(lock(claim(sqlite)).compile().sql, plain);
     // Other modifiers are kept.
     assert.match(sqlite.db.selectFrom('jobs').select('kind').distinct().compile().sql, /^select distinct /);
-    await sqlite.db.insertInto('jobs').values({ kind: 'k', ref: 'r', group_key: null, payload: '{}', status: 'queued', run_at: 0, attempts: 0, max_attempts: 1, created_at: 0, updated_at: 0 }).execute();
+    await sqlite.db
+      .insertInto('jobs')
+      .values({ kind: 'k', ref: 'r', group_key: null, payload: '{}', status: 'queued', run_at: 0, attempts: 0, max_attempts: 1, created_at: 0, updated_at: 0 })
+      .execute();
     const rows = await sqlite.db.transaction().execute((tx) => skipLocked(tx.selectFrom('jobs').select('ref').where('status', '=', 'queued')).execute());
     assert.deepEqual(rows, [{ ref: 'r' }]);
   });

@@ -84,11 +84,14 @@ describe('cidArg', () => {
       [`ipfs://${cidOf(RAW, new Uint8Array(32))}`, /zero digest/],
     ];
     for (const [uri, why] of bad) {
-      assert.throws(() => cidArg(uri), (err: Error) => {
-        assert.match(err.message, /cannot be stored on chain/, uri);
-        assert.match(err.message, why, uri);
-        return true;
-      });
+      assert.throws(
+        () => cidArg(uri),
+        (err: Error) => {
+          assert.match(err.message, /cannot be stored on chain/, uri);
+          assert.match(err.message, why, uri);
+          return true;
+        },
+      );
       assert.throws(() => mintBatchCalldata([{ to: A, tokenId: 1, tokenUri: uri }]), /cannot be stored on chain/);
       assert.throws(() => setTokenCidCalldata(1n, uri), /cannot be stored on chain/);
       assert.throws(() => mintGasFor([{ to: `0x${'11'.repeat(20)}`, tokenId: 1, tokenUri: uri }]), /cannot be stored on chain/);

@@ -14,7 +14,12 @@ import type { KeyRing } from '../../src/chain/keys.js';
 /** A tracker whose passes run `onPass`; `sleeps` lists after which pass the loop went to sleep. */
 function tracker(onPass: (pass: number, news: () => void) => void) {
   const node = { getBlock: async () => ({ baseFeePerGas: 1n, gasLimit: 30_000_000n }) } as unknown as PublicClient;
-  const sender = new ChainSender({} as Db, node, {} as KeyRing, 31337, pino({ level: 'silent' }), { relayerCount: 0, embedded: true, confirmations: 0, flush: async () => {} });
+  const sender = new ChainSender({} as Db, node, {} as KeyRing, 31337, pino({ level: 'silent' }), {
+    relayerCount: 0,
+    embedded: true,
+    confirmations: 0,
+    flush: async () => {},
+  });
   const news = () => (sender as unknown as { poke(): void }).poke(); // what a broadcast does
   let passes = 0;
   const sleeps: number[] = [];

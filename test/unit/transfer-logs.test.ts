@@ -14,7 +14,12 @@ describe('ERC-721 Transfer logs', () => {
       const from = i % 3 === 0 ? '0x0000000000000000000000000000000000000000' : toHex(BigInt(i) * 7919n + 0xabcdefn, { size: 20 });
       const to = toHex(2n ** 159n + BigInt(i) * 104729n, { size: 20 });
       const tokenId = i === 199 ? 2n ** 256n - 1n : BigInt(i * 1000);
-      return { address: '0x5FbDB2315678afecb367f032d93F642f64180aa3' as Hex, topics: encodeEventTopics({ abi: [erc721], args: { from, to, tokenId } }) as Hex[], blockNumber: toHex(i + 1), data: '0x' as Hex };
+      return {
+        address: '0x5FbDB2315678afecb367f032d93F642f64180aa3' as Hex,
+        topics: encodeEventTopics({ abi: [erc721], args: { from, to, tokenId } }) as Hex[],
+        blockNumber: toHex(i + 1),
+        data: '0x' as Hex,
+      };
     });
     const ours = decodeTransferLogs(logs);
     assert.equal(ours.length, logs.length);

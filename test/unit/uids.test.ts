@@ -10,11 +10,13 @@ describe('newUid', () => {
     const runs: bigint[][] = [];
     for (let r = 0; r < 5; r++) {
       restartUidRun();
-      runs.push(Array.from({ length: 500 }, () => {
-        const u = newUid();
-        assert.ok(isUid(u), u);
-        return BigInt(u);
-      }));
+      runs.push(
+        Array.from({ length: 500 }, () => {
+          const u = newUid();
+          assert.ok(isUid(u), u);
+          return BigInt(u);
+        }),
+      );
     }
     const steps = new Set<bigint>();
     for (const run of runs) {
@@ -27,7 +29,8 @@ describe('newUid', () => {
     assert.ok(steps.size > 300, 'the steps are drawn, not fixed');
     // The runs start far apart: none of the 5 starts within another run's stretch.
     const starts = runs.map((r) => r[0]).sort((a, b) => (a < b ? -1 : 1));
-    for (let i = 1; i < starts.length; i++) assert.ok(starts[i] - starts[i - 1] > 500n * BigInt(UID_MAX_STEP), `runs ${starts[i - 1]} and ${starts[i]} overlap`);
+    for (let i = 1; i < starts.length; i++)
+      assert.ok(starts[i] - starts[i - 1] > 500n * BigInt(UID_MAX_STEP), `runs ${starts[i - 1]} and ${starts[i]} overlap`);
   });
 });
 
@@ -35,15 +38,22 @@ const sqliteTaken = () => Object.assign(new Error('UNIQUE constraint failed: use
 const pgTaken = () => Object.assign(new Error('duplicate key value violates unique constraint "users_pkey"'), { code: '23505', constraint: 'users_pkey' });
 
 describe('withNewUid', () => {
-  for (const [db, taken] of [['SQLite', sqliteTaken], ['PostgreSQL', pgTaken]] as const) {
+  for (const [db, taken] of [
+    ['SQLite', sqliteTaken],
+    ['PostgreSQL', pgTaken],
+  ] as const) {
     it(`tries another uid when the first is taken (${db})`, async () => {
       const draws = ['100000000001', '100000000002'];
       const tried: string[] = [];
-      const uid = await withNewUid('users', async (u) => {
-        tried.push(u);
-        if (u === '100000000001') throw taken();
-        return u;
-      }, () => draws.shift()!);
+      const uid = await withNewUid(
+        'users',
+        async (u) => {
+          tried.push(u);
+          if (u === '100000000001') throw taken();
+          return u;
+        },
+        () => draws.shift()!,
+      );
       assert.equal(uid, '100000000002');
       assert.deepEqual(tried, ['100000000001', '100000000002']);
     });
@@ -68,11 +78,28 @@ describe('withNewUid', () => {
   it('other errors, other tables and a uid taken every time reach the caller', async () => {
     const other = Object.assign(new Error('UNIQUE constraint failed: users.email_key'), { code: 'SQLITE_CONSTRAINT_UNIQUE' });
     let calls = 0;
-    await assert.rejects(withNewUid('users', async () => { calls++; throw other; }), /email_key/);
+    await assert.rejects(
+      withNewUid('users', async () => {
+        calls++;
+        throw other;
+      }),
+      /email_key/,
+    );
     assert.equal(calls, 1);
-    await assert.rejects(withNewUid('assets', async () => { throw sqliteTaken(); }), /users\.uid/);
+    await assert.rejects(
+      withNewUid('assets', async () => {
+        throw sqliteTaken();
+      }),
+      /users\.uid/,
+    );
     calls = 0;
-    await assert.rejects(withNewUid('users', async () => { calls++; throw pgTaken(); }), /users_pkey/);
+    await assert.rejects(
+      withNewUid('users', async () => {
+        calls++;
+        throw pgTaken();
+      }),
+      /users_pkey/,
+    );
     assert.equal(calls, MAX_UID_ROUNDS + 1);
   });
 });

@@ -31,7 +31,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { addBytes, BlockCorruptError, BlockNotFoundError, catFile, cidOfBytes, CHUNK_SIZE, FsBlockstore, MAX_LINKS, parseCid } from '../../src/metadata/unixfs.js';
+import {
+  addBytes,
+  BlockCorruptError,
+  BlockNotFoundError,
+  catFile,
+  cidOfBytes,
+  CHUNK_SIZE,
+  FsBlockstore,
+  MAX_LINKS,
+  parseCid,
+} from '../../src/metadata/unixfs.js';
 
 // ------------------------------------------------------------------ the independent builder (no library)
 
@@ -75,7 +85,11 @@ function base32(bytes: Buffer): string {
   return out;
 }
 
-interface Node { cid: Buffer; fileSize: number; tsize: number }
+interface Node {
+  cid: Buffer;
+  fileSize: number;
+  tsize: number;
+}
 
 const leaf = (digest: Buffer, size: number): Node => ({ cid: cidBytes(RAW, digest), fileSize: size, tsize: size });
 
@@ -143,7 +157,10 @@ describe('UnixFS CIDs (ipfs add --cid-version 1)', () => {
   });
 
   it('the independent builder reaches the published Kubo root CIDs of t0040 multi-chunk files from their chunk digests', () => {
-    const fixture = JSON.parse(fs.readFileSync(new URL('../fixtures/unixfs-kubo-t0040-leaves.json', import.meta.url), 'utf8')) as Record<string, { size: number; chunk_sha256: string[] }>;
+    const fixture = JSON.parse(fs.readFileSync(new URL('../fixtures/unixfs-kubo-t0040-leaves.json', import.meta.url), 'utf8')) as Record<
+      string,
+      { size: number; chunk_sha256: string[] }
+    >;
     const expected: Record<string, string> = {
       seed41_5MiB: 'bafybeigfnx3tka2rf5ovv2slb7ymrt4zbwa3ryeqibe6fipyt5vgsrli3u',
       seed42_100MiB: 'bafybeidkj5ecbhrqmzrcee2rw7qwsx24z3364qya3fnp2ktkg2tnsrewhi',
@@ -151,7 +168,11 @@ describe('UnixFS CIDs (ipfs add --cid-version 1)', () => {
     for (const [name, cid] of Object.entries(expected)) {
       const f = fixture[name];
       const leaves = f.chunk_sha256.map((hex, i) => leaf(Buffer.from(hex, 'hex'), Math.min(CHUNK_SIZE, f.size - i * CHUNK_SIZE)));
-      assert.equal(leaves.reduce((s, l) => s + l.fileSize, 0), f.size, `${name}: chunk sizes add up`);
+      assert.equal(
+        leaves.reduce((s, l) => s + l.fileSize, 0),
+        f.size,
+        `${name}: chunk sizes add up`,
+      );
       assert.equal(balancedRoot(leaves), cid, name);
     }
     assert.equal(fixture.seed42_100MiB.chunk_sha256.length, 400, 'the 100 MiB vector has more than 174 chunks: a two-level DAG');
@@ -185,7 +206,11 @@ describe('FsBlockstore and catFile', () => {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const allFiles = (d: string): string[] => fs.readdirSync(d, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  const allFiles = (d: string): string[] =>
+    fs
+      .readdirSync(d, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.join(e.parentPath, e.name));
 
   it('adds and reads back files of every shape, bytes identical, CIDs as computed without storing', async () => {
     for (const [i, size] of [0, 12, CHUNK_SIZE, CHUNK_SIZE + 1, 2 * 1024 * 1024 + 5, MAX_LINKS * CHUNK_SIZE + 1].entries()) {
@@ -247,6 +272,7 @@ describe('FsBlockstore and catFile', () => {
     assert.equal(parseCid(v1)!.toString(), v1);
     // QmZULk… is `echo hello | ipfs add --cid-version 0`; its v1 form is bafybeiffndsa… (kubo t0114 README)
     assert.equal(parseCid('QmZULkCELmmk5XNfCgTnCyFgAVxBRBXyDHGGMVoLFLiXEN')!.toString(), 'bafybeiffndsajwhk3lwjewwdxqntmjm4b5wxaaanokonsggenkbw6slwk4');
-    for (const bad of ['', 'hello', 'bafk', '../etc/passwd', 'bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e/x']) assert.equal(parseCid(bad), null, bad);
+    for (const bad of ['', 'hello', 'bafk', '../etc/passwd', 'bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e/x'])
+      assert.equal(parseCid(bad), null, bad);
   });
 });

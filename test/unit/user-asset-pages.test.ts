@@ -22,8 +22,14 @@ describe("a user's assets, paged", () => {
     // The rows alone (no App, users or chain behind them): written with foreign keys off.
     const raw = new SQLite(`${dir}/mintworks.sqlite`);
     raw.pragma('foreign_keys = off');
-    raw.prepare("insert into collections (uid, app_uid, name, symbol, editable, status, created_at, next_token_id) values ('c', 'app', 'C', 'C', 0, 'deployed', 'x', 1)").run();
-    const add = raw.prepare(`insert into assets (uid, app_uid, collection_uid, asset_external_id, mint_for_user_uid, name, token_id, mint_status, owner_user_uid, is_burned, metadata, created_at, updated_at) values (?, 'app', 'c', ?, ?, 'x', ?, ?, ?, ?, '{}', ?, ?)`);
+    raw
+      .prepare(
+        "insert into collections (uid, app_uid, name, symbol, editable, status, created_at, next_token_id) values ('c', 'app', 'C', 'C', 0, 'deployed', 'x', 1)",
+      )
+      .run();
+    const add = raw.prepare(
+      `insert into assets (uid, app_uid, collection_uid, asset_external_id, mint_for_user_uid, name, token_id, mint_status, owner_user_uid, is_burned, metadata, created_at, updated_at) values (?, 'app', 'c', ?, ?, 'x', ?, ?, ?, ?, '{}', ?, ?)`,
+    );
     raw.transaction(() => {
       for (let i = 0; i < 700; i++) {
         const uid = String(100_000_000_000 + i);

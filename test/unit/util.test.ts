@@ -47,7 +47,10 @@ describe('error envelope', () => {
   it('single detail is an object with message last; several are an array', () => {
     const one = ApiError.client(404, 'not_found', 'User not found.').toBody() as any;
     assert.deepEqual(one, { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'User not found.' } } });
-    const many = ApiError.validation([{ field: 'a', code: 'x', message: 'm1' }, { field: 'b', code: 'y', message: 'm2' }]).toBody() as any;
+    const many = ApiError.validation([
+      { field: 'a', code: 'x', message: 'm1' },
+      { field: 'b', code: 'y', message: 'm2' },
+    ]).toBody() as any;
     assert.equal(many.error.detail.length, 2);
     assert.deepEqual(Object.keys(many.error.detail[0]), ['code', 'field_name', 'message']);
   });
@@ -64,7 +67,10 @@ describe('configuration', () => {
     assert.equal(c.databaseUrl, undefined);
   });
   it('names the variable that is wrong', () => {
-    assert.throws(() => loadConfig({ PORT: 'eighty' }), (e: Error) => e instanceof ConfigError && /PORT/.test(e.message));
+    assert.throws(
+      () => loadConfig({ PORT: 'eighty' }),
+      (e: Error) => e instanceof ConfigError && /PORT/.test(e.message),
+    );
     assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ MASTER_KEY: 'short' }), /MASTER_KEY/);
     assert.throws(() => loadConfig({ CHAIN_ID: '-1' }), /CHAIN_ID/);
@@ -77,8 +83,15 @@ describe('configuration', () => {
     assert.equal(loadConfig({ RATE_LIMIT: '0' }).rateLimit, 0);
     assert.equal(loadConfig({ RATE_LIMIT_AUTH_FAILURES: '0' }).authFailureLimit, 0);
     for (const bad of ['-1', '1.5', 'lots']) assert.throws(() => loadConfig({ RATE_LIMIT: bad }), /RATE_LIMIT/);
-    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback,::1,fd00::/8' }).trustProxy, ['10.0.0.1', '192.168.0.0/16', 'loopback', '::1', 'fd00::/8']);
-    for (const bad of ['true', '*', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '1']) assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.1, 192.168.0.0/16,loopback,::1,fd00::/8' }).trustProxy, [
+      '10.0.0.1',
+      '192.168.0.0/16',
+      'loopback',
+      '::1',
+      'fd00::/8',
+    ]);
+    for (const bad of ['true', '*', '10.0.0.0/33', '::/129', 'proxy.example.com', '10.0.0.1/8/1', '1'])
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), /TRUST_PROXY/, bad);
   });
   it('treats empty values as unset and strips a trailing slash of PUBLIC_URL', () => {
     assert.equal(loadConfig({ PORT: '' }).port, 8080);
@@ -104,7 +117,18 @@ describe('CLI values', () => {
     assert.throws(() => yesNo('maybe'), /Must be yes or no/);
   });
   it('tables: a header, aligned columns, - for null, yes/no for booleans', () => {
-    const t = table([{ uid: '1', ok: true, note: null }, { uid: '22', ok: false, note: 'x' }], [['uid', 'uid'], ['ok', 'ok'], ['note', 'note']], '(none)');
+    const t = table(
+      [
+        { uid: '1', ok: true, note: null },
+        { uid: '22', ok: false, note: 'x' },
+      ],
+      [
+        ['uid', 'uid'],
+        ['ok', 'ok'],
+        ['note', 'note'],
+      ],
+      '(none)',
+    );
     assert.equal(t, 'UID  OK   NOTE\n1    yes  -\n22   no   x');
     assert.equal(table([], [['uid', 'uid']], '(none)'), '(none)');
   });
@@ -112,7 +136,19 @@ describe('CLI values', () => {
 
 describe('readable log lines', () => {
   it('time, level, component, message and fields; the err stack on its own lines', () => {
-    const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2025, 0, 1, 12, 30, 5, 7), pid: 1, hostname: 'h', component: 'http', msg: 'request', method: 'GET', url: '/v1/user?<redacted>', note: 'two words' }));
+    const line = prettyLine(
+      JSON.stringify({
+        level: 40,
+        time: Date.UTC(2025, 0, 1, 12, 30, 5, 7),
+        pid: 1,
+        hostname: 'h',
+        component: 'http',
+        msg: 'request',
+        method: 'GET',
+        url: '/v1/user?<redacted>',
+        note: 'two words',
+      }),
+    );
     assert.match(line, /^\d\d:\d\d:05\.007 {2}WARN {3}http {2}request {2}method=GET url=\/v1\/user\?<redacted> note="two words"\n$/);
     assert.doesNotMatch(line, /pid|hostname/);
     const err = prettyLine(JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at x' } }));

@@ -76,11 +76,16 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       clock += requestMs;
       return r;
     };
-    const dispatcher = (opts: ConstructorParameters<typeof WebhookDispatcher>[1] = {}) => new WebhookDispatcher(ctx, { now: () => clock, sender, random: () => 0.5, ...opts });
+    const dispatcher = (opts: ConstructorParameters<typeof WebhookDispatcher>[1] = {}) =>
+      new WebhookDispatcher(ctx, { now: () => clock, sender, random: () => 0.5, ...opts });
 
     const delivery = (id: string) => ctx.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', id).executeTakeFirstOrThrow();
     const newApp = async () => (await createApp(ctx, `app ${Math.random()}`, 'development')).uid;
-    const emit = (appUid: string, type: Parameters<typeof emitEvent>[2] = 'asset.minted', data: Record<string, unknown> = { asset: { uid: '123456789012', name: 'Sword' } }) => emitEvent(ctx.db, appUid, type, data);
+    const emit = (
+      appUid: string,
+      type: Parameters<typeof emitEvent>[2] = 'asset.minted',
+      data: Record<string, unknown> = { asset: { uid: '123456789012', name: 'Sword' } },
+    ) => emitEvent(ctx.db, appUid, type, data);
 
     before(async () => {
       const dataDir = tempDir();
@@ -90,7 +95,15 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       store = openStore({ databaseUrl: config.databaseUrl, dataDir });
       assert.equal(store.dialect, dbKind);
       await migrateToLatest(store);
-      ctx = { config, db: store.db, dialect: store.dialect, queue: new JobQueue(store.db, store.dialect), box: new SecretBox(randomBytes(32).toString('hex')), log: pino({ level: 'silent' }), keys: null as unknown as KeyRing };
+      ctx = {
+        config,
+        db: store.db,
+        dialect: store.dialect,
+        queue: new JobQueue(store.db, store.dialect),
+        box: new SecretBox(randomBytes(32).toString('hex')),
+        log: pino({ level: 'silent' }),
+        keys: null as unknown as KeyRing,
+      };
     });
     after(async () => {
       await store?.close();
@@ -148,7 +161,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       assert.equal(sent.length, row.attempts);
       const log = await listAttempts(ctx, app, { eventId: id, limit: 1000 });
       assert.equal(log.length, sent.length);
-      assert.deepEqual(log.map((a) => a.attempt), sent.map((_, i) => sent.length - i)); // newest first
+      assert.deepEqual(
+        log.map((a) => a.attempt),
+        sent.map((_, i) => sent.length - i),
+      ); // newest first
       assert.ok(log.every((a) => a.status_code === 500 && a.error === 'HTTP 500' && a.response === 'boom' && a.url === 'http://receiver.test/hook'));
       const [view] = await listDeliveries(ctx, app, { status: 'expired' });
       assert.equal(view.event_id, id);
@@ -246,7 +262,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       const d2 = dispatcher();
       while ((await d2.runOnce()) > 0);
       assert.deepEqual(await Promise.all([first, second, third].map(async (e) => (await delivery(e)).status)), ['delivered', 'delivered', 'delivered']);
-      assert.deepEqual(sent.slice(1).map((s) => s.url), ['http://receiver.test/back', 'http://receiver.test/back', 'http://receiver.test/back']);
+      assert.deepEqual(
+        sent.slice(1).map((s) => s.url),
+        ['http://receiver.test/back', 'http://receiver.test/back', 'http://receiver.test/back'],
+      );
     });
 
     it('sends resends with the configuration current at each attempt (URL, rotated secret)', async () => {
@@ -263,22 +282,38 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       respond = () => reply(200);
       clock = Math.max(clock, (await delivery(id)).next_attempt_at!);
       await d.runOnce();
-      assert.deepEqual(sent.map((s) => s.url), ['http://old.test/hook', 'http://new.test/hook']);
+      assert.deepEqual(
+        sent.map((s) => s.url),
+        ['http://old.test/hook', 'http://new.test/hook'],
+      );
       const resend = sent[1];
       assert.equal(resend.headers['x-webhook-attempt'], '2');
       assert.equal(resend.headers['webhook-id'], id);
       const ts = Number(resend.headers['webhook-timestamp']);
       assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], newSecret, id, ts, resend.body, { nowSeconds: resend.at / 1000 }));
-      assert.ok(verifyOurSignature(resend.headers['x-webook-signature'], oldSecret, id, ts, resend.body, { nowSeconds: resend.at / 1000 }), 'the old secret still signs during the rotation');
+      assert.ok(
+        verifyOurSignature(resend.headers['x-webook-signature'], oldSecret, id, ts, resend.body, { nowSeconds: resend.at / 1000 }),
+        'the old secret still signs during the rotation',
+      );
       assert.equal(resend.headers['webhook-signature'].split(' ').length, 2);
-      assert.equal(verifyOurSignature(sent[0].headers['x-webook-signature'], newSecret, id, Number(sent[0].headers['webhook-timestamp']), sent[0].body, { nowSeconds: sent[0].at / 1000 }), false);
+      assert.equal(
+        verifyOurSignature(sent[0].headers['x-webook-signature'], newSecret, id, Number(sent[0].headers['webhook-timestamp']), sent[0].body, {
+          nowSeconds: sent[0].at / 1000,
+        }),
+        false,
+      );
       // Once the grace period is over, only the new secret signs.
-      const later = (await ctx.db.selectFrom('webhook_endpoints').select('previous_valid_until').where('app_uid', '=', app).executeTakeFirstOrThrow()).previous_valid_until!;
+      const later = (await ctx.db.selectFrom('webhook_endpoints').select('previous_valid_until').where('app_uid', '=', app).executeTakeFirstOrThrow())
+        .previous_valid_until!;
       const again = await emit(app);
       clock = Math.max(later, (await delivery(again)).next_attempt_at!);
       await d.runOnce();
       assert.equal(sent[2].headers['webhook-signature'].split(' ').length, 1);
-      assert.ok(verifyOurSignature(sent[2].headers['x-webook-signature'], newSecret, again, Number(sent[2].headers['webhook-timestamp']), sent[2].body, { nowSeconds: sent[2].at / 1000 }));
+      assert.ok(
+        verifyOurSignature(sent[2].headers['x-webook-signature'], newSecret, again, Number(sent[2].headers['webhook-timestamp']), sent[2].body, {
+          nowSeconds: sent[2].at / 1000,
+        }),
+      );
     });
 
     it('delivers events emitted after the webhook is set, filtered by type; redelivery can send older ones', async () => {
@@ -288,7 +323,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       const filtered = await emit(app, 'user.wallet_created', { user: {} });
       const wanted = await emit(app, 'asset.minted');
       const rows = await ctx.db.selectFrom('webhook_deliveries').select('event_id').where('app_uid', '=', app).execute();
-      assert.deepEqual(rows.map((r) => r.event_id), [wanted]);
+      assert.deepEqual(
+        rows.map((r) => r.event_id),
+        [wanted],
+      );
       void filtered;
       clock = Date.now();
       const d = dispatcher();
@@ -317,7 +355,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
         await d.runOnce();
       }
       assert.equal(sent.length, 10, 'the 11th attempt waits for the hour to pass');
-      assert.deepEqual(sent.map((s) => s.headers['x-webhook-attempt']), ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']);
+      assert.deepEqual(
+        sent.map((s) => s.headers['x-webhook-attempt']),
+        ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'],
+      );
       const row = await delivery(id);
       assert.equal(row.status, 'pending');
       assert.equal(row.next_attempt_at, sent[0].at + CAP_WINDOW_MS + 1);
@@ -378,7 +419,7 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       d.start();
       const fastId = await emit(fast);
       clock = Date.now() + SECOND;
-      const slowBusy = await within(5000, fastDelivered.promise, 'the fast App\'s event sent while the slow endpoint hangs').catch(async (err) => {
+      const slowBusy = await within(5000, fastDelivered.promise, "the fast App's event sent while the slow endpoint hangs").catch(async (err) => {
         await d.stop();
         throw err;
       });
@@ -391,7 +432,10 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       assert.equal(maxInFlightSlow, 4);
       const slowRows = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('app_uid', '=', slow).execute();
       assert.equal(slowRows.length, 100);
-      assert.ok(slowRows.every((r) => r.status === 'pending' && r.attempts === 0 && r.lease_until === null), 'aborted sends are not attempts and are released');
+      assert.ok(
+        slowRows.every((r) => r.status === 'pending' && r.attempts === 0 && r.lease_until === null),
+        'aborted sends are not attempts and are released',
+      );
       assert.equal((await listAttempts(ctx, slow)).length, 0);
     });
   });

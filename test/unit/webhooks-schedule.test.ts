@@ -56,10 +56,13 @@ function simulate(opts: { random: () => number; latency?: (n: number) => number;
 const JITTERS: [string, () => number][] = [
   ['no jitter', () => 0],
   ['maximum jitter', () => 1],
-  ['alternating jitter', (() => {
-    let i = 0;
-    return () => (i++ % 2 ? 1 : 0);
-  })()],
+  [
+    'alternating jitter',
+    (() => {
+      let i = 0;
+      return () => (i++ % 2 ? 1 : 0);
+    })(),
+  ],
   ['random jitter', Math.random],
 ];
 
@@ -105,7 +108,7 @@ describe('webhook retry schedule', () => {
 
   it('holds the cap whatever Retry-After, latency and jitter do', () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; run < 200; run++) {
       const { starts } = simulate({
         random: rnd,
@@ -143,8 +146,14 @@ describe('webhook retry schedule', () => {
 
   it('expires when the next attempt would not start before the deadline', () => {
     const deadline = deadlineFor(0);
-    assert.deepEqual(nextAttempt({ attemptsMade: 50, failedAt: deadline - 30 * MINUTE, retryAfterMs: null, recentStarts: [], deadline, random: () => 0 }), { kind: 'expire', at: deadline });
-    assert.deepEqual(nextAttempt({ attemptsMade: 50, failedAt: deadline - 61 * MINUTE, retryAfterMs: null, recentStarts: [], deadline, random: () => 0 }), { kind: 'retry', at: deadline - MINUTE });
+    assert.deepEqual(nextAttempt({ attemptsMade: 50, failedAt: deadline - 30 * MINUTE, retryAfterMs: null, recentStarts: [], deadline, random: () => 0 }), {
+      kind: 'expire',
+      at: deadline,
+    });
+    assert.deepEqual(nextAttempt({ attemptsMade: 50, failedAt: deadline - 61 * MINUTE, retryAfterMs: null, recentStarts: [], deadline, random: () => 0 }), {
+      kind: 'retry',
+      at: deadline - MINUTE,
+    });
   });
 
   it('parses Retry-After as seconds or an HTTP date', () => {

@@ -21,7 +21,10 @@ describe('a job handler that waits before it claims', () => {
 
   it('claims nothing while it waits, and everything once it goes on', async () => {
     const queue = new JobQueue(store.db, store.dialect);
-    await queue.enqueueMany(store.db, [1, 2, 3].map((n) => ({ kind: WALLET_JOB, ref: `user-${n}` })));
+    await queue.enqueueMany(
+      store.db,
+      [1, 2, 3].map((n) => ({ kind: WALLET_JOB, ref: `user-${n}` })),
+    );
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let waits = 0;
@@ -39,7 +42,10 @@ describe('a job handler that waits before it claims', () => {
         },
         async handle(jobs) {
           for (const j of jobs) handled.push(j.ref);
-          await queue.completeMany(store.db, jobs.map((j) => j.id));
+          await queue.completeMany(
+            store.db,
+            jobs.map((j) => j.id),
+          );
         },
       },
     ]);
@@ -47,7 +53,11 @@ describe('a job handler that waits before it claims', () => {
       await waitFor('the loop waiting', async () => waits > 0, 5000, 5);
       await new Promise((r) => setTimeout(r, 100)); // several polls' worth
       const statuses = await store.db.selectFrom('jobs').select('status').where('kind', '=', WALLET_JOB).execute();
-      assert.deepEqual(statuses.map((s) => s.status), ['queued', 'queued', 'queued'], 'nothing claimed while it waits');
+      assert.deepEqual(
+        statuses.map((s) => s.status),
+        ['queued', 'queued', 'queued'],
+        'nothing claimed while it waits',
+      );
       assert.deepEqual(handled, []);
       release();
       await waitFor('the jobs handled', async () => handled.length === 3, 5000, 5);
@@ -60,7 +70,10 @@ describe('a job handler that waits before it claims', () => {
 
   it('claims at most the number it resolves to, then claims again at once', async () => {
     const queue = new JobQueue(store.db, store.dialect);
-    await queue.enqueueMany(store.db, [1, 2, 3, 4, 5].map((n) => ({ kind: WALLET_JOB, ref: `limited-${n}` })));
+    await queue.enqueueMany(
+      store.db,
+      [1, 2, 3, 4, 5].map((n) => ({ kind: WALLET_JOB, ref: `limited-${n}` })),
+    );
     const batches: number[] = [];
     const pool = new WorkerPool(queue, pino({ level: 'silent' }), 'test');
     pool.start([
@@ -72,7 +85,10 @@ describe('a job handler that waits before it claims', () => {
         beforeClaim: async () => 2,
         async handle(jobs) {
           batches.push(jobs.length);
-          await queue.completeMany(store.db, jobs.map((j) => j.id));
+          await queue.completeMany(
+            store.db,
+            jobs.map((j) => j.id),
+          );
         },
       },
     ]);

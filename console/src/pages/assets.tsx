@@ -31,7 +31,14 @@ export function assetColumns(appUid: string): Column<AssetRow>[] {
     { title: 'Collection', cell: (a) => a.collection_name },
     {
       title: 'Owner',
-      cell: (a) => (a.owner_user_uid ? <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a> : a.owner_address ? <Short value={a.owner_address} /> : <span class="muted">—</span>),
+      cell: (a) =>
+        a.owner_user_uid ? (
+          <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a>
+        ) : a.owner_address ? (
+          <Short value={a.owner_address} />
+        ) : (
+          <span class="muted">—</span>
+        ),
     },
     {
       title: 'Status',
@@ -52,7 +59,9 @@ export function AssetsPage({ appUid, loc }: { appUid: string; loc: Location }) {
   const after = loc.query.get('after') ?? undefined;
   const collections = useApi<CollectionRow[]>(`/apps/${appUid}/collections`);
   // Live: the first page refreshes every few seconds; any page with an asset in flight, sooner.
-  const assets = useApi<Page<AssetRow>>(`/apps/${appUid}/assets${qs({ collection, status, q, cursor: after })}`, (d) => (d && hasTransitional(d.items) ? 1500 : after ? false : 5000));
+  const assets = useApi<Page<AssetRow>>(`/apps/${appUid}/assets${qs({ collection, status, q, cursor: after })}`, (d) =>
+    d && hasTransitional(d.items) ? 1500 : after ? false : 5000,
+  );
   const heading = useFocusHeading(`assets-${appUid}`);
   const [search, setSearch] = useState(q);
   useEffect(() => setSearch(q), [q]);
@@ -108,7 +117,13 @@ export function AssetsPage({ appUid, loc }: { appUid: string; loc: Location }) {
         <Loading />
       ) : (
         <>
-          <Table caption="Assets, newest first" rows={assets.data.items} rowKey={(a) => a.uid} columns={assetColumns(appUid)} empty={collection || status || q ? 'No asset matches.' : 'No asset yet: assets are created through the API (POST /v1/asset).'} />
+          <Table
+            caption="Assets, newest first"
+            rows={assets.data.items}
+            rowKey={(a) => a.uid}
+            columns={assetColumns(appUid)}
+            empty={collection || status || q ? 'No asset matches.' : 'No asset yet: assets are created through the API (POST /v1/asset).'}
+          />
           {!q && <Pager loc={loc} next={assets.data.next_cursor} />}
         </>
       )}
@@ -135,7 +150,11 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
       ) : (
         <>
           <div class="asset-head">
-            {a.image ? <img class="asset-image" src={a.image} alt={`Image of ${a.name}`} referrerPolicy="no-referrer" /> : <div class="asset-image empty">no image</div>}
+            {a.image ? (
+              <img class="asset-image" src={a.image} alt={`Image of ${a.name}`} referrerPolicy="no-referrer" />
+            ) : (
+              <div class="asset-image empty">no image</div>
+            )}
             <dl class="props">
               <dt>UID</dt>
               <dd>
@@ -154,16 +173,35 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
               </dd>
               <dt>Collection</dt>
               <dd>
-                {d.collection.name} {d.collection.contract_address && <Short value={d.collection.contract_address} />} {d.collection.explorer_url && <ExternalLink href={d.collection.explorer_url}>contract</ExternalLink>}
+                {d.collection.name} {d.collection.contract_address && <Short value={d.collection.contract_address} />}{' '}
+                {d.collection.explorer_url && <ExternalLink href={d.collection.explorer_url}>contract</ExternalLink>}
               </dd>
               <dt>Owner</dt>
-              <dd>{a.owner_user_uid ? <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a> : a.owner_address ? <Mono>{a.owner_address}</Mono> : '—'}</dd>
+              <dd>
+                {a.owner_user_uid ? (
+                  <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a>
+                ) : a.owner_address ? (
+                  <Mono>{a.owner_address}</Mono>
+                ) : (
+                  '—'
+                )}
+              </dd>
               <dt>Minted for</dt>
               <dd>
                 <a href={`/console/apps/${appUid}/users/${a.mint_for_user_uid}`}>{a.mint_for_user_uid}</a>
               </dd>
               <dt>Token URI</dt>
-              <dd>{a.token_uri ? /^https?:/.test(a.token_uri) ? <ExternalLink href={a.token_uri}>{a.token_uri}</ExternalLink> : <Mono>{a.token_uri}</Mono> : <span class="muted">set when minted</span>}</dd>
+              <dd>
+                {a.token_uri ? (
+                  /^https?:/.test(a.token_uri) ? (
+                    <ExternalLink href={a.token_uri}>{a.token_uri}</ExternalLink>
+                  ) : (
+                    <Mono>{a.token_uri}</Mono>
+                  )
+                ) : (
+                  <span class="muted">set when minted</span>
+                )}
+              </dd>
               <dt>Sale price</dt>
               <dd>{a.sale_price_in_usd === null ? '—' : `$${a.sale_price_in_usd}`}</dd>
               <dt>Created</dt>
@@ -185,7 +223,14 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
               empty="No transaction yet."
               columns={[
                 { title: 'Kind', cell: (t) => t.kind },
-                { title: 'Hash', cell: (t) => <ExternalLink href={t.explorer_url}><Short value={t.hash} keep={8} /></ExternalLink> },
+                {
+                  title: 'Hash',
+                  cell: (t) => (
+                    <ExternalLink href={t.explorer_url}>
+                      <Short value={t.hash} keep={8} />
+                    </ExternalLink>
+                  ),
+                },
                 { title: 'Status', cell: (t) => <Status value={t.status} title={t.error} /> },
                 { title: 'Block', cell: (t) => t.block_number ?? '—', class: 'num' },
                 { title: 'Sent', cell: (t) => <Time iso={t.time} /> },

@@ -46,7 +46,11 @@ export function AuditPage({ loc }: { loc: Location }) {
               { title: 'Who', cell: (e) => `${e.actor}${e.actor_detail ? ` (${e.actor_detail})` : ''}` },
               { title: 'Action', cell: (e) => <Mono>{e.action}</Mono> },
               { title: 'App', cell: (e) => (e.app_uid ? <a href={`/console/apps/${e.app_uid}`}>{e.app_uid}</a> : <span class="muted">—</span>) },
-              { title: 'User', cell: (e) => (e.user_uid && e.app_uid ? <a href={`/console/apps/${e.app_uid}/users/${e.user_uid}`}>{e.user_uid}</a> : <span class="muted">—</span>) },
+              {
+                title: 'User',
+                cell: (e) =>
+                  e.user_uid && e.app_uid ? <a href={`/console/apps/${e.app_uid}/users/${e.user_uid}`}>{e.user_uid}</a> : <span class="muted">—</span>,
+              },
               { title: 'Chain', cell: (e) => e.chain_id ?? <span class="muted">—</span> },
               { title: 'Details', cell: (e) => <Mono>{JSON.stringify(e.details)}</Mono> },
             ]}

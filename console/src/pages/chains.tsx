@@ -6,7 +6,8 @@ import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOverview, ChainTxRow } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
 
-const eth = (wei: string | null) => (wei === null ? '—' : `${(Number(BigInt(wei) / 10n ** 12n) / 1e6).toLocaleString(undefined, { maximumFractionDigits: 6 })}`);
+const eth = (wei: string | null) =>
+  wei === null ? '—' : `${(Number(BigInt(wei) / 10n ** 12n) / 1e6).toLocaleString(undefined, { maximumFractionDigits: 6 })}`;
 const gwei = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 3 })} gwei`);
 
 export function ChainsPage() {
@@ -49,7 +50,12 @@ export function ChainPage({ chainId }: { chainId: string }) {
   const c = chain.data;
 
   const onCancel = async (t: ChainTxRow) => {
-    if (!confirm(`Cancel transaction ${t.id} (${t.kind}, nonce ${t.nonce})? A 0-value transfer to itself takes its place; if it is mined first, the job fails as cancelled.`)) return;
+    if (
+      !confirm(
+        `Cancel transaction ${t.id} (${t.kind}, nonce ${t.nonce})? A 0-value transfer to itself takes its place; if it is mined first, the job fails as cancelled.`,
+      )
+    )
+      return;
     if (await cancel.run(t.id)) txs.reload();
   };
 
@@ -130,7 +136,15 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Role', cell: (r) => r.role },
                 { title: 'Address', cell: (r) => <Short value={r.address} /> },
-                { title: 'Balance', cell: (r) => <span class={r.low ? 'warn' : undefined}>{eth(r.balance_wei)}{r.low ? ' (low)' : ''}</span> },
+                {
+                  title: 'Balance',
+                  cell: (r) => (
+                    <span class={r.low ? 'warn' : undefined}>
+                      {eth(r.balance_wei)}
+                      {r.low ? ' (low)' : ''}
+                    </span>
+                  ),
+                },
                 { title: 'Nonce', cell: (r) => r.nonce ?? '—' },
                 { title: 'Pending', cell: (r) => r.pending_nonce ?? '—' },
                 { title: 'Next', cell: (r) => r.next_nonce ?? '—' },

@@ -15,7 +15,9 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
   const [chainId, setChainId] = useState<number | null>(null); // null: the default chain
   const chains = useApi<ChainOption[]>('/chains', () => false);
   const [created, setCreated] = useState<string | null>(null);
-  const create = useAction(() => post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable, chain_id: chainId }));
+  const create = useAction(() =>
+    post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable, chain_id: chainId }),
+  );
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -50,7 +52,17 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
             { title: 'Symbol', cell: (c) => c.symbol ?? '—' },
             { title: 'Editable assets', cell: (c) => (c.editable_assets ? 'yes' : 'no') },
             { title: 'Status', cell: (c) => <Status value={c.status} /> },
-            { title: 'Contract', cell: (c) => (c.contract_address ? <ExternalLink href={c.explorer_url}><Short value={c.contract_address} /></ExternalLink> : <span class="muted">—</span>) },
+            {
+              title: 'Contract',
+              cell: (c) =>
+                c.contract_address ? (
+                  <ExternalLink href={c.explorer_url}>
+                    <Short value={c.contract_address} />
+                  </ExternalLink>
+                ) : (
+                  <span class="muted">—</span>
+                ),
+            },
             { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
           ]}
         />
@@ -61,7 +73,15 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
             <input id="collection-name" required maxLength={100} value={name} onInput={onInput(setName)} />
           </Field>
           <Field label="Symbol" id="collection-symbol" hint="1–16 letters or digits, e.g. SWD" error={create.error?.field('symbol')}>
-            <input id="collection-symbol" required maxLength={16} pattern="[A-Za-z0-9]{1,16}" value={symbol} onInput={onInput(setSymbol)} aria-describedby="collection-symbol-hint" />
+            <input
+              id="collection-symbol"
+              required
+              maxLength={16}
+              pattern="[A-Za-z0-9]{1,16}"
+              value={symbol}
+              onInput={onInput(setSymbol)}
+              aria-describedby="collection-symbol-hint"
+            />
           </Field>
           <Field label="Description" id="collection-description">
             <textarea id="collection-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />

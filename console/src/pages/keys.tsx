@@ -40,7 +40,8 @@ export function KeysPage({ appUid }: { appUid: string }) {
             </dd>
           </dl>
           <p class="muted">
-            SDKs send the key as <code>X-API-KEY</code> and a bearer token signed (HS256) with the secret. The secret was shown when the App was created; rotate it to get a new one.
+            SDKs send the key as <code>X-API-KEY</code> and a bearer token signed (HS256) with the secret. The secret was shown when the App was created; rotate
+            it to get a new one.
           </p>
 
           <Section title="Rotate the secret">
@@ -109,7 +110,11 @@ export function KeysPage({ appUid }: { appUid: string }) {
                 <p class="muted">
                   Expires <Time iso={token.expires_at} />.
                 </p>
-                <pre class="json" tabIndex={0} aria-label="Example request">{`curl -H "X-API-KEY: ${key.data.api_key}" \\\n     -H "Authorization: Bearer ${token.token}" \\\n     ${base}/collection/<uid>`}</pre>
+                <pre
+                  class="json"
+                  tabIndex={0}
+                  aria-label="Example request"
+                >{`curl -H "X-API-KEY: ${key.data.api_key}" \\\n     -H "Authorization: Bearer ${token.token}" \\\n     ${base}/collection/<uid>`}</pre>
               </div>
             )}
           </Section>

@@ -98,14 +98,19 @@ export function OverviewPage({ appUid }: { appUid: string }) {
               <dt>Unconfirmed transactions</dt>
               <dd>{status.data.unconfirmed_transactions}</dd>
               <dt>Jobs waiting</dt>
-              <dd>{Object.entries(status.data.jobs).filter(([k]) => k.endsWith('.queued')).reduce((n, [, v]) => n + v, 0)}</dd>
+              <dd>
+                {Object.entries(status.data.jobs)
+                  .filter(([k]) => k.endsWith('.queued'))
+                  .reduce((n, [, v]) => n + v, 0)}
+              </dd>
             </dl>
             <div>
               <h3>Relayers</h3>
               <ul class="plain">
                 {status.data.relayers.map((r) => (
                   <li key={r.address}>
-                    <Short value={r.address} /> {r.balance_wei.startsWith('-') ? 'balance unknown' : eth(r.balance_wei)} {r.low && <span class="badge bad">low balance</span>}
+                    <Short value={r.address} /> {r.balance_wei.startsWith('-') ? 'balance unknown' : eth(r.balance_wei)}{' '}
+                    {r.low && <span class="badge bad">low balance</span>}
                   </li>
                 ))}
               </ul>

@@ -6,7 +6,9 @@ import type { AllocationRow, ClaimRow, Page, RewardRow } from '../../../src/serv
 import { ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 
 export function RewardsPage({ appUid }: { appUid: string }) {
-  const list = useApi<RewardRow[]>(`/apps/${appUid}/rewards`, (d) => (d?.some((r) => r.status === 'deploying' || r.withdraw_status === 'requested') ? 1500 : 15000));
+  const list = useApi<RewardRow[]>(`/apps/${appUid}/rewards`, (d) =>
+    d?.some((r) => r.status === 'deploying' || r.withdraw_status === 'requested') ? 1500 : 15000,
+  );
   const heading = useFocusHeading(`rewards-${appUid}`);
   const [name, setName] = useState('');
   const [tokenName, setTokenName] = useState('');
@@ -14,7 +16,13 @@ export function RewardsPage({ appUid }: { appUid: string }) {
   const [supply, setSupply] = useState('');
   const [receiver, setReceiver] = useState('');
   const create = useAction(() =>
-    post<{ uid: string }>(`/apps/${appUid}/rewards`, { name, token_name: tokenName, token_symbol: tokenSymbol, supply, ...(receiver.trim() ? { withdraw_receiver: receiver.trim() } : {}) }),
+    post<{ uid: string }>(`/apps/${appUid}/rewards`, {
+      name,
+      token_name: tokenName,
+      token_symbol: tokenSymbol,
+      supply,
+      ...(receiver.trim() ? { withdraw_receiver: receiver.trim() } : {}),
+    }),
   );
   const [created, setCreated] = useState<string | null>(null);
 
@@ -71,7 +79,12 @@ export function RewardsPage({ appUid }: { appUid: string }) {
           <Field label="Supply" id="reward-supply" hint="Whole tokens (up to 18 decimals), e.g. 1000000" error={create.error?.field('supply')}>
             <input id="reward-supply" required inputMode="decimal" value={supply} onInput={onInput(setSupply)} aria-describedby="reward-supply-hint" />
           </Field>
-          <Field label="Withdraw receiver (optional)" id="reward-receiver" hint="Address that receives what is left on withdrawal; default: the service's deployer" error={create.error?.field('withdraw_receiver')}>
+          <Field
+            label="Withdraw receiver (optional)"
+            id="reward-receiver"
+            hint="Address that receives what is left on withdrawal; default: the service's deployer"
+            error={create.error?.field('withdraw_receiver')}
+          >
             <input id="reward-receiver" class="mono" value={receiver} onInput={onInput(setReceiver)} aria-describedby="reward-receiver-hint" />
           </Field>
           <ErrorBox error={create.error} />
@@ -102,7 +115,9 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
   const [toUser, setToUser] = useState('');
   const [amount, setAmount] = useState('');
   const [nonce, setNonce] = useState('');
-  const alloc = useAction(() => post<{ uid: string }>(`${base}/allocations`, { to_user_uid: toUser, amount, ...(nonce.trim() ? { nonce: nonce.trim() } : {}) }));
+  const alloc = useAction(() =>
+    post<{ uid: string }>(`${base}/allocations`, { to_user_uid: toUser, amount, ...(nonce.trim() ? { nonce: nonce.trim() } : {}) }),
+  );
   const [fromUser, setFromUser] = useState('');
   const [toAddress, setToAddress] = useState('');
   const claim = useAction(() => post<{ uid: string }>(`${base}/claims`, { from_user_uid: fromUser, to_address: toAddress }));
@@ -140,7 +155,12 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
             </dd>
             <dt>Status</dt>
             <dd>
-              <Status value={r.status} /> {r.contract_address && <ExternalLink href={r.explorer_url}><Short value={r.contract_address} /></ExternalLink>}
+              <Status value={r.status} />{' '}
+              {r.contract_address && (
+                <ExternalLink href={r.explorer_url}>
+                  <Short value={r.contract_address} />
+                </ExternalLink>
+              )}
             </dd>
             <dt>Supply</dt>
             <dd>{r.supply}</dd>
@@ -179,7 +199,12 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
               <Field label="Amount" id="alloc-amount" error={alloc.error?.field('amount')}>
                 <input id="alloc-amount" required inputMode="decimal" value={amount} onInput={onInput(setAmount)} />
               </Field>
-              <Field label="Nonce (optional)" id="alloc-nonce" hint="Unique per reward; a repeated nonce is refused. Default: a new one." error={alloc.error?.field('nonce')}>
+              <Field
+                label="Nonce (optional)"
+                id="alloc-nonce"
+                hint="Unique per reward; a repeated nonce is refused. Default: a new one."
+                error={alloc.error?.field('nonce')}
+              >
                 <input id="alloc-nonce" value={nonce} onInput={onInput(setNonce)} aria-describedby="alloc-nonce-hint" />
               </Field>
               <ErrorBox error={alloc.error} />
@@ -266,7 +291,10 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
           </Section>
 
           <Section title="Withdraw">
-            <p>Sends everything the reward contract still holds, unclaimed allocations included, to the withdraw receiver, and closes the reward: no more allocations or claims.</p>
+            <p>
+              Sends everything the reward contract still holds, unclaimed allocations included, to the withdraw receiver, and closes the reward: no more
+              allocations or claims.
+            </p>
             <ErrorBox error={withdraw.error} />
             {r.withdraw_status ? (
               <p>

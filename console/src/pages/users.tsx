@@ -53,7 +53,10 @@ export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
               { title: 'UID', cell: (u) => <a href={`/console/apps/${appUid}/users/${u.uid}`}>{u.uid}</a> },
               { title: 'Email', cell: (u) => u.email ?? <span class="muted">—</span> },
               { title: 'External id', cell: (u) => u.user_external_id ?? <span class="muted">—</span> },
-              { title: 'Wallet', cell: (u) => (u.wallets.length ? u.wallets.map((w) => <Short value={w.address} />) : <span class="muted">not created yet</span>) },
+              {
+                title: 'Wallet',
+                cell: (u) => (u.wallets.length ? u.wallets.map((w) => <Short value={w.address} />) : <span class="muted">not created yet</span>),
+              },
               { title: 'Created', cell: (u) => <Time iso={u.created_at} /> },
             ]}
           />
@@ -188,11 +191,14 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
 function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; userUid: string; onDone?: () => void }) {
   const [recipient, setRecipient] = useState('');
   const [result, setResult] = useState<WalletExport | null>(null);
-  const exportKey = useAction(() => post<WalletExport>(`/apps/${appUid}/users/${encodeURIComponent(userUid)}/wallet-export`, { recipient_public_key: recipient.trim() }));
+  const exportKey = useAction(() =>
+    post<WalletExport>(`/apps/${appUid}/users/${encodeURIComponent(userUid)}/wallet-export`, { recipient_public_key: recipient.trim() }),
+  );
   return (
     <Section title="Export the wallet">
       <p>
-        Gives the user their wallet's private key, sealed with HPKE to their X25519 public key (base64url of the raw 32 bytes). Mintworks keeps signing for the wallet afterwards: from then on the user controls it too.
+        Gives the user their wallet's private key, sealed with HPKE to their X25519 public key (base64url of the raw 32 bytes). Mintworks keeps signing for the
+        wallet afterwards: from then on the user controls it too.
       </p>
       <form
         class="row"

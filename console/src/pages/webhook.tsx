@@ -28,7 +28,9 @@ export function WebhookPage({ appUid, loc }: { appUid: string; loc: Location }) 
   const wh = useWebhook(appUid);
   const status = loc.query.get('status') ?? '';
   const after = loc.query.get('after') ?? undefined;
-  const log = useApi<Page<DeliveryRow>>(`/apps/${appUid}/webhook/log${qs({ status, cursor: after })}`, (d) => (d?.items.some((r) => r.status === 'pending') ? 1500 : after ? false : 5000));
+  const log = useApi<Page<DeliveryRow>>(`/apps/${appUid}/webhook/log${qs({ status, cursor: after })}`, (d) =>
+    d?.items.some((r) => r.status === 'pending') ? 1500 : after ? false : 5000,
+  );
 
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>([]);
@@ -43,7 +45,9 @@ export function WebhookPage({ appUid, loc }: { appUid: string; loc: Location }) 
     }
   }, [wh.config]);
 
-  const save = useAction((rotate: boolean) => put<WebhookConfig>(`/apps/${appUid}/webhook`, rotate ? { rotate_secret: true, enabled: wh.config?.enabled ?? true } : { url: url.trim(), events, enabled }));
+  const save = useAction((rotate: boolean) =>
+    put<WebhookConfig>(`/apps/${appUid}/webhook`, rotate ? { rotate_secret: true, enabled: wh.config?.enabled ?? true } : { url: url.trim(), events, enabled }),
+  );
   const test = useAction(() => post<DeliveryRow>(`/apps/${appUid}/webhook/test`));
   const redeliver = useAction((id: string) => post(`/apps/${appUid}/webhook/events/${id}/redeliver`));
 

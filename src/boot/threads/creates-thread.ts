@@ -185,7 +185,12 @@ export class CreatesThread implements CreatesWriter {
   /** The thread ended with creates unanswered: their groups may or may not have committed. */
   private failInFlight(): void {
     this.flush(); // not sent yet: written here
-    for (const [, pending] of this.inFlight) pending.reject(new Error("the creates' thread stopped before answering; the create may or may not have been written: send it again with the same Idempotency-Key or asset_external_id"));
+    for (const [, pending] of this.inFlight)
+      pending.reject(
+        new Error(
+          "the creates' thread stopped before answering; the create may or may not have been written: send it again with the same Idempotency-Key or asset_external_id",
+        ),
+      );
     this.inFlight.clear();
   }
 }

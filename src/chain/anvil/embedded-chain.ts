@@ -105,7 +105,7 @@ export async function startEmbeddedChain(opts: EmbeddedChainOptions): Promise<Em
       try {
         lowerPriority(pid, opts.nice);
       } catch (err) {
-        log.warn({ anvilPid: pid, err: (err as Error).message }, 'could not lower the embedded chain\'s CPU priority (WORKER_NICE)');
+        log.warn({ anvilPid: pid, err: (err as Error).message }, "could not lower the embedded chain's CPU priority (WORKER_NICE)");
       }
     },
   };
@@ -158,7 +158,10 @@ async function adoptRunningNode(setup: Setup): Promise<EmbeddedChain | null> {
         adoptPid = pid;
         continue;
       }
-      log.warn({ anvilPid: pid, port, expectedChainId: chainId, chainId: itsChainId }, 'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it');
+      log.warn(
+        { anvilPid: pid, port, expectedChainId: chainId, chainId: itsChainId },
+        'running anvil on this data dir answers with the wrong chain id (or not at all); restarting it',
+      );
     } else {
       log.warn({ anvilPid: pid, port: itsPort, expectedPort: port }, 'running anvil on this data dir uses another port; restarting it');
     }
@@ -215,14 +218,20 @@ async function launch(setup: Setup): Promise<EmbeddedChain> {
   const { port, chainId, blockTime, statePath, pidPath, rpcUrl, log, files } = setup;
   const bin = anvilBinaryPath();
   const args = [
-    '--host', HOST,
-    '--port', String(port),
-    '--chain-id', String(chainId),
+    '--host',
+    HOST,
+    '--port',
+    String(port),
+    '--chain-id',
+    String(chainId),
     ...(blockTime === undefined ? [] : [...(setup.mixedMining ? ['--mixed-mining'] : []), '--block-time', String(blockTime)]),
-    '--state', statePath,
-    '--state-interval', String(STATE_INTERVAL_S),
+    '--state',
+    statePath,
+    '--state-interval',
+    String(STATE_INTERVAL_S),
     '--quiet', // no banner (it lists the dev private keys), no per-block lines
-    '--color', 'never',
+    '--color',
+    'never',
   ];
   const hadState = fs.existsSync(statePath);
   log.info({ bin, args, loadingState: hadState }, 'starting embedded anvil');

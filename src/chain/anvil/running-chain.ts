@@ -107,10 +107,7 @@ export class ChildChain implements EmbeddedChain {
           this.log.info({ anvilPid: this.pid, code, signal }, 'embedded anvil stopped with this process (the same signal reached it)');
           return;
         }
-        this.log.error(
-          { anvilPid: this.pid, code, signal, lastOutput: this.stderrTail() },
-          'embedded anvil exited unexpectedly',
-        );
+        this.log.error({ anvilPid: this.pid, code, signal, lastOutput: this.stderrTail() }, 'embedded anvil exited unexpectedly');
         for (const cb of this.listeners) {
           try {
             cb(code, signal);
@@ -150,7 +147,10 @@ export class ChildChain implements EmbeddedChain {
       ]);
       clearTimeout(timer);
       if (timedOut) {
-        this.log.error({ anvilPid: this.pid }, `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`);
+        this.log.error(
+          { anvilPid: this.pid },
+          `anvil did not exit within ${STOP_TIMEOUT_MS / 1000} s of SIGINT; sending SIGKILL (state since the last periodic dump is lost)`,
+        );
         this.child.kill('SIGKILL');
         await this.exited;
       } else {

@@ -13,11 +13,17 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });
 
-  app.get('/apps', { schema: tags }, async () => ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))));
+  app.get('/apps', { schema: tags }, async () =>
+    ok((await listApps(ctx)).map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at }))),
+  );
 
-  app.post('/apps', { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
-  });
+  app.post(
+    '/apps',
+    { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } },
+    async (req, reply) => {
+      return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
+    },
+  );
 
   app.get('/apps/:uid/collections', { schema: { ...tags, params: appParam } }, async (req) => {
     await requireApp(ctx, req.params.uid);
@@ -30,13 +36,31 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
       schema: {
         ...tags,
         params: appParam,
-        body: z.object({ name: str().min(1).max(100), symbol: str().min(1).max(16), editable_assets: z.boolean().default(false), description: str().max(2000).nullish(), external_url: str().url().nullish(), chain_id: z.number().int().positive().nullish() }),
+        body: z.object({
+          name: str().min(1).max(100),
+          symbol: str().min(1).max(16),
+          editable_assets: z.boolean().default(false),
+          description: str().max(2000).nullish(),
+          external_url: str().url().nullish(),
+          chain_id: z.number().int().positive().nullish(),
+        }),
       },
     },
     async (req, reply) => {
       await requireApp(ctx, req.params.uid);
       const b = req.body;
-      return reply.code(201).send(ok(await createCollection(ctx, req.params.uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description, external_url: b.external_url, chain_id: b.chain_id })));
+      return reply.code(201).send(
+        ok(
+          await createCollection(ctx, req.params.uid, {
+            name: b.name,
+            symbol: b.symbol,
+            editable: b.editable_assets,
+            description: b.description,
+            external_url: b.external_url,
+            chain_id: b.chain_id,
+          }),
+        ),
+      );
     },
   );
 

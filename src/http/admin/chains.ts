@@ -25,7 +25,9 @@ export async function adminChainRoutes(app: App, ctx: Ctx, chains: readonly Chai
 
   app.get('/chains', { schema: tags }, async () => ok(await Promise.all(chains.map((h) => chainOverview(ctx, h)))));
 
-  app.get('/chains/:chain_id', { schema: { ...tags, params: chainParam } }, async (req) => ok(await chainOverview(ctx, requireChain(chains, req.params.chain_id))));
+  app.get('/chains/:chain_id', { schema: { ...tags, params: chainParam } }, async (req) =>
+    ok(await chainOverview(ctx, requireChain(chains, req.params.chain_id))),
+  );
 
   app.get('/chains/:chain_id/transactions', { schema: { ...tags, params: chainParam, querystring: txQuery } }, async (req) => {
     requireChain(chains, req.params.chain_id);
@@ -38,5 +40,7 @@ export async function adminChainRoutes(app: App, ctx: Ctx, chains: readonly Chai
     return ok(await cancelChainTx(ctx, chains, req.params.id));
   });
 
-  app.post('/chains/:chain_id/resync', { schema: { ...tags, params: chainParam } }, async (req) => ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id))));
+  app.post('/chains/:chain_id/resync', { schema: { ...tags, params: chainParam } }, async (req) =>
+    ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id))),
+  );
 }

@@ -25,7 +25,12 @@ export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (
         ...tags,
         params: z.object({ uid: str(), user: str() }),
         body: z.strictObject({
-          chain_id: z.number().int().positive().nullish().describe('The chain of the wallet (default: the user\'s first wallet; the key is the same on every chain).'),
+          chain_id: z
+            .number()
+            .int()
+            .positive()
+            .nullish()
+            .describe("The chain of the wallet (default: the user's first wallet; the key is the same on every chain)."),
           recipient_public_key: str().min(1).max(100).describe('Raw X25519 public key, base64url (32 bytes).'),
         }),
       },
@@ -40,6 +45,7 @@ export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (
   app.get(
     '/audit',
     { schema: { ...tags, querystring: z.object({ ...pageQuery, action: str().max(64).optional(), app_uid: str().max(64).optional() }) } },
-    async (req, reply) => ok(sendPage(req, reply, ctx.config.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
+    async (req, reply) =>
+      ok(sendPage(req, reply, ctx.config.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
   );
 }

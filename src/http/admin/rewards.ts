@@ -27,9 +27,13 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await listRewards(ctx, await requireApp(ctx, req.params.uid)));
   });
 
-  app.post('/apps/:uid/rewards', { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
-  });
+  app.post(
+    '/apps/:uid/rewards',
+    { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } },
+    async (req, reply) => {
+      return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
+    },
+  );
 
   app.get('/apps/:uid/rewards/:reward', { schema: { ...tags, params: rewardParam } }, async (req) => {
     return ok(await getRewardAdmin(ctx, await requireApp(ctx, req.params.uid), req.params.reward));

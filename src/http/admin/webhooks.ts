@@ -50,7 +50,16 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get(
     '/apps/:uid/webhook/events',
-    { schema: { ...tags, params: appParam, querystring: z.object({ status: z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]]).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
+    {
+      schema: {
+        ...tags,
+        params: appParam,
+        querystring: z.object({
+          status: z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]]).optional(),
+          limit: z.coerce.number().int().min(1).max(1000).optional(),
+        }),
+      },
+    },
     async (req) => {
       await requireApp(ctx, req.params.uid);
       return ok(await listDeliveries(ctx, req.params.uid, { status: req.query.status, limit: req.query.limit }));

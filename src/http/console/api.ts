@@ -41,7 +41,6 @@ import { keyPages } from './keys.js';
 
 export type { ConsoleApiDeps } from './kit.js';
 
-
 export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> {
   const { ctx } = deps;
   const sessions = new ConsoleSessions(ctx.db, ctx.config.operatorToken);

@@ -26,10 +26,18 @@ export const appPages: ConsolePage = async (app, deps) => {
 
   app.get('/apps', async () => ok(await listAppSummaries(ctx)));
 
-  app.post('/apps', { schema: { body: z.object({ name: str().trim().min(1, 'Enter a name.').max(100), environment: z.enum(['development', 'production']).default('development') }) } }, async (req, reply) => {
-    const created = await createApp(ctx, req.body.name, req.body.environment);
-    return reply.code(201).send(ok(created));
-  });
+  app.post(
+    '/apps',
+    {
+      schema: {
+        body: z.object({ name: str().trim().min(1, 'Enter a name.').max(100), environment: z.enum(['development', 'production']).default('development') }),
+      },
+    },
+    async (req, reply) => {
+      const created = await createApp(ctx, req.body.name, req.body.environment);
+      return reply.code(201).send(ok(created));
+    },
+  );
 
   app.get('/apps/:uid', { schema: { params: appParam } }, async (req) => ok(await appSummary(ctx, await requireApp(req.params.uid))));
 

@@ -10,10 +10,23 @@ export const assetPages: ConsolePage = async (app, deps) => {
   const requireApp = appFinder(ctx);
   app.get(
     '/apps/:uid/assets',
-    { schema: { params: appParam, querystring: z.object({ ...page, collection: str().max(32).optional(), status: z.enum(ASSET_STATUSES).optional(), q: str().max(255).optional() }) } },
+    {
+      schema: {
+        params: appParam,
+        querystring: z.object({ ...page, collection: str().max(32).optional(), status: z.enum(ASSET_STATUSES).optional(), q: str().max(255).optional() }),
+      },
+    },
     async (req) => {
       const q = req.query;
-      return ok(await listAssets(ctx, await requireApp(req.params.uid), { cursor: q.cursor, limit: q.limit, collection: q.collection || undefined, status: q.status, search: q.q }));
+      return ok(
+        await listAssets(ctx, await requireApp(req.params.uid), {
+          cursor: q.cursor,
+          limit: q.limit,
+          collection: q.collection || undefined,
+          status: q.status,
+          search: q.q,
+        }),
+      );
     },
   );
 

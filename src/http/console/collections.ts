@@ -20,7 +20,9 @@ export const collectionPages: ConsolePage = async (app, deps) => {
         params: appParam,
         body: z.object({
           name: str().trim().min(1, 'Enter a name.').max(100),
-          symbol: str().trim().regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
+          symbol: str()
+            .trim()
+            .regex(/^[A-Za-z0-9]{1,16}$/, 'Symbol: 1-16 letters or digits.'),
           description: str().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
           chain_id: z.number().int().positive().nullish(),
@@ -30,7 +32,17 @@ export const collectionPages: ConsolePage = async (app, deps) => {
     async (req, reply) => {
       const b = req.body;
       const uid = await requireApp(req.params.uid);
-      return reply.code(201).send(ok(await createCollection(ctx, uid, { name: b.name, symbol: b.symbol, editable: b.editable_assets, description: b.description || null, chain_id: b.chain_id })));
+      return reply.code(201).send(
+        ok(
+          await createCollection(ctx, uid, {
+            name: b.name,
+            symbol: b.symbol,
+            editable: b.editable_assets,
+            description: b.description || null,
+            chain_id: b.chain_id,
+          }),
+        ),
+      );
     },
   );
 };

@@ -9,9 +9,27 @@ export const keyPages: ConsolePage = async (app, deps) => {
   const requireApp = appFinder(ctx);
   app.get('/apps/:uid/keys', { schema: { params: appParam } }, async (req) => ok(await getApiKey(ctx, await requireApp(req.params.uid))));
 
-  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) => ok(await rotateApiSecret(ctx, await requireApp(req.params.uid), consoleActor(req))));
+  app.post('/apps/:uid/keys/rotate', { schema: { params: appParam } }, async (req) =>
+    ok(await rotateApiSecret(ctx, await requireApp(req.params.uid), consoleActor(req))),
+  );
 
-  app.post('/apps/:uid/keys/token', { schema: { params: appParam, body: z.object({ expires_in_seconds: z.number().int().min(60).max(30 * 86400).default(3600) }) } }, async (req) => {
-    return ok(await bearerToken(ctx, await requireApp(req.params.uid), req.body.expires_in_seconds));
-  });
+  app.post(
+    '/apps/:uid/keys/token',
+    {
+      schema: {
+        params: appParam,
+        body: z.object({
+          expires_in_seconds: z
+            .number()
+            .int()
+            .min(60)
+            .max(30 * 86400)
+            .default(3600),
+        }),
+      },
+    },
+    async (req) => {
+      return ok(await bearerToken(ctx, await requireApp(req.params.uid), req.body.expires_in_seconds));
+    },
+  );
 };

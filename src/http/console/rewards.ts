@@ -5,7 +5,7 @@ import { listRewardAllocations, listRewardClaims } from '../../services/console/
 import { parseAmount } from '../../domain/amounts.js';
 import { newEventId } from '../../util/ids.js';
 import { amountField, str } from '../kit/schemas.js';
-import { ok, } from '../kit/route-kit.js';
+import { ok } from '../kit/route-kit.js';
 import { adminRewardRoutes } from '../admin/rewards.js';
 import { appFinder, page, type ConsolePage } from './kit.js';
 
@@ -21,11 +21,21 @@ export const rewardPages: ConsolePage = async (app, deps) => {
 
   app.post(
     '/apps/:uid/rewards/:reward/allocations',
-    { schema: { params: rewardParam, body: z.object({ to_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), amount: amountField, nonce: str().trim().max(255).optional() }) } },
+    {
+      schema: {
+        params: rewardParam,
+        body: z.object({ to_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), amount: amountField, nonce: str().trim().max(255).optional() }),
+      },
+    },
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
       const b = req.body;
-      const r = await allocate(ctx, uid, { reward_uid: req.params.reward, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce: b.nonce || `console-${newEventId()}` });
+      const r = await allocate(ctx, uid, {
+        reward_uid: req.params.reward,
+        to_user_uid: b.to_user_uid,
+        amount: parseAmount(b.amount),
+        nonce: b.nonce || `console-${newEventId()}`,
+      });
       return reply.code(201).send(ok(r));
     },
   );
@@ -36,10 +46,17 @@ export const rewardPages: ConsolePage = async (app, deps) => {
 
   app.post(
     '/apps/:uid/rewards/:reward/claims',
-    { schema: { params: rewardParam, body: z.object({ from_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), to_address: str().trim().min(1, 'Enter an address.').max(64) }) } },
+    {
+      schema: {
+        params: rewardParam,
+        body: z.object({ from_user_uid: str().trim().min(1, 'Enter a user uid.').max(32), to_address: str().trim().min(1, 'Enter an address.').max(64) }),
+      },
+    },
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
-      return reply.code(201).send(ok(await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address })));
+      return reply
+        .code(201)
+        .send(ok(await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address })));
     },
   );
 };

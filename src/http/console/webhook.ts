@@ -21,7 +21,12 @@ export const webhookPages: ConsolePage = async (app, deps) => {
 
   app.get(
     '/apps/:uid/webhook/log',
-    { schema: { params: appParam, querystring: z.object({ ...page, status: z.enum(['pending', 'delivered', 'expired', 'disabled']).optional(), event_id: str().max(64).optional() }) } },
+    {
+      schema: {
+        params: appParam,
+        querystring: z.object({ ...page, status: z.enum(['pending', 'delivered', 'expired', 'disabled']).optional(), event_id: str().max(64).optional() }),
+      },
+    },
     async (req) => {
       const q = req.query;
       return ok(await deliveryLog(ctx, await requireApp(req.params.uid), { cursor: q.cursor, limit: q.limit, status: q.status, eventId: q.event_id }));

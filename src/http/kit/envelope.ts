@@ -159,7 +159,9 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   const code = err.code === 'HPE_INVALID_URL' ? 'bad_url' : codeFor(status);
   const body = JSON.stringify(errorBody(status, code, err.code === 'HPE_INVALID_URL' ? badUrl().message : message));
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy(err);
 }

@@ -38,7 +38,9 @@ export class Idempotency {
     const v = req.headers[HEADER];
     if (v === undefined) return;
     if (typeof v !== 'string' || !KEY_SYNTAX.test(v)) {
-      throw ApiError.validation([{ field: FIELD, code: 'invalid', message: 'Idempotency-Key must be 1-255 visible ASCII characters (e.g. a UUID), sent once.' }]);
+      throw ApiError.validation([
+        { field: FIELD, code: 'invalid', message: 'Idempotency-Key must be 1-255 visible ASCII characters (e.g. a UUID), sent once.' },
+      ]);
     }
     req.idempotencyKey = v;
   };
@@ -48,7 +50,8 @@ export class Idempotency {
     const key = req.idempotencyKey;
     if (key === undefined) return;
     const slot = `${req.appUid}\n${key}`;
-    if (this.running.has(slot)) throw ApiError.client(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key is still running: retry once it has been answered.');
+    if (this.running.has(slot))
+      throw ApiError.client(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key is still running: retry once it has been answered.');
     this.running.add(slot);
     reply.raw.once('close', () => this.running.delete(slot));
     const now = Date.now();
@@ -78,7 +81,10 @@ export class Idempotency {
 
   /** Deletes expired answers now and then (every process does; it is one indexed delete). */
   startSweeper(everyMs = 10 * 60_000): void {
-    this.sweeper ??= setInterval(() => void sweepAnswers(this.ctx.db, Date.now()).catch((err) => this.ctx.log.warn({ err }, 'expired idempotency keys could not be deleted')), everyMs);
+    this.sweeper ??= setInterval(
+      () => void sweepAnswers(this.ctx.db, Date.now()).catch((err) => this.ctx.log.warn({ err }, 'expired idempotency keys could not be deleted')),
+      everyMs,
+    );
     this.sweeper.unref();
   }
 

@@ -18,7 +18,11 @@ export class OperatorAttempts {
     const f = this.failures.get(ip);
     if (f && this.now() - f.since > this.windowMs) this.failures.delete(ip);
     else if (f && f.n >= this.max) {
-      throw ApiError.client(429, 'too_many_attempts', `Too many failed ${what}: try again in ${Math.ceil((f.since + this.windowMs - this.now()) / 60000)} min.`);
+      throw ApiError.client(
+        429,
+        'too_many_attempts',
+        `Too many failed ${what}: try again in ${Math.ceil((f.since + this.windowMs - this.now()) / 60000)} min.`,
+      );
     }
   }
 

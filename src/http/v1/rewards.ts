@@ -21,7 +21,10 @@ import {
   requestClaim,
 } from '../../services/rewards/index.js';
 
-const uidText = str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(32, 'Ensure this field has no more than 32 characters.');
+const uidText = str({ error: 'This field is required.' })
+  .trim()
+  .min(1, 'This field may not be blank.')
+  .max(32, 'Ensure this field has no more than 32 characters.');
 
 const allocateBody = z.object({
   reward_uid: uidText,
@@ -62,7 +65,12 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     app.post(base, { schema: { ...tags, body: allocateBody }, config: { exactNumbers: ['amount'] } }, async (req, reply) => {
       const b = req.body;
       const nonce = typeof b.nonce === 'string' ? b.nonce.trim() : b.nonce;
-      const r = await allocate(ctx, req.appUid, { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce }, req.idempotency);
+      const r = await allocate(
+        ctx,
+        req.appUid,
+        { reward_uid: b.reward_uid, to_user_uid: b.to_user_uid, amount: parseAmount(b.amount), nonce },
+        req.idempotency,
+      );
       return reply.code(201).send(ok(r));
     });
     app.get(`${base}/:uid`, { schema: { ...tags, params: uidParam } }, async (req) => {

@@ -9,7 +9,13 @@ import { appCredentials, signAppToken } from './tokens.js';
 import { forgetApiKey } from './registry.js';
 
 async function currentKey(ctx: Ctx, appUid: string) {
-  const row = await ctx.db.selectFrom('api_keys').select(['api_key', 'created_at']).where('app_uid', '=', appUid).where('revoked_at', 'is', null).orderBy('created_at', 'desc').executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('api_keys')
+    .select(['api_key', 'created_at'])
+    .where('app_uid', '=', appUid)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
   if (!row) throw ApiError.notFound('API key');
   return row;
 }
@@ -23,7 +29,11 @@ export async function rotateApiSecret(ctx: Ctx, appUid: string, actor: Actor): P
   // >= 32 characters, like a new App's: one official SDK refuses shorter secrets.
   const api_secret = randomBytes(32).toString('base64url');
   await ctx.db.transaction().execute(async (tx) => {
-    await tx.updateTable('api_keys').set({ secret_sealed: ctx.box.seal(api_secret) }).where('api_key', '=', api_key).execute();
+    await tx
+      .updateTable('api_keys')
+      .set({ secret_sealed: ctx.box.seal(api_secret) })
+      .where('api_key', '=', api_key)
+      .execute();
     await recordAudit(tx, actor, { action: 'app.secret_rotated', app_uid: appUid, details: { api_key } });
   });
   forgetApiKey(api_key);

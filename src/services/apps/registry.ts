@@ -6,7 +6,11 @@ import { newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 
-export interface NewApp { uid: string; api_key: string; api_secret: string }
+export interface NewApp {
+  uid: string;
+  api_key: string;
+  api_secret: string;
+}
 
 export async function createApp(ctx: Ctx, name: string, environment: AppEnvironment): Promise<NewApp> {
   if (!name.trim()) throw new Error('app name must not be empty');
@@ -15,7 +19,10 @@ export async function createApp(ctx: Ctx, name: string, environment: AppEnvironm
   const key = newApiKey();
   await ctx.db.transaction().execute(async (tx) => {
     await tx.insertInto('apps').values({ uid, name, environment, created_at: created }).execute();
-    await tx.insertInto('api_keys').values({ api_key: key.api_key, app_uid: uid, secret_sealed: ctx.box.seal(key.api_secret), created_at: created, revoked_at: null }).execute();
+    await tx
+      .insertInto('api_keys')
+      .values({ api_key: key.api_key, app_uid: uid, secret_sealed: ctx.box.seal(key.api_secret), created_at: created, revoked_at: null })
+      .execute();
   });
   return { uid, ...key };
 }
@@ -51,7 +58,10 @@ export interface ResolvedKey {
  */
 export class ApiKeyResolver {
   private cache = new Map<string, ResolvedKey>();
-  constructor(private readonly ctx: Ctx, private readonly ttlMs = 30_000) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly ttlMs = 30_000,
+  ) {
     resolvers.add(new WeakRef(this));
   }
 

@@ -9,7 +9,13 @@ export async function signAppToken(apiKey: string, apiSecret: string, expiresInS
 
 /** The App's current key and plain secret (for the CLI's `token` command). */
 export async function appCredentials(db: import('../../store/db.js').Db, box: import('../../util/secretbox.js').SecretBox, appUid: string) {
-  const row = await db.selectFrom('api_keys').select(['api_key', 'secret_sealed']).where('app_uid', '=', appUid).where('revoked_at', 'is', null).orderBy('created_at', 'desc').executeTakeFirst();
+  const row = await db
+    .selectFrom('api_keys')
+    .select(['api_key', 'secret_sealed'])
+    .where('app_uid', '=', appUid)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
   if (!row) return null;
   return { api_key: row.api_key, api_secret: box.open(row.secret_sealed) };
 }

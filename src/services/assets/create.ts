@@ -184,7 +184,10 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
   }
   if (accepted.length === 0) return outcomes as Outcome[];
 
-  const tokenIds = await allocateTokenIds(tx, accepted.map((i) => group[i].p.collection_uid));
+  const tokenIds = await allocateTokenIds(
+    tx,
+    accepted.map((i) => group[i].p.collection_uid),
+  );
   const t = nowIso();
   const rows = [];
   const jobs = new Map<number, AnyEnqueueOptions[]>(); // by chain: a chain's work has its own job kinds
@@ -234,9 +237,15 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
   // The assets and their first jobs in one statement on PostgreSQL (one round trip fewer per group).
-  await insertRowsTogether(tx, [{ table: 'assets', rows }, ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) }))]);
+  await insertRowsTogether(tx, [
+    { table: 'assets', rows },
+    ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) })),
+  ]);
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
-  await saveAnswers(tx, accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])));
+  await saveAnswers(
+    tx,
+    accepted.flatMap((i) => (group[i].idem ? [{ w: group[i].idem!, data: { uid: group[i].uid } }] : [])),
+  );
   return outcomes as Outcome[];
 }
 
@@ -336,7 +345,12 @@ async function takenExternalIds(tx: Tx, group: Request[]): Promise<Set<string>> 
   }
   const taken = new Set<string>();
   for (const [appUid, ids] of byApp) {
-    const rows = await tx.selectFrom('assets').select('asset_external_id').where('app_uid', '=', appUid).where('asset_external_id', 'in', [...ids]).execute();
+    const rows = await tx
+      .selectFrom('assets')
+      .select('asset_external_id')
+      .where('app_uid', '=', appUid)
+      .where('asset_external_id', 'in', [...ids])
+      .execute();
     for (const row of rows) taken.add(`${appUid}\n${row.asset_external_id}`);
   }
   return taken;

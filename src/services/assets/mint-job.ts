@@ -1,7 +1,7 @@
 // The mint job: accepted assets are minted in batches (one chain transaction for many assets of a
 // collection), confirmed from the receipt's Transfer logs.
 import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { sql, } from 'kysely';
+import { sql } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -110,8 +110,23 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
-    .select(['assets.uid', 'assets.token_id', 'assets.mint_status', 'assets.mint_tx_id', 'assets.collection_uid', 'assets.pending_token_uri', 'wallets.address as wallet_address', 'collections.status as collection_status', 'collections.contract_address', 'collections.chain_id'])
-    .where('assets.uid', 'in', jobs.map((j) => j.ref))
+    .select([
+      'assets.uid',
+      'assets.token_id',
+      'assets.mint_status',
+      'assets.mint_tx_id',
+      'assets.collection_uid',
+      'assets.pending_token_uri',
+      'wallets.address as wallet_address',
+      'collections.status as collection_status',
+      'collections.contract_address',
+      'collections.chain_id',
+    ])
+    .where(
+      'assets.uid',
+      'in',
+      jobs.map((j) => j.ref),
+    )
     .execute();
   const byUid = new Map(assets.map((a) => [a.uid, a]));
   const done: number[] = [];
@@ -166,7 +181,12 @@ class MintRun {
    * committed, so a broadcast that fails or never happens is retried by the tracker.
    */
   sendRecorded(): void {
-    if (this.recorded.length) this.sends.push(this.ctx.sender.broadcast(this.recorded).catch((err) => this.ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')));
+    if (this.recorded.length)
+      this.sends.push(
+        this.ctx.sender
+          .broadcast(this.recorded)
+          .catch((err) => this.ctx.log.warn({ err: (err as Error).message }, 'mint broadcast failed; the tracker retries')),
+      );
     this.recorded = [];
   }
 
@@ -221,12 +241,23 @@ class MintRun {
         .updateTable('assets')
         .set((eb) => ({
           mint_tx_id: r.id,
-          mint_for_address: eb.selectFrom('wallets').select('wallets.address').whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').where('wallets.chain_id', '=', sender.chainId),
+          mint_for_address: eb
+            .selectFrom('wallets')
+            .select('wallets.address')
+            .whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid')
+            .where('wallets.chain_id', '=', sender.chainId),
           updated_at: nowIso(),
         }))
-        .where('uid', 'in', items.map((i) => i.asset_uid))
+        .where(
+          'uid',
+          'in',
+          items.map((i) => i.asset_uid),
+        )
         .execute();
-      await ctx.queue.completeMany(tx, jobs.map((j) => j.id));
+      await ctx.queue.completeMany(
+        tx,
+        jobs.map((j) => j.id),
+      );
       return r;
     });
     return committed.result;
@@ -306,23 +337,38 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
     const exists = new Map<number, boolean>();
     for (const item of p.items) {
       if (mintedHere.has(item.token_id)) continue;
-      const owner = await client.readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] }).catch(() => null);
+      const owner = await client
+        .readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] })
+        .catch(() => null);
       exists.set(item.token_id, owner !== null);
     }
     const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
     return async (tx) => {
       const retry: string[] = [];
-      await markMinted(ctx, tx, onChain.map((i) => i.asset_uid), row.id);
+      await markMinted(
+        ctx,
+        tx,
+        onChain.map((i) => i.asset_uid),
+        row.id,
+      );
       for (const item of p.items) {
         if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
         const round = (p.rounds[item.asset_uid] ?? 1) + 1;
-        const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', item.asset_uid).executeTakeFirst();
+        const asset = await tx
+          .selectFrom('assets')
+          .select(['app_uid', 'mint_for_user_uid', 'mint_status'])
+          .where('uid', '=', item.asset_uid)
+          .executeTakeFirst();
         if (!asset) continue;
         // A mint the operator cancelled ends failed at once: minting it again is not what they asked for.
         const cancelled = reason === CANCELLED_REASON;
         if (round > MAX_MINT_ROUNDS || cancelled) {
           const error = cancelled ? `mint ${CANCELLED_REASON}` : `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`;
-          await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: error, mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
+          await tx
+            .updateTable('assets')
+            .set({ mint_status: 'failed', mint_error: error, mint_tx_id: null, updated_at: nowIso() })
+            .where('uid', '=', item.asset_uid)
+            .execute();
           const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
           await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
           continue;
@@ -366,7 +412,12 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
     .execute();
   if (marked.length === 0) return;
   const collectionUids = [...new Set(marked.map((a) => a.collection_uid))];
-  const collections = new Map((await tx.selectFrom('collections').select(['uid', 'name', 'contract_address', 'chain_id']).where('uid', 'in', collectionUids).execute()).map((c) => [c.uid, c]));
+  const collections = new Map(
+    (await tx.selectFrom('collections').select(['uid', 'name', 'contract_address', 'chain_id']).where('uid', 'in', collectionUids).execute()).map((c) => [
+      c.uid,
+      c,
+    ]),
+  );
   const byApp = new Map<string, Record<string, unknown>[]>();
   for (const a of marked) {
     const list = byApp.get(a.app_uid) ?? [];

@@ -31,7 +31,17 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       .selectFrom('assets')
       .innerJoin('apps', 'apps.uid', 'assets.app_uid')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-      .select(['assets.uid', 'assets.name', 'assets.metadata', 'assets.mint_status', 'assets.mint_tx_id', 'assets.mint_for_user_uid', 'assets.store_image', 'apps.environment', 'collections.chain_id'])
+      .select([
+        'assets.uid',
+        'assets.name',
+        'assets.metadata',
+        'assets.mint_status',
+        'assets.mint_tx_id',
+        'assets.mint_for_user_uid',
+        'assets.store_image',
+        'apps.environment',
+        'collections.chain_id',
+      ])
       .where('assets.uid', '=', job.ref)
       .executeTakeFirst();
     if (a?.mint_status !== 'pending' || a.mint_tx_id !== null) {
@@ -46,7 +56,11 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       storeImage: a.store_image === 1,
     });
     await ctx.db.transaction().execute(async (tx) => {
-      await tx.updateTable('assets').set({ metadata: JSON.stringify(prepared.metadata), pending_token_uri: prepared.tokenUri, updated_at: nowIso() }).where('uid', '=', a.uid).execute();
+      await tx
+        .updateTable('assets')
+        .set({ metadata: JSON.stringify(prepared.metadata), pending_token_uri: prepared.tokenUri, updated_at: nowIso() })
+        .where('uid', '=', a.uid)
+        .execute();
       await queueOn(ctx, a.chain_id).enqueue(tx, { kind: MINT_JOB, ref: a.uid, groupKey: a.mint_for_user_uid, payload: { round: 1 } });
       await ctx.queue.complete(tx, job.id);
     });
@@ -69,7 +83,11 @@ async function failAsset(ctx: Ctx, job: Job<typeof PREPARE_JOB>, reason: string)
   await ctx.db.transaction().execute(async (tx) => {
     const a = await tx.selectFrom('assets').select(['app_uid', 'mint_status']).where('uid', '=', job.ref).executeTakeFirst();
     if (a && a.mint_status === 'pending') {
-      await tx.updateTable('assets').set({ mint_status: 'failed', mint_error: reason.slice(0, 1000), updated_at: nowIso() }).where('uid', '=', job.ref).execute();
+      await tx
+        .updateTable('assets')
+        .set({ mint_status: 'failed', mint_error: reason.slice(0, 1000), updated_at: nowIso() })
+        .where('uid', '=', job.ref)
+        .execute();
       await emitEvent(tx, a.app_uid, 'asset.mint_failed', { asset: await getAsset(ctx, a.app_uid, job.ref, tx) });
     }
     // The job ends failed with the reason, as a final transient failure already has (visible in /health counts).

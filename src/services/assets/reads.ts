@@ -38,9 +38,18 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
  */
 export function userAssetUids(appUid: string, userUid: string, page: PageRequest, opts: { unburned: boolean }) {
   return (eb: ExpressionBuilder<Database, 'assets'>) => {
-    let owned = eb.selectFrom('assets as owned').select(['owned.uid', 'owned.created_at']).where('owned.app_uid', '=', appUid).where('owned.owner_user_uid', '=', userUid);
+    let owned = eb
+      .selectFrom('assets as owned')
+      .select(['owned.uid', 'owned.created_at'])
+      .where('owned.app_uid', '=', appUid)
+      .where('owned.owner_user_uid', '=', userUid);
     if (opts.unburned) owned = owned.where('owned.is_burned', '=', 0);
-    const coming = eb.selectFrom('assets as coming').select(['coming.uid', 'coming.created_at']).where('coming.app_uid', '=', appUid).where('coming.mint_for_user_uid', '=', userUid).where('coming.mint_status', '!=', sql.lit('minted'));
+    const coming = eb
+      .selectFrom('assets as coming')
+      .select(['coming.uid', 'coming.created_at'])
+      .where('coming.app_uid', '=', appUid)
+      .where('coming.mint_for_user_uid', '=', userUid)
+      .where('coming.mint_status', '!=', sql.lit('minted'));
     // Each part in a subquery of its own: a part of a UNION may not have its own ORDER BY and LIMIT.
     return eb
       .selectFrom(keysetPage(owned, 'owned', page).as('o'))
@@ -51,14 +60,21 @@ export function userAssetUids(appUid: string, userUid: string, page: PageRequest
 
 /** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const q = withCollection(ctx.db).where('assets.uid', 'in', userAssetUids(appUid, userUid, page, { unburned: true })).where('assets.is_burned', '=', 0);
+  const q = withCollection(ctx.db)
+    .where('assets.uid', 'in', userAssetUids(appUid, userUid, page, { unburned: true }))
+    .where('assets.is_burned', '=', 0);
   const rows = await keysetPage(q, 'assets', page).execute();
   return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.config));
 }
 
 /** The metadata document behind a token's URI (development Apps keep it in the service's storage). */
 export async function tokenMetadata(ctx: Ctx, collectionUid: string, tokenId: number) {
-  const row = await ctx.db.selectFrom('assets').select(['metadata', 'is_burned']).where('collection_uid', '=', collectionUid).where('token_id', '=', tokenId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('assets')
+    .select(['metadata', 'is_burned'])
+    .where('collection_uid', '=', collectionUid)
+    .where('token_id', '=', tokenId)
+    .executeTakeFirst();
   if (!row || row.is_burned) return null;
   return JSON.parse(row.metadata) as Record<string, unknown>;
 }

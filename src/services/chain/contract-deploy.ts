@@ -2,7 +2,7 @@
 // and recorded with the job's completion, broadcast after the commit; its outcome marks the record
 // deployed (with the address from the receipt) or queues the deployment again.
 import { getAddress, type Address, type Hex } from 'viem';
-import type { ChainCtx, } from '../context.js';
+import type { ChainCtx } from '../context.js';
 import type { Tx } from '../../store/db.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
@@ -21,7 +21,10 @@ export interface DeploySpec<R extends { uid: string; status: string }, J extends
   payload(record: R): OutcomePayloads[T];
 }
 
-export function contractDeployJob<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind>(ctx: ChainCtx, spec: DeploySpec<R, J, T>): JobHandler<J> {
+export function contractDeployJob<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind>(
+  ctx: ChainCtx,
+  spec: DeploySpec<R, J, T>,
+): JobHandler<J> {
   const sender = ctx.sender;
   return {
     kind: spec.jobKind,
@@ -31,7 +34,13 @@ export function contractDeployJob<R extends { uid: string; status: string }, J e
     async handle(jobs) {
       for (const job of jobs) {
         const record = await spec.load(job.ref);
-        const pendingTx = await ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', spec.txKind).where('ref', '=', job.ref).where('handled', '=', 0).executeTakeFirst();
+        const pendingTx = await ctx.db
+          .selectFrom('chain_txs')
+          .select('id')
+          .where('kind', '=', spec.txKind)
+          .where('ref', '=', job.ref)
+          .where('handled', '=', 0)
+          .executeTakeFirst();
         if (!record || record.status === 'deployed' || pendingTx) {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
@@ -58,13 +67,14 @@ export interface DeployOutcomeSpec {
 
 /** The record is deployed (with the address from the receipt), or its deployment is queued again. */
 export function contractDeployOutcome<T extends DeployTxKind>(ctx: ChainCtx, spec: DeployOutcomeSpec): OutcomeHandler<T> {
-  return async ({ row, ok, reason }) => async (tx) => {
-    if (ok && row.contract_address) {
-      await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
-      ctx.log.info({ [spec.table]: row.ref, address: getAddress(row.contract_address as Address) }, 'contract deployed');
-      return spec.onDeployed?.(tx, row.ref);
-    }
-    ctx.log.error({ [spec.table]: row.ref, reason }, 'contract deployment failed, trying again');
-    await ctx.queue.enqueue(tx, { kind: spec.jobKind, ref: row.ref, runAt: Date.now() + 5000 });
-  };
+  return async ({ row, ok, reason }) =>
+    async (tx) => {
+      if (ok && row.contract_address) {
+        await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
+        ctx.log.info({ [spec.table]: row.ref, address: getAddress(row.contract_address as Address) }, 'contract deployed');
+        return spec.onDeployed?.(tx, row.ref);
+      }
+      ctx.log.error({ [spec.table]: row.ref, reason }, 'contract deployment failed, trying again');
+      await ctx.queue.enqueue(tx, { kind: spec.jobKind, ref: row.ref, runAt: Date.now() + 5000 });
+    };
 }

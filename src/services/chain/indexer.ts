@@ -30,7 +30,10 @@ export class ChainIndexer {
   private readonly chainId: number;
 
   /** `ctx`: the chain's own context (its sender's client, its confirmations). */
-  constructor(private readonly ctx: ChainCtx, private readonly intervalMs = 1000) {
+  constructor(
+    private readonly ctx: ChainCtx,
+    private readonly intervalMs = 1000,
+  ) {
     this.chainId = ctx.sender.chainId;
     this.cursorName = chainKind(CURSOR, this.chainId, ctx.homeChainId ?? this.chainId);
   }
@@ -84,16 +87,33 @@ export class ChainIndexer {
     if (!atCursor || atCursor.hash !== cursor.block_hash) {
       const back = from > REWIND_DEPTH ? from - REWIND_DEPTH : 0n;
       const target = back > head ? head : back;
-      this.ctx.log.warn({ chain: this.chainId, cursor: Number(from), head: Number(head), resumeAt: Number(target) }, 'the chain changed under the indexer cursor (reorg or rewound chain): reading again');
+      this.ctx.log.warn(
+        { chain: this.chainId, cursor: Number(from), head: Number(head), resumeAt: Number(target) },
+        'the chain changed under the indexer cursor (reorg or rewound chain): reading again',
+      );
       const b = await client.getBlock({ blockNumber: target });
       await this.saveCursor(target, b.hash);
       return true;
     }
     if (from >= head) return false;
     const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
-    const collections = await this.ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'contract_address']).where('chain_id', '=', this.chainId).where('status', '=', 'deployed').execute();
+    const collections = await this.ctx.db
+      .selectFrom('collections')
+      .select(['uid', 'app_uid', 'contract_address'])
+      .where('chain_id', '=', this.chainId)
+      .where('status', '=', 'deployed')
+      .execute();
     if (collections.length > 0) {
-      const raw = await client.request({ method: 'eth_getLogs', params: [transferFilter(collections.map((c) => c.contract_address!), from + 1n, to)] });
+      const raw = await client.request({
+        method: 'eth_getLogs',
+        params: [
+          transferFilter(
+            collections.map((c) => c.contract_address!),
+            from + 1n,
+            to,
+          ),
+        ],
+      });
       const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
       const logs = decodeTransferLogs(raw as RpcLog[]).filter((l) => byAddress.has(l.address));
       const known = await this.knownTokens(logs.map((l) => ({ collection: byAddress.get(l.address)!.uid, tokenId: Number(l.tokenId) })));
@@ -156,13 +176,17 @@ export class ChainIndexer {
     if (known && (known.is_burned ? BigInt(toAddr) === 0n : known.owner_address === toAddr)) return;
     const current = await ctx.sender.client
       .readContract({ address: c.contract_address as Address, abi: ownerOfAbi, functionName: 'ownerOf', args: [tokenId] })
-      .then((o) => o.toLowerCase(), () => null); // reverts for a burned (or never minted) token
+      .then(
+        (o) => o.toLowerCase(),
+        () => null,
+      ); // reverts for a burned (or never minted) token
     await ctx.db.transaction().execute(async (tx) => {
       const asset = await tx.selectFrom('assets').selectAll().where('collection_uid', '=', c.uid).where('token_id', '=', Number(tokenId)).executeTakeFirst();
       if (asset && (asset.mint_status !== 'minted' || asset.is_transferring || asset.is_burning)) return;
       const t = nowIso();
       if (current === null) {
-        if (asset && !asset.is_burned) await tx.updateTable('assets').set({ is_burned: 1, updated_at: t }).where('uid', '=', asset.uid).where('is_burned', '=', 0).execute();
+        if (asset && !asset.is_burned)
+          await tx.updateTable('assets').set({ is_burned: 1, updated_at: t }).where('uid', '=', asset.uid).where('is_burned', '=', 0).execute();
         return;
       }
       const user = await tx.selectFrom('users').select('uid').where('app_uid', '=', c.app_uid).where('wallet_address', '=', current).executeTakeFirst();

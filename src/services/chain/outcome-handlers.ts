@@ -2,7 +2,7 @@
 // (OutcomeHandlers, src/chain/outcomes.ts) requires a handler for each kind declared there, so a kind
 // added without one does not compile. Built per chain once its forwarder is known (the relayed kinds
 // need it).
-import type { ChainCtx, } from '../context.js';
+import type { ChainCtx } from '../context.js';
 import { forwarderDeployed, type OutcomeHandlers } from '../../chain/outcomes.js';
 import { deployOutcome } from '../collections.js';
 import { mintOutcome } from '../assets/mint-job.js';

@@ -61,11 +61,19 @@ function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
     },
     async handle(jobs) {
       if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
-        await ctx.queue.deferMany(ctx.db, jobs.map((j) => j.id), NOT_READY_DELAY_MS);
+        await ctx.queue.deferMany(
+          ctx.db,
+          jobs.map((j) => j.id),
+          NOT_READY_DELAY_MS,
+        );
         return;
       }
       if (await rt.sender.blockedNow()) {
-        await ctx.queue.deferMany(ctx.db, jobs.map((j) => j.id), SEND_WAIT_MS);
+        await ctx.queue.deferMany(
+          ctx.db,
+          jobs.map((j) => j.id),
+          SEND_WAIT_MS,
+        );
         return;
       }
       await h.handle(jobs);
@@ -105,7 +113,14 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
   };
   rt.onFirstReady(() => {
     if (stopped) return;
-    const handlers = [deployJobHandler(ctx), mintJobHandler(ctx), forwardJobHandler(ctx), editJobHandler(ctx), ...rewardJobHandlers(ctx), baseUriJobHandler(ctx)].map((h) => gated(shared, rt, h));
+    const handlers = [
+      deployJobHandler(ctx),
+      mintJobHandler(ctx),
+      forwardJobHandler(ctx),
+      editJobHandler(ctx),
+      ...rewardJobHandlers(ctx),
+      baseUriJobHandler(ctx),
+    ].map((h) => gated(shared, rt, h));
     pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);

@@ -5,17 +5,10 @@ import { sql, type Selectable } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { AssetTable } from '../../store/schema.js';
 import { ApiError } from '../../util/errors.js';
-import { chainOf, } from '../views.js';
-import { keysetPageBy, pageOf, } from '../requests/pages.js';
+import { chainOf } from '../views.js';
+import { keysetPageBy, pageOf } from '../requests/pages.js';
 import { isoOfMs } from '../../webhooks/message.js';
-import type {
-  AssetDetail,
-  AssetRow,
-  AssetStatus,
-  HistoryItem,
-  Page,
-  TxRow,
-} from './types.js';
+import type { AssetDetail, AssetRow, AssetStatus, HistoryItem, Page, TxRow } from './types.js';
 
 import { HINT, NEWEST, consolePage } from './pages.js';
 
@@ -46,7 +39,23 @@ export function assetRows(ctx: Ctx) {
     ]);
 }
 
-type AssetListRow = Pick<Selectable<AssetTable>, 'uid' | 'name' | 'asset_external_id' | 'collection_uid' | 'token_id' | 'mint_status' | 'mint_error' | 'is_burned' | 'is_burning' | 'is_transferring' | 'owner_user_uid' | 'owner_address' | 'metadata' | 'created_at'> & { collection_name: string };
+type AssetListRow = Pick<
+  Selectable<AssetTable>,
+  | 'uid'
+  | 'name'
+  | 'asset_external_id'
+  | 'collection_uid'
+  | 'token_id'
+  | 'mint_status'
+  | 'mint_error'
+  | 'is_burned'
+  | 'is_burning'
+  | 'is_transferring'
+  | 'owner_user_uid'
+  | 'owner_address'
+  | 'metadata'
+  | 'created_at'
+> & { collection_name: string };
 
 export function assetStatus(a: Pick<Selectable<AssetTable>, 'mint_status' | 'is_burned' | 'is_burning' | 'is_transferring'>): AssetStatus {
   if (a.mint_status === 'failed') return 'failed';
@@ -126,12 +135,19 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
       qb = qb.where('assets.is_transferring', '=', sql.lit(1));
       break;
     case 'minted':
-      qb = qb.where('assets.mint_status', '=', 'minted').where('assets.is_burned', '=', 0).where('assets.is_burning', '=', 0).where('assets.is_transferring', '=', 0);
+      qb = qb
+        .where('assets.mint_status', '=', 'minted')
+        .where('assets.is_burned', '=', 0)
+        .where('assets.is_burning', '=', 0)
+        .where('assets.is_transferring', '=', 0);
       break;
   }
   const search = q.search?.trim();
   if (search) {
-    const rows = await qb.where((eb) => eb.or([eb('assets.uid', '=', search), eb('assets.asset_external_id', '=', search)])).limit(q.limit).execute();
+    const rows = await qb
+      .where((eb) => eb.or([eb('assets.uid', '=', search), eb('assets.asset_external_id', '=', search)]))
+      .limit(q.limit)
+      .execute();
     return { items: rows.map(assetRow), next_cursor: null };
   }
   if (q.collection) {
@@ -194,17 +210,28 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
 
   const history: HistoryItem[] = [{ time: a.created_at, event: 'created', detail: `token id ${a.token_id} for user ${a.mint_for_user_uid}` }];
   if (mintTx) history.push({ time: isoOfMs(mintTx.created_at), event: 'mint sent', detail: mintTx.hash });
-  if (a.mint_status === 'minted') history.push({ time: mintTx ? isoOfMs(mintTx.updated_at) : a.updated_at, event: 'minted', detail: a.mint_for_address ? `to ${checksum(a.mint_for_address)}` : null });
+  if (a.mint_status === 'minted')
+    history.push({
+      time: mintTx ? isoOfMs(mintTx.updated_at) : a.updated_at,
+      event: 'minted',
+      detail: a.mint_for_address ? `to ${checksum(a.mint_for_address)}` : null,
+    });
   if (a.mint_status === 'failed') history.push({ time: a.updated_at, event: 'mint failed', detail: a.mint_error });
   for (const t of transfers) {
     history.push({ time: t.created_at, event: 'transfer requested', detail: `by ${t.from_user_uid} to ${checksum(t.to_address)}` });
-    if (t.status !== 'pending') history.push({ time: t.updated_at, event: t.status === 'done' ? 'transferred' : 'transfer cancelled', detail: t.status === 'done' ? `to ${checksum(t.to_address)}` : t.reason });
+    if (t.status !== 'pending')
+      history.push({
+        time: t.updated_at,
+        event: t.status === 'done' ? 'transferred' : 'transfer cancelled',
+        detail: t.status === 'done' ? `to ${checksum(t.to_address)}` : t.reason,
+      });
   }
   for (const b of burns) {
     history.push({ time: b.created_at, event: 'burn requested', detail: `by ${b.from_user_uid}` });
     if (b.status !== 'pending') history.push({ time: b.updated_at, event: b.status === 'done' ? 'burned' : 'burn cancelled', detail: b.reason });
   }
-  for (const e of editTxs) history.push({ time: isoOfMs(e.created_at), event: 'edited', detail: e.status === 'mined' ? 'metadata updated on chain' : `metadata update ${e.status}` });
+  for (const e of editTxs)
+    history.push({ time: isoOfMs(e.created_at), event: 'edited', detail: e.status === 'mined' ? 'metadata updated on chain' : `metadata update ${e.status}` });
   history.sort((x, y) => (x.time < y.time ? -1 : x.time > y.time ? 1 : 0));
 
   const metadata = parseMetadata(a.metadata);
@@ -229,4 +256,3 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     history,
   };
 }
-

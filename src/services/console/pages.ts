@@ -11,4 +11,3 @@ export const NEWEST = (t: string) => ({ columns: [`${t}.created_at`, `${t}.uid`]
 export function consolePage<T>(p: { items: T[]; next: string | null }): Page<T> {
   return { items: p.items, next_cursor: p.next };
 }
-

@@ -1,7 +1,7 @@
 // The console's reads: lists with keyset pagination (newest first, a cursor instead of an offset, so a
 // page costs the same on the first page and the thousandth), an App's counts and activity, and the
 // detail page of a user (assets: assets.ts). Writes go through the services the API uses.
-import { sql, } from 'kysely';
+import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import { ApiError } from '../../util/errors.js';
 import { userView, type WalletRow } from '../views.js';
@@ -9,7 +9,7 @@ import { walletsOf } from '../users/users.js';
 import { listBurns, listTransfers } from '../assets/lifecycle/index.js';
 import { userAssetUids } from '../assets/reads.js';
 import { deliveriesOf, deliveryView } from '../../webhooks/deliveries.js';
-import { keysetPageBy, pageOf, } from '../requests/pages.js';
+import { keysetPageBy, pageOf } from '../requests/pages.js';
 import { listAllocationsOfUser, listClaimsOfUser } from '../rewards/index.js';
 import { allocationView, claimView } from '../rewards/views.js';
 import { collectionView } from '../views.js';
@@ -34,7 +34,12 @@ import { assetRow, assetRows } from './assets.js';
 
 export async function listAppSummaries(ctx: Ctx): Promise<AppSummary[]> {
   const apps = await ctx.db.selectFrom('apps').selectAll().orderBy('created_at', 'desc').orderBy('uid', 'desc').execute();
-  const keys = await ctx.db.selectFrom('api_keys').select(['app_uid', 'api_key', 'created_at']).where('revoked_at', 'is', null).orderBy('created_at', 'asc').execute();
+  const keys = await ctx.db
+    .selectFrom('api_keys')
+    .select(['app_uid', 'api_key', 'created_at'])
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'asc')
+    .execute();
   const keyOf = new Map(keys.map((k) => [k.app_uid, k.api_key])); // the newest wins
   return apps.map((a) => ({ uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at, api_key: keyOf.get(a.uid) ?? null }));
 }
@@ -42,7 +47,13 @@ export async function listAppSummaries(ctx: Ctx): Promise<AppSummary[]> {
 export async function appSummary(ctx: Ctx, uid: string): Promise<AppSummary> {
   const a = await ctx.db.selectFrom('apps').selectAll().where('uid', '=', uid).executeTakeFirst();
   if (!a) throw ApiError.notFound('App');
-  const k = await ctx.db.selectFrom('api_keys').select('api_key').where('app_uid', '=', uid).where('revoked_at', 'is', null).orderBy('created_at', 'desc').executeTakeFirst();
+  const k = await ctx.db
+    .selectFrom('api_keys')
+    .select('api_key')
+    .where('app_uid', '=', uid)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
   return { uid: a.uid, name: a.name, environment: a.environment, created_at: a.created_at, api_key: k?.api_key ?? null };
 }
 
@@ -51,7 +62,15 @@ const count = (n: unknown) => Number(n ?? 0);
 export async function appCounts(ctx: Ctx, appUid: string): Promise<AppCounts> {
   const db = ctx.db;
   const countOf = async (table: 'users' | 'collections' | 'burns' | 'rewards' | 'allocations' | 'claims') =>
-    count((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('app_uid', '=', appUid).executeTakeFirstOrThrow()).n);
+    count(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('app_uid', '=', appUid)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const [users, collections, burns, rewards, allocations, claims, assets, transfers, failing] = await Promise.all([
     countOf('users'),
     countOf('collections'),
@@ -65,8 +84,19 @@ export async function appCounts(ctx: Ctx, appUid: string): Promise<AppCounts> {
       .where('app_uid', '=', appUid)
       .groupBy('mint_status')
       .execute(),
-    db.selectFrom('transfers').select(['status', (eb) => eb.fn.countAll().as('n')]).where('app_uid', '=', appUid).groupBy('status').execute(),
-    db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll().as('n')).where('app_uid', '=', appUid).where('status', '=', 'pending').where('attempts', '>', 0).executeTakeFirstOrThrow(),
+    db
+      .selectFrom('transfers')
+      .select(['status', (eb) => eb.fn.countAll().as('n')])
+      .where('app_uid', '=', appUid)
+      .groupBy('status')
+      .execute(),
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('app_uid', '=', appUid)
+      .where('status', '=', 'pending')
+      .where('attempts', '>', 0)
+      .executeTakeFirstOrThrow(),
   ]);
   const byStatus = (s: string) => count(assets.find((r) => r.mint_status === s)?.n);
   return {
@@ -101,11 +131,7 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
   const bucket = sql<string>`substr(created_at, 1, ${sql.lit(len)})`;
   const rows = await ctx.db
     .selectFrom('assets')
-    .select([
-      bucket.as('b'),
-      (eb) => eb.fn.countAll().as('mints'),
-      sql<string | number | null>`sum(cast(sale_price_in_usd as numeric))`.as('sales'),
-    ])
+    .select([bucket.as('b'), (eb) => eb.fn.countAll().as('mints'), sql<string | number | null>`sum(cast(sale_price_in_usd as numeric))`.as('sales')])
     .where('app_uid', '=', appUid)
     .where('created_at', '>=', new Date(first).toISOString())
     .where('mint_status', '=', 'minted')
@@ -122,10 +148,16 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
 
 // -------------------------------------------------------------------------------------------- users
 
-
 function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
   const v = userView(u, wallets, ctx.config);
-  return { uid: v.uid, email: v.email, user_external_id: v.user_external_id, wallets: v.wallets.map((w) => ({ address: w.address!, explorer_url: w.explorer_url })), created_at: v.created_at, wallet_exported_at: u.wallet_exported_at };
+  return {
+    uid: v.uid,
+    email: v.email,
+    user_external_id: v.user_external_id,
+    wallets: v.wallets.map((w) => ({ address: w.address!, explorer_url: w.explorer_url })),
+    created_at: v.created_at,
+    wallet_exported_at: u.wallet_exported_at,
+  };
 }
 
 /** The next string after every string that starts with `prefix` (for an index range scan). */
@@ -149,11 +181,17 @@ export async function listUsers(ctx: Ctx, appUid: string, q: { cursor?: string; 
       if (u.uid === search || u.email?.startsWith(search) || u.user_external_id?.startsWith(search)) seen.set(u.uid, u);
     }
     const rows = [...seen.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : -1)).slice(0, q.limit);
-    const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+    const wallets = await walletsOf(
+      ctx.db,
+      rows.map((u) => u.uid),
+    );
     return { items: rows.map((u) => userRow(u, ctx, wallets)), next_cursor: null };
   }
   const rows = await keysetPageBy(base(), NEWEST('users'), q).execute();
-  const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+  const wallets = await walletsOf(
+    ctx.db,
+    rows.map((u) => u.uid),
+  );
   return consolePage(pageOf(rows, q, (u) => userRow(u, ctx, wallets)));
 }
 
@@ -176,7 +214,14 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
     listClaimsOfUser(ctx, appUid, userUid).then((p) => p.items),
   ]);
   // Amounts are ExactNumbers here, numbers once the browser has parsed the answer (domain/exact-json.ts).
-  return { user: userRow(u, ctx, await walletsOf(ctx.db, [u.uid])), assets: assets.map(assetRow), transfers, burns, allocations: allocations as unknown as AllocationRow[], claims: claims as unknown as ClaimRow[] };
+  return {
+    user: userRow(u, ctx, await walletsOf(ctx.db, [u.uid])),
+    assets: assets.map(assetRow),
+    transfers,
+    burns,
+    allocations: allocations as unknown as AllocationRow[],
+    claims: claims as unknown as ClaimRow[],
+  };
 }
 
 // ------------------------------------------------------------------------------ collections, rewards
@@ -185,7 +230,17 @@ export async function listCollections(ctx: Ctx, appUid: string): Promise<Collect
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').orderBy('uid', 'desc').execute();
   return rows.map((c) => {
     const v = collectionView(c, ctx.config);
-    return { uid: v.uid, name: v.name, symbol: v.symbol, description: v.description, editable_assets: v.editable_assets, status: v.status as CollectionRow['status'], contract_address: v.contract_address, explorer_url: v.explorer_url, created_at: v.created_at };
+    return {
+      uid: v.uid,
+      name: v.name,
+      symbol: v.symbol,
+      description: v.description,
+      editable_assets: v.editable_assets,
+      status: v.status as CollectionRow['status'],
+      contract_address: v.contract_address,
+      explorer_url: v.explorer_url,
+      created_at: v.created_at,
+    };
   });
 }
 
@@ -209,7 +264,11 @@ export async function listRewardClaims(ctx: Ctx, appUid: string, rewardUid: stri
 // ------------------------------------------------------------------------------------------ webhook
 
 /** The delivery log: one row per event sent (or to send) to the App's webhook, newest first. */
-export async function deliveryLog(ctx: Ctx, appUid: string, q: { cursor?: string; limit: number; status?: DeliveryRow['status']; eventId?: string }): Promise<Page<DeliveryRow>> {
+export async function deliveryLog(
+  ctx: Ctx,
+  appUid: string,
+  q: { cursor?: string; limit: number; status?: DeliveryRow['status']; eventId?: string },
+): Promise<Page<DeliveryRow>> {
   let qb = deliveriesOf(ctx, appUid);
   if (q.status) qb = qb.where('d.status', '=', q.status);
   if (q.eventId) qb = qb.where('d.event_id', '=', q.eventId);
@@ -220,7 +279,11 @@ export async function deliveryLog(ctx: Ctx, appUid: string, q: { cursor?: string
     const attempts = await ctx.db
       .selectFrom('webhook_attempts')
       .select(['event_id', 'response_body'])
-      .where('event_id', 'in', shown.map((r) => r.event_id))
+      .where(
+        'event_id',
+        'in',
+        shown.map((r) => r.event_id),
+      )
       .orderBy('id', 'desc')
       .execute();
     for (const a of attempts) if (!last.has(a.event_id)) last.set(a.event_id, a.response_body);
@@ -233,4 +296,3 @@ export async function deliveryLog(ctx: Ctx, appUid: string, q: { cursor?: string
   };
   return consolePage(pageOf(rows, q, row, (r) => [Number(r.event_time_ms), r.event_id]));
 }
-

@@ -36,7 +36,10 @@ export class ConsoleSessions {
     await this.sweep();
     const id = randomBytes(32).toString('base64url');
     const expiresAt = this.now() + this.ttlMs;
-    await this.db.insertInto('meta').values({ key: keyOf(id), value: `${expiresAt}:${this.tokenTag}` }).execute();
+    await this.db
+      .insertInto('meta')
+      .values({ key: keyOf(id), value: `${expiresAt}:${this.tokenTag}` })
+      .execute();
     return { id, expiresAt };
   }
 
@@ -61,9 +64,16 @@ export class ConsoleSessions {
       const [exp, tag] = r.value.split(':');
       return tag !== this.tokenTag || !(Number(exp) > this.now());
     });
-    if (stale.length) await this.db.deleteFrom('meta').where('key', 'in', stale.map((r) => r.key)).execute();
+    if (stale.length)
+      await this.db
+        .deleteFrom('meta')
+        .where(
+          'key',
+          'in',
+          stale.map((r) => r.key),
+        )
+        .execute();
   }
 }
 
 const keyOf = (id: string) => KEY_PREFIX + sha256(id).toString('hex');
-

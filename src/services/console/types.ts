@@ -284,7 +284,16 @@ export interface ChainOverview {
   base_fee_gwei: number | null;
   max_fee_gwei: number | null;
   low_balance_wei: string;
-  providers: { provider: string; state: string; calls: number; errors: number; latency_ms: number | null; last_error: string | null; since: string | null; retry_at?: string }[];
+  providers: {
+    provider: string;
+    state: string;
+    calls: number;
+    errors: number;
+    latency_ms: number | null;
+    last_error: string | null;
+    since: string | null;
+    retry_at?: string;
+  }[];
   relayers: ChainRelayer[];
   unconfirmed_transactions: number;
   stuck_transactions: number;

@@ -15,7 +15,14 @@ export async function sendTestEvent(ctx: Ctx, appUid: string) {
   const id = newEventId();
   await ctx.db
     .insertInto('events')
-    .values({ id, app_uid: appUid, type: 'webhook.test', payload: JSON.stringify({ message: 'A test event sent from the Mintworks console.' }), event_time: nowIso(), created_at_ms: Date.now() })
+    .values({
+      id,
+      app_uid: appUid,
+      type: 'webhook.test',
+      payload: JSON.stringify({ message: 'A test event sent from the Mintworks console.' }),
+      event_time: nowIso(),
+      created_at_ms: Date.now(),
+    })
     .execute();
   await redeliver(ctx, appUid, id);
   const log = await deliveryLog(ctx, appUid, { limit: 1, eventId: id });

@@ -38,7 +38,10 @@ export class IdempotencyConflict extends Error {
 
 /** Identifies "the same request": method, route, path parameters and the exact body text. */
 export function fingerprint(method: string, route: string, params: unknown, body: string): string {
-  return createHash('sha256').update(`${method} ${route} ${JSON.stringify(params ?? {})}\n`).update(body).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${route} ${JSON.stringify(params ?? {})}\n`)
+    .update(body)
+    .digest('hex');
 }
 
 /** The answer body exactly as the route sends it (fastify serializes with JSON.stringify). */
@@ -58,7 +61,14 @@ export async function saveAnswer(tx: DbOrTx, w: IdempotentWrite | undefined, dat
 export async function saveAnswers(tx: DbOrTx, items: { w: IdempotentWrite; data: unknown }[]): Promise<void> {
   if (items.length === 0) return;
   const cutoff = Math.min(...items.map((i) => i.w.now)) - IDEMPOTENCY_TTL_MS;
-  const rows = items.map(({ w, data }) => ({ app_uid: w.appUid, idem_key: w.key, fingerprint: w.fingerprint, status_code: w.status, response: answerBody(data), created_at_ms: w.now }));
+  const rows = items.map(({ w, data }) => ({
+    app_uid: w.appUid,
+    idem_key: w.key,
+    fingerprint: w.fingerprint,
+    status_code: w.status,
+    response: answerBody(data),
+    created_at_ms: w.now,
+  }));
   const written = await tx
     .insertInto('idempotency_keys')
     .values(rows)
@@ -92,6 +102,9 @@ export async function findAnswer(db: DbOrTx, appUid: string, key: string, now: n
 
 /** Deletes expired answers; returns how many. */
 export async function sweepAnswers(db: DbOrTx, now: number): Promise<number> {
-  const r = await db.deleteFrom('idempotency_keys').where('created_at_ms', '<', now - IDEMPOTENCY_TTL_MS).executeTakeFirst();
+  const r = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at_ms', '<', now - IDEMPOTENCY_TTL_MS)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

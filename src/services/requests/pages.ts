@@ -48,7 +48,8 @@ export function decodeCursor(cursor: string, kinds: readonly KeyKind[] = ['s', '
     const bytes = Buffer.from(cursor, 'base64url');
     if (!isUtf8(bytes)) throw new Error('not UTF-8'); // would decode to U+FFFD: not what was encoded
     const v = JSON.parse(bytes.toString('utf8')) as unknown;
-    const fits = (x: unknown, kind: KeyKind) => (kind === 's' ? typeof x === 'string' && x.length <= 40 && isStorableText(x) : typeof x === 'number' && Number.isFinite(x));
+    const fits = (x: unknown, kind: KeyKind) =>
+      kind === 's' ? typeof x === 'string' && x.length <= 40 && isStorableText(x) : typeof x === 'number' && Number.isFinite(x);
     if (Array.isArray(v) && v.length === kinds.length && v.every((x, i) => fits(x, kinds[i]))) return v as KeyValue[];
   } catch {
     /* answered below */
@@ -61,7 +62,11 @@ export function decodeCursor(cursor: string, kinds: readonly KeyKind[] = ['s', '
  * breaking the ties of those before): `c1 < v1 or (c1 = v1 and (c2 < v2 or …))`. Written out rather
  * than as a row-value comparison, which one planner matches to the index less reliably.
  */
-export function afterKeys<DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, columns: readonly string[], values: readonly KeyValue[]): Expression<SqlBool> {
+export function afterKeys<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  columns: readonly string[],
+  values: readonly KeyValue[],
+): Expression<SqlBool> {
   const [first, ...rest] = columns;
   const [value, ...more] = values;
   const col = first as any;
@@ -99,7 +104,12 @@ export function keysetPage<DB, TB extends keyof DB & string, O>(q: SelectQueryBu
  * The page out of the rows a keyset read fetched (one more than the page), with the cursor after its
  * last row: `keyOf` gives a row's key values (default: created_at and uid).
  */
-export function pageOf<R, T>(rows: R[], page: PageRequest, view: (r: R) => T, keyOf: (r: R) => KeyValue[] = (r) => [(r as unknown as Position).created_at, (r as unknown as Position).uid]): Page<T> {
+export function pageOf<R, T>(
+  rows: R[],
+  page: PageRequest,
+  view: (r: R) => T,
+  keyOf: (r: R) => KeyValue[] = (r) => [(r as unknown as Position).created_at, (r as unknown as Position).uid],
+): Page<T> {
   const limit = pageSize(page);
   const more = rows.length > limit;
   const kept = more ? rows.slice(0, limit) : rows;

@@ -35,8 +35,21 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
       const rows = await ctx.db
         .selectFrom('allocations')
         .innerJoin('rewards', 'rewards.uid', 'allocations.reward_uid')
-        .select(['allocations.uid', 'allocations.status', 'allocations.tx_id', 'allocations.to_address', 'allocations.amount', 'allocations.reward_uid', 'rewards.status as reward_status', 'rewards.contract_address'])
-        .where('allocations.uid', 'in', jobs.map((j) => j.ref))
+        .select([
+          'allocations.uid',
+          'allocations.status',
+          'allocations.tx_id',
+          'allocations.to_address',
+          'allocations.amount',
+          'allocations.reward_uid',
+          'rewards.status as reward_status',
+          'rewards.contract_address',
+        ])
+        .where(
+          'allocations.uid',
+          'in',
+          jobs.map((j) => j.ref),
+        )
         .execute();
       const byUid = new Map(rows.map((r) => [r.uid, r]));
       const groups: { rewardUid: string; contract: string; jobs: Job<typeof ALLOCATE_JOB>[]; items: AllocationItem[] }[] = [];
@@ -75,8 +88,23 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
         const rounds = Object.fromEntries(g.jobs.map((j) => [j.ref, j.payload.round ?? 1]));
         const payload: OutcomePayloads[typeof ALLOCATE_TX] = { reward_uid: g.rewardUid, contract: g.contract, items: g.items, rounds };
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const rec = await sender.record(tx, { kind: ALLOCATE_TX, ref: g.rewardUid, payload, to: g.contract as Address, data, gas: allocationGas(g.items.length) });
-          await tx.updateTable('allocations').set({ tx_id: rec.id, updated_at: nowIso() }).where('uid', 'in', g.items.map((i) => i.uid)).execute();
+          const rec = await sender.record(tx, {
+            kind: ALLOCATE_TX,
+            ref: g.rewardUid,
+            payload,
+            to: g.contract as Address,
+            data,
+            gas: allocationGas(g.items.length),
+          });
+          await tx
+            .updateTable('allocations')
+            .set({ tx_id: rec.id, updated_at: nowIso() })
+            .where(
+              'uid',
+              'in',
+              g.items.map((i) => i.uid),
+            )
+            .execute();
           for (const j of g.jobs) await ctx.queue.complete(tx, j.id);
           return rec;
         });
@@ -123,7 +151,13 @@ export function allocationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ALLOCATE
       if (!ok && (p.rounds[item.uid] ?? 1) >= MAX_ALLOCATION_ROUNDS) {
         // About to give up: ask the contract why, by simulating the call alone.
         const errorName = await client
-          .simulateContract({ address: contract, abi, functionName: 'allocate', args: [getAddress(item.to), BigInt(item.amount), item.ref], account: ctx.sender.relayers[0].address })
+          .simulateContract({
+            address: contract,
+            abi,
+            functionName: 'allocate',
+            args: [getAddress(item.to), BigInt(item.amount), item.ref],
+            account: ctx.sender.relayers[0].address,
+          })
           .then(() => null)
           .catch((err: unknown) => revertName(err));
         reasons.set(item.uid, allocationFailureReason(errorName));
@@ -135,9 +169,23 @@ export function allocationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ALLOCATE
       // Lock order reward -> ledger, as in allocate(): a refund needs the reward row.
       const reward = await lockReward(ctx, tx, p.reward_uid, 'update');
       if (!reward) return;
-      const allocs = await tx.selectFrom('allocations').selectAll().where('uid', 'in', p.items.map((i) => i.uid)).execute();
+      const allocs = await tx
+        .selectFrom('allocations')
+        .selectAll()
+        .where(
+          'uid',
+          'in',
+          p.items.map((i) => i.uid),
+        )
+        .execute();
       for (const a of allocs) {
-        const step = allocationOutcomeStep({ status: a.status, onChain: onChain.get(a.uid) ?? false, rounds: p.rounds[a.uid] ?? 1, maxRounds: MAX_ALLOCATION_ROUNDS, batched: p.items.length > 1 });
+        const step = allocationOutcomeStep({
+          status: a.status,
+          onChain: onChain.get(a.uid) ?? false,
+          rounds: p.rounds[a.uid] ?? 1,
+          maxRounds: MAX_ALLOCATION_ROUNDS,
+          batched: p.items.length > 1,
+        });
         if (step.do === 'ignore') continue;
         if (step.do !== 'done' && a.tx_id !== row.id) continue; // a newer transaction carries it now
         const t = nowIso();
@@ -146,11 +194,18 @@ export function allocationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ALLOCATE
           await tx.updateTable('allocations').set({ status: 'done', tx_id: row.id, error: null, updated_at: t }).where('uid', '=', a.uid).execute();
           ledger.allocatedDone += unitsFromDb(a.amount);
           await writeLedger(tx, a.reward_uid, a.to_user_uid, ledger);
-          await emitEvent(tx, a.app_uid, 'reward.allocated', { allocation: allocationView({ ...a, status: 'done', tx_id: row.id, error: null, updated_at: t }) });
+          await emitEvent(tx, a.app_uid, 'reward.allocated', {
+            allocation: allocationView({ ...a, status: 'done', tx_id: row.id, error: null, updated_at: t }),
+          });
           wake.push(claimGroup(a.reward_uid, a.to_user_uid));
         } else if (step.do === 'retry') {
           await tx.updateTable('allocations').set({ tx_id: null, updated_at: t }).where('uid', '=', a.uid).execute();
-          await ctx.queue.enqueue(tx, { kind: ALLOCATE_JOB, ref: a.uid, groupKey: a.reward_uid, payload: { round: (p.rounds[a.uid] ?? 1) + 1, solo: step.solo } });
+          await ctx.queue.enqueue(tx, {
+            kind: ALLOCATE_JOB,
+            ref: a.uid,
+            groupKey: a.reward_uid,
+            payload: { round: (p.rounds[a.uid] ?? 1) + 1, solo: step.solo },
+          });
           retried = true;
         } else {
           await failAllocation(ctx, tx, reward, a, reasons.get(a.uid) ?? allocationFailureReason(null));

@@ -43,7 +43,12 @@ export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
           }
           const reward = await tx.selectFrom('rewards').selectAll().where('uid', '=', c.reward_uid).executeTakeFirstOrThrow();
           const user = await tx.selectFrom('users').select(['uid']).where('uid', '=', c.from_user_uid).executeTakeFirstOrThrow();
-          const wallet = await tx.selectFrom('wallets').select('address').where('user_uid', '=', user.uid).where('chain_id', '=', sender.chainId).executeTakeFirst();
+          const wallet = await tx
+            .selectFrom('wallets')
+            .select('address')
+            .where('user_uid', '=', user.uid)
+            .where('chain_id', '=', sender.chainId)
+            .executeTakeFirst();
           const ledger = await lockLedger(ctx, tx, c.reward_uid, c.from_user_uid, false);
           const earlier = await tx
             .selectFrom('allocations')
@@ -83,8 +88,11 @@ export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
               const address = account.address.toLowerCase();
               if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
               const forwarder = ctx.forwarder;
-              const nonce = await allocateForwarderNonce(tx, sender.chainId, account.address, () =>
-                sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
+              const nonce = await allocateForwarderNonce(
+                tx,
+                sender.chainId,
+                account.address,
+                () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
               );
               const ref = chainRef('claim', c.uid);
               const request = await signForwardRequest(account, forwarder, sender.chainId, {
@@ -96,9 +104,30 @@ export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
               });
               // All forwarded requests of a user ride one relayer, so their forwarder nonces stay in order.
               const relayer = sender.relayerFor(address);
-              const payload: OutcomePayloads[typeof CLAIM_TX] = { claim_uid: c.uid, reward_uid: c.reward_uid, user_uid: user.uid, user_address: address, contract: reward.contract_address!, forwarder, nonce: nonce.toString(), ref };
-              const rec = await sender.record(tx, { kind: CLAIM_TX, ref: c.uid, payload, to: forwarder, data: encodeForwardBatch([request], relayer.address), gas: forwardBatchGas([request]), signer: relayer });
-              await tx.updateTable('claims').set({ tx_id: rec.id, rounds: c.rounds + 1, updated_at: nowIso() }).where('uid', '=', c.uid).execute();
+              const payload: OutcomePayloads[typeof CLAIM_TX] = {
+                claim_uid: c.uid,
+                reward_uid: c.reward_uid,
+                user_uid: user.uid,
+                user_address: address,
+                contract: reward.contract_address!,
+                forwarder,
+                nonce: nonce.toString(),
+                ref,
+              };
+              const rec = await sender.record(tx, {
+                kind: CLAIM_TX,
+                ref: c.uid,
+                payload,
+                to: forwarder,
+                data: encodeForwardBatch([request], relayer.address),
+                gas: forwardBatchGas([request]),
+                signer: relayer,
+              });
+              await tx
+                .updateTable('claims')
+                .set({ tx_id: rec.id, rounds: c.rounds + 1, updated_at: nowIso() })
+                .where('uid', '=', c.uid)
+                .execute();
               await writeLedger(tx, c.reward_uid, c.from_user_uid, { ...ledger!, claimUid: c.uid });
               await ctx.queue.complete(tx, job.id);
               return rec;
@@ -136,7 +165,11 @@ async function finishClaim(ctx: Ctx, tx: Tx, c: ClaimRow, end: { amount: bigint;
     'amount' in end
       ? { ...c, status: 'done', amount: unitsToDb(end.amount), tx_id: end.txId ?? c.tx_id, error: null, updated_at: t }
       : { ...c, status: 'failed', error: end.reason, tx_id: null, updated_at: t };
-  await tx.updateTable('claims').set({ status: done.status, amount: done.amount, tx_id: done.tx_id, error: done.error, updated_at: t }).where('uid', '=', c.uid).execute();
+  await tx
+    .updateTable('claims')
+    .set({ status: done.status, amount: done.amount, tx_id: done.tx_id, error: done.error, updated_at: t })
+    .where('uid', '=', c.uid)
+    .execute();
   if (done.status === 'done') await emitEvent(tx, c.app_uid, 'reward.claimed', { claim: claimView(done) });
   else ctx.log.error({ claim: c.uid, reward: c.reward_uid, reason: done.error }, 'claim failed');
   await ctx.queue.wakeGroup(tx, CLAIM_JOB, claimGroup(c.reward_uid, c.from_user_uid));
@@ -166,12 +199,25 @@ export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
     let chainNonce: bigint | null = null;
     if (claimedOnChain === null) {
       poolWithdrawn = (await client.readContract({ address: p.contract as Address, abi: rewardsAbi, functionName: 'withdrawn' })) === true;
-      chainNonce = (await client.readContract({ address: p.forwarder as Address, abi: forwarderAbi, functionName: 'nonces', args: [p.user_address as Address] })) as bigint;
+      chainNonce = (await client.readContract({
+        address: p.forwarder as Address,
+        abi: forwarderAbi,
+        functionName: 'nonces',
+        args: [p.user_address as Address],
+      })) as bigint;
     }
     return async (tx) => {
       const c = await tx.selectFrom('claims').selectAll().where('uid', '=', p.claim_uid).executeTakeFirst();
       if (!c) return;
-      const step = claimOutcomeStep({ status: c.status, current: c.tx_id === row.id, claimedOnChain, executed, poolWithdrawn, rounds: c.rounds, maxRounds: MAX_CLAIM_ROUNDS });
+      const step = claimOutcomeStep({
+        status: c.status,
+        current: c.tx_id === row.id,
+        claimedOnChain,
+        executed,
+        poolWithdrawn,
+        rounds: c.rounds,
+        maxRounds: MAX_CLAIM_ROUNDS,
+      });
       if (step.do === 'ignore') return;
       const notify = () => ctx.queue.notify(CLAIM_JOB);
       if (step.do === 'done') await finishClaim(ctx, tx, c, { amount: step.amount, txId: row.id });

@@ -1,6 +1,6 @@
 // Deployment of a reward's MintworksRewards contract, as a job, and its outcome.
 import { encodeDeployData, getAddress } from 'viem';
-import type { ChainCtx, } from '../context.js';
+import type { ChainCtx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';

@@ -38,8 +38,10 @@ export interface NewReward {
 export async function createReward(ctx: Ctx, appUid: string, input: NewReward): Promise<{ uid: string }> {
   const problems: { field: string; code: string; message: string }[] = [];
   if (!input.name?.trim()) problems.push({ field: 'name', code: 'required', message: 'Name must not be empty.' });
-  if (!input.token_name?.trim() || input.token_name.length > 100) problems.push({ field: 'token_name', code: 'invalid', message: 'Token name must be 1-100 characters.' });
-  if (!/^[A-Za-z0-9]{1,16}$/.test(input.token_symbol ?? '')) problems.push({ field: 'token_symbol', code: 'invalid', message: 'Token symbol must be 1-16 letters or digits.' });
+  if (!input.token_name?.trim() || input.token_name.length > 100)
+    problems.push({ field: 'token_name', code: 'invalid', message: 'Token name must be 1-100 characters.' });
+  if (!/^[A-Za-z0-9]{1,16}$/.test(input.token_symbol ?? ''))
+    problems.push({ field: 'token_symbol', code: 'invalid', message: 'Token symbol must be 1-16 letters or digits.' });
   let supply = 0n;
   try {
     supply = parseAmount(input.supply);
@@ -133,46 +135,54 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
   let uid = '';
   let chainId = 0;
   try {
-    uid = await withNewUid('allocations', (uid) => ctx.db.transaction().execute(async (tx) => {
-      const reward = await lockReward(ctx, tx, req.reward_uid, 'update', appUid);
-      if (!reward) throw rewardNotFound();
-      if (reward.withdraw_status !== null) throw withdrawnError();
-      chainId = Number(reward.chain_id);
-      const user = await tx.selectFrom('users').select(['uid']).where('uid', '=', req.to_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!user) throw userNotFound();
-      const dup = await tx.selectFrom('allocations').select('uid').where('reward_uid', '=', reward.uid).where('nonce', '=', nonce).executeTakeFirst();
-      if (dup) throw duplicateNonce();
-      const budget = checkBudget(unitsFromDb(reward.unallocated), req.amount);
-      if (!budget.ok) throw ApiError.client(400, 'insufficient_supply', budget.message, 'amount');
-      await tx.updateTable('rewards').set({ unallocated: unitsToDb(budget.left) }).where('uid', '=', reward.uid).execute();
-      // The user's wallet on the reward's chain (an allocation is the user's first action there, perhaps).
-      const address = (await hasWallet(tx, user.uid, chainId)) ? ctx.keys.user(user.uid).address.toLowerCase() : await createWalletNow(ctx, tx, user.uid, chainId);
-      const t = nowIso();
-      await tx
-        .insertInto('allocations')
-        .values({
-          uid,
-          app_uid: appUid,
-          reward_uid: reward.uid,
-          to_user_uid: user.uid,
-          to_address: address,
-          amount: unitsToDb(req.amount),
-          nonce,
-          nonce_is_number: typeof req.nonce === 'number' ? 1 : 0,
-          status: 'pending',
-          error: null,
-          tx_id: null,
-          created_at: t,
-          updated_at: t,
-        })
-        .execute();
-      const ledger = (await lockLedger(ctx, tx, reward.uid, user.uid, true))!;
-      ledger.allocated += req.amount;
-      await writeLedger(tx, reward.uid, user.uid, ledger);
-      await queueOn(ctx, chainId).enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
-      await saveAnswer(tx, idem, { uid });
-      return uid;
-    }));
+    uid = await withNewUid('allocations', (uid) =>
+      ctx.db.transaction().execute(async (tx) => {
+        const reward = await lockReward(ctx, tx, req.reward_uid, 'update', appUid);
+        if (!reward) throw rewardNotFound();
+        if (reward.withdraw_status !== null) throw withdrawnError();
+        chainId = Number(reward.chain_id);
+        const user = await tx.selectFrom('users').select(['uid']).where('uid', '=', req.to_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
+        if (!user) throw userNotFound();
+        const dup = await tx.selectFrom('allocations').select('uid').where('reward_uid', '=', reward.uid).where('nonce', '=', nonce).executeTakeFirst();
+        if (dup) throw duplicateNonce();
+        const budget = checkBudget(unitsFromDb(reward.unallocated), req.amount);
+        if (!budget.ok) throw ApiError.client(400, 'insufficient_supply', budget.message, 'amount');
+        await tx
+          .updateTable('rewards')
+          .set({ unallocated: unitsToDb(budget.left) })
+          .where('uid', '=', reward.uid)
+          .execute();
+        // The user's wallet on the reward's chain (an allocation is the user's first action there, perhaps).
+        const address = (await hasWallet(tx, user.uid, chainId))
+          ? ctx.keys.user(user.uid).address.toLowerCase()
+          : await createWalletNow(ctx, tx, user.uid, chainId);
+        const t = nowIso();
+        await tx
+          .insertInto('allocations')
+          .values({
+            uid,
+            app_uid: appUid,
+            reward_uid: reward.uid,
+            to_user_uid: user.uid,
+            to_address: address,
+            amount: unitsToDb(req.amount),
+            nonce,
+            nonce_is_number: typeof req.nonce === 'number' ? 1 : 0,
+            status: 'pending',
+            error: null,
+            tx_id: null,
+            created_at: t,
+            updated_at: t,
+          })
+          .execute();
+        const ledger = (await lockLedger(ctx, tx, reward.uid, user.uid, true))!;
+        ledger.allocated += req.amount;
+        await writeLedger(tx, reward.uid, user.uid, ledger);
+        await queueOn(ctx, chainId).enqueue(tx, { kind: ALLOCATE_JOB, ref: uid, groupKey: reward.uid, payload: { round: 1 } });
+        await saveAnswer(tx, idem, { uid });
+        return uid;
+      }),
+    );
   } catch (err) {
     if (isUniqueViolation(err, 'nonce')) throw duplicateNonce();
     throw err;
@@ -189,7 +199,11 @@ export async function getAllocation(ctx: Ctx, appUid: string, uid: string) {
 
 /** Allocations to a user, a page at a time (newest first); none for an unknown user. */
 export async function listAllocationsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const rows = await keysetPage(ctx.db.selectFrom('allocations').selectAll().where('app_uid', '=', appUid).where('to_user_uid', '=', userUid), 'allocations', page).execute();
+  const rows = await keysetPage(
+    ctx.db.selectFrom('allocations').selectAll().where('app_uid', '=', appUid).where('to_user_uid', '=', userUid),
+    'allocations',
+    page,
+  ).execute();
   return pageOf(rows, page, allocationView);
 }
 
@@ -210,22 +224,37 @@ export async function requestClaim(ctx: Ctx, appUid: string, req: ClaimRequest, 
   const to = parseAddressField('to_address', req.to_address);
   if (!isUid(req.reward_uid)) throw rewardNotFound();
   let chainId = 0;
-  const uid = await withNewUid('claims', (uid) => ctx.db.transaction().execute(async (tx) => {
-    const reward = await lockReward(ctx, tx, req.reward_uid, 'share', appUid);
-    if (!reward) throw rewardNotFound();
-    if (reward.withdraw_status !== null) throw withdrawnError();
-    const user = await tx.selectFrom('users').select('uid').where('uid', '=', req.from_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
-    if (!user) throw userNotFound();
-    const t = nowIso();
-    await tx
-      .insertInto('claims')
-      .values({ uid, app_uid: appUid, reward_uid: reward.uid, from_user_uid: user.uid, to_address: to, amount: null, status: 'pending', error: null, tx_id: null, rounds: 0, created_at: t, updated_at: t })
-      .execute();
-    chainId = Number(reward.chain_id);
-    await queueOn(ctx, chainId).enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
-    await saveAnswer(tx, idem, { uid });
-    return uid;
-  }));
+  const uid = await withNewUid('claims', (uid) =>
+    ctx.db.transaction().execute(async (tx) => {
+      const reward = await lockReward(ctx, tx, req.reward_uid, 'share', appUid);
+      if (!reward) throw rewardNotFound();
+      if (reward.withdraw_status !== null) throw withdrawnError();
+      const user = await tx.selectFrom('users').select('uid').where('uid', '=', req.from_user_uid).where('app_uid', '=', appUid).executeTakeFirst();
+      if (!user) throw userNotFound();
+      const t = nowIso();
+      await tx
+        .insertInto('claims')
+        .values({
+          uid,
+          app_uid: appUid,
+          reward_uid: reward.uid,
+          from_user_uid: user.uid,
+          to_address: to,
+          amount: null,
+          status: 'pending',
+          error: null,
+          tx_id: null,
+          rounds: 0,
+          created_at: t,
+          updated_at: t,
+        })
+        .execute();
+      chainId = Number(reward.chain_id);
+      await queueOn(ctx, chainId).enqueue(tx, { kind: CLAIM_JOB, ref: uid, groupKey: claimGroup(reward.uid, user.uid) });
+      await saveAnswer(tx, idem, { uid });
+      return uid;
+    }),
+  );
   queueOn(ctx, chainId).notify(CLAIM_JOB);
   return { uid };
 }
@@ -238,7 +267,11 @@ export async function getClaim(ctx: Ctx, appUid: string, uid: string) {
 
 /** Claims by a user, a page at a time (newest first); none for an unknown user. */
 export async function listClaimsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const rows = await keysetPage(ctx.db.selectFrom('claims').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid), 'claims', page).execute();
+  const rows = await keysetPage(
+    ctx.db.selectFrom('claims').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid),
+    'claims',
+    page,
+  ).execute();
   return pageOf(rows, page, claimView);
 }
 
@@ -254,7 +287,12 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
   const row = await ctx.db.transaction().execute(async (tx) => {
     const reward = await lockReward(ctx, tx, rewardUid, 'update', appUid);
     if (!reward) throw rewardNotFound();
-    if (reward.withdraw_status !== null) throw ApiError.client(400, 'already_withdrawn', reward.withdraw_status === 'done' ? 'Reward has already been withdrawn.' : 'Withdrawal of this reward is already under way.');
+    if (reward.withdraw_status !== null)
+      throw ApiError.client(
+        400,
+        'already_withdrawn',
+        reward.withdraw_status === 'done' ? 'Reward has already been withdrawn.' : 'Withdrawal of this reward is already under way.',
+      );
     await tx.updateTable('rewards').set({ withdraw_status: 'requested' }).where('uid', '=', reward.uid).execute();
     await queueOn(ctx, Number(reward.chain_id)).enqueue(tx, { kind: WITHDRAW_JOB, ref: reward.uid });
     return { ...reward, withdraw_status: 'requested' as const };

@@ -8,7 +8,6 @@ import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import type { Ledger } from '../../domain/rewards.js';
 import type { RewardRow } from './views.js';
 
-
 export const MAX_ALLOCATION_ROUNDS = 5;
 export const MAX_CLAIM_ROUNDS = 5;
 /** Gas the forwarded claim() may use: an ERC-20 transfer, three storage writes and an event (~70k). */
@@ -45,7 +44,9 @@ export async function lockLedger(_ctx: Ctx, tx: Tx, rewardUid: string, userUid: 
       .onConflict((oc) => oc.columns(['reward_uid', 'user_uid']).doNothing())
       .execute();
   }
-  const r = await lockForUpdate(tx.selectFrom('reward_balances').selectAll().where('reward_uid', '=', rewardUid).where('user_uid', '=', userUid)).executeTakeFirst();
+  const r = await lockForUpdate(
+    tx.selectFrom('reward_balances').selectAll().where('reward_uid', '=', rewardUid).where('user_uid', '=', userUid),
+  ).executeTakeFirst();
   if (!r) return null;
   return { allocated: unitsFromDb(r.allocated), allocatedDone: unitsFromDb(r.allocated_done), claimed: unitsFromDb(r.claimed), claimUid: r.claim_uid };
 }
@@ -53,7 +54,13 @@ export async function lockLedger(_ctx: Ctx, tx: Tx, rewardUid: string, userUid: 
 export async function writeLedger(tx: Tx, rewardUid: string, userUid: string, l: LedgerRow): Promise<void> {
   await tx
     .updateTable('reward_balances')
-    .set({ allocated: unitsToDb(l.allocated), allocated_done: unitsToDb(l.allocatedDone), claimed: unitsToDb(l.claimed), claim_uid: l.claimUid, updated_at: Date.now() })
+    .set({
+      allocated: unitsToDb(l.allocated),
+      allocated_done: unitsToDb(l.allocatedDone),
+      claimed: unitsToDb(l.claimed),
+      claim_uid: l.claimUid,
+      updated_at: Date.now(),
+    })
     .where('reward_uid', '=', rewardUid)
     .where('user_uid', '=', userUid)
     .execute();

@@ -1,6 +1,6 @@
 // Withdrawal of what a reward still holds to its withdraw_receiver, after what was accepted before it.
 import { encodeFunctionData, parseEventLogs, type Address } from 'viem';
-import type { ChainCtx, } from '../context.js';
+import type { ChainCtx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -44,7 +44,14 @@ export function withdrawJobHandler(ctx: ChainCtx): JobHandler<typeof WITHDRAW_JO
         const data = encodeFunctionData({ abi, functionName: 'withdraw' });
         const contract = r.contract_address;
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const rec = await sender.record(tx, { kind: WITHDRAW_TX, ref: r.uid, payload: { reward_uid: r.uid, contract }, to: contract as Address, data, gas: 150_000n });
+          const rec = await sender.record(tx, {
+            kind: WITHDRAW_TX,
+            ref: r.uid,
+            payload: { reward_uid: r.uid, contract },
+            to: contract as Address,
+            data,
+            gas: 150_000n,
+          });
           await tx.updateTable('rewards').set({ withdraw_tx_id: rec.id }).where('uid', '=', r.uid).execute();
           await ctx.queue.complete(tx, job.id);
           return rec;
@@ -66,13 +73,18 @@ export function withdrawOutcome(ctx: ChainCtx): OutcomeHandler<typeof WITHDRAW_T
       }
     }
     // Withdrawn by an earlier transaction (replayed after a rewind): the pool is closed all the same.
-    const closed = amount !== null || (await client.readContract({ address: p.contract as Address, abi, functionName: 'withdrawn' }).catch(() => false)) === true;
+    const closed =
+      amount !== null || (await client.readContract({ address: p.contract as Address, abi, functionName: 'withdrawn' }).catch(() => false)) === true;
     return async (tx) => {
       const r = await lockReward(ctx, tx, p.reward_uid, 'update');
       if (!r || r.withdraw_status === 'done') return;
       if (closed) {
         const done: RewardRow = { ...r, withdraw_status: 'done', withdrawn_amount: amount === null ? null : unitsToDb(amount), withdrawn_at: nowIso() };
-        await tx.updateTable('rewards').set({ withdraw_status: 'done', withdrawn_amount: done.withdrawn_amount, withdrawn_at: done.withdrawn_at }).where('uid', '=', r.uid).execute();
+        await tx
+          .updateTable('rewards')
+          .set({ withdraw_status: 'done', withdrawn_amount: done.withdrawn_amount, withdrawn_at: done.withdrawn_at })
+          .where('uid', '=', r.uid)
+          .execute();
         await emitEvent(tx, r.app_uid, 'reward.withdrawn', { reward: rewardView(done, ctx.config) });
         ctx.log.info({ reward: r.uid, amount: amount?.toString() }, 'reward withdrawn');
       } else if (r.withdraw_tx_id === row.id) {

@@ -16,25 +16,30 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
   const key = email === null ? null : emailKey(email);
   const ext = input.user_external_id ?? null;
   try {
-    return await withNewUid('users', (uid) => ctx.db.transaction().execute(async (tx) => {
-      const clash = await tx
-        .selectFrom('users')
-        .select('uid')
-        .where('app_uid', '=', appUid)
-        .where((eb) =>
-          eb.or([
-            // `email =` also finds users from before migration 008 whose case-variant email has no key
-            ...(email !== null ? [eb('email_key', '=', key), eb('email', '=', email)] : []),
-            ...(ext !== null ? [eb('user_external_id', '=', ext)] : []),
-            eb.lit(false),
-          ]),
-        )
-        .executeTakeFirst();
-      if (clash) throw userExists();
-      await tx.insertInto('users').values({ uid, app_uid: appUid, email, email_key: key, user_external_id: ext, wallet_address: null, wallet_created_at: null, created_at: nowIso() }).execute();
-      await saveAnswer(tx, idem, { uid });
-      return { uid };
-    }));
+    return await withNewUid('users', (uid) =>
+      ctx.db.transaction().execute(async (tx) => {
+        const clash = await tx
+          .selectFrom('users')
+          .select('uid')
+          .where('app_uid', '=', appUid)
+          .where((eb) =>
+            eb.or([
+              // `email =` also finds users from before migration 008 whose case-variant email has no key
+              ...(email !== null ? [eb('email_key', '=', key), eb('email', '=', email)] : []),
+              ...(ext !== null ? [eb('user_external_id', '=', ext)] : []),
+              eb.lit(false),
+            ]),
+          )
+          .executeTakeFirst();
+        if (clash) throw userExists();
+        await tx
+          .insertInto('users')
+          .values({ uid, app_uid: appUid, email, email_key: key, user_external_id: ext, wallet_address: null, wallet_created_at: null, created_at: nowIso() })
+          .execute();
+        await saveAnswer(tx, idem, { uid });
+        return { uid };
+      }),
+    );
   } catch (err) {
     // Two concurrent creates with the same email: the unique index decides, with the same answer.
     if (isUniqueViolation(err, 'email') || isUniqueViolation(err, 'user_external_id')) throw userExists();
@@ -78,7 +83,10 @@ export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
 /** An App's users for the management API, a page at a time (newest first): with `wallet_exported_at`. */
 export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest = {}) {
   const rows = await keysetPage(ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid), 'users', page).execute();
-  const wallets = await walletsOf(ctx.db, rows.map((u) => u.uid));
+  const wallets = await walletsOf(
+    ctx.db,
+    rows.map((u) => u.uid),
+  );
   return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.config), wallet_exported_at: u.wallet_exported_at }));
 }
 
@@ -87,7 +95,16 @@ export async function walletsOf(db: DbOrTx, userUids: string[]): Promise<WalletR
   if (userUids.length === 0) return [];
   const rows: WalletRow[] = [];
   for (let i = 0; i < userUids.length; i += 500) {
-    rows.push(...(await db.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids.slice(i, i + 500)).orderBy('user_uid').orderBy('created_at').orderBy('chain_id').execute()));
+    rows.push(
+      ...(await db
+        .selectFrom('wallets')
+        .select(['user_uid', 'chain_id', 'address'])
+        .where('user_uid', 'in', userUids.slice(i, i + 500))
+        .orderBy('user_uid')
+        .orderBy('created_at')
+        .orderBy('chain_id')
+        .execute()),
+    );
   }
   return rows;
 }

@@ -30,7 +30,13 @@ function parseWalletRef(ctx: Ctx, ref: string): { userUid: string; chainId: numb
 export async function requestWallet(ctx: Ctx, tx: DbOrTx, userUid: string, chainId: number): Promise<boolean> {
   const ref = walletRef(ctx, userUid, chainId);
   // The kind as a literal: only then can the planners use the partial index on wallet jobs' ref.
-  const open = await tx.selectFrom('jobs').select('id').where('kind', '=', sql.lit(WALLET_JOB)).where('ref', '=', ref).where('status', 'in', ['queued', 'running']).executeTakeFirst();
+  const open = await tx
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', sql.lit(WALLET_JOB))
+    .where('ref', '=', ref)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
   if (open) return false;
   await ctx.queue.enqueue(tx, { kind: WALLET_JOB, ref });
   return true;
@@ -47,7 +53,12 @@ export async function createWalletNow(ctx: Ctx, tx: DbOrTx, userUid: string, cha
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) {
     // The user's address, for lookups by address (the same key on every chain).
-    await tx.updateTable('users').set({ wallet_address: address, wallet_created_at: t }).where('uid', '=', userUid).where('wallet_address', 'is', null).execute();
+    await tx
+      .updateTable('users')
+      .set({ wallet_address: address, wallet_created_at: t })
+      .where('uid', '=', userUid)
+      .where('wallet_address', 'is', null)
+      .execute();
     const u = await tx.selectFrom('users').selectAll().where('uid', '=', userUid).executeTakeFirstOrThrow();
     await emitEvent(tx, u.app_uid, 'user.wallet_created', { user: userView(u, await walletsOf(tx, [userUid]), ctx.config) });
   }
@@ -92,11 +103,18 @@ export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, col
   const u = await requireUserRow(ctx, appUid, userUid);
   let chainId = chainForNew(ctx, null);
   if (collectionUid !== null) {
-    const c = await ctx.db.selectFrom('collections').select(['uid', 'chain_id']).where('uid', '=', collectionUid).where('app_uid', '=', appUid).executeTakeFirst();
+    const c = await ctx.db
+      .selectFrom('collections')
+      .select(['uid', 'chain_id'])
+      .where('uid', '=', collectionUid)
+      .where('app_uid', '=', appUid)
+      .executeTakeFirst();
     if (!c) throw ApiError.notFound('Collection');
     chainId = Number(c.chain_id);
   }
-  const address = (await hasWallet(ctx.db, u.uid, chainId)) ? ctx.keys.user(u.uid).address.toLowerCase() : await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid, chainId));
+  const address = (await hasWallet(ctx.db, u.uid, chainId))
+    ? ctx.keys.user(u.uid).address.toLowerCase()
+    : await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid, chainId));
   const wallet = address.toLowerCase();
   const n = chainOf(ctx.config, chainId);
   return {

@@ -11,7 +11,11 @@ export function core(dialect: Dialect) {
   return {
     async up(db: Kysely<any>): Promise<void> {
       const id = () => (c: any) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement());
-      await db.schema.createTable('meta').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+      await db.schema
+        .createTable('meta')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
 
       await db.schema
         .createTable('apps')

@@ -6,7 +6,10 @@ export function lifecycle(dialect: Dialect) {
   const big = dialect === 'postgres' ? 'bigint' : 'integer';
   return {
     async up(db: Kysely<any>): Promise<void> {
-      await db.schema.alterTable('assets').addColumn('is_burning', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('assets')
+        .addColumn('is_burning', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('assets').addColumn('pending_edit', 'text').execute(); // JSON of the edit in flight
       for (const table of ['transfers', 'burns'] as const) {
         let t = db.schema

@@ -10,7 +10,10 @@ export function metadata(_dialect: Dialect) {
   return {
     async up(db: Kysely<any>): Promise<void> {
       await db.schema.alterTable('assets').addColumn('pending_token_uri', 'text').execute();
-      await db.schema.alterTable('assets').addColumn('store_image', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('assets')
+        .addColumn('store_image', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   };
 }

@@ -64,11 +64,18 @@ async function backfillEmailKeys(db: Kysely<any>): Promise<void> {
   }
   for (let i = 0; i < updates.length; i += 500) {
     const chunk = updates.slice(i, i + 500);
-    const cases = sql.join(chunk.map((u) => sql`when ${u.uid} then ${u.key}`), sql` `);
+    const cases = sql.join(
+      chunk.map((u) => sql`when ${u.uid} then ${u.key}`),
+      sql` `,
+    );
     await db
       .updateTable('users')
       .set({ email_key: sql`case uid ${cases} end` })
-      .where('uid', 'in', chunk.map((u) => u.uid))
+      .where(
+        'uid',
+        'in',
+        chunk.map((u) => u.uid),
+      )
       .execute();
   }
 }

@@ -17,7 +17,12 @@ export function listIndexes(_dialect: Dialect) {
         .columns(['app_uid', 'mint_for_user_uid', 'created_at'])
         .where(sql.ref('mint_status'), '<>', sql.lit('minted'))
         .execute();
-      await db.schema.createIndex('chain_txs_unhandled_idx').on('chain_txs').columns(['from_address', 'nonce']).where(sql.ref('handled'), '=', sql.lit(0)).execute();
+      await db.schema
+        .createIndex('chain_txs_unhandled_idx')
+        .on('chain_txs')
+        .columns(['from_address', 'nonce'])
+        .where(sql.ref('handled'), '=', sql.lit(0))
+        .execute();
       await db.schema.createIndex('jobs_unfinished_idx').on('jobs').columns(['kind', 'status']).where(sql.ref('status'), '<>', sql.lit('done')).execute();
     },
   };

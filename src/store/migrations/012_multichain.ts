@@ -22,10 +22,20 @@ export function multichain(dialect: Dialect, defaultChainId: number) {
         const home = recorded ? Number(recorded.value) : defaultChainId;
         if (!Number.isSafeInteger(home) || home <= 0) throw new Error(`meta.chain_id is not a chain id: ${recorded?.value}`);
         // The chain the existing rows belong to is recorded now, so that every process agrees on it.
-        if (!recorded) await tx.insertInto('meta').values({ key: 'chain_id', value: String(home) }).execute();
+        if (!recorded)
+          await tx
+            .insertInto('meta')
+            .values({ key: 'chain_id', value: String(home) })
+            .execute();
 
-        await tx.schema.alterTable('collections').addColumn('chain_id', big, (c) => c.notNull().defaultTo(home)).execute();
-        await tx.schema.alterTable('rewards').addColumn('chain_id', big, (c) => c.notNull().defaultTo(home)).execute();
+        await tx.schema
+          .alterTable('collections')
+          .addColumn('chain_id', big, (c) => c.notNull().defaultTo(home))
+          .execute();
+        await tx.schema
+          .alterTable('rewards')
+          .addColumn('chain_id', big, (c) => c.notNull().defaultTo(home))
+          .execute();
         // The indexer reads each chain's deployed collections.
         await tx.schema.createIndex('collections_chain_status_idx').on('collections').columns(['chain_id', 'status']).execute();
 

@@ -23,15 +23,21 @@ export function changeNotifications(dialect: Dialect) {
           end loop;
           return null;
         end $$`.execute(db);
-      await sql`create trigger assets_updated_notify after update on assets referencing old table as changed for each statement execute function mintworks_assets_changed()`.execute(db);
-      await sql`create trigger assets_deleted_notify after delete on assets referencing old table as changed for each statement execute function mintworks_assets_changed()`.execute(db);
+      await sql`create trigger assets_updated_notify after update on assets referencing old table as changed for each statement execute function mintworks_assets_changed()`.execute(
+        db,
+      );
+      await sql`create trigger assets_deleted_notify after delete on assets referencing old table as changed for each statement execute function mintworks_assets_changed()`.execute(
+        db,
+      );
       await sql`
         create function mintworks_collections_changed() returns trigger language plpgsql as $$
         begin
           perform pg_notify('mintworks_changes', 'c');
           return null;
         end $$`.execute(db);
-      await sql`create trigger collections_updated_notify after update of name, contract_address, chain_id on collections for each statement execute function mintworks_collections_changed()`.execute(db);
+      await sql`create trigger collections_updated_notify after update of name, contract_address, chain_id on collections for each statement execute function mintworks_collections_changed()`.execute(
+        db,
+      );
     },
   };
 }

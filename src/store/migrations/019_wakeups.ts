@@ -22,7 +22,9 @@ export function wakeups(dialect: Dialect) {
           end loop;
           return null;
         end $$`.execute(db);
-      await sql`create trigger jobs_inserted_wake after insert on jobs referencing new table as inserted for each statement execute function mintworks_jobs_inserted()`.execute(db);
+      await sql`create trigger jobs_inserted_wake after insert on jobs referencing new table as inserted for each statement execute function mintworks_jobs_inserted()`.execute(
+        db,
+      );
       await sql`
         create function mintworks_deliveries_inserted() returns trigger language plpgsql as $$
         begin
@@ -31,7 +33,9 @@ export function wakeups(dialect: Dialect) {
           end if;
           return null;
         end $$`.execute(db);
-      await sql`create trigger deliveries_inserted_wake after insert on webhook_deliveries referencing new table as inserted for each statement execute function mintworks_deliveries_inserted()`.execute(db);
+      await sql`create trigger deliveries_inserted_wake after insert on webhook_deliveries referencing new table as inserted for each statement execute function mintworks_deliveries_inserted()`.execute(
+        db,
+      );
     },
     async down(db: Kysely<any>): Promise<void> {
       if (dialect !== 'postgres') return;

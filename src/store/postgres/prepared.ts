@@ -44,7 +44,8 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     };
     w = {
       // A cursor (streamed query) goes through as it is.
-      query: ((q: string | object, parameters: readonly unknown[]) => (typeof q === 'string' ? query(q, parameters) : client.query(q as any))) as PostgresPoolClient['query'],
+      query: ((q: string | object, parameters: readonly unknown[]) =>
+        typeof q === 'string' ? query(q, parameters) : client.query(q as any)) as PostgresPoolClient['query'],
       release: () => client.release(),
     };
     wrapped.set(client, w);

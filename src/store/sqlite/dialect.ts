@@ -1,7 +1,16 @@
 // Kysely's SQLite dialect made durable and lock-aware: BEGIN IMMEDIATE, a WAL flush after each commit,
 // row-lock clauses left out, and SQLITE_BUSY waited for without blocking the event loop.
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery, SqliteDialect, SqliteDriver, SqliteQueryCompiler, type DatabaseConnection, type QueryResult, type SelectQueryNode, type SqliteDialectConfig, } from 'kysely';
+import {
+  CompiledQuery,
+  SqliteDialect,
+  SqliteDriver,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type QueryResult,
+  type SelectQueryNode,
+  type SqliteDialectConfig,
+} from 'kysely';
 import type { SqliteChanges } from './changes.js';
 import { goesFirst, writeTurns, type WriteTurns } from '../write-turns.js';
 import type { WalSync } from './wal.js';
@@ -51,7 +60,13 @@ class DurableSqliteDriver extends SqliteDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const writes = (text: string) => !this.statements.prepare(text).readonly;
-    return new BusyRetryConnection(await super.acquireConnection(), this.database, SQLITE_LOCK_WAIT_MS, { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() }, { shared: writeTurns(), main: goesFirst() });
+    return new BusyRetryConnection(
+      await super.acquireConnection(),
+      this.database,
+      SQLITE_LOCK_WAIT_MS,
+      { writes, sync: () => this.wal.sync(), settled: () => this.changes.settle() },
+      { shared: writeTurns(), main: goesFirst() },
+    );
   }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));

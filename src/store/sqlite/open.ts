@@ -3,11 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { SqliteChanges } from './changes.js';
 import { rowVersions, type ChangeFeed } from '../row-versions.js';
-import type { Checkpoints, Store, } from '../db.js';
+import type { Checkpoints, Store } from '../db.js';
 import { startCheckpointer, WalSync } from './wal.js';
 import { withStatementCache } from './statements.js';
 import { DurableSqliteDialect } from './dialect.js';

@@ -50,7 +50,10 @@ function withPlainRows(stmt: SQLite.Statement): SQLite.Statement {
   // The keys are the statement's own column names, quoted by JSON.stringify.
   const compile = () => {
     const names = stmt.columns().map((c) => c.name);
-    return { width: names.length, row: new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as (r: unknown[]) => unknown };
+    return {
+      width: names.length,
+      row: new Function('r', `return {${names.map((n, i) => `${JSON.stringify(n)}: r[${i}]`).join(', ')}};`) as (r: unknown[]) => unknown,
+    };
   };
   let shape = compile();
   stmt.raw(true);

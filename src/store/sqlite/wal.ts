@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { fromDatabase } from '../unavailable.js';
-import type { Checkpoints, } from '../db.js';
+import type { Checkpoints } from '../db.js';
 
 const require = createRequire(import.meta.url);
 

@@ -83,7 +83,11 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
         round: 1,
       };
       // The new unique name is reserved now (the unique index decides races); the rest applies when done.
-      await tx.updateTable('assets').set({ is_editing: 1, pending_edit: JSON.stringify(edit), unique_name_key: edit.unique_name_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
+      await tx
+        .updateTable('assets')
+        .set({ is_editing: 1, pending_edit: JSON.stringify(edit), unique_name_key: edit.unique_name_key, updated_at: nowIso() })
+        .where('uid', '=', uid)
+        .execute();
       await queueOn(ctx, chainId).enqueue(tx, { kind: EDIT_JOB, ref: uid });
       await saveAnswer(tx, idem, null);
     });
@@ -119,9 +123,19 @@ export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
         let edit = JSON.parse(a.pending_edit) as PendingEdit;
         if (edit.needs_prepare) {
           try {
-            const prepared = await prepareAssetMetadata(ctx, { appEnvironment: a.environment, assetUid: job.ref, name: edit.name, data: edit.data, storeImage: a.store_image === 1 });
+            const prepared = await prepareAssetMetadata(ctx, {
+              appEnvironment: a.environment,
+              assetUid: job.ref,
+              name: edit.name,
+              data: edit.data,
+              storeImage: a.store_image === 1,
+            });
             edit = { ...edit, metadata: prepared.metadata, token_uri: prepared.tokenUri, needs_prepare: false };
-            await ctx.db.updateTable('assets').set({ pending_edit: JSON.stringify(edit) }).where('uid', '=', job.ref).execute();
+            await ctx.db
+              .updateTable('assets')
+              .set({ pending_edit: JSON.stringify(edit) })
+              .where('uid', '=', job.ref)
+              .execute();
           } catch (err) {
             if (!(err instanceof MetadataError) || !err.permanent) throw err; // transient: the job retries
             await abandonEdit(ctx, job.ref, edit, `the new image cannot be stored: ${err.message}`);
@@ -139,7 +153,14 @@ export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
           : encodeFunctionData({ abi, functionName: 'refreshMetadata', args: [BigInt(a.token_id)] });
         const row = await ctx.db.transaction().execute(async (tx) => {
           // setTokenCID measured ~36k (a raw CID replaced) to ~58k (the first dag-pb bit of its bitmap word).
-          const r = await sender.record(tx, { kind: EDIT_TX, ref: job.ref, payload: { asset_uid: job.ref }, to: a.contract_address as Address, data, gas: setsCid ? 100_000n : 60_000n });
+          const r = await sender.record(tx, {
+            kind: EDIT_TX,
+            ref: job.ref,
+            payload: { asset_uid: job.ref },
+            to: a.contract_address as Address,
+            data,
+            gas: setsCid ? 100_000n : 60_000n,
+          });
           await ctx.queue.complete(tx, job.id);
           return r;
         });
@@ -150,30 +171,46 @@ export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
 }
 
 export function editOutcome(ctx: ChainCtx): OutcomeHandler<typeof EDIT_TX> {
-  return async ({ row, ok, reason }) => async (tx) => {
-    const uid = row.ref;
-    const a = await tx.selectFrom('assets').selectAll().where('uid', '=', uid).executeTakeFirst();
-    if (!a?.pending_edit) return;
-    const edit = JSON.parse(a.pending_edit) as PendingEdit;
-    const t = nowIso();
-    if (ok) {
-      await tx
-        .updateTable('assets')
-        .set({ name: edit.name, metadata: JSON.stringify(edit.metadata), token_uri: edit.token_uri ?? a.token_uri, is_editing: 0, pending_edit: null, updated_at: t })
-        .where('uid', '=', uid)
-        .execute();
-      await emitEvent(tx, a.app_uid, 'asset.edited', { asset: await getAsset(ctx, a.app_uid, uid, tx) });
-    } else if (edit.round < MAX_ROUNDS) {
-      await tx.updateTable('assets').set({ pending_edit: JSON.stringify({ ...edit, round: edit.round + 1 }) }).where('uid', '=', uid).execute();
-      await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid, runAt: Date.now() + 2000 });
-    } else {
-      await abandonEdit(ctx, uid, edit, `failed on chain: ${reason ?? 'reverted'}`, tx);
-    }
-  };
+  return async ({ row, ok, reason }) =>
+    async (tx) => {
+      const uid = row.ref;
+      const a = await tx.selectFrom('assets').selectAll().where('uid', '=', uid).executeTakeFirst();
+      if (!a?.pending_edit) return;
+      const edit = JSON.parse(a.pending_edit) as PendingEdit;
+      const t = nowIso();
+      if (ok) {
+        await tx
+          .updateTable('assets')
+          .set({
+            name: edit.name,
+            metadata: JSON.stringify(edit.metadata),
+            token_uri: edit.token_uri ?? a.token_uri,
+            is_editing: 0,
+            pending_edit: null,
+            updated_at: t,
+          })
+          .where('uid', '=', uid)
+          .execute();
+        await emitEvent(tx, a.app_uid, 'asset.edited', { asset: await getAsset(ctx, a.app_uid, uid, tx) });
+      } else if (edit.round < MAX_ROUNDS) {
+        await tx
+          .updateTable('assets')
+          .set({ pending_edit: JSON.stringify({ ...edit, round: edit.round + 1 }) })
+          .where('uid', '=', uid)
+          .execute();
+        await ctx.queue.enqueue(tx, { kind: EDIT_JOB, ref: uid, runAt: Date.now() + 2000 });
+      } else {
+        await abandonEdit(ctx, uid, edit, `failed on chain: ${reason ?? 'reverted'}`, tx);
+      }
+    };
 }
 
 /** Gives an edit up: the asset keeps its previous metadata and name reservation. */
 async function abandonEdit(ctx: Ctx, uid: string, edit: PendingEdit, reason: string, db: DbOrTx = ctx.db): Promise<void> {
-  await db.updateTable('assets').set({ is_editing: 0, pending_edit: null, unique_name_key: edit.previous_key, updated_at: nowIso() }).where('uid', '=', uid).execute();
+  await db
+    .updateTable('assets')
+    .set({ is_editing: 0, pending_edit: null, unique_name_key: edit.previous_key, updated_at: nowIso() })
+    .where('uid', '=', uid)
+    .execute();
   ctx.log.error({ asset: uid, reason }, 'edit abandoned; the asset keeps its previous metadata');
 }

@@ -9,7 +9,15 @@ import type { JobHandler } from '../../../jobs/worker.js';
 import { FORWARD_JOB } from '../../../jobs/kinds.js';
 import { artifact } from '../../../chain/artifacts.js';
 import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../../chain/outcomes.js';
-import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest, type ForwardRequestData } from '../../../chain/forward.js';
+import {
+  allocateForwarderNonce,
+  encodeForwardBatch,
+  forwardBatchGas,
+  forwardResults,
+  resyncForwarderNonce,
+  signForwardRequest,
+  type ForwardRequestData,
+} from '../../../chain/forward.js';
 import { nowIso } from '../../../util/time.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
 import { finishBurn } from './burn.js';
@@ -31,9 +39,10 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
       const groups = new Map<string, { jobs: Job<typeof FORWARD_JOB>[]; prepared: Prepared[] }>();
       for (const job of jobs) {
         const { action, round = 1 } = job.payload;
-        const row = action === 'transfer'
-          ? await ctx.db.selectFrom('transfers').selectAll().where('uid', '=', job.ref).executeTakeFirst()
-          : await ctx.db.selectFrom('burns').selectAll().where('uid', '=', job.ref).executeTakeFirst();
+        const row =
+          action === 'transfer'
+            ? await ctx.db.selectFrom('transfers').selectAll().where('uid', '=', job.ref).executeTakeFirst()
+            : await ctx.db.selectFrom('burns').selectAll().where('uid', '=', job.ref).executeTakeFirst();
         if (row?.status !== 'pending') {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
@@ -47,12 +56,22 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
         const user = ctx.keys.user(row.from_user_uid);
         const data =
           action === 'transfer'
-            ? encodeFunctionData({ abi: collectionAbi, functionName: 'transferFrom', args: [user.address, getAddress((row as TransferRow).to_address), BigInt(a.token_id)] })
+            ? encodeFunctionData({
+                abi: collectionAbi,
+                functionName: 'transferFrom',
+                args: [user.address, getAddress((row as TransferRow).to_address), BigInt(a.token_id)],
+              })
             : encodeFunctionData({ abi: collectionAbi, functionName: 'burn', args: [BigInt(a.token_id)] });
         const relayer = sender.relayerFor(user.address.toLowerCase()).address;
         const g = groups.get(relayer) ?? { jobs: [], prepared: [] };
         g.jobs.push(job);
-        g.prepared.push({ job, item: { action, uid: row.uid, asset_uid: row.asset_uid, round }, userUid: row.from_user_uid, to: getAddress(a.contract_address!), data });
+        g.prepared.push({
+          job,
+          item: { action, uid: row.uid, asset_uid: row.asset_uid, round },
+          userUid: row.from_user_uid,
+          to: getAddress(a.contract_address!),
+          data,
+        });
         groups.set(relayer, g);
       }
       for (const [relayerAddress, g] of groups) {
@@ -62,14 +81,25 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
           const items: ForwardItem[] = [];
           for (const p of g.prepared) {
             const user = ctx.keys.user(p.userUid);
-            const nonce = await allocateForwarderNonce(tx, sender.chainId, user.address, () =>
-              sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
+            const nonce = await allocateForwarderNonce(
+              tx,
+              sender.chainId,
+              user.address,
+              () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
             );
             const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
             requests.push(await signForwardRequest(user, forwarder, ctx.config.chainId, { to: p.to, data: p.data, gas: 150_000n, nonce, deadline }));
             items.push({ ...p.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });
           }
-          const r = await sender.record(tx, { kind: FORWARD_TX, ref: items[0].uid, payload: { items }, to: forwarder, data: encodeForwardBatch(requests, relayer.address), gas: forwardBatchGas(requests), signer: relayer });
+          const r = await sender.record(tx, {
+            kind: FORWARD_TX,
+            ref: items[0].uid,
+            payload: { items },
+            to: forwarder,
+            data: encodeForwardBatch(requests, relayer.address),
+            gas: forwardBatchGas(requests),
+            signer: relayer,
+          });
           for (const j of g.jobs) await ctx.queue.complete(tx, j.id);
           return r;
         });
@@ -89,7 +119,10 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
     const chainNonces = new Map<string, bigint>();
     for (const it of items) {
       if (!results.has(`${it.signer}:${it.nonce}`) && !chainNonces.has(it.signer)) {
-        chainNonces.set(it.signer, (await client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [it.signer as Address] })) as bigint);
+        chainNonces.set(
+          it.signer,
+          (await client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [it.signer as Address] })) as bigint,
+        );
       }
     }
     return async (tx) => {
@@ -97,8 +130,10 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
       for (const it of items) {
         const r = results.get(`${it.signer}:${it.nonce}`);
         if (r === true) await (it.action === 'transfer' ? finishTransfer(ctx, tx, it.uid) : finishBurn(ctx, tx, it.uid));
-        else if (r === false) await cancelAction(ctx, tx, it, `the ${it.action} reverted on chain (the token is no longer in the user's wallet, or the contract refused it)`);
-        else if (it.round >= MAX_ROUNDS) await cancelAction(ctx, tx, it, `the ${it.action} could not be executed on chain after ${MAX_ROUNDS} attempts: ${reason ?? 'request skipped'}`);
+        else if (r === false)
+          await cancelAction(ctx, tx, it, `the ${it.action} reverted on chain (the token is no longer in the user's wallet, or the contract refused it)`);
+        else if (it.round >= MAX_ROUNDS)
+          await cancelAction(ctx, tx, it, `the ${it.action} could not be executed on chain after ${MAX_ROUNDS} attempts: ${reason ?? 'request skipped'}`);
         else {
           // Not executed (nonce mismatch after a rewind, or the whole transaction failed): re-sign from the chain's nonce.
           await resyncForwarderNonce(tx, ctx.sender.chainId, it.signer as Address, chainNonces.get(it.signer)!);
@@ -114,8 +149,17 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
 async function cancelAction(ctx: Ctx, tx: Tx, it: ForwardItem, reason: string): Promise<void> {
   const t = nowIso();
   const table = it.action === 'transfer' ? 'transfers' : 'burns';
-  const r = await tx.updateTable(table).set({ status: 'cancelled', reason, updated_at: t }).where('uid', '=', it.uid).where('status', '=', 'pending').executeTakeFirst();
+  const r = await tx
+    .updateTable(table)
+    .set({ status: 'cancelled', reason, updated_at: t })
+    .where('uid', '=', it.uid)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) return;
-  await tx.updateTable('assets').set({ [it.action === 'transfer' ? 'is_transferring' : 'is_burning']: 0, updated_at: t }).where('uid', '=', it.asset_uid).execute();
+  await tx
+    .updateTable('assets')
+    .set({ [it.action === 'transfer' ? 'is_transferring' : 'is_burning']: 0, updated_at: t })
+    .where('uid', '=', it.asset_uid)
+    .execute();
   ctx.log.warn({ [it.action]: it.uid, asset: it.asset_uid, reason }, `${it.action} cancelled`);
 }

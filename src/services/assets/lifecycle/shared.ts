@@ -16,7 +16,12 @@ export const MAX_ROUNDS = 3;
 
 /** The chain of an asset: its collection's. */
 export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number> {
-  const c = await db.selectFrom('assets').innerJoin('collections', 'collections.uid', 'assets.collection_uid').select('collections.chain_id').where('assets.uid', '=', assetUid).executeTakeFirstOrThrow();
+  const c = await db
+    .selectFrom('assets')
+    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+    .select('collections.chain_id')
+    .where('assets.uid', '=', assetUid)
+    .executeTakeFirstOrThrow();
   return Number(c.chain_id);
 }
 
@@ -24,42 +29,79 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
  * Accepts a transfer or burn: claims the asset (its flag flips only while every precondition holds),
  * records the request and queues its relay (relay.ts), all in one transaction.
  */
-export async function startAction(ctx: Ctx, appUid: string, action: Action, assetUid: string, fromUserUid: string, to: string | null, idem: IdempotentWrite | undefined): Promise<{ uid: string }> {
+export async function startAction(
+  ctx: Ctx,
+  appUid: string,
+  action: Action,
+  assetUid: string,
+  fromUserUid: string,
+  to: string | null,
+  idem: IdempotentWrite | undefined,
+): Promise<{ uid: string }> {
   let chainId = 0;
   const table = action === 'transfer' ? 'transfers' : 'burns';
-  const uid = await withNewUid(table, (uid) => ctx.db.transaction().execute(async (tx) => {
-    const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
-    if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
-    const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
-    // The claim: only one request can flip the flag from 0 to 1 while every precondition holds.
-    const claimed = await tx
-      .updateTable('assets')
-      .set({ [flag]: 1, updated_at: nowIso() })
-      .where('uid', '=', assetUid)
-      .where('app_uid', '=', appUid)
-      .where('mint_status', '=', 'minted')
-      .where('is_burned', '=', 0)
-      .where('is_transferring', '=', 0)
-      .where('is_burning', '=', 0)
-      .where('owner_user_uid', '=', fromUserUid)
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) {
-      const a = await tx.selectFrom('assets').selectAll().where('uid', '=', assetUid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!a) throw ApiError.notFound('Asset');
-      const failed = assetPrecondition(a, fromUserUid);
-      throw ApiError.client(400, failed?.code ?? 'precondition_failed', failed?.message ?? 'The asset cannot be changed right now.');
-    }
-    const t = nowIso();
-    if (action === 'transfer') {
-      await tx.insertInto('transfers').values({ uid, app_uid: appUid, asset_uid: assetUid, from_user_uid: fromUserUid, to_address: to!, status: 'pending', reason: null, attempts: 0, created_at: t, updated_at: t }).execute();
-    } else {
-      await tx.insertInto('burns').values({ uid, app_uid: appUid, asset_uid: assetUid, from_user_uid: fromUserUid, status: 'pending', reason: null, attempts: 0, created_at: t, updated_at: t }).execute();
-    }
-    chainId = await chainOfAsset(tx, assetUid);
-    await queueOn(ctx, chainId).enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
-    await saveAnswer(tx, idem, { uid });
-    return uid;
-  }));
+  const uid = await withNewUid(table, (uid) =>
+    ctx.db.transaction().execute(async (tx) => {
+      const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
+      if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
+      const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
+      // The claim: only one request can flip the flag from 0 to 1 while every precondition holds.
+      const claimed = await tx
+        .updateTable('assets')
+        .set({ [flag]: 1, updated_at: nowIso() })
+        .where('uid', '=', assetUid)
+        .where('app_uid', '=', appUid)
+        .where('mint_status', '=', 'minted')
+        .where('is_burned', '=', 0)
+        .where('is_transferring', '=', 0)
+        .where('is_burning', '=', 0)
+        .where('owner_user_uid', '=', fromUserUid)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 0) {
+        const a = await tx.selectFrom('assets').selectAll().where('uid', '=', assetUid).where('app_uid', '=', appUid).executeTakeFirst();
+        if (!a) throw ApiError.notFound('Asset');
+        const failed = assetPrecondition(a, fromUserUid);
+        throw ApiError.client(400, failed?.code ?? 'precondition_failed', failed?.message ?? 'The asset cannot be changed right now.');
+      }
+      const t = nowIso();
+      if (action === 'transfer') {
+        await tx
+          .insertInto('transfers')
+          .values({
+            uid,
+            app_uid: appUid,
+            asset_uid: assetUid,
+            from_user_uid: fromUserUid,
+            to_address: to!,
+            status: 'pending',
+            reason: null,
+            attempts: 0,
+            created_at: t,
+            updated_at: t,
+          })
+          .execute();
+      } else {
+        await tx
+          .insertInto('burns')
+          .values({
+            uid,
+            app_uid: appUid,
+            asset_uid: assetUid,
+            from_user_uid: fromUserUid,
+            status: 'pending',
+            reason: null,
+            attempts: 0,
+            created_at: t,
+            updated_at: t,
+          })
+          .execute();
+      }
+      chainId = await chainOfAsset(tx, assetUid);
+      await queueOn(ctx, chainId).enqueue(tx, { kind: FORWARD_JOB, ref: uid, payload: { action } });
+      await saveAnswer(tx, idem, { uid });
+      return uid;
+    }),
+  );
   queueOn(ctx, chainId).notify(FORWARD_JOB);
   return { uid };
 }

@@ -16,7 +16,14 @@ import { startAction } from './shared.js';
 export type TransferRow = Selectable<TransferTable>;
 
 export function transferView(t: TransferRow) {
-  const v = { uid: t.uid, asset_uid: t.asset_uid, from_user_uid: t.from_user_uid, to_address: t.to_address.toLowerCase(), created_at: t.created_at, status: t.status };
+  const v = {
+    uid: t.uid,
+    asset_uid: t.asset_uid,
+    from_user_uid: t.from_user_uid,
+    to_address: t.to_address.toLowerCase(),
+    created_at: t.created_at,
+    status: t.status,
+  };
   // A cancelled transfer says why (an extra trailing key; the documented keys keep their order).
   return t.status === 'cancelled' ? { ...v, reason: t.reason } : v;
 }
@@ -33,17 +40,31 @@ export async function getTransfer(ctx: Ctx, appUid: string, uid: string) {
 }
 
 export async function listTransfers(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const rows = await keysetPage(ctx.db.selectFrom('transfers').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid), 'transfers', page).execute();
+  const rows = await keysetPage(
+    ctx.db.selectFrom('transfers').selectAll().where('app_uid', '=', appUid).where('from_user_uid', '=', userUid),
+    'transfers',
+    page,
+  ).execute();
   return pageOf(rows, page, transferView);
 }
 
 /** A transfer executed on chain: the asset has its new owner, with an `asset.transferred` event. */
 export async function finishTransfer(ctx: Ctx, tx: Tx, uid: string): Promise<void> {
   const t = nowIso();
-  const tr = await tx.updateTable('transfers').set({ status: 'done', updated_at: t }).where('uid', '=', uid).where('status', '=', 'pending').returningAll().executeTakeFirst();
+  const tr = await tx
+    .updateTable('transfers')
+    .set({ status: 'done', updated_at: t })
+    .where('uid', '=', uid)
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
   if (!tr) return;
   // A wallet of another user of the same App makes that user the owner (still transferable).
   const toUser = await tx.selectFrom('users').select('uid').where('app_uid', '=', tr.app_uid).where('wallet_address', '=', tr.to_address).executeTakeFirst();
-  await tx.updateTable('assets').set({ is_transferring: 0, owner_address: tr.to_address, owner_user_uid: toUser?.uid ?? null, updated_at: t }).where('uid', '=', tr.asset_uid).execute();
+  await tx
+    .updateTable('assets')
+    .set({ is_transferring: 0, owner_address: tr.to_address, owner_user_uid: toUser?.uid ?? null, updated_at: t })
+    .where('uid', '=', tr.asset_uid)
+    .execute();
   await emitEvent(tx, tr.app_uid, 'asset.transferred', { asset: await getAsset(ctx, tr.app_uid, tr.asset_uid, tx), transfer: transferView(tr) });
 }
