@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { InfraCtx } from '../util/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
-import { skipLocked, workersInOneProcess } from '../store/locks.js';
+import { workersInOneProcess } from '../store/locks.js';
 import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
 import { OutboundBlockedError } from '../net/outbound.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
@@ -34,6 +34,7 @@ import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from '.
 import type { DeliveryRow } from './deliveries.js';
 import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
 import { EndpointBreakers } from './breaker.js';
+import { leaseDue, loadBatch, type Batch, type EventRow } from './claim.js';
 
 type Claimed = DeliveryRow & { token: string };
 /** A claimed delivery waiting for a free slot (its App below its cap, the process below its total). */
@@ -44,8 +45,6 @@ type Ready = { row: Claimed; batch: Batch; claimedAt: number };
  * and endpoint configuration read with the claim are then at most this old when the attempt starts.
  */
 const READY_MAX_AGE_MS = 1000;
-type EventRow = { id: string; type: string; app_uid: string; event_time: string; payload: string };
-type Batch = { events: Map<string, EventRow>; endpoints: Map<string, EndpointRow> };
 type Write = (tx: Tx) => Promise<void>;
 
 export interface DispatcherOptions {
@@ -256,66 +255,15 @@ export class WebhookDispatcher {
     };
     const full = [...new Set([...held.keys(), ...this.breakers.tripped()])].filter((app) => (held.get(app) ?? 0) >= capOf(app));
     const token = `${this.workerId}:${randomUUID()}`;
-    const { result: rows, durable } = await this.commit(async (tx) => {
-      let q = tx
-        .selectFrom('webhook_deliveries')
-        .select(['event_id', 'app_uid'])
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', t)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', t)]));
-      if (full.length) q = q.where('app_uid', 'not in', full);
-      const limit = Math.max(free * 4, 64);
-      q = skipLocked(q.orderBy('next_attempt_at').limit(limit));
-      const candidates = await q.execute();
-      const counts = new Map(held);
-      const chosen: string[] = [];
-      let skipped = false;
-      for (const c of candidates) {
-        if (chosen.length >= free) break;
-        const n = counts.get(c.app_uid) ?? 0;
-        if (n >= capOf(c.app_uid)) {
-          skipped = true;
-          continue;
-        }
-        counts.set(c.app_uid, n + 1);
-        chosen.push(c.event_id);
-      }
-      more = skipped && chosen.length < free && candidates.length === limit;
-      if (chosen.length === 0) return [];
-      return tx
-        .updateTable('webhook_deliveries')
-        .set({ lease_until: t + this.leaseMs, locked_by: token })
-        .where('event_id', 'in', chosen)
-        .returningAll()
-        .execute();
-    });
+    const { result, durable } = await this.commit((tx) => leaseDue(tx, { now: t, full, free, held, capOf, leaseMs: this.leaseMs, token }));
+    const rows = result.rows;
+    more = result.more;
     if (rows.length === 0) return empty();
     // Nothing is sent about an event a power cut could still take back: the flush that makes this
     // claim durable also flushes every event committed before it.
     await durable;
-    // What every attempt of the batch needs, read once: the events, and the endpoint configurations
-    // as they are now (each attempt uses the configuration current when it starts).
-    const [events, endpoints] = await Promise.all([
-      this.ctx.db
-        .selectFrom('events')
-        .select(['id', 'type', 'app_uid', 'event_time', 'payload'])
-        .where(
-          'id',
-          'in',
-          rows.map((r) => r.event_id),
-        )
-        .execute(),
-      this.ctx.db
-        .selectFrom('webhook_endpoints')
-        .selectAll()
-        .where('app_uid', 'in', [...new Set(rows.map((r) => r.app_uid))])
-        .execute(),
-    ]);
-    return {
-      rows: rows.map((r) => ({ ...r, token })),
-      batch: { events: new Map(events.map((e) => [e.id, e])), endpoints: new Map(endpoints.map((e) => [e.app_uid, e])) },
-      more,
-    };
+    const batch = await loadBatch(this.ctx.db, rows);
+    return { rows: rows.map((r) => ({ ...r, token })), batch, more };
   }
 
   private launch(row: Claimed, batch: Batch): Promise<void> {

@@ -32,25 +32,10 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
     leaseMs: 10_000,
     pollMs: 500,
     async handle(jobs) {
-      const rows = await ctx.db
-        .selectFrom('allocations')
-        .innerJoin('rewards', 'rewards.uid', 'allocations.reward_uid')
-        .select([
-          'allocations.uid',
-          'allocations.status',
-          'allocations.tx_id',
-          'allocations.to_address',
-          'allocations.amount',
-          'allocations.reward_uid',
-          'rewards.status as reward_status',
-          'rewards.contract_address',
-        ])
-        .where(
-          'allocations.uid',
-          'in',
-          jobs.map((j) => j.ref),
-        )
-        .execute();
+      const rows = await allocationsOf(
+        ctx,
+        jobs.map((j) => j.ref),
+      );
       const byUid = new Map(rows.map((r) => [r.uid, r]));
       const groups: { rewardUid: string; contract: string; jobs: Job<typeof ALLOCATE_JOB>[]; items: AllocationItem[] }[] = [];
       const shared = new Map<string, (typeof groups)[number]>();
@@ -250,4 +235,23 @@ function revertName(err: unknown): string | null {
     e = e.cause as typeof e;
   }
   return null;
+}
+
+/** The allocations of a batch of jobs, with what their reward says of the contract. */
+function allocationsOf(ctx: ChainCtx, uids: string[]) {
+  return ctx.db
+    .selectFrom('allocations')
+    .innerJoin('rewards', 'rewards.uid', 'allocations.reward_uid')
+    .select([
+      'allocations.uid',
+      'allocations.status',
+      'allocations.tx_id',
+      'allocations.to_address',
+      'allocations.amount',
+      'allocations.reward_uid',
+      'rewards.status as reward_status',
+      'rewards.contract_address',
+    ])
+    .where('allocations.uid', 'in', uids)
+    .execute();
 }

@@ -13,7 +13,9 @@ import { unitsToDb } from '../../domain/amounts.js';
 import { chainRef, claimableOf, claimOutcomeStep, nextClaimStep } from '../../domain/rewards.js';
 import { emitEvent } from '../events.js';
 import { claimView, type ClaimRow } from './views.js';
-import { MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, claimGroup } from './shared.js';
+import { MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, claimGroup, type LedgerRow } from './shared.js';
+import type { Selectable } from 'kysely';
+import type { RewardTable } from '../../store/schema.js';
 
 // ------------------------------------------------------------------------------------ claim job
 
@@ -24,8 +26,6 @@ import { MAX_CLAIM_ROUNDS, CLAIM_GAS, FORWARD_TTL_S, lockLedger, writeLedger, cl
  */
 export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
   const sender = ctx.sender;
-  const rewardsAbi = artifact('MintworksRewards').abi;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   return {
     kind: CLAIM_JOB,
     batchSize: 50,
@@ -83,55 +83,8 @@ export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
               await ctx.queue.complete(tx, job.id);
               woke = true;
               return null;
-            case 'send': {
-              const account = ctx.keys.user(user.uid);
-              const address = account.address.toLowerCase();
-              if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
-              const forwarder = ctx.forwarder;
-              const nonce = await allocateForwarderNonce(
-                tx,
-                sender.chainId,
-                account.address,
-                () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
-              );
-              const ref = chainRef('claim', c.uid);
-              const request = await signForwardRequest(account, forwarder, sender.chainId, {
-                to: reward.contract_address as Address,
-                data: encodeFunctionData({ abi: rewardsAbi, functionName: 'claim', args: [getAddress(c.to_address), ref] }),
-                gas: CLAIM_GAS,
-                nonce,
-                deadline: Math.floor(Date.now() / 1000) + FORWARD_TTL_S,
-              });
-              // All forwarded requests of a user ride one relayer, so their forwarder nonces stay in order.
-              const relayer = sender.relayerFor(address);
-              const payload: OutcomePayloads[typeof CLAIM_TX] = {
-                claim_uid: c.uid,
-                reward_uid: c.reward_uid,
-                user_uid: user.uid,
-                user_address: address,
-                contract: reward.contract_address!,
-                forwarder,
-                nonce: nonce.toString(),
-                ref,
-              };
-              const rec = await sender.record(tx, {
-                kind: CLAIM_TX,
-                ref: c.uid,
-                payload,
-                to: forwarder,
-                data: encodeForwardBatch([request], relayer.address),
-                gas: forwardBatchGas([request]),
-                signer: relayer,
-              });
-              await tx
-                .updateTable('claims')
-                .set({ tx_id: rec.id, rounds: c.rounds + 1, updated_at: nowIso() })
-                .where('uid', '=', c.uid)
-                .execute();
-              await writeLedger(tx, c.reward_uid, c.from_user_uid, { ...ledger!, claimUid: c.uid });
-              await ctx.queue.complete(tx, job.id);
-              return rec;
-            }
+            case 'send':
+              return sendClaim(ctx, tx, job.id, c, reward, user, wallet, ledger);
           }
         });
         if (result) out.push(result);
@@ -232,4 +185,67 @@ export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
       return notify;
     };
   };
+}
+
+/** The user's forwarded claim, signed with their key and recorded for the relayer that carries their requests. */
+async function sendClaim(
+  ctx: ChainCtx,
+  tx: Tx,
+  jobId: number,
+  c: ClaimRow,
+  reward: Selectable<RewardTable>,
+  user: { uid: string },
+  wallet: { address: string | null } | undefined,
+  ledger: LedgerRow | null,
+): Promise<ChainTxRow> {
+  const sender = ctx.sender;
+  const rewardsAbi = artifact('MintworksRewards').abi;
+  const forwarderAbi = artifact('MintworksForwarder').abi;
+  const account = ctx.keys.user(user.uid);
+  const address = account.address.toLowerCase();
+  if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
+  const forwarder = ctx.forwarder;
+  const nonce = await allocateForwarderNonce(
+    tx,
+    sender.chainId,
+    account.address,
+    () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
+  );
+  const ref = chainRef('claim', c.uid);
+  const request = await signForwardRequest(account, forwarder, sender.chainId, {
+    to: reward.contract_address as Address,
+    data: encodeFunctionData({ abi: rewardsAbi, functionName: 'claim', args: [getAddress(c.to_address), ref] }),
+    gas: CLAIM_GAS,
+    nonce,
+    deadline: Math.floor(Date.now() / 1000) + FORWARD_TTL_S,
+  });
+  // All forwarded requests of a user ride one relayer, so their forwarder nonces stay in order.
+  const relayer = sender.relayerFor(address);
+  const payload: OutcomePayloads[typeof CLAIM_TX] = {
+    claim_uid: c.uid,
+    reward_uid: c.reward_uid,
+    user_uid: user.uid,
+    user_address: address,
+    contract: reward.contract_address!,
+    forwarder,
+    nonce: nonce.toString(),
+    ref,
+  };
+  const rec = await sender.record(tx, {
+    kind: CLAIM_TX,
+    ref: c.uid,
+    payload,
+    to: forwarder,
+    data: encodeForwardBatch([request], relayer.address),
+    gas: forwardBatchGas([request]),
+    signer: relayer,
+  });
+  await tx
+    .updateTable('claims')
+    .set({ tx_id: rec.id, rounds: c.rounds + 1, updated_at: nowIso() })
+    .where('uid', '=', c.uid)
+    .execute();
+  await writeLedger(tx, c.reward_uid, c.from_user_uid, { ...ledger!, claimUid: c.uid });
+  await ctx.queue.complete(tx, jobId);
+  return rec;
 }
