@@ -4,9 +4,9 @@
 //   util, net, store, jobs, chain, custody, metadata, webhooks (util/infra-context.ts is the context they take)
 //             infrastructure: never imports services (a use case calls down, never the reverse)
 //   services  the use cases
-//   http, console, cli
+//   http (with http/console), cli
 //             the edges: routes call services, they do not build database queries themselves
-//   boot/ (service.ts, open-core.ts, threads/) and the entry points main*.ts
+//   boot/ and the entry points main*.ts
 //             the composition root: wires the rest, imported by nothing below it
 //
 // Type-only imports count too (tsPreCompilationDeps): a type that a lower layer needs from a higher one
