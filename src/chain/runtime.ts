@@ -221,9 +221,15 @@ export class ChainRuntime {
   startMonitor(): void {
     this.running = true;
     this.loopDone = (async () => {
+      let steppedAt = 0;
       while (this.running) {
         try {
-          await this.step();
+          // A ready chain is read every 5 s; its stuck transactions are looked at every second, so an
+          // alert follows CHAIN_STUCK_SECONDS closely (one stuck for a few seconds is not missed).
+          if (!this.verdict.ready || Date.now() - steppedAt >= 5000) {
+            await this.step();
+            steppedAt = Date.now();
+          }
           this.lastError = null;
           if (this.verdict.ready) await this.watchStuck();
         } catch (err) {
@@ -232,7 +238,7 @@ export class ChainRuntime {
           this.lastError = message;
           this.verdict = { ...this.verdict, ready: false, reason: err instanceof WrongChainError ? message : 'chain unreachable' };
         }
-        await sleepUnlessWoken(this.verdict.ready ? 5000 : 1000, (w) => (this.wake = w));
+        await sleepUnlessWoken(1000, (w) => (this.wake = w));
       }
     })();
   }

@@ -92,7 +92,7 @@ describe('chain operator tools and alerts', () => {
     assert.equal(c.chain_id, CHAIN);
     assert.ok(c.head > 0);
     assert.equal(typeof c.base_fee_gwei, 'number');
-    assert.equal(c.max_fee_gwei, null, 'no ceiling configured');
+    assert.equal(c.max_fee_gwei, 1000, 'the default ceiling (CHAIN_MAX_FEE_GWEI)');
     assert.equal(c.low_balance_wei, LOW_WEI.toString());
     assert.deepEqual(
       c.providers.map((p: any) => p.provider),
