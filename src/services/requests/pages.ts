@@ -1,4 +1,5 @@
-// Keyset pagination for the lists of the API: newest first by (created_at, uid), a page at a time, so a
+// Keyset pagination for the lists of the API and the console: largest key first (the API's lists: newest
+// first by (created_at, uid)), a page at a time, so a
 // list is complete however long it gets and every page costs the same (an index range, never an
 // OFFSET that reads and drops the rows before it). The SDKs ignore paging: a plain call answers the
 // first page as the array they expect, and the HTTP layer announces the next one in a `Link` header.
@@ -59,8 +60,8 @@ export function decodeCursor(cursor: string, kinds: readonly KeyKind[] = ['s', '
 
 /**
  * Rows after `values` in the descending order of `columns` (the first column first, each next one
- * breaking the ties of those before): `c1 < v1 or (c1 = v1 and (c2 < v2 or …))`. Written out rather
- * than as a row-value comparison, which one planner matches to the index less reliably.
+ * breaking the ties of those before): `c1 < v1 or (c1 = v1 and (c2 < v2 or …))`, the shape the API's
+ * lists have always used, whose plans the query-plan test checks on both databases.
  */
 export function afterKeys<DB, TB extends keyof DB>(
   eb: ExpressionBuilder<DB, TB>,
