@@ -1,7 +1,8 @@
 // Keyset pagination for the lists of the API and the console: largest key first (the API's lists: newest
 // first by (created_at, uid)), a page at a time, so a list is complete however long it gets and every
-// page costs the same (an index range, never an OFFSET that reads and drops the rows before it). The SDKs ignore paging: a plain call answers the
-// first page as the array they expect, and the HTTP layer announces the next one in a `Link` header.
+// page costs the same (an index range, never an OFFSET that reads and drops the rows before it). The
+// SDKs ignore paging: a plain call answers the first page as the array they expect, and the HTTP layer
+// announces the next one in a `Link` header.
 import type { Expression, ExpressionBuilder, SelectQueryBuilder, SqlBool } from 'kysely';
 import { ApiError } from '../../util/errors.js';
 import { isUtf8 } from 'node:buffer';
