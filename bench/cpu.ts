@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../test/helpers/env.js';
-import { dbsFromArgs, emit, load, root, startService } from './lib.js';
+import { benchAssetBody, dbsFromArgs, emit, load, root, startService } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 64;
@@ -99,20 +99,7 @@ for (const db of dbsFromArgs()) {
     await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
     // The API alone: restarted without workers once the collection is deployed and the wallet exists.
     if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
-    const body = {
-      user_uid: user,
-      collection_uid: svc.collection,
-      asset_external_id: '[<id>]',
-      sale_price_in_usd: 9.99,
-      data: {
-        name: 'Bench Sword',
-        description: 'A bench item',
-        unique_name: false,
-        image_url: 'https://example.com/sword.png',
-        store_image_on_ipfs: false,
-        attributes: [{ trait_type: 'power', value: 9 }],
-      },
-    };
+    const body = benchAssetBody(user, svc.collection);
     const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
     const barePort = await freePort();

@@ -8,7 +8,7 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { freePort, waitFor } from '../test/helpers/env.js';
-import { dbsFromArgs, emit, load, root, serviceRssMb, spawnMain, startService, type LoadResult } from './lib.js';
+import { benchAssetBody, dbsFromArgs, emit, load, root, serviceRssMb, spawnMain, startService, type LoadResult } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 64;
@@ -19,7 +19,7 @@ for (const db of dbsFromArgs()) {
     const users = await Promise.all(Array.from({ length: 4 }, () => svc.api.post('/user', {}).then((r) => r.body.data.uid as string)));
     // Wallets first, so the burst measures asset creation, not wallet creation.
     for (const u of users) await svc.api.get(`/deposit?user_uid=${u}&collection_uid=${svc.collection}`);
-    const first = await svc.api.post('/asset', assetBody(users[0], svc.collection, 'first'));
+    const first = await svc.api.post('/asset', benchAssetBody(users[0], svc.collection, 'first'));
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
 
     const barePort = await freePort();
@@ -29,7 +29,7 @@ for (const db of dbsFromArgs()) {
     });
     await new Promise((r) => bare.once('message', r));
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
-    const postBody = JSON.stringify(assetBody(users[1], svc.collection, '[<id>]'));
+    const postBody = JSON.stringify(benchAssetBody(users[1], svc.collection, '[<id>]'));
     const run = (base: string, method: 'GET' | 'POST', p: string) =>
       load({ url: `${base}${p}`, method, headers, body: method === 'POST' ? postBody : undefined, connections, seconds });
 
@@ -88,21 +88,4 @@ for (const db of dbsFromArgs()) {
   } finally {
     await svc.stop();
   }
-}
-
-function assetBody(user: string, collection: string, ext: string) {
-  return {
-    user_uid: user,
-    collection_uid: collection,
-    asset_external_id: ext,
-    sale_price_in_usd: 9.99,
-    data: {
-      name: 'Bench Sword',
-      description: 'A bench item',
-      unique_name: false,
-      image_url: 'https://example.com/sword.png',
-      store_image_on_ipfs: false,
-      attributes: [{ trait_type: 'power', value: 9 }],
-    },
-  };
 }

@@ -364,3 +364,21 @@ export const dbsFromArgs = (): DbKind[] => {
 export function emit(line: Record<string, unknown>): void {
   console.log(JSON.stringify(line));
 }
+
+/** The asset every HTTP bench creates: `[<id>]` as the external id is replaced per request by `load`. */
+export function benchAssetBody(user: string, collection: string, ext = '[<id>]') {
+  return {
+    user_uid: user,
+    collection_uid: collection,
+    asset_external_id: ext,
+    sale_price_in_usd: 9.99,
+    data: {
+      name: 'Bench Sword',
+      description: 'A bench item',
+      unique_name: false,
+      image_url: 'https://example.com/sword.png',
+      store_image_on_ipfs: false,
+      attributes: [{ trait_type: 'power', value: 9 }],
+    },
+  };
+}

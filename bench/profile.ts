@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiClient } from '../test/helpers/env.js';
-import { dbsFromArgs, launchService, load, prepareServiceEnv, readDemo, waitDeployed } from './lib.js';
+import { benchAssetBody, dbsFromArgs, launchService, load, prepareServiceEnv, readDemo, waitDeployed } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const route = process.env.PROFILE_ROUTE ?? 'post';
@@ -46,20 +46,7 @@ for (const db of files.length ? [] : dbsFromArgs()) {
   delete process.env.BENCH_NODE_ARGS;
   const svc = { base: proc.base, api, apiKey: demo.apiKey, token: demo.token, collection: demo.collection };
   try {
-    const body = {
-      user_uid: user,
-      collection_uid: svc.collection,
-      asset_external_id: '[<id>]',
-      sale_price_in_usd: 9.99,
-      data: {
-        name: 'Bench Sword',
-        description: 'A bench item',
-        unique_name: false,
-        image_url: 'https://example.com/sword.png',
-        store_image_on_ipfs: false,
-        attributes: [{ trait_type: 'power', value: 9 }],
-      },
-    };
+    const body = benchAssetBody(user, svc.collection);
     const first = (await svc.api.post('/asset', { ...body, asset_external_id: 'first' })).body.data.uid as string;
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const r =

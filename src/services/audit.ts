@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ctx } from './context.js';
 import type { DbOrTx } from '../store/db.js';
 import { keysetPage, pageOf, type PageRequest } from './requests/pages.js';
+import type { AuditEntry as AuditEntryView } from './console/types.js';
 
 /** Who acted: the operator token (management API), a console session, or the CLI on the host. */
 export interface Actor {
@@ -53,17 +54,8 @@ export async function recordAudit(db: DbOrTx, actor: Actor, e: AuditEntry): Prom
     .execute();
 }
 
-export function auditView(r: {
-  uid: string;
-  created_at: string;
-  actor: string;
-  actor_detail: string | null;
-  action: string;
-  app_uid: string | null;
-  user_uid: string | null;
-  chain_id: number | null;
-  details: string;
-}) {
+/** An audit row as the API and the console show it (its details parsed). */
+export function auditView(r: Omit<AuditEntryView, 'details'> & { details: string }): AuditEntryView {
   return {
     uid: r.uid,
     created_at: r.created_at,

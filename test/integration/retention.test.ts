@@ -21,6 +21,26 @@ for (const db of ['sqlite', 'postgres'] as const) {
     });
     after(() => env.dispose());
 
+    /** `n` attempts of an App older than the retention, in inserts of 500 rows. */
+    const insertOldAttempts = async (prefix: string, appUid: string, n: number) => {
+      const rows = Array.from({ length: n }, (_, i) => ({
+        event_id: `${prefix}${i}`,
+        app_uid: appUid,
+        attempt: 1,
+        attempted_at: OLD,
+        url: 'https://x',
+        status_code: 200,
+        latency_ms: 1,
+        error: null,
+        response_body: null,
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await ctx.db
+          .insertInto('webhook_attempts')
+          .values(rows.slice(i, i + 500))
+          .execute();
+    };
+
     const event = async (id: string, at: number, delivery?: { status: 'pending' | 'delivered' | 'expired' | 'disabled'; deadline: number }) => {
       await ctx.db
         .insertInto('events')
@@ -180,22 +200,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
           response_body: null,
         })
         .execute();
-      const rows = Array.from({ length: 2500 }, (_, i) => ({
-        event_id: `late${i}`,
-        app_uid: '100000000003',
-        attempt: 1,
-        attempted_at: OLD,
-        url: 'https://x',
-        status_code: 200,
-        latency_ms: 1,
-        error: null,
-        response_body: null,
-      }));
-      for (let i = 0; i < rows.length; i += 500)
-        await ctx.db
-          .insertInto('webhook_attempts')
-          .values(rows.slice(i, i + 500))
-          .execute();
+      await insertOldAttempts('late', '100000000003', 2500);
       const pruned = await pruneOnce(ctx, 30, NOW + 60 * DAY);
       assert.ok(pruned.webhook_attempts >= 2500, `${pruned.webhook_attempts} pruned`);
       assert.deepEqual(
@@ -205,22 +210,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
     });
 
     it('walks large tables in chunks', async () => {
-      const rows = Array.from({ length: 4500 }, (_, i) => ({
-        event_id: `bulk${i}`,
-        app_uid: '100000000002',
-        attempt: 1,
-        attempted_at: OLD,
-        url: 'https://x',
-        status_code: 200,
-        latency_ms: 1,
-        error: null,
-        response_body: null,
-      }));
-      for (let i = 0; i < rows.length; i += 500)
-        await ctx.db
-          .insertInto('webhook_attempts')
-          .values(rows.slice(i, i + 500))
-          .execute();
+      await insertOldAttempts('bulk', '100000000002', 4500);
       const pruned = await pruneOnce(ctx, 30, NOW + 30 * DAY);
       assert.equal(pruned.webhook_attempts, 4500);
       assert.equal(
