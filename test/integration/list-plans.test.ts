@@ -1,24 +1,54 @@
+// test:exclusive — measures latency; run with the machine to itself (scripts/run-integration.mjs).
 // A user's asset list whose plan cannot flip with the data: one user of an App holds nearly every
 // asset (a vault or treasury user), another holds 5. The small user's list must read its own index
 // entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections,
-// on both databases. The large user's rows are copied in bulk by SQL (ASSETS of them, 200k by default:
-// enough to show the flip; bench/scale.ts measures the same shape at a million).
+// on both databases. The large user's rows are copied in bulk by SQL (ASSETS of them, a million by
+// default). The 16 connections come from a thread of their own, as a client on another core would:
+// on the service's own event loop, their work would be counted in its latency.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
 import { CompiledQuery, sql } from 'kysely';
 import type SQLite from 'better-sqlite3';
 import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createCollection } from '../../src/services/collections.js';
-import { userAssetUids } from '../../src/services/assets/reads.js';
+import { userAssetsPage } from '../../src/services/assets/reads.js';
 
-const ASSETS = Number(process.env.LIST_PLAN_ASSETS ?? 200_000);
+const ASSETS = Number(process.env.LIST_PLAN_ASSETS ?? 1_000_000);
 const CONNECTIONS = 16;
 const RUN_MS = 4000;
 const P99_MS = 30;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+/**
+ * `connections` clients in a worker thread, each asking the targets in turn until `ms` have passed;
+ * every answer must be 200 with 5 assets. Resolves the latencies (ms) per target.
+ */
+function loadFromAnotherThread(targets: { url: string; headers: Record<string, string> }[], connections: number, ms: number): Promise<number[][]> {
+  const code = `
+    const { parentPort, workerData: { targets, connections, ms } } = require('node:worker_threads');
+    const latencies = targets.map(() => []);
+    const end = Date.now() + ms;
+    Promise.all(Array.from({ length: connections }, async (_, c) => {
+      for (let n = c; Date.now() < end; n++) {
+        const i = n % targets.length;
+        const s = performance.now();
+        const r = await fetch(targets[i].url, { headers: targets[i].headers });
+        const body = await r.json();
+        latencies[i].push(performance.now() - s);
+        if (r.status !== 200 || body.data.length !== 5) throw new Error('answer ' + r.status + ': ' + JSON.stringify(body).slice(0, 300));
+      }
+    })).then(() => parentPort.postMessage(latencies));
+  `;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(code, { eval: true, workerData: { targets, connections, ms } });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
 }
 
 for (const db of ['sqlite', 'postgres'] as const) {
@@ -32,7 +62,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
       await t?.stop();
     });
 
-    it(`answers in p99 <= ${P99_MS} ms at ${CONNECTIONS} connections (on a shared machine: within twice a lone user's p99), through the user's own index`, {
+    it(`answers as fast as a user of an App of its own at ${CONNECTIONS} connections (p99 <= ${P99_MS} ms where the cores allow), through the user's own index`, {
       timeout: 300_000,
     }, async () => {
       const app = await t.newApp();
@@ -101,12 +131,8 @@ for (const db of ['sqlite', 'postgres'] as const) {
         );
         assert.ok(!plan.some((d) => /assets_app_created_idx/.test(d)), plan.join('\n'));
       } else {
-        // PostgreSQL's plan of the two halves of the list, on the table as it now is (analyzed).
-        const q = t.svc.ctx.db
-          .selectFrom('assets')
-          .select('assets.uid')
-          .where('assets.uid', 'in', userAssetUids(app.uid, small, {}, { unburned: true }))
-          .compile();
+        // PostgreSQL's plan of the list's first page, on the table as it now is (analyzed).
+        const q = userAssetsPage(t.svc.ctx.db, app.uid, small, {});
         const plan = (await t.svc.ctx.db.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${q.sql}`, [...q.parameters]))).rows
           .map((r) => Object.values(r)[0])
           .join('\n');
@@ -138,41 +164,22 @@ for (const db of ['sqlite', 'postgres'] as const) {
 
       // Under load: 16 connections, each asking in turn for the small user's list and the baseline's.
       const targets = [
-        {
-          url: `${app.api.base}/asset?user_uid=${small}`,
-          headers: { 'X-API-KEY': app.apiKey, Authorization: `Bearer ${app.api.token}` },
-          latencies: [] as number[],
-        },
-        {
-          url: `${other.api.base}/asset?user_uid=${alone}`,
-          headers: { 'X-API-KEY': other.apiKey, Authorization: `Bearer ${other.api.token}` },
-          latencies: [] as number[],
-        },
+        { url: `${app.api.base}/asset?user_uid=${small}`, headers: { 'X-API-KEY': app.apiKey, Authorization: `Bearer ${app.api.token}` } },
+        { url: `${other.api.base}/asset?user_uid=${alone}`, headers: { 'X-API-KEY': other.apiKey, Authorization: `Bearer ${other.api.token}` } },
       ];
-      const end = Date.now() + RUN_MS;
-      await Promise.all(
-        Array.from({ length: CONNECTIONS }, async (_, c) => {
-          for (let n = c; Date.now() < end; n++) {
-            const target = targets[n % 2];
-            const s = performance.now();
-            const r = await fetch(target.url, { headers: target.headers });
-            const body = (await r.json()) as { data: unknown[] };
-            target.latencies.push(performance.now() - s);
-            assert.equal(r.status, 200);
-            assert.equal(body.data.length, 5);
-          }
-        }),
-      );
-      const [mixed, baseline] = targets.map((x) => {
-        const l = x.latencies.sort((a, b) => a - b);
+      const latencies = await loadFromAnotherThread(targets, CONNECTIONS, RUN_MS);
+      const [mixed, baseline] = latencies.map((l) => {
+        l.sort((a, b) => a - b);
         return { n: l.length, p50: percentile(l, 0.5), p99: percentile(l, 0.99) };
       });
       process.stdout.write(
         `# ${db}: ${CONNECTIONS} connections: beside the big user p50 ${mixed.p50.toFixed(1)} / p99 ${mixed.p99.toFixed(1)} ms (${mixed.n}); alone p50 ${baseline.p50.toFixed(1)} / p99 ${baseline.p99.toFixed(1)} ms (${baseline.n})\n`,
       );
-      // 30 ms on a machine of its own; where the machine is shared (CI, a busy host) the baseline's own
-      // p99 says what the load allows: the list beside a million-asset user may not cost more than twice that.
-      assert.ok(mixed.p99 <= Math.max(P99_MS, 2 * baseline.p99), `p99 ${mixed.p99.toFixed(1)} ms vs ${baseline.p99.toFixed(1)} ms alone`);
+      // 30 ms where the machine has cores to spare for 16 connections; where it has not (a 2-core CI
+      // machine runs this client, the service and PostgreSQL on the same cores), the baseline's p99
+      // says what the machine allows: beside a million-asset user the list may not cost more than that
+      // and a margin for the noise.
+      assert.ok(mixed.p99 <= Math.max(P99_MS, 1.5 * baseline.p99), `p99 ${mixed.p99.toFixed(1)} ms vs ${baseline.p99.toFixed(1)} ms alone`);
     });
   });
 }
