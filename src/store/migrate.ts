@@ -15,6 +15,7 @@ import { multichain } from './migrations/012_multichain.js';
 import { leanAssetIndexes } from './migrations/013_lean_asset_indexes.js';
 import { changeNotifications } from './migrations/014_change_notifications.js';
 import { wakeups } from './migrations/019_wakeups.js';
+import { pendingAssetsIndex } from './migrations/021_pending_assets_index.js';
 import { userListIndexes } from './migrations/018_user_list_indexes.js';
 import { custody } from './migrations/017_custody.js';
 
@@ -38,6 +39,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '017_custody': custody(store.dialect),
     '018_user_list_indexes': userListIndexes(store.dialect),
     '019_wakeups': wakeups(store.dialect),
+    '021_pending_assets_index': pendingAssetsIndex(store.dialect),
   };
 }
 

@@ -136,11 +136,11 @@ describe('query plans (sqlite)', () => {
     assert.equal((await admin.get(`/apps/${app.uid}/webhook/events/${events[0].event_id}/attempts`)).status, 200);
     assert.equal((await admin.get('/apps/' + app.uid + '/webhook/events?status=delivered')).status, 200);
     for (const p of ['/health', '/metrics']) assert.equal((await fetch(`${t.svc.url}${p}`)).status, 200, p);
-    // The console's lists (by collection: in token id order; by a rare status: its partial index) and
-    // a user's page there. The common statuses (minted, not minted) read the App's assets newest first:
-    // most of what they read matches.
+    // The console's lists (by collection: in token id order; by a rare status or not minted: its partial
+    // index) and a user's page there. Minted, the common status, reads the App's assets newest first:
+    // most of what it reads matches.
     const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
-    const byStatus = ['failed', 'transferring', 'burning', 'burned'].map((st) => `/apps/${app.uid}/assets?status=${st}`);
+    const byStatus = ['not_minted', 'failed', 'transferring', 'burning', 'burned'].map((st) => `/apps/${app.uid}/assets?status=${st}`);
     for (const p of [
       `/apps/${app.uid}/assets`,
       `/apps/${app.uid}/assets?collection=${collection}`,

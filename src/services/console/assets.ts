@@ -117,11 +117,11 @@ export interface AssetQuery {
 export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promise<Page<AssetRow>> {
   let qb = assetRows(ctx).where('assets.app_uid', '=', appUid);
   switch (q.status) {
+    // Statuses other than minted, as literals: each has a partial index of its own (migrations 018 and
+    // 021), which a planner uses only when the query names the indexed value itself.
     case 'not_minted':
-      qb = qb.where('assets.mint_status', '=', 'pending');
+      qb = qb.where('assets.mint_status', '=', sql.lit('pending'));
       break;
-    // Rare statuses, as literals: each has a partial index of its own (migration 018), which a
-    // planner uses only when the query names the indexed value itself.
     case 'failed':
       qb = qb.where('assets.mint_status', '=', sql.lit('failed'));
       break;
