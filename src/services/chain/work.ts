@@ -18,6 +18,7 @@ import { editJobHandler } from '../assets/lifecycle/edit.js';
 import { baseUriJobHandler } from '../collection-base-uri.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
+import { relayerRotationJobHandler } from './relayer-rotation-job.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
 const NOT_READY_DELAY_MS = 2000;
@@ -121,6 +122,8 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
       ...rewardJobHandlers(ctx),
       baseUriJobHandler(ctx),
     ].map((h) => gated(shared, rt, h));
+    // Not gated by the relayers' room: its transactions are the deployer's, and it waits for readiness itself.
+    handlers.push(relayerRotationJobHandler(ctx, rt));
     pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);

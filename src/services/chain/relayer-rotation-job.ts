@@ -1,0 +1,315 @@
+// Carrying a relayer rotation out (src/services/relayer-rotation.ts starts it), as a job of its chain
+// that moves it a step at a time and comes back for the next step. Every transaction it sends is
+// recorded through the chain pipeline (kind `relayers.rotation`) under a reference naming the rotation,
+// the contract and the account, so a step run again (after a crash, by another worker) finds what was
+// recorded and never sends it twice. The phases:
+//   granting  once every process has read the new relayers (they are operators of contracts deployed
+//             from then on) and they are funded: each contract of the chain that a relayer owns is
+//             handed to the deployer, then the deployer makes every new relayer an operator of every
+//             contract. When all of it is final, in one database transaction: the new relayers become
+//             active, the old ones retiring.
+//   draining  once every process has read the switch (no new work goes to the old relayers; the
+//             database refuses it anyway): wait until the old relayers have no unfinal transaction.
+//   revoking  the deployer revokes the old relayers on every contract; when final, they are retired.
+import { encodeFunctionData, getAddress, parseAbi, type Address, type Hex } from 'viem';
+import type { ChainCtx } from '../context.js';
+import type { ChainRuntime } from '../../chain/runtime.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { ROTATE_JOB } from '../../jobs/kinds.js';
+import { COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX, ROTATION_TX, type OutcomeHandler, type RotationAction } from '../../chain/outcomes.js';
+import type { ChainSigner } from '../../chain/signer.js';
+import { RELAYER_SET_PROPAGATION_MS } from '../../chain/relayer-set.js';
+import { LOW_BALANCE_WEI } from '../../domain/chain-funding.js';
+import { pairState } from '../../domain/relayer-rotation.js';
+import { setDevBalance } from '../../chain/dev-funding.js';
+import { nowIso } from '../../util/time.js';
+import { recordAudit } from '../audit.js';
+import type { RotationRow } from '../relayer-rotation.js';
+
+const OPERATOR_ABI = parseAbi([
+  'function owner() view returns (address)',
+  'function isOperator(address) view returns (bool)',
+  'function setOperator(address account, bool enabled)',
+  'function transferOwnership(address newOwner)',
+]);
+/** How soon a step that waits for something looks again. */
+const POLL_MS = 1000;
+/** How soon a rotation waiting for funds on an external chain looks again. */
+const FUNDING_POLL_MS = 5000;
+
+/** A step's verdict: run again after `ms`, or the rotation is finished. */
+type Next = { ms: number } | 'finished';
+
+export function relayerRotationJobHandler(ctx: ChainCtx, rt: ChainRuntime): JobHandler<typeof ROTATE_JOB> {
+  return {
+    kind: ROTATE_JOB,
+    batchSize: 1,
+    leaseMs: 120_000,
+    pollMs: 1000,
+    async handle(jobs) {
+      for (const job of jobs) {
+        const rotation = await ctx.db.selectFrom('relayer_rotations').selectAll().where('id', '=', Number(job.ref)).executeTakeFirst();
+        if (!rotation || rotation.finished_at !== null) {
+          await ctx.queue.complete(ctx.db, job.id);
+          continue;
+        }
+        // A chain that is not ready (down, out of funds) holds the rotation as it holds other work.
+        const next: Next = (await rt.readyNow(1000)) ? await step(ctx, rotation) : { ms: 2000 };
+        if (next === 'finished') await ctx.queue.complete(ctx.db, job.id);
+        else await ctx.queue.defer(ctx.db, job.id, next.ms);
+      }
+    },
+  };
+}
+
+/** A rotation's transaction became final: its job looks at once. */
+export function rotationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ROTATION_TX> {
+  return async ({ payload, ok, reason }) =>
+    async (tx) => {
+      if (!ok)
+        ctx.log.warn({ rotation: payload.rotation_id, action: payload.action, contract: payload.contract, reason }, 'relayer rotation transaction failed');
+      await ctx.queue.wakeGroup(tx, ROTATE_JOB, `rotation:${payload.rotation_id}`);
+      return () => ctx.queue.notify(ROTATE_JOB);
+    };
+}
+
+async function setProgress(ctx: ChainCtx, id: number, progress: string): Promise<void> {
+  await ctx.db.updateTable('relayer_rotations').set({ progress }).where('id', '=', id).where('progress', '!=', progress).execute();
+}
+
+async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
+  const id = Number(r.id);
+  const fresh = JSON.parse(r.new_relayers) as string[];
+  const old = JSON.parse(r.old_relayers) as string[];
+  if (r.phase === 'granting') {
+    const ready = Number(r.created_at) + RELAYER_SET_PROPAGATION_MS;
+    if (Date.now() < ready) return { ms: ready - Date.now() };
+    const unfunded = await fund(ctx, fresh);
+    if (unfunded.length) {
+      await setProgress(
+        ctx,
+        id,
+        `waiting for funds: the new relayers ${unfunded.join(', ')} need at least ${LOW_BALANCE_WEI} wei each (mintworks chain fund --chain ${ctx.chain.id} lists them)`,
+      );
+      return { ms: FUNDING_POLL_MS };
+    }
+    // Deployments recorded before every process knew the new relayers may not name them: wait for them.
+    const earlyDeploys = await ctx.db
+      .selectFrom('chain_txs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('chain_id', '=', ctx.chain.id)
+      .where('kind', 'in', [COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX])
+      .where('handled', '=', 0)
+      .where('created_at', '<', ready)
+      .executeTakeFirstOrThrow();
+    if (Number(earlyDeploys.n) > 0) {
+      await setProgress(ctx, id, `waiting for ${earlyDeploys.n} contract deployment(s) recorded before the rotation`);
+      return { ms: POLL_MS };
+    }
+    const tally = await ensureOperators(ctx, id, fresh, 'grant');
+    await setProgress(ctx, id, `granting operator rights to ${fresh.length} new relayer(s): ${tally.done}/${tally.total} contracts done`);
+    if (tally.done < tally.total) return { ms: POLL_MS };
+    await ctx.db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('relayers')
+        .set({ state: 'active', updated_at: Date.now() })
+        .where('chain_id', '=', ctx.chain.id)
+        .where('address', 'in', fresh)
+        .execute();
+      await tx
+        .updateTable('relayers')
+        .set({ state: 'retiring', updated_at: Date.now() })
+        .where('chain_id', '=', ctx.chain.id)
+        .where('address', 'in', old)
+        .execute();
+      await tx
+        .updateTable('relayer_rotations')
+        .set({ phase: 'draining', switched_at: Date.now(), progress: `granted on ${tally.total} contracts; new work goes to the new relayers` })
+        .where('id', '=', id)
+        .execute();
+    });
+    ctx.log.info({ rotation: id, relayers: fresh }, 'relayer rotation: the new relayers take the work');
+    return { ms: RELAYER_SET_PROPAGATION_MS };
+  }
+  if (r.phase === 'draining') {
+    const since = Number(r.switched_at) + RELAYER_SET_PROPAGATION_MS;
+    if (Date.now() < since) return { ms: since - Date.now() };
+    const left = await ctx.db
+      .selectFrom('chain_txs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('chain_id', '=', ctx.chain.id)
+      .where('from_address', 'in', old)
+      .where('handled', '=', 0)
+      .executeTakeFirstOrThrow();
+    if (Number(left.n) > 0) {
+      await setProgress(ctx, id, `waiting for ${left.n} transaction(s) of the old relayers to be final`);
+      return { ms: POLL_MS };
+    }
+    await ctx.db.updateTable('relayer_rotations').set({ phase: 'revoking', progress: 'revoking the old relayers' }).where('id', '=', id).execute();
+    return { ms: 0 };
+  }
+  if (r.phase === 'revoking') {
+    const tally = await ensureOperators(ctx, id, old, 'revoke');
+    await setProgress(ctx, id, `revoking the old relayers: ${tally.done}/${tally.total} contracts done`);
+    if (tally.done < tally.total) return { ms: POLL_MS };
+    await ctx.db.transaction().execute(async (tx) => {
+      await tx
+        .updateTable('relayers')
+        .set({ state: 'retired', updated_at: Date.now() })
+        .where('chain_id', '=', ctx.chain.id)
+        .where('address', 'in', old)
+        .execute();
+      // An HSM key is retired once it is retired on every chain that had it (never deleted).
+      const inUse = await tx.selectFrom('relayers').select('address').where('address', 'in', old).where('state', '!=', 'retired').execute();
+      const done = old.filter((a) => !inUse.some((u) => u.address.toLowerCase() === a));
+      if (done.length)
+        await tx.updateTable('custody_keys').set({ retired_at: nowIso() }).where('address', 'in', done).where('retired_at', 'is', null).execute();
+      await tx
+        .updateTable('relayer_rotations')
+        .set({ phase: 'done', finished_at: Date.now(), progress: `done: ${old.length} relayer(s) retired, revoked on ${tally.total} contracts` })
+        .where('id', '=', id)
+        .execute();
+      await recordAudit(
+        tx,
+        { kind: r.actor as 'cli', detail: r.actor_detail },
+        { action: 'relayers.retired', chain_id: ctx.chain.id, details: { rotation_id: id, retired: old, active: fresh, contracts: tally.total } },
+      );
+    });
+    ctx.log.info({ rotation: id, retired: old }, 'relayer rotation done: the old relayers are retired');
+    return 'finished';
+  }
+  return 'finished';
+}
+
+/** On the embedded chain the new relayers are funded as the service funds its accounts; elsewhere the operator funds them. Returns those still short. */
+async function fund(ctx: ChainCtx, relayers: string[]): Promise<string[]> {
+  const short: string[] = [];
+  for (const a of relayers) {
+    const balance = await ctx.sender.client.getBalance({ address: a as Address });
+    if (balance >= LOW_BALANCE_WEI) continue;
+    if (ctx.chain.embedded) await setDevBalance((method, params) => ctx.sender.client.request({ method: method as any, params: params as any }), a, 10n ** 26n);
+    else short.push(getAddress(a));
+  }
+  return short;
+}
+
+/** Every contract of the chain with an operator set: its deployed collections and rewards. */
+async function operatorContracts(ctx: ChainCtx): Promise<Address[]> {
+  const [collections, rewards] = await Promise.all([
+    ctx.db.selectFrom('collections').select('contract_address').where('chain_id', '=', ctx.chain.id).where('contract_address', 'is not', null).execute(),
+    ctx.db.selectFrom('rewards').select('contract_address').where('chain_id', '=', ctx.chain.id).where('contract_address', 'is not', null).execute(),
+  ]);
+  return [...collections, ...rewards].map((c) => getAddress(c.contract_address!));
+}
+
+/**
+ * Makes `accounts` operators (`grant`) or not (`revoke`) of every contract of the chain, sending what is
+ * missing; first hands a contract a relayer owns to the deployer. Counts the contracts where all of it
+ * is final.
+ */
+async function ensureOperators(ctx: ChainCtx, rotationId: number, accounts: string[], action: 'grant' | 'revoke'): Promise<{ done: number; total: number }> {
+  const contracts = await operatorContracts(ctx);
+  const deployer = ctx.keys.deployer();
+  let done = 0;
+  const toSend = [];
+  for (const contract of contracts) {
+    const owner = ((await ctx.sender.client.readContract({ address: contract, abi: OPERATOR_ABI, functionName: 'owner' })) as Address).toLowerCase();
+    if (owner !== deployer.address.toLowerCase()) {
+      const signer = ctx.sender.relayerSet.all().find((e) => e.address === owner)?.signer;
+      if (!signer) throw new Error(`contract ${contract} on chain ${ctx.chain.id} is owned by ${owner}, which is not an account of this installation`);
+      const state = await stateOf(ctx, rotationId, 'handover', contract, deployer.address, () => Promise.resolve(false));
+      if (state === 'to_send')
+        toSend.push({
+          action: 'handover' as const,
+          contract,
+          account: deployer.address.toLowerCase(),
+          signer,
+          data: call('transferOwnership', [deployer.address]),
+        });
+      continue; // its operators change once the deployer owns it
+    }
+    let all = true;
+    for (const account of accounts) {
+      const want = action === 'grant';
+      const state = await stateOf(ctx, rotationId, action, contract, account, async () => {
+        const is = (await ctx.sender.client.readContract({
+          address: contract,
+          abi: OPERATOR_ABI,
+          functionName: 'isOperator',
+          args: [account as Address],
+        })) as boolean;
+        return is === want;
+      });
+      if (state !== 'done') all = false;
+      if (state === 'to_send') toSend.push({ action, contract, account, signer: deployer, data: call('setOperator', [getAddress(account), want]) });
+    }
+    if (all) done++;
+  }
+  for (const s of toSend) await send(ctx, rotationId, s.action, s.contract, s.account, s.signer, s.data);
+  return { done, total: contracts.length };
+}
+
+const call = (functionName: 'setOperator' | 'transferOwnership', args: readonly unknown[]): Hex =>
+  encodeFunctionData({ abi: OPERATOR_ABI, functionName, args } as Parameters<typeof encodeFunctionData>[0]);
+
+const refOf = (rotationId: number, action: RotationAction, contract: string, account: string) =>
+  `rotation:${rotationId}:${action}:${contract.toLowerCase()}:${account.toLowerCase()}`;
+
+/** Where one change stands: from its recorded transactions, else from what the contract says. */
+async function stateOf(ctx: ChainCtx, rotationId: number, action: RotationAction, contract: string, account: string, onChain: () => Promise<boolean>) {
+  const rows = await ctx.db
+    .selectFrom('chain_txs')
+    .select(['handled', 'status'])
+    .where('chain_id', '=', ctx.chain.id)
+    .where('kind', '=', ROTATION_TX)
+    .where('ref', '=', refOf(rotationId, action, contract, account))
+    .execute();
+  const recorded = rows.map((x) => ({ final: Number(x.handled) === 1, ok: x.status === 'mined' }));
+  const settled = pairState(recorded, null);
+  if (settled !== 'to_send') {
+    if (settled === 'failed') throw new Error(`relayer rotation ${rotationId}: ${action} of ${account} on ${contract} failed ${recorded.length} times`);
+    return settled;
+  }
+  const state = pairState(recorded, await onChain());
+  if (state === 'failed') throw new Error(`relayer rotation ${rotationId}: ${action} of ${account} on ${contract} failed ${recorded.length} times`);
+  return state;
+}
+
+/** Records one change through the chain pipeline (once: the reference is checked in the same transaction) and sends it. */
+async function send(
+  ctx: ChainCtx,
+  rotationId: number,
+  action: RotationAction,
+  contract: Address,
+  account: string,
+  signer: ChainSigner,
+  data: Hex,
+): Promise<void> {
+  const ref = refOf(rotationId, action, contract, account);
+  const gas = await ctx.sender.client
+    .estimateGas({ account: signer.address, to: contract, data })
+    .then((g) => (g * 13n) / 10n)
+    .catch(() => 120_000n);
+  const row = await ctx.db.transaction().execute(async (tx) => {
+    const unfinished = await tx
+      .selectFrom('chain_txs')
+      .select('id')
+      .where('chain_id', '=', ctx.chain.id)
+      .where('kind', '=', ROTATION_TX)
+      .where('ref', '=', ref)
+      .where((eb) => eb.or([eb('handled', '=', 0), eb('status', '=', 'mined')]))
+      .executeTakeFirst();
+    if (unfinished) return null;
+    return ctx.sender.record(tx, {
+      kind: ROTATION_TX,
+      ref,
+      payload: { rotation_id: rotationId, action, contract: contract.toLowerCase(), account: account.toLowerCase() },
+      to: contract,
+      data,
+      gas,
+      signer,
+      rotation: true,
+    });
+  });
+  if (row) await ctx.sender.broadcast([row]);
+}
