@@ -213,6 +213,9 @@ async function ensureOperators(ctx: ChainCtx, rotationId: number, accounts: stri
   let done = 0;
   const toSend = [];
   for (const contract of contracts) {
+    // A handover not final yet may still be undone (a reorganisation, a node restarted from older state):
+    // the deployer's changes wait for it, or one could be mined before it and revert.
+    if ((await stateOf(ctx, rotationId, 'handover', contract, deployer.address, () => Promise.resolve(false))) === 'waiting') continue;
     const owner = ((await ctx.sender.client.readContract({ address: contract, abi: OPERATOR_ABI, functionName: 'owner' })) as Address).toLowerCase();
     if (owner !== deployer.address.toLowerCase()) {
       const signer = ctx.sender.relayerSet.all().find((e) => e.address === owner)?.signer;
