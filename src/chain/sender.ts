@@ -21,6 +21,7 @@ import { InFlight, UNLIMITED_GAS } from './in-flight.js';
 import { NodeAnswers, errMessage } from './node-answers.js';
 import { ChainTracker, UNHANDLED } from './tracker.js';
 import { RelayerSet } from './relayer-set.js';
+import { allocateNonce } from './nonces.js';
 
 // What the sender's users take from it along with the sender.
 export type { ChainTxRow } from './outcomes.js';
@@ -34,10 +35,7 @@ export interface TxIntent<K extends OutcomeKind> {
   data: Hex;
   gas: bigint;
   signer?: ChainSigner; // default: the next relayer, round robin
-  /**
-   * A relayer rotation's own transaction (src/services/relayer-rotation-job.ts): its signer may be a
-   * relayer that takes no new work (pending, retiring). Everything else is refused from such a relayer.
-   */
+  /** A relayer rotation's own transaction: its signer may be a pending or retiring relayer (no other work may). */
   rotation?: boolean;
 }
 
@@ -86,9 +84,8 @@ export class ChainSender {
       flush: () => Promise<void>;
     },
   ) {
-    this.relayerSet = new RelayerSet(db, keys, chainId, opts.relayerCount, (err) =>
-      log.warn({ err: err.message }, 'cannot read the relayer set again: keeping the one loaded'),
-    );
+    const onSetError = (err: Error) => log.warn({ err: err.message }, 'cannot read the relayer set again: keeping the one loaded');
+    this.relayerSet = new RelayerSet(db, keys, chainId, opts.relayerCount, onSetError);
     this.tuning = opts.tuning ?? { ...TUNING_DEFAULTS, maxFeeGwei: DEFAULT_MAX_FEE_GWEI };
     this.ceiling = gweiToWei(this.tuning.maxFeeGwei);
     this.oracle = new FeeOracle(client, { ceiling: this.ceiling, minTip: gweiToWei(this.tuning.minTipGwei) });
@@ -180,18 +177,15 @@ export class ChainSender {
   /** Signs and records a transaction inside `tx`. Broadcast it with `broadcast` after the commit. */
   async record<K extends OutcomeKind>(tx: Tx, intent: TxIntent<K>): Promise<ChainTxRow> {
     let signer = intent.signer ?? this.pickRelayer();
-    let nonce = await this.allocateNonce(tx, signer.address.toLowerCase(), !!intent.rotation);
+    let nonce = await allocateNonce(tx, this.client, this.chainId, signer.address.toLowerCase(), !!intent.rotation);
     // A relayer retired by a rotation since this process last read the set: the next one takes the work.
-    while (nonce === null && !intent.signer) {
+    while (nonce === null) {
       this.relayerSet.demote(signer.address);
-      if (this.relayers.length === 0) break;
+      if (intent.signer || this.relayers.length === 0) break;
       signer = this.pickRelayer();
-      nonce = await this.allocateNonce(tx, signer.address.toLowerCase(), false);
+      nonce = await allocateNonce(tx, this.client, this.chainId, signer.address.toLowerCase(), false);
     }
-    if (nonce === null) {
-      this.relayerSet.demote(signer.address);
-      throw new RelayerNotActiveError(`relayer ${signer.address} of chain ${this.chainId} takes no new work (a rotation retires it)`);
-    }
+    if (nonce === null) throw new RelayerNotActiveError(`relayer ${signer.address} of chain ${this.chainId} takes no new work (a rotation retires it)`);
     const from = signer.address.toLowerCase();
     if (!this.oracle.head) await this.readHead();
     // Capped at the ceiling. Under a base fee above it the workers send nothing new (sendingBlockedBy);
@@ -310,45 +304,6 @@ export class ChainSender {
       if (left <= 0 || !this.running) return false;
       await this.inFlight.untilFreed(left);
     }
-  }
-
-  /**
-   * The next nonce of `from`, counted in the database. Null when `from` is a relayer that takes no new
-   * work: the state is part of the update, so a rotation's switch (which updates the same row) and a
-   * recording never cross (on PostgreSQL the update waits for the switch and reads its result).
-   */
-  private async allocateNonce(tx: Tx, from: string, rotation: boolean): Promise<number | null> {
-    const existing = await tx
-      .selectFrom('relayers')
-      .select(['next_nonce', 'state'])
-      .where('chain_id', '=', this.chainId)
-      .where('address', '=', from)
-      .executeTakeFirst();
-    if (!existing) {
-      // The deployer and other system accounts: start from the chain's count, then count ourselves.
-      const onChain = await this.client.getTransactionCount({ address: from as Address, blockTag: 'pending' });
-      const recorded = await tx
-        .selectFrom('chain_txs')
-        .select((eb) => eb.fn.max('nonce').as('n'))
-        .where('chain_id', '=', this.chainId)
-        .where('from_address', '=', from)
-        .executeTakeFirst();
-      const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
-      await tx
-        .insertInto('relayers')
-        .values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() })
-        .execute();
-      return start;
-    }
-    const row = await tx
-      .updateTable('relayers')
-      .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: Date.now() }))
-      .where('chain_id', '=', this.chainId)
-      .where('address', '=', from)
-      .where('state', 'in', rotation ? ['active', 'pending', 'retiring'] : ['active'])
-      .returning('next_nonce')
-      .executeTakeFirst();
-    return row ? Number(row.next_nonce) - 1 : null;
   }
 
   /**

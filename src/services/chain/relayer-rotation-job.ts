@@ -152,33 +152,41 @@ async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
     const tally = await ensureOperators(ctx, id, old, 'revoke');
     await setProgress(ctx, id, `revoking the old relayers: ${tally.done}/${tally.total} contracts done`);
     if (tally.done < tally.total) return { ms: POLL_MS };
-    await ctx.db.transaction().execute(async (tx) => {
-      await tx
-        .updateTable('relayers')
-        .set({ state: 'retired', updated_at: Date.now() })
-        .where('chain_id', '=', ctx.chain.id)
-        .where('address', 'in', old)
-        .execute();
-      // An HSM key is retired once it is retired on every chain that had it (never deleted).
-      const inUse = await tx.selectFrom('relayers').select('address').where('address', 'in', old).where('state', '!=', 'retired').execute();
-      const done = old.filter((a) => !inUse.some((u) => u.address.toLowerCase() === a));
-      if (done.length)
-        await tx.updateTable('custody_keys').set({ retired_at: nowIso() }).where('address', 'in', done).where('retired_at', 'is', null).execute();
-      await tx
-        .updateTable('relayer_rotations')
-        .set({ phase: 'done', finished_at: Date.now(), progress: `done: ${old.length} relayer(s) retired, revoked on ${tally.total} contracts` })
-        .where('id', '=', id)
-        .execute();
-      await recordAudit(
-        tx,
-        { kind: r.actor as 'cli', detail: r.actor_detail },
-        { action: 'relayers.retired', chain_id: ctx.chain.id, details: { rotation_id: id, retired: old, active: fresh, contracts: tally.total } },
-      );
-    });
+    await retire(ctx, r, tally.total);
     ctx.log.info({ rotation: id, retired: old }, 'relayer rotation done: the old relayers are retired');
     return 'finished';
   }
   return 'finished';
+}
+
+/** The old relayers are retired, the rotation done: one database transaction, with its audit entry. */
+async function retire(ctx: ChainCtx, r: RotationRow, contracts: number): Promise<void> {
+  const id = Number(r.id);
+  const fresh = JSON.parse(r.new_relayers) as string[];
+  const old = JSON.parse(r.old_relayers) as string[];
+  const tally = { total: contracts };
+  await ctx.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('relayers')
+      .set({ state: 'retired', updated_at: Date.now() })
+      .where('chain_id', '=', ctx.chain.id)
+      .where('address', 'in', old)
+      .execute();
+    // An HSM key is retired once it is retired on every chain that had it (never deleted).
+    const inUse = await tx.selectFrom('relayers').select('address').where('address', 'in', old).where('state', '!=', 'retired').execute();
+    const done = old.filter((a) => !inUse.some((u) => u.address.toLowerCase() === a));
+    if (done.length) await tx.updateTable('custody_keys').set({ retired_at: nowIso() }).where('address', 'in', done).where('retired_at', 'is', null).execute();
+    await tx
+      .updateTable('relayer_rotations')
+      .set({ phase: 'done', finished_at: Date.now(), progress: `done: ${old.length} relayer(s) retired, revoked on ${tally.total} contracts` })
+      .where('id', '=', id)
+      .execute();
+    await recordAudit(
+      tx,
+      { kind: r.actor as 'cli', detail: r.actor_detail },
+      { action: 'relayers.retired', chain_id: ctx.chain.id, details: { rotation_id: id, retired: old, active: fresh, contracts: tally.total } },
+    );
+  });
 }
 
 /** On the embedded chain the new relayers are funded as the service funds its accounts; elsewhere the operator funds them. Returns those still short. */
