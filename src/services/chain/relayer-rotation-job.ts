@@ -37,6 +37,9 @@ const POLL_MS = 1000;
 /** How soon a rotation waiting for funds on an external chain looks again. */
 const FUNDING_POLL_MS = 5000;
 
+/** How soon a step that failed (a node error, a change that reverted three times) is tried again. */
+const STALLED_RETRY_MS = 10_000;
+
 /** A step's verdict: run again after `ms`, or the rotation is finished. */
 type Next = { ms: number } | 'finished';
 
@@ -54,7 +57,16 @@ export function relayerRotationJobHandler(ctx: ChainCtx, rt: ChainRuntime): JobH
           continue;
         }
         // A chain that is not ready (down, out of funds) holds the rotation as it holds other work.
-        const next: Next = (await rt.readyNow(1000)) ? await step(ctx, rotation) : { ms: 2000 };
+        let next: Next = { ms: 2000 };
+        try {
+          if (await rt.readyNow(1000)) next = await step(ctx, rotation);
+        } catch (err) {
+          // Said where the operator looks (the command's progress), and tried again.
+          const message = (err as Error).message;
+          ctx.log.warn({ rotation: rotation.id, err: message }, 'relayer rotation step failed, trying again');
+          await setProgress(ctx, Number(rotation.id), `stalled, trying again every ${STALLED_RETRY_MS / 1000} s: ${message.slice(0, 500)}`);
+          next = { ms: STALLED_RETRY_MS };
+        }
         if (next === 'finished') await ctx.queue.complete(ctx.db, job.id);
         else await ctx.queue.defer(ctx.db, job.id, next.ms);
       }

@@ -8,6 +8,7 @@ import type { ChainRuntime } from '../../chain/runtime.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WorkerPool } from '../../jobs/worker.js';
 import { isChainUnreachable } from '../../chain/unreachable.js';
+import { RelayerNotActiveError } from '../../chain/sender.js';
 import { kindOn } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { mintJobHandler } from '../assets/mint-job.js';
@@ -124,7 +125,10 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
     ].map((h) => gated(shared, rt, h));
     // Not gated by the relayers' room: its transactions are the deployer's, and it waits for readiness itself.
     handlers.push(relayerRotationJobHandler(ctx, rt));
-    pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
+    // A relayer a rotation retired after this process last read the set is a wait, like an outage: the
+    // job runs again with the set read again, its attempt not spent.
+    const waits = (err: unknown) => isChainUnreachable(err) || err instanceof RelayerNotActiveError;
+    pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, waits);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);
     work.indexer.start();
