@@ -65,13 +65,14 @@ export interface OutcomePayloads {
   /**
    * A relayer rotation's change to a contract (src/services/chain/relayer-rotation-job.ts): an operator
    * granted or revoked by the deployer, or the contract's ownership handed from the relayer that
-   * deployed it to the deployer.
+   * deployed it to the deployer; or (`fund`) the deployer's transfer to a new relayer (`contract` and
+   * `account`: the relayer).
    */
   'relayers.rotation': { rotation_id: number; action: RotationAction; contract: string; account: string };
 }
 
 /** What a relayer rotation's transaction does to a contract. */
-export type RotationAction = 'grant' | 'revoke' | 'handover';
+export type RotationAction = 'grant' | 'revoke' | 'handover' | 'fund';
 
 export type OutcomeKind = keyof OutcomePayloads;
 

@@ -35,6 +35,8 @@ export interface TxIntent<K extends OutcomeKind> {
   data: Hex;
   gas: bigint;
   signer?: ChainSigner; // default: the next relayer, round robin
+  /** Native currency sent with it (a rotation funding a new relayer from the deployer); default none. */
+  value?: bigint;
   /** A relayer rotation's own transaction: its signer may be a pending or retiring relayer (no other work may). */
   rotation?: boolean;
 }
@@ -200,7 +202,7 @@ export class ChainSender {
       gas: intent.gas,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      value: 0n,
+      value: intent.value ?? 0n,
     });
     const t = Date.now();
     const row = await tx

@@ -1,5 +1,6 @@
 // `mintworks wallet export`, `mintworks audit` and `mintworks keys …` (docs/custody.md).
 import fs from 'node:fs';
+import { parseEther } from 'viem';
 import os from 'node:os';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
@@ -97,7 +98,7 @@ export async function keysMigrate(core: Core, config: Config, o: { to: string })
 export async function keysRotateRelayers(
   ctx: Ctx,
   config: Config,
-  o: { chain: number; count?: number; resume?: boolean; wait: boolean; quiet?: boolean },
+  o: { chain: number; count?: number; fund?: string; resume?: boolean; wait: boolean; quiet?: boolean },
   opts: { pollMs?: number } = {},
 ): Promise<Output> {
   const spec = config.chains.find((c) => c.id === o.chain);
@@ -105,14 +106,22 @@ export async function keysRotateRelayers(
   const say = o.quiet ? () => {} : (line: string) => process.stderr.write(`${line}\n`);
   let rotation: RotationView;
   if (o.resume) {
-    if (o.count !== undefined) throw new UsageError('--resume follows the unfinished rotation: it takes no --count');
+    if (o.count !== undefined || o.fund !== undefined) throw new UsageError('--resume follows the unfinished rotation: it takes no --count or --fund');
     const open = await unfinishedRotation(ctx, o.chain);
     if (!open) throw new UsageError(`chain ${o.chain} has no unfinished relayer rotation to resume`);
     rotation = rotationView(open);
     say(`Following rotation ${rotation.id} of chain ${o.chain} (started ${rotation.created_at}).`);
   } else {
+    let fundWei: bigint | undefined;
+    if (o.fund !== undefined) {
+      try {
+        fundWei = parseEther(o.fund);
+      } catch {
+        throw new UsageError(`--fund ${o.fund} is not an amount`);
+      }
+    }
     try {
-      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, actor: cliActor(), client: chainHandle(config, spec).client });
+      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: chainHandle(config, spec).client });
     } catch (err) {
       if (err instanceof RotationRefused) throw new UsageError(err.message);
       throw err;

@@ -266,6 +266,7 @@ leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the se
 leaf(keys, 'rotate-relayers', 'new relayers for a chain; the old ones retire once their transactions are final (the service runs it)')
   .addOption(new Option('--chain <id>', 'the chain').argParser(integer(1, Number.MAX_SAFE_INTEGER)).makeOptionMandatory())
   .option('--count <n>', 'how many new relayers (default: as many as are active)', integer(1, 100))
+  .option('--fund <amount>', 'on an external chain: the deployer sends each new relayer this much native currency (default: you fund them)')
   .option('--resume', 'follow the unfinished rotation of the chain instead of starting one')
   .option('--no-wait', 'start it and return, without following it to the end')
   .action((o) => withCtx((ctx, config) => keysRotateRelayers(ctx, config, { ...o, quiet: asJson })));

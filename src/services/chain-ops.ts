@@ -72,7 +72,7 @@ export function feeCeilingGwei(_ctx: Ctx, spec: ChainSpec): number | null {
  * The service's accounts that sign on a chain: its relayers with their states (the database's set; the
  * first RELAYER_COUNT before the chain was first set up), then the deployer.
  */
-async function signers(ctx: Ctx, chainId: number): Promise<{ signer: ChainSigner; state: RelayerView['state'] }[]> {
+async function signers(ctx: Ctx, chainId: number): Promise<{ signer: ChainSigner; state: RelayerView['state'] | null }[]> {
   const rows = await relayerRows(ctx.db, chainId);
   const relayers = rows.length
     ? await Promise.all(rows.map(async (r) => ({ signer: await ctx.keys.relayerAt(Number(r.idx)), state: r.state })))
@@ -111,7 +111,7 @@ export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOver
       return {
         address,
         role,
-        state,
+        ...(state === null ? {} : { state }),
         balance_wei: balance === null ? null : balance.toString(),
         low: role === 'relayer' && balance !== null && balance < lowWei,
         nonce,

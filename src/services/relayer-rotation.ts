@@ -14,6 +14,7 @@ import { ROTATE_JOB } from '../jobs/kinds.js';
 import { recordAudit, type Actor } from './audit.js';
 import { relayerRows } from '../chain/relayer-set.js';
 import { nextRelayerIndices } from '../domain/relayer-rotation.js';
+import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 
 export type RotationRow = Selectable<RelayerRotationTable>;
 
@@ -59,9 +60,14 @@ export async function rotationById(ctx: Pick<Ctx, 'db'>, id: number): Promise<Ro
 
 /**
  * Starts a rotation of chain `chainId`'s relayers: `count` new ones (default: as many as are active).
+ * `fundWei`: on an external chain, the deployer sends each new relayer this much (else the operator funds them).
  * `client`: the chain, to start the new accounts' nonces where the chain has them (0 for new keys).
  */
-export async function startRelayerRotation(ctx: Ctx, chainId: number, opts: { count?: number; actor: Actor; client?: PublicClient }): Promise<RotationView> {
+export async function startRelayerRotation(
+  ctx: Ctx,
+  chainId: number,
+  opts: { count?: number; actor: Actor; client?: PublicClient; fundWei?: bigint },
+): Promise<RotationView> {
   const refuse = (r: RotationRow) =>
     new RotationRefused(
       `chain ${chainId} has a relayer rotation that is not finished (rotation ${r.id}, ${r.phase}: ${r.progress || 'starting'}); ` +
@@ -73,6 +79,8 @@ export async function startRelayerRotation(ctx: Ctx, chainId: number, opts: { co
   const old = rows.filter((r) => r.state === 'active').map((r) => r.address.toLowerCase());
   if (old.length === 0) throw new RotationRefused(`chain ${chainId} has no relayers yet: start the service once so that it sets the chain up`);
   const count = opts.count ?? old.length;
+  if (opts.fundWei !== undefined && opts.fundWei < LOW_BALANCE_WEI)
+    throw new RotationRefused(`funding each new relayer with ${opts.fundWei} wei is under the ${LOW_BALANCE_WEI} wei a relayer needs at least`);
   // Indices are the installation's, not the chain's: a key retired on one chain is never brought back on another.
   const used = (await ctx.db.selectFrom('relayers').select('idx').where('idx', '>=', 0).execute()).map((r) => Number(r.idx));
   const labelled = (await ctx.db.selectFrom('custody_keys').select('label').where('role', '=', 'relayer').execute()).map((r) => r.label);
@@ -96,6 +104,7 @@ export async function startRelayerRotation(ctx: Ctx, chainId: number, opts: { co
           new_relayers: JSON.stringify(fresh.map((f) => f.address)),
           old_relayers: JSON.stringify(old),
           progress: 'waiting for every process to learn of the new relayers',
+          fund_wei: opts.fundWei === undefined ? null : opts.fundWei.toString(),
           actor: opts.actor.kind,
           actor_detail: opts.actor.detail ?? null,
           created_at: now,

@@ -149,6 +149,8 @@ export interface RelayerRotationTable {
   new_relayers: string; // JSON array of lower-case addresses
   old_relayers: string;
   progress: Generated<string>;
+  /** Wei (decimal) the deployer sends each new relayer on an external chain; null: the operator funds them. */
+  fund_wei: string | null;
   actor: string;
   actor_detail: string | null;
   created_at: number;

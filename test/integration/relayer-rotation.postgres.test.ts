@@ -3,7 +3,8 @@
 // progress, until the operator runs the command it names (`mintworks chain fund --chain 80002`, which
 // funds them on a development node); then it grants, switches, drains and revokes. Every create answered
 // 201, every asset minted exactly once, nothing recorded from an old relayer after the switch, and on
-// chain the new relayers are operators and the old ones are not.
+// chain the new relayers are operators and the old ones are not. A second rotation, given an amount,
+// has the deployer fund its new relayers by recorded transfers, one per relayer.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -125,5 +126,50 @@ describe('relayer rotation on PostgreSQL and an external chain', () => {
       assert.deepEqual(c.fresh, [true, true]);
       assert.deepEqual(c.old, [false, false]);
     }
+  });
+
+  it('funds the new relayers from the deployer by recorded transfers when given an amount', async () => {
+    const ctx = t.svc.ctx;
+    const amount = 2n * 10n ** 18n;
+    await assert.rejects(startRelayerRotation(ctx, CHAIN, { actor: { kind: 'cli', detail: 'test' }, fundWei: 10n ** 15n }), /under the/);
+    const rotation = await startRelayerRotation(ctx, CHAIN, { actor: { kind: 'cli', detail: 'test' }, fundWei: amount });
+    await rotationFinished(ctx.db, rotation.id);
+    const transfers = await ctx.db
+      .selectFrom('chain_txs')
+      .select(['from_address', 'ref', 'status'])
+      .where('kind', '=', 'relayers.rotation')
+      .where('ref', 'like', `rotation:${rotation.id}:fund:%`)
+      .execute();
+    const deployer = ctx.keys.deployer().address.toLowerCase();
+    assert.deepEqual(
+      transfers.map((x) => x.ref).sort(),
+      rotation.new_relayers.map((a) => `rotation:${rotation.id}:fund:${a}:${a}`).sort(),
+      'one transfer per new relayer',
+    );
+    for (const x of transfers) {
+      assert.equal(x.from_address, deployer);
+      assert.equal(x.status, 'mined');
+    }
+    const rpc = createPublicClient({ transport: http(node.url) }) as PublicClient;
+    for (const a of rotation.new_relayers) assert.ok((await rpc.getBalance({ address: a as Address })) > 0n);
+    // The new set mints.
+    const app = await t.newApp();
+    const collection = await t.newCollection(app.uid, false);
+    const user = (await app.api.post('/user', {})).body.data.uid;
+    const r = await app.api.post('/asset', {
+      user_uid: user,
+      collection_uid: collection,
+      asset_external_id: 'after-funding',
+      data: { name: 'Blade', unique_name: false, image_url: 'https://example.com/b.png', store_image_on_ipfs: false },
+    });
+    assert.equal(r.status, 201, r.raw);
+    await waitFor('minted', async () => (await app.api.get(`/asset/${r.body.data.uid}`)).body.data.is_minted === true, 60_000);
+    const tx = await ctx.db
+      .selectFrom('assets')
+      .innerJoin('chain_txs', 'chain_txs.id', 'assets.mint_tx_id')
+      .select('chain_txs.from_address')
+      .where('assets.uid', '=', r.body.data.uid)
+      .executeTakeFirstOrThrow();
+    assert.ok(rotation.new_relayers.includes(tx.from_address));
   });
 });

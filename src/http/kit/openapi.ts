@@ -276,8 +276,8 @@ const relayerObject = z.object({
   role: z.enum(['relayer', 'deployer']),
   state: z
     .enum(['active', 'pending', 'retiring', 'retired'])
-    .nullable()
-    .describe('A relayer: active (takes new work), pending (brought in by a rotation), retiring (finishes what it sent), retired; null for the deployer'),
+    .optional()
+    .describe('A relayer: active (takes new work), pending (brought in by a rotation), retiring (finishes what it sent), retired; absent for the deployer'),
   balance_wei: z.string().nullable(),
   low: z.boolean(),
   nonce: z.number().int().nullable().describe('Confirmed on chain'),

@@ -16,11 +16,11 @@ import type { ChainCtx } from '../context.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ROTATE_JOB } from '../../jobs/kinds.js';
-import { COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX, ROTATION_TX, type OutcomeHandler, type RotationAction } from '../../chain/outcomes.js';
+import { COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX, type ROTATION_TX, type OutcomeHandler, type RotationAction } from '../../chain/outcomes.js';
 import type { ChainSigner } from '../../chain/signer.js';
 import { RELAYER_SET_PROPAGATION_MS } from '../../chain/relayer-set.js';
 import { LOW_BALANCE_WEI } from '../../domain/chain-funding.js';
-import { pairState } from '../../domain/relayer-rotation.js';
+import { send, stateOf } from './relayer-rotation-txs.js';
 import { setDevBalance } from '../../chain/dev-funding.js';
 import { nowIso } from '../../util/time.js';
 import { recordAudit } from '../audit.js';
@@ -96,14 +96,10 @@ async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
   if (r.phase === 'granting') {
     const ready = Number(r.created_at) + RELAYER_SET_PROPAGATION_MS;
     if (Date.now() < ready) return { ms: ready - Date.now() };
-    const unfunded = await fund(ctx, fresh);
-    if (unfunded.length) {
-      await setProgress(
-        ctx,
-        id,
-        `waiting for funds: the new relayers ${unfunded.join(', ')} need at least ${LOW_BALANCE_WEI} wei each (mintworks chain fund --chain ${ctx.chain.id} lists them)`,
-      );
-      return { ms: FUNDING_POLL_MS };
+    const unfunded = await fund(ctx, r, fresh);
+    if (unfunded) {
+      await setProgress(ctx, id, unfunded);
+      return { ms: r.fund_wei === null ? FUNDING_POLL_MS : POLL_MS };
     }
     // Deployments recorded before every process knew the new relayers may not name them: wait for them.
     const earlyDeploys = await ctx.db
@@ -201,16 +197,33 @@ async function retire(ctx: ChainCtx, r: RotationRow, contracts: number): Promise
   });
 }
 
-/** On the embedded chain the new relayers are funded as the service funds its accounts; elsewhere the operator funds them. Returns those still short. */
-async function fund(ctx: ChainCtx, relayers: string[]): Promise<string[]> {
-  const short: string[] = [];
+/**
+ * Funds the new relayers: on the embedded chain as the service funds its accounts; on an external chain
+ * by a recorded transfer from the deployer when the rotation was given an amount, else by the operator.
+ * Returns what the rotation waits for, or null once each holds at least LOW_BALANCE_WEI.
+ */
+async function fund(ctx: ChainCtx, r: RotationRow, relayers: string[]): Promise<string | null> {
+  const short: Address[] = [];
   for (const a of relayers) {
     const balance = await ctx.sender.client.getBalance({ address: a as Address });
     if (balance >= LOW_BALANCE_WEI) continue;
     if (ctx.chain.embedded) await setDevBalance((method, params) => ctx.sender.client.request({ method: method as any, params: params as any }), a, 10n ** 26n);
     else short.push(getAddress(a));
   }
-  return short;
+  if (short.length === 0) return null;
+  if (r.fund_wei === null)
+    return `waiting for funds: the new relayers ${short.join(', ')} need at least ${LOW_BALANCE_WEI} wei each (mintworks chain fund --chain ${ctx.chain.id} lists them)`;
+  const id = Number(r.id);
+  const amount = BigInt(r.fund_wei);
+  const deployer = ctx.keys.deployer();
+  const toSend: Address[] = [];
+  // A transfer final and mined funded its relayer (which may have spent some since): never sent again.
+  for (const a of short) if ((await stateOf(ctx, id, 'fund', a, a, async () => false)) === 'to_send') toSend.push(a);
+  const need = amount * BigInt(toSend.length) + LOW_BALANCE_WEI;
+  if (toSend.length && (await ctx.sender.client.getBalance({ address: deployer.address })) < need)
+    return `waiting for funds: the deployer ${deployer.address} needs ${need} wei to fund the new relayers ${toSend.join(', ')} (or fund them yourself)`;
+  for (const a of toSend) await send(ctx, id, 'fund', a, a, deployer, '0x', amount);
+  return `funding the new relayers from the deployer (${amount} wei each): ${short.length} not funded yet`;
 }
 
 /** Every contract of the chain with an operator set: its deployed collections and rewards. */
@@ -274,65 +287,3 @@ async function ensureOperators(ctx: ChainCtx, rotationId: number, accounts: stri
 
 const call = (functionName: 'setOperator' | 'transferOwnership', args: readonly unknown[]): Hex =>
   encodeFunctionData({ abi: OPERATOR_ABI, functionName, args } as Parameters<typeof encodeFunctionData>[0]);
-
-const refOf = (rotationId: number, action: RotationAction, contract: string, account: string) =>
-  `rotation:${rotationId}:${action}:${contract.toLowerCase()}:${account.toLowerCase()}`;
-
-/** Where one change stands: from its recorded transactions, else from what the contract says. */
-async function stateOf(ctx: ChainCtx, rotationId: number, action: RotationAction, contract: string, account: string, onChain: () => Promise<boolean>) {
-  const rows = await ctx.db
-    .selectFrom('chain_txs')
-    .select(['handled', 'status'])
-    .where('chain_id', '=', ctx.chain.id)
-    .where('kind', '=', ROTATION_TX)
-    .where('ref', '=', refOf(rotationId, action, contract, account))
-    .execute();
-  const recorded = rows.map((x) => ({ final: Number(x.handled) === 1, ok: x.status === 'mined' }));
-  const settled = pairState(recorded, null);
-  if (settled !== 'to_send') {
-    if (settled === 'failed') throw new Error(`relayer rotation ${rotationId}: ${action} of ${account} on ${contract} failed ${recorded.length} times`);
-    return settled;
-  }
-  const state = pairState(recorded, await onChain());
-  if (state === 'failed') throw new Error(`relayer rotation ${rotationId}: ${action} of ${account} on ${contract} failed ${recorded.length} times`);
-  return state;
-}
-
-/** Records one change through the chain pipeline (once: the reference is checked in the same transaction) and sends it. */
-async function send(
-  ctx: ChainCtx,
-  rotationId: number,
-  action: RotationAction,
-  contract: Address,
-  account: string,
-  signer: ChainSigner,
-  data: Hex,
-): Promise<void> {
-  const ref = refOf(rotationId, action, contract, account);
-  const gas = await ctx.sender.client
-    .estimateGas({ account: signer.address, to: contract, data })
-    .then((g) => (g * 13n) / 10n)
-    .catch(() => 120_000n);
-  const row = await ctx.db.transaction().execute(async (tx) => {
-    const unfinished = await tx
-      .selectFrom('chain_txs')
-      .select('id')
-      .where('chain_id', '=', ctx.chain.id)
-      .where('kind', '=', ROTATION_TX)
-      .where('ref', '=', ref)
-      .where((eb) => eb.or([eb('handled', '=', 0), eb('status', '=', 'mined')]))
-      .executeTakeFirst();
-    if (unfinished) return null;
-    return ctx.sender.record(tx, {
-      kind: ROTATION_TX,
-      ref,
-      payload: { rotation_id: rotationId, action, contract: contract.toLowerCase(), account: account.toLowerCase() },
-      to: contract,
-      data,
-      gas,
-      signer,
-      rotation: true,
-    });
-  });
-  if (row) await ctx.sender.broadcast([row]);
-}

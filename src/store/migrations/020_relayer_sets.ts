@@ -25,6 +25,7 @@ export function relayerSets(dialect: Dialect) {
         .addColumn('new_relayers', 'text', (c) => c.notNull()) // JSON: lower-case addresses
         .addColumn('old_relayers', 'text', (c) => c.notNull())
         .addColumn('progress', 'text', (c) => c.notNull().defaultTo(''))
+        .addColumn('fund_wei', 'text') // on an external chain: what the deployer sends each new relayer (null: the operator funds them)
         .addColumn('actor', 'text', (c) => c.notNull())
         .addColumn('actor_detail', 'text')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
