@@ -141,7 +141,7 @@ export async function keysRotateRelayers(
       if (line !== said) say(line);
       said = line;
       if (rotation.finished_at) break;
-      await new Promise((r) => setTimeout(r, opts.pollMs ?? 1000));
+      await new Promise((r) => setTimeout(r, opts.pollMs ?? 500));
     }
   }
   const text = rotation.finished_at
