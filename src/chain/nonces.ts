@@ -3,6 +3,9 @@
 import type { Address, PublicClient } from 'viem';
 import type { Tx } from '../store/db.js';
 
+/** The database refused new work from a relayer: a rotation made it retiring after this process last read the set. */
+export class RelayerNotActiveError extends Error {}
+
 /**
  * The next nonce of `from`, counted in the database. Null when `from` is a relayer that takes no new
  * work: the state is part of the update, so a rotation's switch (which updates the same row) and a

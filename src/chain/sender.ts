@@ -21,7 +21,7 @@ import { InFlight, UNLIMITED_GAS } from './in-flight.js';
 import { NodeAnswers, errMessage } from './node-answers.js';
 import { ChainTracker, UNHANDLED } from './tracker.js';
 import { RelayerSet } from './relayer-set.js';
-import { allocateNonce } from './nonces.js';
+import { allocateNonce, RelayerNotActiveError } from './nonces.js';
 
 // What the sender's users take from it along with the sender.
 export type { ChainTxRow } from './outcomes.js';
@@ -40,9 +40,6 @@ export interface TxIntent<K extends OutcomeKind> {
   /** A relayer rotation's own transaction: its signer may be a pending or retiring relayer (no other work may). */
   rotation?: boolean;
 }
-
-/** The database refused new work from a relayer: a rotation made it retiring after this process last read the set. */
-export class RelayerNotActiveError extends Error {}
 
 /** Work waiting to be sent reads the head (fees, gas limit) again when the last reading is older than this. */
 const HEAD_MAX_AGE_MS = 500;

@@ -21,7 +21,16 @@ describe('next relayer indices', () => {
 describe('where a change stands', () => {
   it('waits while a recorded transaction is not final', () => {
     assert.equal(pairState([{ final: false, ok: false }], null), 'waiting');
-    assert.equal(pairState([{ final: true, ok: false }, { final: false, ok: false }], true), 'waiting');
+    assert.equal(
+      pairState(
+        [
+          { final: true, ok: false },
+          { final: false, ok: false },
+        ],
+        true,
+      ),
+      'waiting',
+    );
   });
   it('is done once one is final and mined, or when the contract already says so', () => {
     assert.equal(pairState([{ final: true, ok: true }], null), 'done');
@@ -32,6 +41,12 @@ describe('where a change stands', () => {
     assert.equal(pairState([], null), 'to_send');
     assert.equal(pairState([], false), 'to_send');
     assert.equal(pairState([{ final: true, ok: false }], false), 'to_send');
-    assert.equal(pairState([1, 2, 3].map(() => ({ final: true, ok: false })), false), 'failed');
+    assert.equal(
+      pairState(
+        [1, 2, 3].map(() => ({ final: true, ok: false })),
+        false,
+      ),
+      'failed',
+    );
   });
 });

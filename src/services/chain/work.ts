@@ -8,7 +8,7 @@ import type { ChainRuntime } from '../../chain/runtime.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WorkerPool } from '../../jobs/worker.js';
 import { isChainUnreachable } from '../../chain/unreachable.js';
-import { RelayerNotActiveError } from '../../chain/sender.js';
+import { RelayerNotActiveError } from '../../chain/nonces.js';
 import { kindOn } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { mintJobHandler } from '../assets/mint-job.js';
