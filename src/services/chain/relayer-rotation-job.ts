@@ -23,6 +23,7 @@ import { send, stateOf } from './relayer-rotation-txs.js';
 import { setDevBalance } from '../../chain/dev-funding.js';
 import { nowIso } from '../../util/time.js';
 import { recordAudit } from '../audit.js';
+import { lockForUpdate } from '../../store/locks.js';
 import type { RotationRow } from '../relayer-rotation.js';
 
 const OPERATOR_ABI = parseAbi([
@@ -117,6 +118,8 @@ async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
     await setProgress(ctx, id, `granting operator rights to ${fresh.length} new relayer(s): ${tally.done}/${tally.total} contracts done`);
     if (tally.done < tally.total) return { ms: POLL_MS };
     await ctx.db.transaction().execute(async (tx) => {
+      const current = await lockForUpdate(tx.selectFrom('relayer_rotations').select('phase').where('id', '=', id)).executeTakeFirst();
+      if (current?.phase !== 'granting') return; // another worker switched meanwhile
       await tx
         .updateTable('relayers')
         .set({ state: 'active', updated_at: Date.now() })
@@ -173,6 +176,9 @@ async function retire(ctx: ChainCtx, r: RotationRow, contracts: number): Promise
   const old = JSON.parse(r.old_relayers) as string[];
   const tally = { total: contracts };
   await ctx.db.transaction().execute(async (tx) => {
+    // Once, whichever worker gets here first (its row locked: another waits, then finds it done).
+    const current = await lockForUpdate(tx.selectFrom('relayer_rotations').select('finished_at').where('id', '=', id)).executeTakeFirst();
+    if (current?.finished_at != null) return;
     await tx
       .updateTable('relayers')
       .set({ state: 'retired', updated_at: Date.now() })

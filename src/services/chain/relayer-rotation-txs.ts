@@ -6,6 +6,7 @@ import type { ChainCtx } from '../context.js';
 import { ROTATION_TX, type RotationAction } from '../../chain/outcomes.js';
 import type { ChainSigner } from '../../chain/signer.js';
 import { pairState } from '../../domain/relayer-rotation.js';
+import { lockForUpdate } from '../../store/locks.js';
 
 const refOf = (rotationId: number, action: RotationAction, contract: string, account: string) =>
   `rotation:${rotationId}:${action}:${contract.toLowerCase()}:${account.toLowerCase()}`;
@@ -47,6 +48,8 @@ export async function send(
     .then((g) => (g * 13n) / 10n)
     .catch(() => 120_000n);
   const row = await ctx.db.transaction().execute(async (tx) => {
+    // The rotation's row locked: two workers stepping it at once (a lease run out) record one of each.
+    await lockForUpdate(tx.selectFrom('relayer_rotations').select('id').where('id', '=', rotationId)).execute();
     const unfinished = await tx
       .selectFrom('chain_txs')
       .select('id')
