@@ -14,6 +14,11 @@ import type { ChainSigner } from './signer.js';
 export interface ChainAccounts {
   deployer: ChainSigner;
   relayers: ChainSigner[];
+  /**
+   * The relayer of an index, loaded (found by its label, or generated the first time: a rotation brings
+   * in indices beyond the first RELAYER_COUNT while the service runs).
+   */
+  relayerAt?(index: number): Promise<ChainSigner>;
 }
 
 /** The meta row that says where this installation's chain accounts live: `hd` (seed) or `pkcs11`. */
@@ -69,6 +74,19 @@ export class KeyRing {
     const r = this.accounts.relayers[index];
     if (!r) throw new Error(`relayer ${index} has no key in the HSM (RELAYER_COUNT is ${this.accounts.relayers.length} there)`);
     return r;
+  }
+
+  /**
+   * The relayer of an index, wherever its key is: derived from the seed, or the HSM's key of that index
+   * (found by its label; generated the first time, which only a relayer rotation asks for).
+   */
+  async relayerAt(index: number): Promise<ChainSigner> {
+    if (!Number.isSafeInteger(index) || index < 0) throw new Error(`not a relayer index: ${index}`);
+    if (!this.accounts) return this.derive(RELAYER_ACCOUNT, 0, index);
+    const known = this.accounts.relayers[index];
+    if (known) return known;
+    if (!this.accounts.relayerAt) throw new Error(`relayer ${index} has no key in the HSM`);
+    return this.accounts.relayerAt(index);
   }
 
   deployer(): ChainSigner {

@@ -62,7 +62,17 @@ export interface OutcomePayloads {
   'reward.withdraw': { reward_uid: string; contract: string };
   /** setBaseURI of a collection: its development tokens' URIs follow a new public URL. */
   'collection.base_uri': { collection_uid: string; contract: string; base_uri: string };
+  /**
+   * A relayer rotation's change to a contract (src/services/chain/relayer-rotation-job.ts): an operator
+   * granted or revoked by the deployer, or the contract's ownership handed from the relayer that
+   * deployed it to the deployer; or (`fund`) the deployer's transfer to a new relayer (`contract` and
+   * `account`: the relayer).
+   */
+  'relayers.rotation': { rotation_id: number; action: RotationAction; contract: string; account: string };
 }
+
+/** What a relayer rotation's transaction does to a contract. */
+export type RotationAction = 'grant' | 'revoke' | 'handover' | 'fund';
 
 export type OutcomeKind = keyof OutcomePayloads;
 
@@ -76,6 +86,7 @@ export const ALLOCATE_TX = 'reward.allocate' satisfies OutcomeKind;
 export const CLAIM_TX = 'reward.claim' satisfies OutcomeKind;
 export const WITHDRAW_TX = 'reward.withdraw' satisfies OutcomeKind;
 export const BASE_URI_TX = 'collection.base_uri' satisfies OutcomeKind;
+export const ROTATION_TX = 'relayers.rotation' satisfies OutcomeKind;
 
 /** A mined, reverted or dropped transaction, as its handler sees it. */
 export interface Outcome<K extends OutcomeKind> {

@@ -20,6 +20,8 @@ import { gweiToWei } from '../domain/fees.js';
 import { InFlight, UNLIMITED_GAS } from './in-flight.js';
 import { NodeAnswers, errMessage } from './node-answers.js';
 import { ChainTracker, UNHANDLED } from './tracker.js';
+import { RelayerSet } from './relayer-set.js';
+import { allocateNonce, RelayerNotActiveError } from './nonces.js';
 
 // What the sender's users take from it along with the sender.
 export type { ChainTxRow } from './outcomes.js';
@@ -33,15 +35,18 @@ export interface TxIntent<K extends OutcomeKind> {
   data: Hex;
   gas: bigint;
   signer?: ChainSigner; // default: the next relayer, round robin
+  /** Native currency sent with it (a rotation funding a new relayer from the deployer); default none. */
+  value?: bigint;
+  /** A relayer rotation's own transaction: its signer may be a pending or retiring relayer (no other work may). */
+  rotation?: boolean;
 }
 
 /** Work waiting to be sent reads the head (fees, gas limit) again when the last reading is older than this. */
 const HEAD_MAX_AGE_MS = 500;
 
 export class ChainSender {
-  readonly relayers: ChainSigner[];
-  /** The relayers' addresses as rows store them (lower case). */
-  private readonly relayerAddresses: string[];
+  /** The chain's relayers and their states, read again every few seconds (a rotation changes them). */
+  readonly relayerSet: RelayerSet;
   private next = 0;
   private readonly oracle: FeeOracle;
   private readonly tuning: ChainTuning;
@@ -78,8 +83,8 @@ export class ChainSender {
       flush: () => Promise<void>;
     },
   ) {
-    this.relayers = Array.from({ length: opts.relayerCount }, (_, i) => keys.relayer(i));
-    this.relayerAddresses = this.relayers.map((r) => r.address.toLowerCase());
+    const onSetError = (err: Error) => log.warn({ err: err.message }, 'cannot read the relayer set again: keeping the one loaded');
+    this.relayerSet = new RelayerSet(db, keys, chainId, opts.relayerCount, onSetError);
     this.tuning = opts.tuning ?? { ...TUNING_DEFAULTS, maxFeeGwei: DEFAULT_MAX_FEE_GWEI };
     this.ceiling = gweiToWei(this.tuning.maxFeeGwei);
     this.oracle = new FeeOracle(client, { ceiling: this.ceiling, minTip: gweiToWei(this.tuning.minTipGwei) });
@@ -97,11 +102,21 @@ export class ChainSender {
       embedded: opts.embedded,
       confirmations: opts.confirmations,
       stuckMs: opts.stuckMs,
-      signers: () => [...this.relayers, this.keys.deployer()],
+      signers: () => [...this.relayerSet.signers(), this.keys.deployer()],
       inFlight: this.inFlight,
       answers: this.answers,
       host: { broadcast: (rows) => this.broadcast(rows), readHead: () => this.readHead(), queued: (id) => this.queuedToSend.has(id) },
     });
+  }
+
+  /** The relayers that take new work (the active ones of the chain's set). */
+  get relayers(): ChainSigner[] {
+    return this.relayerSet.active();
+  }
+
+  /** The accounts a contract deployed now names as operators: the active relayers and those a rotation brings in. */
+  operators(): ChainSigner[] {
+    return this.relayerSet.operators();
   }
 
   /**
@@ -111,7 +126,8 @@ export class ChainSender {
   relayerFor(key: string): ChainSigner {
     let h = 0;
     for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-    return this.relayers[h % this.relayers.length];
+    const relayers = this.relayers;
+    return relayers[h % relayers.length];
   }
 
   /**
@@ -127,32 +143,49 @@ export class ChainSender {
    * them), whichever process started it, with or without workers.
    */
   async fundEmbeddedAccounts(): Promise<void> {
-    for (const a of [...this.relayers, this.keys.deployer()]) {
-      await this.client.request({ method: 'anvil_setBalance' as any, params: [a.address, '0x52b7d2dcc80cd2e4000000'] as any }); // 100M ETH
-    }
+    for (const a of [...this.relayerSet.signers(), this.keys.deployer()]) await this.fundOnEmbeddedChain(a.address);
+  }
+
+  /** Funds one account on the embedded chain (anvil mints it). */
+  async fundOnEmbeddedChain(address: string): Promise<void> {
+    await this.client.request({ method: 'anvil_setBalance' as any, params: [address, '0x52b7d2dcc80cd2e4000000'] as any }); // 100M ETH
   }
 
   /** Funds the service accounts on the embedded chain, registers relayers, reconciles after a crash. */
   async init(): Promise<void> {
+    // A chain never rotated has the first RELAYER_COUNT relayers (raising the setting adds some); once
+    // rotated, its set is the database's alone (src/chain/relayer-set.ts).
+    const rotated = await this.db.selectFrom('relayer_rotations').select('id').where('chain_id', '=', this.chainId).executeTakeFirst();
+    if (!rotated) {
+      const t = Date.now();
+      for (let i = 0; i < this.opts.relayerCount; i++) {
+        await this.db
+          .insertInto('relayers')
+          .values({ address: this.keys.relayer(i).address.toLowerCase(), chain_id: this.chainId, idx: i, next_nonce: 0, updated_at: t })
+          .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
+          .execute();
+      }
+    }
+    await this.relayerSet.load();
     // Elsewhere an account that is short is said by the chain's runtime (one line per account).
     if (this.opts.embedded) await this.fundEmbeddedAccounts();
-    const t = Date.now();
-    for (const [i, a] of this.relayers.entries()) {
-      await this.db
-        .insertInto('relayers')
-        .values({ address: a.address.toLowerCase(), chain_id: this.chainId, idx: i, next_nonce: 0, updated_at: t })
-        .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
-        .execute();
-    }
     await this.readHead();
     await this.reconcile();
   }
 
   /** Signs and records a transaction inside `tx`. Broadcast it with `broadcast` after the commit. */
   async record<K extends OutcomeKind>(tx: Tx, intent: TxIntent<K>): Promise<ChainTxRow> {
-    const signer = intent.signer ?? this.pickRelayer();
+    let signer = intent.signer ?? this.pickRelayer();
+    let nonce = await allocateNonce(tx, this.client, this.chainId, signer.address.toLowerCase(), !!intent.rotation);
+    // A relayer retired by a rotation since this process last read the set: the next one takes the work.
+    while (nonce === null) {
+      this.relayerSet.demote(signer.address);
+      if (intent.signer || this.relayers.length === 0) break;
+      signer = this.pickRelayer();
+      nonce = await allocateNonce(tx, this.client, this.chainId, signer.address.toLowerCase(), false);
+    }
+    if (nonce === null) throw new RelayerNotActiveError(`relayer ${signer.address} of chain ${this.chainId} takes no new work (a rotation retires it)`);
     const from = signer.address.toLowerCase();
-    const nonce = await this.allocateNonce(tx, from);
     if (!this.oracle.head) await this.readHead();
     // Capped at the ceiling. Under a base fee above it the workers send nothing new (sendingBlockedBy);
     // one signed in the moment the fee rose waits in the pool at the ceiling.
@@ -166,7 +199,7 @@ export class ChainSender {
       gas: intent.gas,
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      value: 0n,
+      value: intent.value ?? 0n,
     });
     const t = Date.now();
     const row = await tx
@@ -195,22 +228,24 @@ export class ChainSender {
   /** The relayer with the fewest unmined transactions (not backed off), in turn among equals. */
   private pickRelayer(): ChainSigner {
     const now = Date.now();
+    const relayers = this.relayers;
     let best: ChainSigner | null = null;
     let fewest = Infinity;
-    for (let k = 0; k < this.relayers.length; k++) {
-      const r = this.relayers[(this.next + k) % this.relayers.length];
+    for (let k = 0; k < relayers.length; k++) {
+      const r = relayers[(this.next + k) % relayers.length];
       const address = r.address.toLowerCase();
       if (this.inFlight.backedOff(address, now)) continue;
       const n = this.inFlight.count(address);
       if (n < fewest) [best, fewest] = [r, n];
     }
     this.next++;
-    return best ?? this.relayers[this.next % this.relayers.length];
+    return best ?? relayers[this.next % relayers.length];
   }
 
   /** What may still be sent before the next block: relayer slots and gas (see InFlight.room). */
   room(): { transactions: number; gas: bigint } {
-    return this.inFlight.room(this.relayerAddresses, this.tuning.maxInFlight, this.shareGas(), this.oracle.head?.gasLimit ?? 0n);
+    const addresses = this.relayers.map((r) => r.address.toLowerCase());
+    return this.inFlight.room(addresses, this.tuning.maxInFlight, this.shareGas(), this.oracle.head?.gasLimit ?? 0n);
   }
 
   /** Whether sending is paced by blocks (a chain with a block time), not only by relayer slots. */
@@ -268,34 +303,6 @@ export class ChainSender {
       if (left <= 0 || !this.running) return false;
       await this.inFlight.untilFreed(left);
     }
-  }
-
-  private async allocateNonce(tx: Tx, from: string): Promise<number> {
-    const existing = await tx.selectFrom('relayers').select('next_nonce').where('chain_id', '=', this.chainId).where('address', '=', from).executeTakeFirst();
-    if (!existing) {
-      // The deployer and other system accounts: start from the chain's count, then count ourselves.
-      const onChain = await this.client.getTransactionCount({ address: from as Address, blockTag: 'pending' });
-      const recorded = await tx
-        .selectFrom('chain_txs')
-        .select((eb) => eb.fn.max('nonce').as('n'))
-        .where('chain_id', '=', this.chainId)
-        .where('from_address', '=', from)
-        .executeTakeFirst();
-      const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
-      await tx
-        .insertInto('relayers')
-        .values({ address: from, chain_id: this.chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() })
-        .execute();
-      return start;
-    }
-    const row = await tx
-      .updateTable('relayers')
-      .set((eb) => ({ next_nonce: eb('next_nonce', '+', 1), updated_at: Date.now() }))
-      .where('chain_id', '=', this.chainId)
-      .where('address', '=', from)
-      .returning('next_nonce')
-      .executeTakeFirstOrThrow();
-    return Number(row.next_nonce) - 1;
   }
 
   /**

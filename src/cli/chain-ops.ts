@@ -55,6 +55,7 @@ function overviewText(o: ChainOverview): string {
     o.relayers as unknown as Record<string, unknown>[],
     [
       ['role', 'role'],
+      ['state', 'state'],
       ['address', 'address'],
       ['balance_wei', 'balance (wei)'],
       ['low', 'low'],

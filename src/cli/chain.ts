@@ -9,12 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import pino from 'pino';
-import { createPublicClient, formatEther, http, parseEther, toHex, type Address } from 'viem';
+import { createPublicClient, formatEther, getAddress, http, parseEther, toHex, type Address } from 'viem';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import { startEmbeddedChain } from '../chain/anvil.js';
 import { lockDataDir } from '../util/data-dir-lock.js';
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
+import { relayerRows } from '../chain/relayer-set.js';
 import { integer, UsageError, type Output } from './args.js';
 
 export interface ChainCommandDeps {
@@ -72,10 +73,13 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         }
         const rpc = spec.rpc ?? `http://127.0.0.1:${config.anvilPort}`;
         const client = createPublicClient({ transport: http(rpc, { retryCount: 0, timeout: 10_000 }) });
-        const accounts = [
-          { role: 'deployer', address: ctx.keys.deployer().address },
-          ...Array.from({ length: config.relayerCount }, (_, i) => ({ role: `relayer ${i}`, address: ctx.keys.relayer(i).address })),
-        ];
+        // The chain's relayer set (a rotation's new relayers included, the retired ones not); before the
+        // chain was first set up, the first RELAYER_COUNT.
+        const setRows = (await relayerRows(ctx.db, spec.id)).filter((r) => r.state !== 'retired');
+        const relayers = setRows.length
+          ? setRows.map((r) => ({ role: `relayer ${r.idx}${r.state === 'active' ? '' : ` (${r.state})`}`, address: getAddress(r.address) }))
+          : Array.from({ length: config.relayerCount }, (_, i) => ({ role: `relayer ${i}`, address: ctx.keys.relayer(i).address }));
+        const accounts = [{ role: 'deployer', address: ctx.keys.deployer().address }, ...relayers];
         let method: string | null = null;
         for (const m of ['anvil_setBalance', 'hardhat_setBalance']) {
           try {
@@ -90,7 +94,7 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         const rows = await Promise.all(
           accounts.map(async (a) => ({ ...a, balance_wei: (await client.getBalance({ address: a.address as Address })).toString() })),
         );
-        const list = rows.map((r) => `  ${r.role.padEnd(10)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
+        const list = rows.map((r) => `  ${r.role.padEnd(22)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
         if (method) {
           return {
             json: { chain_id: spec.id, funded: true, method, accounts: rows },

@@ -1,5 +1,6 @@
 // `mintworks wallet export`, `mintworks audit` and `mintworks keys …` (docs/custody.md).
 import fs from 'node:fs';
+import { parseEther } from 'viem';
 import os from 'node:os';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
@@ -10,6 +11,8 @@ import { rotateMasterKey } from '../custody/rotation.js';
 import { migrateToPkcs11 } from '../custody/migrate.js';
 import { openHsm } from '../custody/custody.js';
 import { requireApp, table, UsageError, type Output } from './args.js';
+import { chainHandle } from '../services/chain-ops.js';
+import { RotationRefused, rotationById, rotationView, startRelayerRotation, unfinishedRotation, type RotationView } from '../services/relayer-rotation.js';
 
 /** The CLI's actor in the audit log: whoever runs it on the host. */
 export const cliActor = (): Actor => ({ kind: 'cli', detail: os.userInfo().username });
@@ -86,4 +89,63 @@ export async function keysMigrate(core: Core, config: Config, o: { to: string })
   } finally {
     hsm.close();
   }
+}
+
+/**
+ * `mintworks keys rotate-relayers --chain <id>`: starts a rotation (or, with --resume, follows the
+ * unfinished one) and prints its progress until it is done; the running service's workers carry it out.
+ */
+export async function keysRotateRelayers(
+  ctx: Ctx,
+  config: Config,
+  o: { chain: number; count?: number; fund?: string; resume?: boolean; wait: boolean; quiet?: boolean },
+  opts: { pollMs?: number } = {},
+): Promise<Output> {
+  const spec = config.chains.find((c) => c.id === o.chain);
+  if (!spec) throw new UsageError(`chain ${o.chain} is not one this installation serves (${config.chains.map((c) => c.id).join(', ')})`);
+  const say = o.quiet ? () => {} : (line: string) => process.stderr.write(`${line}\n`);
+  let rotation: RotationView;
+  if (o.resume) {
+    if (o.count !== undefined || o.fund !== undefined) throw new UsageError('--resume follows the unfinished rotation: it takes no --count or --fund');
+    const open = await unfinishedRotation(ctx, o.chain);
+    if (!open) throw new UsageError(`chain ${o.chain} has no unfinished relayer rotation to resume`);
+    rotation = rotationView(open);
+    say(`Following rotation ${rotation.id} of chain ${o.chain} (started ${rotation.created_at}).`);
+  } else {
+    let fundWei: bigint | undefined;
+    if (o.fund !== undefined) {
+      try {
+        fundWei = parseEther(o.fund);
+      } catch {
+        throw new UsageError(`--fund ${o.fund} is not an amount`);
+      }
+    }
+    try {
+      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: chainHandle(config, spec).client });
+    } catch (err) {
+      if (err instanceof RotationRefused) throw new UsageError(err.message);
+      throw err;
+    }
+    say(
+      `Rotation ${rotation.id} of chain ${o.chain} started: ${rotation.new_relayers.length} new relayer(s) ${rotation.new_relayers.join(', ')} replace ${rotation.old_relayers.join(', ')}.`,
+    );
+    say('The running service carries it out (its workers); this command follows it. Stopping it here stops nothing: resume with --resume.');
+  }
+  if (o.wait) {
+    let said = '';
+    for (;;) {
+      const row = await rotationById(ctx, rotation.id);
+      if (!row) throw new Error(`rotation ${rotation.id} is gone`);
+      rotation = rotationView(row);
+      const line = `  [${rotation.phase}] ${rotation.progress}`;
+      if (line !== said) say(line);
+      said = line;
+      if (rotation.finished_at) break;
+      await new Promise((r) => setTimeout(r, opts.pollMs ?? 500));
+    }
+  }
+  const text = rotation.finished_at
+    ? `Rotation ${rotation.id} of chain ${o.chain} done: the relayers are ${rotation.new_relayers.join(', ')}; ${rotation.old_relayers.join(', ')} retired (their balances stay where they are).`
+    : `Rotation ${rotation.id} of chain ${o.chain}: ${rotation.phase}, ${rotation.progress}. Follow it with: mintworks keys rotate-relayers --chain ${o.chain} --resume`;
+  return { json: rotation, text };
 }

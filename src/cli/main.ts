@@ -24,7 +24,7 @@ import { chainCommand } from './chain.js';
 import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
-import { auditList, cliActor, keysMigrate, keysRotateMaster, walletExport } from './keys.js';
+import { auditList, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
 import type { Core } from '../boot/open-core.js';
 import { recordAudit, type AuditEntry } from '../services/audit.js';
 
@@ -259,10 +259,17 @@ leaf(program, 'audit', 'the audit log of key and secret events, newest first')
   .option('--app <uid>', 'one App only')
   .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
   .action((o) => withCtx((ctx) => auditList(ctx, o)));
-const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key').exitOverride();
+const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key, rotate the relayers').exitOverride();
 leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)').action(() =>
   withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })),
 );
+leaf(keys, 'rotate-relayers', 'new relayers for a chain; the old ones retire once their transactions are final (the service runs it)')
+  .addOption(new Option('--chain <id>', 'the chain').argParser(integer(1, Number.MAX_SAFE_INTEGER)).makeOptionMandatory())
+  .option('--count <n>', 'how many new relayers (default: as many as are active)', integer(1, 100))
+  .option('--fund <amount>', 'on an external chain: the deployer sends each new relayer this much native currency (default: you fund them)')
+  .option('--resume', 'follow the unfinished rotation of the chain instead of starting one')
+  .option('--no-wait', 'start it and return, without following it to the end')
+  .action((o) => withCtx((ctx, config) => keysRotateRelayers(ctx, config, { ...o, quiet: asJson })));
 leaf(keys, 'migrate', 'move the master key of a local installation into the HSM (the service must be stopped)')
   .addOption(new Option('--to <custody>', 'the target custody').choices(['pkcs11']).makeOptionMandatory())
   .action((o) => withCtx((_ctx, config, core) => keysMigrate(core, config, o)));

@@ -15,6 +15,7 @@ import { CHAIN_KEYS_META, type ChainAccounts } from '../chain/keys.js';
 import { Hsm, readPin } from './hsm.js';
 import { CURRENT_MASTER_KEY, ensureHsmMasterKey, hsmWrapper, keepMasterKeysFresh, loadMasterKeys, rootWrapper, type KeyWrapper } from './master-keys.js';
 import { hsmAccount, hsmLabels, type HsmLabels } from './hsm-accounts.js';
+import type { HsmSigner } from './hsm-signer.js';
 
 export interface Custody {
   kind: 'local' | 'pkcs11';
@@ -57,7 +58,18 @@ export async function hsmChainAccounts(db: Db, hsm: Hsm, labels: HsmLabels, rela
   const deployer = await hsmAccount(db, hsm, labels.deployer, 'deployer');
   const relayers = [];
   for (let i = 0; i < relayerCount; i++) relayers.push(await hsmAccount(db, hsm, labels.relayer(i), 'relayer'));
-  return { deployer, relayers };
+  // Relayers a rotation brought in (src/services/relayer-rotation.ts): loaded once by label, then kept.
+  const loaded = new Map<number, Promise<HsmSigner>>();
+  const relayerAt = (i: number) => {
+    let p = loaded.get(i);
+    if (!p) {
+      p = hsmAccount(db, hsm, labels.relayer(i), 'relayer');
+      p.catch(() => loaded.delete(i));
+      loaded.set(i, p);
+    }
+    return p;
+  };
+  return { deployer, relayers, relayerAt };
 }
 
 const metaValue = async (db: Db, key: string) => (await db.selectFrom('meta').select('value').where('key', '=', key).executeTakeFirst())?.value ?? null;

@@ -32,6 +32,8 @@ export interface JobPayloads {
   'reward.withdraw': NoPayload;
   /** Points a deployed collection's base token URI at the installation's public URL (ref: the collection uid). */
   'collection.base_uri': { base_uri: string };
+  /** Moves a relayer rotation of the chain on, a step at a time (ref: the rotation id). */
+  'relayers.rotate': NoPayload;
 }
 
 export type JobKind = keyof JobPayloads;
@@ -48,6 +50,7 @@ export const ALLOCATE_JOB = 'reward.allocate' satisfies JobKind;
 export const CLAIM_JOB = 'reward.claim' satisfies JobKind;
 export const WITHDRAW_JOB = 'reward.withdraw' satisfies JobKind;
 export const BASE_URI_JOB = 'collection.base_uri' satisfies JobKind;
+export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
 
 /**
  * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
@@ -67,6 +70,7 @@ const RUNS_ON: Record<JobKind, 'a chain' | 'every chain'> = {
   'reward.claim': 'a chain',
   'reward.withdraw': 'a chain',
   'collection.base_uri': 'a chain',
+  'relayers.rotate': 'a chain',
 };
 
 export function isJobKind(kind: string): kind is JobKind {

@@ -21,7 +21,9 @@ export type AuditAction =
   | 'backup.restored'
   | 'custody.migrated'
   | 'app.secret_rotated'
-  | 'operator.signed_in';
+  | 'operator.signed_in'
+  | 'relayers.rotation_started'
+  | 'relayers.retired';
 
 export interface AuditEntry {
   action: AuditAction;

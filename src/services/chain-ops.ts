@@ -19,6 +19,7 @@ import { rpcUrlsOf, type ChainSpec } from '../chain/chains.js';
 import { mergeSnapshots, providerHealth, ProviderSet, type ProviderSnapshot } from '../chain/providers.js';
 import { CANCELLED_REASON, signCancellation, UNCANCELLABLE_KINDS } from '../chain/cancel.js';
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
+import { relayerRows } from '../chain/relayer-set.js';
 import { ApiError } from '../util/errors.js';
 
 /** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
@@ -67,9 +68,16 @@ export function feeCeilingGwei(_ctx: Ctx, spec: ChainSpec): number | null {
   return Number.isFinite(spec.maxFeeGwei) ? spec.maxFeeGwei : null;
 }
 
-/** The service's accounts that sign on a chain: its relayers and the deployer. */
-function signers(ctx: Ctx): ChainSigner[] {
-  return [...Array.from({ length: ctx.config.relayerCount }, (_, i) => ctx.keys.relayer(i)), ctx.keys.deployer()];
+/**
+ * The service's accounts that sign on a chain: its relayers with their states (the database's set; the
+ * first RELAYER_COUNT before the chain was first set up), then the deployer.
+ */
+async function signers(ctx: Ctx, chainId: number): Promise<{ signer: ChainSigner; state: RelayerView['state'] | null }[]> {
+  const rows = await relayerRows(ctx.db, chainId);
+  const relayers = rows.length
+    ? await Promise.all(rows.map(async (r) => ({ signer: await ctx.keys.relayerAt(Number(r.idx)), state: r.state })))
+    : Array.from({ length: ctx.config.relayerCount }, (_, i) => ({ signer: ctx.keys.relayer(i), state: 'active' as const }));
+  return [...relayers, { signer: ctx.keys.deployer(), state: null }];
 }
 
 /** Everything the operator sees of one chain. */
@@ -92,17 +100,18 @@ export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOver
     .execute();
   const flying = new Map(inFlight.map((r) => [r.from_address, Number(r.n)]));
   const relayers = await Promise.all(
-    signers(ctx).map(async (a, i): Promise<RelayerView> => {
+    (await signers(ctx, chainId)).map(async ({ signer: a, state }): Promise<RelayerView> => {
       const address = a.address.toLowerCase();
       const [balance, nonce, pending] = await Promise.all([
         h.client.getBalance({ address: a.address }).catch(() => null),
         h.client.getTransactionCount({ address: a.address, blockTag: 'latest' }).catch(() => null),
         h.client.getTransactionCount({ address: a.address, blockTag: 'pending' }).catch(() => null),
       ]);
-      const role = i < ctx.config.relayerCount ? 'relayer' : 'deployer';
+      const role = state === null ? 'deployer' : 'relayer';
       return {
         address,
         role,
+        ...(state === null ? {} : { state }),
         balance_wei: balance === null ? null : balance.toString(),
         low: role === 'relayer' && balance !== null && balance < lowWei,
         nonce,
@@ -233,7 +242,7 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
       'not_cancellable',
       `Transaction ${id} is a deployment (${row.kind}): its contract's address depends on it, so it cannot be cancelled.`,
     );
-  const signer = signers(ctx).find((a) => a.address.toLowerCase() === row.from_address);
+  const signer = (await signers(ctx, row.chain_id)).map((a) => a.signer).find((a) => a.address.toLowerCase() === row.from_address);
   if (!signer) throw ApiError.client(409, 'not_cancellable', `Transaction ${id} was signed by ${row.from_address}, not an account of this installation.`);
   // Mined meanwhile under one of its hashes: nothing to cancel (the tracker applies it).
   for (const hash of [row.hash, ...(JSON.parse(row.prior_hashes) as string[])]) {

@@ -77,12 +77,12 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
     jobKind: COLLECTION_DEPLOY_JOB,
     txKind: COLLECTION_DEPLOY_TX,
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
-    // Every relayer is an operator of the collection: mints and edits go out from whichever is next.
+    // Every relayer is an operator of the collection (those a rotation brings in too): mints and edits go out from whichever is next.
     deployData: (c) =>
       encodeDeployData({
         abi,
         bytecode,
-        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.relayers.map((r) => r.address)],
+        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.operators().map((r) => r.address)],
       }),
     payload: (c) => ({ collection_uid: c.uid }),
   });

@@ -18,6 +18,7 @@ import { wakeups } from './migrations/019_wakeups.js';
 import { pendingAssetsIndex } from './migrations/021_pending_assets_index.js';
 import { userListIndexes } from './migrations/018_user_list_indexes.js';
 import { custody } from './migrations/017_custody.js';
+import { relayerSets } from './migrations/020_relayer_sets.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -39,6 +40,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '017_custody': custody(store.dialect),
     '018_user_list_indexes': userListIndexes(store.dialect),
     '019_wakeups': wakeups(store.dialect),
+    '020_relayer_sets': relayerSets(store.dialect),
     '021_pending_assets_index': pendingAssetsIndex(store.dialect),
   };
 }

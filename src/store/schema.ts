@@ -135,6 +135,27 @@ export interface RelayerTable {
   idx: number;
   next_nonce: number;
   updated_at: number;
+  /** Migration 020: active | pending | retiring | retired (src/chain/relayer-set.ts). */
+  state: Generated<RelayerState>;
+}
+
+export type RelayerState = 'active' | 'pending' | 'retiring' | 'retired';
+
+// Migration 020. One relayer rotation of a chain (src/services/relayer-rotation.ts).
+export interface RelayerRotationTable {
+  id: Generated<number>;
+  chain_id: number;
+  phase: 'granting' | 'draining' | 'revoking' | 'done';
+  new_relayers: string; // JSON array of lower-case addresses
+  old_relayers: string;
+  progress: Generated<string>;
+  /** Wei (decimal) the deployer sends each new relayer on an external chain; null: the operator funds them. */
+  fund_wei: string | null;
+  actor: string;
+  actor_detail: string | null;
+  created_at: number;
+  switched_at: number | null;
+  finished_at: number | null;
 }
 
 export interface TransferTable {
@@ -203,6 +224,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   custody_keys: CustodyKeyTable;
   audit_log: AuditLogTable;
+  relayer_rotations: RelayerRotationTable;
 }
 
 // Migration 017. Chain accounts whose key is in the HSM: address and token label, never the key.

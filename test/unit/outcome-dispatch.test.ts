@@ -86,6 +86,7 @@ describe('chain outcome dispatch', () => {
       'reward.claim': refuse,
       'reward.withdraw': refuse,
       'collection.base_uri': refuse,
+      'relayers.rotation': refuse,
       ...overrides,
     };
   }

@@ -135,6 +135,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
               rowKey={(r) => r.address}
               columns={[
                 { title: 'Role', cell: (r) => r.role },
+                { title: 'State', cell: (r) => r.state ?? '—' },
                 { title: 'Address', cell: (r) => <Short value={r.address} /> },
                 {
                   title: 'Balance',

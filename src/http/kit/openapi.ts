@@ -274,6 +274,10 @@ const providerObject = z.object({
 const relayerObject = z.object({
   address,
   role: z.enum(['relayer', 'deployer']),
+  state: z
+    .enum(['active', 'pending', 'retiring', 'retired'])
+    .optional()
+    .describe('A relayer: active (takes new work), pending (brought in by a rotation), retiring (finishes what it sent), retired; absent for the deployer'),
   balance_wei: z.string().nullable(),
   low: z.boolean(),
   nonce: z.number().int().nullable().describe('Confirmed on chain'),

@@ -8,6 +8,7 @@ import type { ChainRuntime } from '../../chain/runtime.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { WorkerPool } from '../../jobs/worker.js';
 import { isChainUnreachable } from '../../chain/unreachable.js';
+import { RelayerNotActiveError } from '../../chain/nonces.js';
 import { kindOn } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { mintJobHandler } from '../assets/mint-job.js';
@@ -18,6 +19,7 @@ import { editJobHandler } from '../assets/lifecycle/edit.js';
 import { baseUriJobHandler } from '../collection-base-uri.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
+import { relayerRotationJobHandler } from './relayer-rotation-job.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
 const NOT_READY_DELAY_MS = 2000;
@@ -121,7 +123,12 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
       ...rewardJobHandlers(ctx),
       baseUriJobHandler(ctx),
     ].map((h) => gated(shared, rt, h));
-    pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, isChainUnreachable);
+    // Not gated by the relayers' room: its transactions are the deployer's, and it waits for readiness itself.
+    handlers.push(relayerRotationJobHandler(ctx, rt));
+    // A relayer a rotation retired after this process last read the set is a wait, like an outage: the
+    // job runs again with the set read again, its attempt not spent.
+    const waits = (err: unknown) => isChainUnreachable(err) || err instanceof RelayerNotActiveError;
+    pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, waits);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
     work.indexer = new ChainIndexer(ctx);
     work.indexer.start();

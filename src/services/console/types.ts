@@ -261,6 +261,8 @@ export interface BearerToken {
 export interface ChainRelayer {
   address: string;
   role: 'relayer' | 'deployer';
+  /** A relayer's place in its chain's set (docs/custody.md, Rotating the relayers); absent for the deployer. */
+  state?: 'active' | 'pending' | 'retiring' | 'retired';
   balance_wei: string | null;
   low: boolean;
   /** Transactions of the account mined on chain (its confirmed nonce). */

@@ -19,7 +19,14 @@ export function rewardDeployJobHandler(ctx: ChainCtx): JobHandler<typeof REWARD_
       encodeDeployData({
         abi,
         bytecode,
-        args: [r.token_name, r.token_symbol, unitsFromDb(r.supply), getAddress(r.withdraw_receiver), ctx.forwarder, ctx.sender.relayers.map((x) => x.address)],
+        args: [
+          r.token_name,
+          r.token_symbol,
+          unitsFromDb(r.supply),
+          getAddress(r.withdraw_receiver),
+          ctx.forwarder,
+          ctx.sender.operators().map((x) => x.address),
+        ],
       }),
     payload: (r) => ({ reward_uid: r.uid }),
   });

@@ -7,6 +7,7 @@ import type { Tx } from '../../../store/db.js';
 import type { Job } from '../../../jobs/queue.js';
 import type { JobHandler } from '../../../jobs/worker.js';
 import { FORWARD_JOB } from '../../../jobs/kinds.js';
+import type { ChainSigner } from '../../../chain/signer.js';
 import { artifact } from '../../../chain/artifacts.js';
 import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../../chain/outcomes.js';
 import {
@@ -36,7 +37,7 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
     leaseMs: 15_000,
     pollMs: 500,
     async handle(jobs) {
-      const groups = new Map<string, { jobs: Job<typeof FORWARD_JOB>[]; prepared: Prepared[] }>();
+      const groups = new Map<string, { relayer: ChainSigner; jobs: Job<typeof FORWARD_JOB>[]; prepared: Prepared[] }>();
       for (const job of jobs) {
         const { action, round = 1 } = job.payload;
         const row =
@@ -62,8 +63,8 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
                 args: [user.address, getAddress((row as TransferRow).to_address), BigInt(a.token_id)],
               })
             : encodeFunctionData({ abi: collectionAbi, functionName: 'burn', args: [BigInt(a.token_id)] });
-        const relayer = sender.relayerFor(user.address.toLowerCase()).address;
-        const g = groups.get(relayer) ?? { jobs: [], prepared: [] };
+        const relayer = sender.relayerFor(user.address.toLowerCase());
+        const g = groups.get(relayer.address) ?? { relayer, jobs: [], prepared: [] };
         g.jobs.push(job);
         g.prepared.push({
           job,
@@ -72,10 +73,10 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
           to: getAddress(a.contract_address!),
           data,
         });
-        groups.set(relayer, g);
+        groups.set(relayer.address, g);
       }
-      for (const [relayerAddress, g] of groups) {
-        const relayer = sender.relayers.find((r) => r.address === relayerAddress)!;
+      for (const g of groups.values()) {
+        const relayer = g.relayer;
         const row = await ctx.db.transaction().execute(async (tx) => {
           const requests: ForwardRequestData[] = [];
           const items: ForwardItem[] = [];

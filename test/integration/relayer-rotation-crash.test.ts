@@ -1,0 +1,115 @@
+// A relayer rotation across a power cut: `npm start`'s process group (service and embedded chain) is
+// killed with SIGKILL once the rotation's grants are recorded and before they are final (3
+// confirmations, a block a second); after the restart, `mintworks keys rotate-relayers --resume`
+// follows the rotation to its end. Nothing is sent twice: each grant and revoke is recorded once, and
+// on chain each contract has exactly one OperatorSet(new relayer, true) and one OperatorSet(old relayer,
+// false) per relayer.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const operatorSet = parseAbi(['event OperatorSet(address indexed account, bool enabled)']);
+
+function startProcess(env: Record<string, string>): ChildProcess {
+  const log = fs.openSync(path.join(env.DATA_DIR, 'service.log'), 'a');
+  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, detached: true, stdio: ['ignore', log, log] });
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('relayer rotation across a power cut (sqlite)', () => {
+  const dataDir = tempDir('mintworks-rotation-crash-');
+  let child: ChildProcess | null = null;
+  after(async () => {
+    if (child?.pid && groupAlive(child.pid)) {
+      process.kill(-child.pid, 'SIGTERM');
+      await waitFor('service stopped', async () => !groupAlive(child!.pid!), 20_000).catch(() => process.kill(-child!.pid!, 'SIGKILL'));
+    }
+  });
+
+  it('completes after kill -9 between recorded and final grants, and sends nothing twice', async () => {
+    const env = {
+      PORT: String(await freePort()),
+      ANVIL_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      RELAYER_COUNT: '2',
+      CHAIN_CONFIRMATIONS: '3',
+    };
+    const base = `http://127.0.0.1:${env.PORT}`;
+    const healthy = () => waitFor('health 200', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 200);
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 240_000 });
+
+    child = startProcess(env);
+    await healthy();
+    const demo = Object.fromEntries(
+      fs
+        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+        .split('\n')
+        .filter((l) => /^MW_\w+=/.test(l))
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
+    const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
+    await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 30_000);
+
+    const started = cli(['keys', 'rotate-relayers', '--chain', '31337', '--no-wait', '--json']);
+    assert.equal(started.status, 0, started.stderr);
+    const rotation = JSON.parse(started.stdout) as { id: number; new_relayers: string[]; old_relayers: string[] };
+    assert.equal(rotation.new_relayers.length, 2);
+    // A second one is refused (exit 2), naming the way to follow the first.
+    const second = cli(['keys', 'rotate-relayers', '--chain', '31337']);
+    assert.equal(second.status, 2, second.stderr);
+    assert.match(second.stderr, /not finished.*--resume/);
+
+    const db = new SQLite(path.join(dataDir, 'mintworks.sqlite'), { readonly: true });
+    const grants = () =>
+      db
+        .prepare("select handled, count(*) as n from chain_txs where kind = 'relayers.rotation' and ref like ? group by handled")
+        .all(`rotation:${rotation.id}:grant:%`) as {
+        handled: number;
+        n: number;
+      }[];
+    await waitFor('grants recorded, not yet final', async () => grants().some((g) => g.handled === 0 && g.n > 0), 60_000, 20);
+    const pgid = child.pid!;
+    process.kill(-pgid, 'SIGKILL');
+    await waitFor('process group gone', async () => !groupAlive(pgid), 10_000, 50);
+    const atCut = grants();
+
+    child = startProcess(env);
+    await healthy();
+    const resumed = cli(['keys', 'rotate-relayers', '--chain', '31337', '--resume']);
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.match(resumed.stdout, /done/);
+    assert.match(resumed.stderr, /\[revoking\]|\[done\]/);
+
+    const refs = db.prepare("select ref from chain_txs where kind = 'relayers.rotation'").all() as { ref: string }[];
+    assert.equal(new Set(refs.map((r) => r.ref)).size, refs.length, 'each rotation transaction recorded once');
+    const rpc = createPublicClient({ transport: http(`http://127.0.0.1:${env.ANVIL_PORT}`) });
+    const contract = (db.prepare('select contract_address from collections where uid = ?').get(demo.MW_COLLECTION) as { contract_address: string })
+      .contract_address as Address;
+    const logs = await rpc.getLogs({ address: contract, event: operatorSet[0], fromBlock: 0n });
+    const count = (account: string, enabled: boolean) => logs.filter((l) => l.args.account!.toLowerCase() === account && l.args.enabled === enabled).length;
+    for (const a of rotation.new_relayers) assert.equal(count(a, true), 1, `${a} granted once`);
+    for (const a of rotation.old_relayers) assert.equal(count(a, false), 1, `${a} revoked once`);
+    const states = db.prepare('select address, state from relayers where chain_id = 31337 and idx >= 0').all() as { address: string; state: string }[];
+    for (const a of rotation.old_relayers) assert.equal(states.find((s) => s.address === a)?.state, 'retired');
+    for (const a of rotation.new_relayers) assert.equal(states.find((s) => s.address === a)?.state, 'active');
+    db.close();
+    console.log(JSON.stringify({ grants_at_cut: atCut, rotation_txs: refs.length }));
+  });
+});
