@@ -4,33 +4,17 @@
 // minted, each token id exactly once on chain, each owned by the right wallet.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { startServiceGroup, groupAlive } from '../helpers/process-group.js';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
   'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
 ]);
-
-function startProcess(env: Record<string, string>): ChildProcess {
-  // detached: the service leads a process group of its own, with anvil inside it, like `npm start` in a shell.
-  const log = fs.openSync(path.join(env.DATA_DIR, 'service.log'), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, detached: true, stdio: ['ignore', log, log] });
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const BURST = 2000;
 
@@ -59,7 +43,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
       const base = `http://127.0.0.1:${env.PORT}`;
       const healthy = () => waitFor('health 200', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 200);
 
-      child = startProcess(env);
+      child = startServiceGroup(env);
       await healthy();
       const demo = Object.fromEntries(
         fs
@@ -107,7 +91,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
       await (cutDone ?? powerCut());
       assert.ok(assets.length >= BURST / 2, `${assets.length} accepted before the cut`);
 
-      child = startProcess(env);
+      child = startServiceGroup(env);
       await healthy();
       const accepted = new Set(assets.map((a) => a.uid));
       await waitFor(

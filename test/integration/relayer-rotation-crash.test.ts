@@ -6,30 +6,17 @@
 // and one OperatorSet(old relayer, false) per relayer.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { startServiceGroup, groupAlive } from '../helpers/process-group.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const operatorSet = parseAbi(['event OperatorSet(address indexed account, bool enabled)']);
-
-function startProcess(env: Record<string, string>): ChildProcess {
-  const log = fs.openSync(path.join(env.DATA_DIR, 'service.log'), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, detached: true, stdio: ['ignore', log, log] });
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('relayer rotation across a power cut (sqlite)', () => {
   const dataDir = tempDir('mintworks-rotation-crash-');
@@ -55,7 +42,7 @@ describe('relayer rotation across a power cut (sqlite)', () => {
     const cli = (args: string[]) =>
       spawnSync(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 240_000 });
 
-    child = startProcess(env);
+    child = startServiceGroup(env);
     await healthy();
     const demo = Object.fromEntries(
       fs
@@ -90,7 +77,7 @@ describe('relayer rotation across a power cut (sqlite)', () => {
     await waitFor('process group gone', async () => !groupAlive(pgid), 10_000, 50);
     const atCut = grants();
 
-    child = startProcess(env);
+    child = startServiceGroup(env);
     await healthy();
     const resumed = cli(['keys', 'rotate-relayers', '--chain', '31337', '--resume']);
     assert.equal(resumed.status, 0, resumed.stderr);
