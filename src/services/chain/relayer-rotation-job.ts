@@ -18,6 +18,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { ROTATE_JOB } from '../../jobs/kinds.js';
 import { COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX, type ROTATION_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { RELAYER_SET_PROPAGATION_MS } from '../../chain/relayer-set.js';
+import { UNHANDLED } from '../../chain/tracker.js';
 import { LOW_BALANCE_WEI } from '../../domain/chain-funding.js';
 import { send, stateOf } from './relayer-rotation-txs.js';
 import { setDevBalance } from '../../chain/dev-funding.js';
@@ -107,7 +108,7 @@ async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('chain_id', '=', ctx.chain.id)
       .where('kind', 'in', [COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX])
-      .where('handled', '=', 0)
+      .where('handled', '=', UNHANDLED)
       .where('created_at', '<', ready)
       .executeTakeFirstOrThrow();
     if (Number(earlyDeploys.n) > 0) {
@@ -149,7 +150,7 @@ async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('chain_id', '=', ctx.chain.id)
       .where('from_address', 'in', old)
-      .where('handled', '=', 0)
+      .where('handled', '=', UNHANDLED)
       .executeTakeFirstOrThrow();
     if (Number(left.n) > 0) {
       await setProgress(ctx, id, `waiting for ${left.n} transaction(s) of the old relayers to be final`);
