@@ -1,8 +1,8 @@
 // test:exclusive — measures latency; run with the machine to itself (scripts/run-integration.mjs).
 // A user's asset list whose plan cannot flip with the data: one user of an App holds nearly every
 // asset (a vault or treasury user), another holds 5. The small user's list must read its own index
-// entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections,
-// on both databases. The large user's rows are copied in bulk by SQL (ASSETS of them, a million by
+// entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections
+// on both databases (or, on a machine too small for that, as fast as a user of an App of its own). The large user's rows are copied in bulk by SQL (ASSETS of them, a million by
 // default). The 16 connections come from `wrk`, a client of its own that costs little per request: a
 // JavaScript client would take the cores it measures.
 import { after, before, describe, it } from 'node:test';
@@ -139,21 +139,14 @@ for (const db of ['sqlite', 'postgres'] as const) {
       const auth = (a: typeof app) => ({ 'X-API-KEY': a.apiKey, Authorization: `Bearer ${a.api.token}` });
       await wrk(`${app.api.base}/asset?user_uid=${small}`, auth(app), CONNECTIONS, 1);
       await wrk(`${other.api.base}/asset?user_uid=${alone}`, auth(other), CONNECTIONS, 1);
-      const mixed = await wrk(
-        `${app.api.base}/asset?user_uid=${small}`,
-        { 'X-API-KEY': app.apiKey, Authorization: `Bearer ${app.api.token}` },
-        CONNECTIONS,
-        SECONDS,
-      );
-      const baseline = await wrk(
-        `${other.api.base}/asset?user_uid=${alone}`,
-        { 'X-API-KEY': other.apiKey, Authorization: `Bearer ${other.api.token}` },
-        CONNECTIONS,
-        SECONDS,
-      );
+      const mixed = await wrk(`${app.api.base}/asset?user_uid=${small}`, auth(app), CONNECTIONS, SECONDS);
+      const baseline = await wrk(`${other.api.base}/asset?user_uid=${alone}`, auth(other), CONNECTIONS, SECONDS);
       const line = (r: typeof mixed) => `p50 ${r.p50.toFixed(1)} / p90 ${r.p90.toFixed(1)} / p99 ${r.p99.toFixed(1)} ms, ${Math.round(r.perSecond)}/s`;
       process.stdout.write(`# ${db}: ${CONNECTIONS} connections: beside the big user ${line(mixed)}; alone ${line(baseline)}\n`);
       assert.equal(mixed.errors + baseline.errors, 0, 'every answer a 200');
+      // 30 ms, or where the machine's cores do not allow it for any list (2 cores hold wrk, the service and
+      // PostgreSQL, and PostgreSQL's p99 there is 21-30 ms for a user of an App of its own), no dearer
+      // than that user's p99 and a margin for the noise.
       assert.ok(mixed.p99 <= Math.max(P99_MS, 1.5 * baseline.p99), `p99 ${mixed.p99.toFixed(1)} ms vs ${baseline.p99.toFixed(1)} ms alone`);
     });
   });
