@@ -2,9 +2,10 @@
 // A user's asset list whose plan cannot flip with the data: one user of an App holds nearly every
 // asset (a vault or treasury user), another holds 5. The small user's list must read its own index
 // entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections
-// on both databases (or, on a machine too small for that, as fast as a user of an App of its own). The large user's rows are copied in bulk by SQL (ASSETS of them, a million by
-// default). The 16 connections come from `wrk`, a client of its own that costs little per request: a
-// JavaScript client would take the cores it measures.
+// on both databases (or, on a machine too small for that, as fast as a user of an App of its own).
+// The large user's rows are copied in bulk by SQL (ASSETS of them, a million by default). The 16
+// connections come from `wrk`, a client of its own that costs little per request: a JavaScript client
+// would take the cores it measures.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
