@@ -37,15 +37,18 @@ async function startNpm() {
   const dataDir = tempDir('mintworks-supervisor-');
   const env = { ...process.env, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, LOG_LEVEL: 'warn', DEMO_APP: 'false' };
   // --ignore-scripts: the build ran before the tests; `npm start` itself is what is supervised.
-  const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const npm = spawn('npm', ['start', '--ignore-scripts', '--silent'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // What the service said (its warnings and errors), for the message of a test that fails.
   let stderr = '';
+  let logs = '';
   npm.stderr!.on('data', (d) => (stderr += d));
+  npm.stdout!.on('data', (d) => (logs = (logs + d).slice(-8000)));
   const base = `http://127.0.0.1:${env.PORT}`;
   await waitFor('health 200', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 100).catch((err) => {
     npm.kill('SIGKILL');
     throw new Error(`${(err as Error).message}; npm stderr: ${stderr.slice(-2000)}`);
   });
-  return { npm, base, dataDir };
+  return { npm, base, dataDir, said: () => `npm stderr: ${stderr.slice(-2000)}\nservice log: ${logs.slice(-6000)}` };
 }
 
 describe('under a supervisor', () => {
@@ -67,7 +70,7 @@ describe('under a supervisor', () => {
   }
 
   it('a killed embedded chain is restarted: /health degraded meanwhile, then ready again', async () => {
-    const { npm, base, dataDir } = await startNpm();
+    const { npm, base, dataDir, said } = await startNpm();
     try {
       const before = Number(fs.readFileSync(path.join(dataDir, 'anvil.pid'), 'utf8').match(/\d+/)![0]);
       process.kill(before, 'SIGKILL');
@@ -81,7 +84,19 @@ describe('under a supervisor', () => {
         20,
       );
       assert.equal(degraded.ready, false);
-      await waitFor('health ready again', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 30_000, 100);
+      let last = '';
+      await waitFor(
+        'health ready again',
+        async () => {
+          const r = await fetch(`${base}/health`).catch(() => null);
+          last = r ? `${r.status} ${await r.text()}` : 'no answer';
+          return r?.status === 200;
+        },
+        30_000,
+        100,
+      ).catch((err) => {
+        throw new Error(`${(err as Error).message}; last /health: ${last}\n${said()}`);
+      });
       const after = Number(fs.readFileSync(path.join(dataDir, 'anvil.pid'), 'utf8').match(/\d+/)![0]);
       assert.notEqual(after, before, 'a new chain process');
       assert.ok(alive(npm.pid!), 'the service kept running');
