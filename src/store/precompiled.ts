@@ -10,19 +10,28 @@ import type { Db, DbOrTx } from './db.js';
  * PostgreSQL it runs as a named prepared statement (store/postgres/prepared.ts), so it must be a lookup by a
  * unique key: its plan is then the same whatever the values and the tables' sizes.
  */
-export function precompiled<R, N extends number>(count: N, build: (db: Db, ...placeholders: string[]) => Compilable<R>) {
-  let compiled: { sql: string; slots: number[]; fixed: readonly unknown[] } | null = null;
+export function precompiled<R, N extends number>(
+  count: N,
+  build: (db: Db, ...placeholders: string[]) => Compilable<R>,
+  /** `named: false`: compiled once, but sent unnamed on PostgreSQL (planned anew each time, for the values given). */
+  opts: { named?: boolean } = {},
+) {
+  // One compilation per dialect (its adapter): a process holds one database, but a test may hold both.
+  const byDialect = new Map<unknown, { sql: string; slots: number[]; fixed: readonly unknown[] }>();
   return async (db: DbOrTx, ...values: unknown[]): Promise<R[]> => {
-    if (!compiled) {
+    const dialect = db.getExecutor().adapter.constructor;
+    let c = byDialect.get(dialect);
+    if (!c) {
       const marks = Array.from({ length: count }, (_, i) => `\u0000param${i}\u0000`);
       const q = build(db as Db, ...marks).compile();
       const slots = q.parameters.map((p) => marks.indexOf(p as string));
       if (marks.some((_, i) => !slots.includes(i))) throw new Error('precompiled: a placeholder is not used by the query');
-      compiled = { sql: q.sql, slots, fixed: q.parameters };
-      prepareByName(q.sql);
+      c = { sql: q.sql, slots, fixed: q.parameters };
+      byDialect.set(dialect, c);
+      if (opts.named !== false) prepareByName(q.sql);
     }
-    const c = compiled;
-    const params = c.fixed.map((p, i) => (c.slots[i] >= 0 ? values[c.slots[i]] : p));
+    const { slots } = c;
+    const params = c.fixed.map((p, i) => (slots[i] >= 0 ? values[slots[i]] : p));
     return (await db.executeQuery<R>(CompiledQuery.raw(c.sql, params))).rows;
   };
 }

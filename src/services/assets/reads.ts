@@ -66,13 +66,26 @@ export function userAssetsPage(db: DbOrTx, appUid: string, userUid: string, page
   return keysetPage(q, 'assets', page).compile();
 }
 
+/**
+ * The first page of a user's assets (what Apps poll), compiled once per page size: building it cost
+ * more than SQLite's run of it. Never a named statement on PostgreSQL (store/postgres/prepared.ts),
+ * though planning this union costs the server more than running it: a generic plan knows neither the
+ * user nor the page size, and in an App of few users, one of them holding most assets, it walks the
+ * App's assets.
+ */
+const firstPages = new Map<number | undefined, ReturnType<typeof firstPageOf>>(); // at most one per page size
+const firstPageOf = (limit: number | undefined) =>
+  precompiled(2, (db, appUid, userUid) => ({ compile: () => userAssetsPage(db, appUid, userUid, { limit }) }), { named: false });
+
 /** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  const compiled = userAssetsPage(ctx.db, appUid, userUid, page);
-  // Never a named statement on PostgreSQL (store/postgres/prepared.ts), though planning this union
-  // costs the server about as much as running it: a generic plan knows neither the user nor the page
-  // size, and in an App of few users, one of them holding most assets, it walks the App's assets.
-  const { rows } = await ctx.db.executeQuery(compiled);
+  let rows;
+  if (page.cursor) rows = (await ctx.db.executeQuery(userAssetsPage(ctx.db, appUid, userUid, page))).rows;
+  else {
+    let read = firstPages.get(page.limit);
+    if (!read) firstPages.set(page.limit, (read = firstPageOf(page.limit)));
+    rows = await read(ctx.db, appUid, userUid);
+  }
   return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.config));
 }
 
