@@ -1,3 +1,4 @@
+// test:exclusive — three service processes and a chain under a burst; run with the machine to itself (scripts/run-integration.mjs).
 // Relayer rotation across processes (PostgreSQL): one API process (with the embedded chain, no
 // workers) and two worker processes (API=false) on one database, as docs/production.md deploys them.
 // `mintworks keys rotate-relayers` runs as a process of its own during a burst of creates through the

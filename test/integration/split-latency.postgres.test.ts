@@ -1,3 +1,4 @@
+// test:exclusive — measures latency; run with the machine to itself (scripts/run-integration.mjs).
 // POST -> minted on PostgreSQL, one process against an API process and a worker process apart, in the
 // same run on the same database and chain (`mintworks chain start`, a block per transaction, so the
 // pipeline is what is measured): the worker process is woken by PostgreSQL (migration 019's
