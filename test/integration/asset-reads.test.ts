@@ -170,9 +170,17 @@ describe('cached asset reads (postgres, two processes)', () => {
     for (const uid of uids) {
       await waitFor(`asset ${uid} minted`, async () => (await reader.get(`/asset/${uid}`)).body.data.is_minted === true, 120_000, 50);
     }
-    const before = await hits(secondBase);
-    for (const uid of uids.slice(0, 10)) assert.equal((await reader.get(`/asset/${uid}`)).status, 200);
-    assert.equal(await hits(secondBase), before + 10, 'cached');
+    // A row may still change once after it reads minted (the mint's last bookkeeping), which a cache
+    // must show as a miss: measured after a fresh fill, up to three times. A cache that does not
+    // answer from memory fails every time.
+    let cached = false;
+    for (let attempt = 0; attempt < 3 && !cached; attempt++) {
+      for (const uid of uids.slice(0, 10)) await reader.get(`/asset/${uid}`);
+      const before = await hits(secondBase);
+      for (const uid of uids.slice(0, 10)) assert.equal((await reader.get(`/asset/${uid}`)).status, 200);
+      cached = (await hits(secondBase)) === before + 10;
+    }
+    assert.ok(cached, 'ten reads in a row answered from memory');
     const sqlClient = new pg.Client({ connectionString: pgdb!.url });
     await sqlClient.connect();
     try {
