@@ -31,6 +31,17 @@ function anyFreePort(): Promise<number> {
   });
 }
 
+/** The Demo App a first start writes to DATA_DIR/demo.env: its MW_* variables (URL, API key, token, collection). */
+export function demoEnv(dataDir: string): Record<string, string> {
+  return Object.fromEntries(
+    fs
+      .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
+      .split('\n')
+      .filter((l) => /^MW_\w+=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+}
+
 export function tempDir(prefix = 'mintworks-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { startServiceGroup, groupAlive } from '../helpers/process-group.js';
-import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+import { demoEnv, ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const operatorSet = parseAbi(['event OperatorSet(address indexed account, bool enabled)']);
@@ -44,13 +44,7 @@ describe('relayer rotation across a power cut (sqlite)', () => {
 
     child = startServiceGroup(env);
     await healthy();
-    const demo = Object.fromEntries(
-      fs
-        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-        .split('\n')
-        .filter((l) => /^MW_\w+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
+    const demo = demoEnv(dataDir);
     const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 30_000);
 

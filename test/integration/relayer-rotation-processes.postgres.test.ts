@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, http, parseAbi, type Address, type PublicClient } from 'viem';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { demoEnv, ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 import { operatorsOnChain } from '../helpers/rotation.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,13 +55,7 @@ describe('relayer rotation across an API process and two worker processes (postg
     const workerEnv = { ...common, PORT: '0', API: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: rpcUrl };
     children.push(start(workerEnv, 'worker1.log'), start(workerEnv, 'worker2.log'));
     await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
-    const demo = Object.fromEntries(
-      fs
-        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-        .split('\n')
-        .filter((l) => /^MW_\w+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
+    const demo = demoEnv(dataDir);
     const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 8 }, () => api.post('/user', {}).then((r) => r.body.data.uid as string)));
