@@ -7,15 +7,11 @@ import type { Db, DbOrTx } from './db.js';
  * A query built once and reused with new values: building and compiling a Kysely query costs more than
  * running a simple indexed SELECT on SQLite, so the hottest reads skip it. `build` receives placeholder
  * values (one per parameter, in order) and must use each exactly where the real value goes. On
- * PostgreSQL it runs as a named prepared statement (store/postgres/prepared.ts), so it must be a lookup by a
- * unique key: its plan is then the same whatever the values and the tables' sizes.
+ * PostgreSQL it runs as a named prepared statement (store/postgres/prepared.ts), so its plan, made once
+ * for any values, must be right for all of them: a lookup by a unique key, or a statement whose indexes
+ * the planner is told enough about to choose the same ones whatever the data (services/assets/reads.ts).
  */
-export function precompiled<R, N extends number>(
-  count: N,
-  build: (db: Db, ...placeholders: string[]) => Compilable<R>,
-  /** `named: false`: compiled once, but sent unnamed on PostgreSQL (planned anew each time, for the values given). */
-  opts: { named?: boolean } = {},
-) {
+export function precompiled<R, N extends number>(count: N, build: (db: Db, ...placeholders: string[]) => Compilable<R>) {
   // One compilation per dialect (its adapter): a process holds one database, but a test may hold both.
   const byDialect = new Map<unknown, { sql: string; slots: number[]; fixed: readonly unknown[] }>();
   return async (db: DbOrTx, ...values: unknown[]): Promise<R[]> => {
@@ -28,7 +24,7 @@ export function precompiled<R, N extends number>(
       if (marks.some((_, i) => !slots.includes(i))) throw new Error('precompiled: a placeholder is not used by the query');
       c = { sql: q.sql, slots, fixed: q.parameters };
       byDialect.set(dialect, c);
-      if (opts.named !== false) prepareByName(q.sql);
+      prepareByName(q.sql);
     }
     const { slots } = c;
     const params = c.fixed.map((p, i) => (slots[i] >= 0 ? values[slots[i]] : p));

@@ -2,7 +2,8 @@
 // A user's asset list whose plan cannot flip with the data: one user of an App holds nearly every
 // asset (a vault or treasury user), another holds 5. The small user's list must read its own index
 // entries, not walk the App's assets newest first filtering by owner: p99 <= 30 ms at 16 connections
-// on both databases (or, on a machine too small for that, as fast as a user of an App of its own).
+// on both databases, whatever plan PostgreSQL keeps for the statement. A user of an App of its own is
+// measured in the same run, for comparison.
 // The large user's rows are copied in bulk by SQL (ASSETS of them, a million by default). The 16
 // connections come from `wrk`, a client of its own that costs little per request: a JavaScript client
 // would take the cores it measures.
@@ -32,7 +33,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
       await t?.stop();
     });
 
-    it(`answers as fast as a user of an App of its own at ${CONNECTIONS} connections (p99 <= ${P99_MS} ms where the cores allow), through the user's own index`, {
+    it(`answers within p99 ${P99_MS} ms at ${CONNECTIONS} connections, through the user's own index`, {
       timeout: 300_000,
     }, async () => {
       const app = await t.newApp();
@@ -115,6 +116,21 @@ for (const db of ['sqlite', 'postgres'] as const) {
         assert.match(plan, /assets_owner_idx/);
         assert.match(plan, /assets_unminted_for_idx/);
         assert.doesNotMatch(plan, /assets_app_created_idx/);
+        // The plan the service runs: one made for any user (a named statement's generic plan), on a
+        // table where one user holds nearly every asset.
+        const generic = await t.svc.ctx.db.connection().execute(async (c) => {
+          const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v)}'`);
+          await sql`set plan_cache_mode = force_generic_plan`.execute(c);
+          await sql.raw(`prepare list_plan as ${q.sql}`).execute(c);
+          const rows = (await sql.raw<Record<string, string>>(`explain execute list_plan(${q.parameters.map(literal).join(', ')})`).execute(c)).rows;
+          await sql`deallocate list_plan`.execute(c);
+          await sql`reset plan_cache_mode`.execute(c);
+          return rows.map((r) => Object.values(r)[0]).join('\n');
+        });
+        process.stdout.write(`# generic plan:\n#   ${generic.split('\n').join('\n#   ')}\n`);
+        assert.match(generic, /assets_owner_idx/);
+        assert.match(generic, /assets_unminted_for_idx/);
+        assert.doesNotMatch(generic, /assets_app_created_idx/);
       }
       assert.equal(page.status, 200, page.raw);
       assert.equal(page.body.data.length, 5);
@@ -142,9 +158,10 @@ for (const db of ['sqlite', 'postgres'] as const) {
       const auth = (a: typeof app) => ({ 'X-API-KEY': a.apiKey, Authorization: `Bearer ${a.api.token}` });
       await wrk(`${app.api.base}/asset?user_uid=${small}`, auth(app), CONNECTIONS, 1);
       await wrk(`${other.api.base}/asset?user_uid=${alone}`, auth(other), CONNECTIONS, 1);
-      // Twice each, in turn, the better of each kept: neither gains from going second.
+      // Three times each, in turn, the best of each kept: neither gains from going second, and a moment
+      // the shared machine gave to something else does not decide.
       const runs: { mixed: WrkResult[]; baseline: WrkResult[] } = { mixed: [], baseline: [] };
-      for (let round = 0; round < 2; round++) {
+      for (let round = 0; round < 3; round++) {
         runs.mixed.push(await wrk(`${app.api.base}/asset?user_uid=${small}`, auth(app), CONNECTIONS, SECONDS));
         runs.baseline.push(await wrk(`${other.api.base}/asset?user_uid=${alone}`, auth(other), CONNECTIONS, SECONDS));
       }
@@ -153,15 +170,22 @@ for (const db of ['sqlite', 'postgres'] as const) {
       const line = (rs: WrkResult[]) =>
         rs.map((r) => `p50 ${r.p50.toFixed(1)} / p90 ${r.p90.toFixed(1)} / p99 ${r.p99.toFixed(1)} ms, ${Math.round(r.perSecond)}/s`).join('; ');
       process.stdout.write(`# ${db}: ${CONNECTIONS} connections: beside the big user ${line(runs.mixed)}; alone ${line(runs.baseline)}\n`);
+      if (db === 'postgres') {
+        // The service's connections ran the list on that one plan, not planning it at each request.
+        const prepared = (
+          await sql<{ statement: string; generic_plans: string }>`select statement, generic_plans from pg_prepared_statements`.execute(t.svc.ctx.db)
+        ).rows.filter((r) => r.statement.includes('"owned"'));
+        assert.ok(
+          prepared.some((r) => Number(r.generic_plans) > 0),
+          `the list ran on a generic plan: ${JSON.stringify(prepared.map((r) => r.generic_plans))}`,
+        );
+      }
       assert.equal(
         [...runs.mixed, ...runs.baseline].reduce((n, r) => n + r.errors, 0),
         0,
         'every answer a 200',
       );
-      // 30 ms, or where the machine's cores do not allow it for any list (2 cores hold wrk, the service and
-      // PostgreSQL, and PostgreSQL's p99 there is 21-30 ms for a user of an App of its own), no dearer
-      // than that user's p99 and a margin for the noise.
-      assert.ok(mixed.p99 <= Math.max(P99_MS, 1.5 * baseline.p99), `p99 ${mixed.p99.toFixed(1)} ms vs ${baseline.p99.toFixed(1)} ms alone`);
+      assert.ok(mixed.p99 <= P99_MS, `p99 ${mixed.p99.toFixed(1)} ms (${baseline.p99.toFixed(1)} ms for a user of an App of its own)`);
     });
   });
 }

@@ -68,14 +68,13 @@ export function userAssetsPage(db: DbOrTx, appUid: string, userUid: string, page
 
 /**
  * The first page of a user's assets (what Apps poll), compiled once per page size: building it cost
- * more than SQLite's run of it. Never a named statement on PostgreSQL (store/postgres/prepared.ts),
- * though planning this union costs the server more than running it: a generic plan knows neither the
- * user nor the page size, and in an App of few users, one of them holding most assets, it walks the
- * App's assets.
+ * more than SQLite's run of it. On PostgreSQL it is a named statement (store/postgres/prepared.ts):
+ * planning this union anew cost the server several times its run. Its one plan, made for "a user",
+ * reads the user's own indexes whatever the App's data: migration 022 tells the planner that a user
+ * holds a small share of the assets, which it cannot learn from an installation of few users.
  */
 const firstPages = new Map<number | undefined, ReturnType<typeof firstPageOf>>(); // at most one per page size
-const firstPageOf = (limit: number | undefined) =>
-  precompiled(2, (db, appUid, userUid) => ({ compile: () => userAssetsPage(db, appUid, userUid, { limit }) }), { named: false });
+const firstPageOf = (limit: number | undefined) => precompiled(2, (db, appUid, userUid) => ({ compile: () => userAssetsPage(db, appUid, userUid, { limit }) }));
 
 /** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
 export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {

@@ -1,4 +1,4 @@
-// Named prepared statements on PostgreSQL, for the hottest lookups by key. Kysely sends every query as
+// Named prepared statements on PostgreSQL, for the hottest reads (lookups by key, a user's asset list). Kysely sends every query as
 // an unnamed statement, so the server parses and plans it on every execution: for a single-row read
 // that is most of the server's CPU. A named statement is parsed once per connection and, after a few
 // executions, runs on a generic plan. Only texts registered here are named: a generic plan is chosen
