@@ -1,10 +1,11 @@
-// Named prepared statements on PostgreSQL, for the hottest reads (lookups by key, a user's asset list). Kysely sends every query as
-// an unnamed statement, so the server parses and plans it on every execution: for a single-row read
-// that is most of the server's CPU. A named statement is parsed once per connection and, after a few
-// executions, runs on a generic plan. Only texts registered here are named: a generic plan is chosen
-// with the table statistics of the moment, and for a query whose best plan depends on the values or on
-// table sizes (which grow from empty here) it can be far worse than a fresh one, so the rest stay
-// unnamed. `pg` keeps track of which connection has prepared which name.
+// Named prepared statements on PostgreSQL, for the hottest reads (lookups by key, the first page of a
+// user's assets). Kysely sends every query as an unnamed statement, so the server parses and plans it
+// on every execution: for a single-row read that is most of the server's CPU. A named statement is
+// parsed once per connection and, after a few executions, runs on a generic plan. Only texts
+// registered here are named: a generic plan is chosen with the table statistics of the moment, and for
+// a query whose best plan depends on the values or on table sizes (which grow from empty here) it can
+// be far worse than a fresh one, so the rest stay unnamed. `pg` keeps track of which connection has
+// prepared which name.
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import { fromDatabase } from '../unavailable.js';
