@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -25,14 +25,6 @@ function start(env: Record<string, string>, log: string): ChildProcess {
 
 async function healthy(base: string): Promise<void> {
   await waitFor(`${base} healthy`, async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 90_000, 100);
-}
-
-function demoOf(dataDir: string): Record<string, string> {
-  const lines = fs
-    .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-    .split('\n')
-    .filter((l) => /^MW_\w+=/.test(l));
-  return Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 }
 
 /** This process's cached answers so far (mintworks_asset_reads_total{result="hit"}). */
@@ -104,7 +96,7 @@ describe('cached asset reads (sqlite, npm start)', () => {
     child = start(env, 'service.log');
     const base = `http://127.0.0.1:${env.PORT}`;
     await healthy(base);
-    const demo = demoOf(dataDir);
+    const demo = demoEnv(dataDir);
     const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     await coherentReads(api, api, base, demo.MW_COLLECTION);
@@ -135,7 +127,7 @@ describe('cached asset reads (postgres, two processes)', () => {
     children.push(start(second, 'second.log'));
     secondBase = `http://127.0.0.1:${second.PORT}`;
     await healthy(secondBase);
-    const demo = demoOf(dataDir);
+    const demo = demoEnv(dataDir);
     writer = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     reader = new ApiClient(`${secondBase}/v1`, demo.MW_API_KEY, demo.MW_TOKEN);
     collection = demo.MW_COLLECTION;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
 import { startServiceGroup, groupAlive } from '../helpers/process-group.js';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -45,13 +45,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
 
       child = startServiceGroup(env);
       await healthy();
-      const demo = Object.fromEntries(
-        fs
-          .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-          .split('\n')
-          .filter((l) => /^MW_\w+=/.test(l))
-          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-      );
+      const demo = demoEnv(dataDir);
       const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
       await waitFor('demo collection deployed', async () => (await api.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 30_000);
 

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
-import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, demoEnv, freePort, tempDir, waitFor } from '../helpers/env.js';
 import { privateCluster, type PrivateCluster } from '../helpers/private-pg.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -77,13 +77,7 @@ describe('PostgreSQL stopped, restarted and its backends terminated during a bur
 
     const base = `http://127.0.0.1:${port}`;
     await waitFor('service health', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 90_000, 100);
-    const demo = Object.fromEntries(
-      fs
-        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-        .split('\n')
-        .filter((l) => /^MW_\w+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
+    const demo = demoEnv(dataDir);
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 10 }, () => client.post('/user', {}).then((r) => r.body.data.uid as string)));

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SAMPLES = 25;
@@ -64,13 +64,7 @@ describe('POST -> minted: one process against an API and a worker process (postg
     const fund = spawnSync(process.execPath, [path.join(root, 'bin/mintworks.js'), 'chain', 'fund'], { env: { ...process.env, ...common }, encoding: 'utf8' });
     assert.equal(fund.status, 0, fund.stderr);
     await waitFor('ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 50);
-    const demo = Object.fromEntries(
-      fs
-        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-        .split('\n')
-        .filter((l) => /^MW_\w+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
+    const demo = demoEnv(dataDir);
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000, 50);
     const user = (await client.post('/user', {})).body.data.uid as string;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const erc721 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
@@ -51,13 +51,7 @@ describe('two worker processes, one killed -9 (postgres)', () => {
     children.push(w1, w2);
     await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
 
-    const demo = Object.fromEntries(
-      fs
-        .readFileSync(path.join(dataDir, 'demo.env'), 'utf8')
-        .split('\n')
-        .filter((l) => /^MW_\w+=/.test(l))
-        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
-    );
+    const demo = demoEnv(dataDir);
     const client = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);
     await waitFor('demo collection deployed', async () => (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data.status === 'deployed', 60_000);
     const users = await Promise.all(Array.from({ length: 10 }, () => client.post('/user', {}).then((r) => r.body.data.uid as string)));
