@@ -185,7 +185,8 @@ for (const db of dbsFromArgs()) {
     // dropped here first). It runs by itself: later migrations keep it from running again through the
     // migrator, which refuses a history out of order.
     const store = openStore({ databaseUrl: se.env.DATABASE_URL, dataDir: se.dataDir });
-    for (const name of ['assets_failed_idx', 'assets_transferring_idx', 'assets_burning_idx', 'assets_burned_idx']) await store.db.schema.dropIndex(name).execute();
+    for (const name of ['assets_failed_idx', 'assets_transferring_idx', 'assets_burning_idx', 'assets_burned_idx'])
+      await store.db.schema.dropIndex(name).execute();
     const m0 = performance.now();
     await userListIndexes(store.dialect).up(store.db);
     const migrationSeconds = (performance.now() - m0) / 1000;
