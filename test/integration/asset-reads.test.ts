@@ -9,19 +9,10 @@
 // that never hits cannot pass for a coherent one.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import { startService, stopAll } from '../helpers/process-group.js';
 import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-function start(env: Record<string, string>, log: string): ChildProcess {
-  const out = fs.openSync(path.join(env.DATA_DIR, log), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-}
 
 async function healthy(base: string): Promise<void> {
   await waitFor(`${base} healthy`, async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 90_000, 100);
@@ -93,7 +84,7 @@ describe('cached asset reads (sqlite, npm start)', () => {
   it('a read after a commit of either thread shows it', async () => {
     const dataDir = tempDir('mintworks-reads-');
     const env = { DATA_DIR: dataDir, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), LOG_LEVEL: 'warn' };
-    child = start(env, 'service.log');
+    child = startService(env, 'service.log');
     const base = `http://127.0.0.1:${env.PORT}`;
     await healthy(base);
     const demo = demoEnv(dataDir);
@@ -121,10 +112,10 @@ describe('cached asset reads (postgres, two processes)', () => {
       OPERATOR_TOKEN: 'operator-token-for-the-reads-test-0123456789',
     };
     const first = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()) };
-    children.push(start(first, 'first.log'));
+    children.push(startService(first, 'first.log'));
     await healthy(`http://127.0.0.1:${first.PORT}`);
     const second = { ...common, PORT: String(await freePort()), WORKERS: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${first.ANVIL_PORT}` };
-    children.push(start(second, 'second.log'));
+    children.push(startService(second, 'second.log'));
     secondBase = `http://127.0.0.1:${second.PORT}`;
     await healthy(secondBase);
     const demo = demoEnv(dataDir);
@@ -134,8 +125,7 @@ describe('cached asset reads (postgres, two processes)', () => {
     await waitFor('demo collection deployed', async () => (await writer.get(`/collection/${collection}`)).body.data.status === 'deployed', 60_000);
   });
   after(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+    await stopAll(children);
     await pgdb?.drop();
   });
 

@@ -7,12 +7,12 @@
 // process recorded it), and on chain the new relayers are operators and the old ones are not.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, http, parseAbi, type Address, type PublicClient } from 'viem';
+import { startService, stopAll } from '../helpers/process-group.js';
 import { demoEnv, ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 import { operatorsOnChain } from '../helpers/rotation.js';
 
@@ -20,19 +20,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const erc721 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
 const BURST = 600;
 
-function start(env: Record<string, string>, log: string): ChildProcess {
-  const out = fs.openSync(path.join(env.DATA_DIR, log), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-}
-
 describe('relayer rotation across an API process and two worker processes (postgres)', () => {
   const children: ChildProcess[] = [];
   let pgdb: Awaited<ReturnType<typeof freshPostgres>> | null = null;
   let db: pg.Client | null = null;
   after(async () => {
     await db?.end();
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+    await stopAll(children);
     await pgdb?.drop();
   });
 
@@ -48,12 +42,12 @@ describe('relayer rotation across an API process and two worker processes (postg
       RELAYER_COUNT: '2',
     };
     const apiEnv = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), WORKERS: 'false' };
-    children.push(start(apiEnv, 'api.log'));
+    children.push(startService(apiEnv, 'api.log'));
     const base = `http://127.0.0.1:${apiEnv.PORT}`;
     await waitFor('API health', async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 60_000, 100);
     const rpcUrl = `http://127.0.0.1:${apiEnv.ANVIL_PORT}`;
     const workerEnv = { ...common, PORT: '0', API: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: rpcUrl };
-    children.push(start(workerEnv, 'worker1.log'), start(workerEnv, 'worker2.log'));
+    children.push(startService(workerEnv, 'worker1.log'), startService(workerEnv, 'worker2.log'));
     await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
     const demo = demoEnv(dataDir);
     const api = new ApiClient(demo.MW_URL, demo.MW_API_KEY, demo.MW_TOKEN);

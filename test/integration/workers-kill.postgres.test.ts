@@ -4,28 +4,19 @@
 // while it mints. The other takes over its leases: every asset is minted, each token id exactly once.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { startService, stopAll } from '../helpers/process-group.js';
 import { ApiClient, demoEnv, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const erc721 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)']);
 const ASSETS = 2000;
-
-function start(env: Record<string, string>, log: string): ChildProcess {
-  const out = fs.openSync(path.join(env.DATA_DIR, log), 'a');
-  return spawn(process.execPath, [path.join(root, 'dist/main.js')], { env: { ...process.env, ...env }, stdio: ['ignore', out, out] });
-}
 
 describe('two worker processes, one killed -9 (postgres)', () => {
   const children: ChildProcess[] = [];
   let pgdb: Awaited<ReturnType<typeof freshPostgres>> | null = null;
   after(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+    await stopAll(children);
     await pgdb?.drop();
   });
 
@@ -40,14 +31,14 @@ describe('two worker processes, one killed -9 (postgres)', () => {
       OPERATOR_TOKEN: 'operator-token-for-the-kill-test-0123456789',
     };
     const apiEnv = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), WORKERS: 'false' };
-    const api = start(apiEnv, 'api.log');
+    const api = startService(apiEnv, 'api.log');
     children.push(api);
     const base = `http://127.0.0.1:${apiEnv.PORT}`;
     // The API process answers at once; it is ready (200) once a worker has deployed the forwarder.
     await waitFor('API health', async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 60_000, 100);
     const workerEnv = { ...common, PORT: '0', API: 'false', DEMO_APP: 'false', CHAIN_RPC_URL: `http://127.0.0.1:${apiEnv.ANVIL_PORT}` };
-    const w1 = start(workerEnv, 'worker1.log');
-    const w2 = start(workerEnv, 'worker2.log');
+    const w1 = startService(workerEnv, 'worker1.log');
+    const w2 = startService(workerEnv, 'worker2.log');
     children.push(w1, w2);
     await waitFor('API ready', async () => (await fetch(`${base}/health`)).status === 200, 60_000, 100);
 
