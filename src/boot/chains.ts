@@ -109,7 +109,7 @@ export async function bringUpChains(config: Config, log: Logger, { runtimes, emb
     });
   // The embedded chain this process started is funded here all the same: worker processes beside
   // it (API=false) reach it as an external chain, which they never fund.
-  if (embedded) for (const rt of runtimes.filter((r) => r.spec.embedded)) await rt.sender.fundEmbeddedAccounts();
+  if (embedded) for (const rt of runtimes.filter((r) => r.spec.embedded)) await rt.fundEmbeddedAccounts();
   for (const rt of runtimes) {
     // The forwarder's address is fixed; the effects that need it are registered on the sender all the same.
     rt.refresh().then(

@@ -18,15 +18,24 @@ export interface Head {
 const TIP_BLOCKS = 10;
 /** The tip is read again after this many new blocks (it moves slowly; one call per block is waste). */
 const TIP_EVERY_BLOCKS = 5;
+/**
+ * A head lower than one already seen is taken only when every reading for this long said so (a chain
+ * rewound); a single lower answer is a provider's backend behind the others.
+ */
+const LOWER_HEAD_AFTER_MS = 30_000;
 
 export class FeeOracle {
   private current: Head | null = null;
   private tip: bigint;
   private tipAt = -Infinity;
+  /** Since when every head read was lower than the current one. */
+  private lowerSince: number | null = null;
 
   constructor(
     private readonly client: PublicClient,
     readonly policy: { ceiling: bigint; minTip: bigint },
+    /** `trustLowerHead`: the node is the service's own (no backend lags): a lower head is a rewind at once. */
+    private readonly opts: { trustLowerHead?: boolean } = {},
   ) {
     this.tip = policy.minTip;
   }
@@ -39,7 +48,15 @@ export class FeeOracle {
   async refresh(): Promise<{ head: Head; isNew: boolean }> {
     const block = await this.client.getBlock({ blockTag: 'latest' });
     const number = Number(block.number);
-    if (this.current && this.current.number === number) return { head: this.current, isNew: false };
+    if (this.current && this.current.number === number) {
+      this.lowerSince = null;
+      return { head: this.current, isNew: false };
+    }
+    if (this.current && number < this.current.number && !this.opts.trustLowerHead) {
+      this.lowerSince ??= Date.now();
+      if (Date.now() - this.lowerSince < LOWER_HEAD_AFTER_MS) return { head: this.current, isNew: false };
+    }
+    this.lowerSince = null;
     // A chain without EIP-1559 has a gas price, not a base fee: offering it as the base fee is what it asks.
     const baseFee = block.baseFeePerGas ?? (await this.client.getGasPrice());
     const nextBase = block.baseFeePerGas == null ? baseFee : nextBaseFee({ baseFeePerGas: baseFee, gasUsed: block.gasUsed, gasLimit: block.gasLimit });

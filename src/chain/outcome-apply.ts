@@ -70,7 +70,8 @@ export class OutcomeApplier {
   }
 
   private async recordMined(id: number, mined: MinedFacts): Promise<void> {
-    await this.db.updateTable('chain_txs').set(mined).where('id', '=', id).execute();
+    // Only while the outcome waits: an applied outcome is final (domain/transitions.ts).
+    await this.db.updateTable('chain_txs').set(mined).where('id', '=', id).where('handled', '=', 0).execute();
   }
 }
 
@@ -84,7 +85,7 @@ function handlerFor(handlers: OutcomeHandlers, kind: string): OutcomeHandler<Out
 async function claimOutcome(tx: Tx, id: number, mined?: MinedFacts): Promise<boolean> {
   const r = await tx
     .updateTable('chain_txs')
-    .set({ ...mined, handled: 1, updated_at: Date.now() })
+    .set({ ...mined, handled: 1, awaiting: null, updated_at: Date.now() })
     .where('id', '=', id)
     .where('handled', '=', 0)
     .executeTakeFirst();

@@ -103,3 +103,21 @@ export class RelayerSet {
     this.loadedAt = 0;
   }
 }
+
+/**
+ * Registers a chain's first `count` relayers (an upsert: processes starting together may race here).
+ * A chain never rotated has the first RELAYER_COUNT relayers (raising the setting adds some); once
+ * rotated, its set is the database's alone.
+ */
+export async function registerRelayers(db: Db, keys: KeyRing, chainId: number, count: number): Promise<void> {
+  const rotated = await db.selectFrom('relayer_rotations').select('id').where('chain_id', '=', chainId).executeTakeFirst();
+  if (rotated) return;
+  const t = Date.now();
+  for (let i = 0; i < count; i++) {
+    await db
+      .insertInto('relayers')
+      .values({ address: keys.relayer(i).address.toLowerCase(), chain_id: chainId, idx: i, next_nonce: 0, updated_at: t })
+      .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
+      .execute();
+  }
+}

@@ -76,6 +76,7 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
   return contractDeployJob(ctx, {
     jobKind: COLLECTION_DEPLOY_JOB,
     txKind: COLLECTION_DEPLOY_TX,
+    table: 'collections',
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection (those a rotation brings in too): mints and edits go out from whichever is next.
     deployData: (c) =>

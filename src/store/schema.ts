@@ -125,6 +125,7 @@ export interface ChainTxTable {
   handled: number; // 1 once its outcome was applied to the domain rows
   prior_hashes: Generated<string>; // JSON array: hashes this transaction had before it was replaced
   bumps: Generated<number>; // how many times it was re-priced
+  awaiting: Generated<string | null>; // migration 023: what its outcome waits for (evidence not given yet)
   created_at: number;
   updated_at: number;
 }

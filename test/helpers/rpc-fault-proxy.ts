@@ -7,6 +7,10 @@
 //   lost         eth_sendRawTransaction forwarded to the node, then the answer dropped (connection closed)
 //   dropped      eth_sendRawTransaction forwarded and answered, then the node told to forget the transaction
 //   down         the port closed: connections are refused
+// and what a provider's load balancer over backends that lag behind one another does:
+//   receipt miss eth_getTransactionReceipt answered `null` for a transaction the node has mined
+//   stale        eth_getTransactionCount, eth_blockNumber and eth_getBlockByNumber("latest") answered
+//                with what the node said of the same call some seconds ago
 // The plan can be changed at any time (`plan`); `down()`/`up()` close and reopen the same port.
 import http from 'node:http';
 import type net from 'node:net';
@@ -29,6 +33,12 @@ export interface FaultPlan {
   rate5xx?: number;
   /** Only these methods get the faults above (all when undefined). */
   methods?: string[];
+  /** Share of eth_getTransactionReceipt answered null although the node has the receipt (0..1). */
+  receiptMissRate?: number;
+  /** Share of head and account-nonce reads answered as the node answered them `staleMs` earlier (0..1). */
+  staleRate?: number;
+  /** How far behind a stale answer is (default 3000 ms). */
+  staleMs?: number;
 }
 
 export interface FaultCounts {
@@ -40,6 +50,8 @@ export interface FaultCounts {
   lostSends: number;
   droppedTxs: number;
   sends: number;
+  receiptMisses: number;
+  staleAnswers: number;
 }
 
 /** mulberry32: small, seeded, good enough to spread faults. */
@@ -56,9 +68,26 @@ function seeded(seed: number): () => number {
 
 export class RpcFaultProxy {
   plan: FaultPlan;
-  readonly counts: FaultCounts = { requests: 0, forwarded: 0, r429: 0, r5xx: 0, hangs: 0, lostSends: 0, droppedTxs: 0, sends: 0 };
+  readonly counts: FaultCounts = {
+    requests: 0,
+    forwarded: 0,
+    r429: 0,
+    r5xx: 0,
+    hangs: 0,
+    lostSends: 0,
+    droppedTxs: 0,
+    sends: 0,
+    receiptMisses: 0,
+    staleAnswers: 0,
+  };
   /** Every request as it was answered: when, which method, and how (`forwarded` or the fault). */
-  readonly log: { at: number; method: string; outcome: 'forwarded' | '429' | '5xx' | 'hang' | 'lost' | 'dropped' | 'bad gateway' }[] = [];
+  readonly log: {
+    at: number;
+    method: string;
+    outcome: 'forwarded' | '429' | '5xx' | 'hang' | 'lost' | 'dropped' | 'bad gateway' | 'receipt miss' | 'stale';
+  }[] = [];
+  /** What the node answered to the calls a stale backend may repeat, by call, oldest first. */
+  private readonly history = new Map<string, { at: number; result: unknown }[]>();
   private server: http.Server | null = null;
   private readonly sockets = new Set<net.Socket>();
   private readonly random: () => number;
@@ -189,8 +218,50 @@ export class RpcFaultProxy {
         return;
       }
     }
+    if (!Array.isArray(body) && answer.status === 200) {
+      const lagged = this.lagging(body, answer.body);
+      if (lagged) {
+        this.log.push({ at: Date.now(), method, outcome: lagged.outcome });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: lagged.result }));
+        return;
+      }
+    }
     this.log.push({ at: Date.now(), method, outcome: 'forwarded' });
     res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+  }
+
+  /**
+   * A backend behind the node: a receipt it has not seen yet (null), or the head or an account's nonce
+   * as the node answered them `staleMs` ago. Every answer of those calls is remembered for the latter.
+   */
+  private lagging(call: { method?: string; params?: unknown[] }, answered: string): { outcome: 'receipt miss' | 'stale'; result: unknown } | null {
+    const plan = this.plan;
+    const result = (JSON.parse(answered) as { result?: unknown }).result;
+    if (result === undefined) return null;
+    if (call.method === 'eth_getTransactionReceipt') {
+      if (result !== null && this.chance(plan.receiptMissRate)) {
+        this.counts.receiptMisses++;
+        return { outcome: 'receipt miss', result: null };
+      }
+      return null;
+    }
+    const params = call.params ?? [];
+    const repeatable =
+      call.method === 'eth_blockNumber' ||
+      (call.method === 'eth_getTransactionCount' && params[1] !== 'pending') ||
+      (call.method === 'eth_getBlockByNumber' && params[0] === 'latest');
+    if (!repeatable) return null;
+    const key = `${call.method}:${JSON.stringify(params)}`;
+    const now = Date.now();
+    const seen = this.history.get(key) ?? [];
+    seen.push({ at: now, result });
+    const behind = plan.staleMs ?? 3000;
+    // Keep what a stale answer may still need: the newest answer older than `behind`, and those after it.
+    while (seen.length > 1 && seen[1].at <= now - behind) seen.shift();
+    this.history.set(key, seen);
+    if (seen[0].at > now - behind || !this.chance(plan.staleRate)) return null;
+    this.counts.staleAnswers++;
+    return { outcome: 'stale', result: seen[0].result };
   }
 
   private async forward(text: string): Promise<{ status: number; body: string }> {

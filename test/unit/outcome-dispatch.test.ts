@@ -11,7 +11,9 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { KeyRing } from '../../src/chain/keys.js';
 import { SecretBox } from '../../src/util/secretbox.js';
-import { ChainSender } from '../../src/chain/sender.js';
+import type { ChainSender } from '../../src/chain/sender.js';
+import type { ChainTracker } from '../../src/chain/tracker.js';
+import { chainWing } from '../helpers/chain-wing.js';
 import { forwarderDeployed, type Outcome, type OutcomeHandler, type OutcomeHandlers, type OutcomeKind } from '../../src/chain/outcomes.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
 import { tempDir } from '../helpers/env.js';
@@ -21,6 +23,7 @@ const CHAIN = 31337;
 describe('chain outcome dispatch', () => {
   let store: Store;
   let sender: ChainSender;
+  let tracker: ChainTracker;
   const logged: { level: number; msg: string; kind?: string }[] = [];
   const receipts = new Map<string, TransactionReceipt>();
   let lookups = 0;
@@ -32,15 +35,15 @@ describe('chain outcome dispatch', () => {
     const keys = await KeyRing.open(store.db, new SecretBox('11'.repeat(32)));
     // The tracker's pass over transactions already mined asks the node for nothing but receipts.
     const node = {
-      async getTransactionReceipt({ hash }: { hash: string }) {
+      async request({ method, params }: { method: string; params: [string] }) {
+        if (method !== 'eth_getTransactionReceipt') throw new Error(`not this call: ${method}`);
         lookups++;
-        const r = receipts.get(hash);
-        if (!r) throw new Error('receipt not found');
-        return r;
+        const r = receipts.get(params[0]);
+        return r ? { ...r, status: r.status === 'success' ? '0x1' : '0x0' } : null;
       },
     } as unknown as PublicClient;
     const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
-    sender = new ChainSender(store.db, node, keys, CHAIN, log, { relayerCount: 0, embedded: true, confirmations: 0, flush: () => store.flush() });
+    ({ sender, tracker } = chainWing(store.db, node, keys, CHAIN, log, { flush: () => store.flush() }));
   });
   after(() => store.close());
 
@@ -94,7 +97,7 @@ describe('chain outcome dispatch', () => {
   it('applies nothing before the handlers are given, then each outcome once, with its receipt and payload', async () => {
     const tx = await minedTx('reward.withdraw', { reward_uid: 'r1', contract: '0xc0' });
     receipts.set(tx.hash, { status: 'success', transactionHash: tx.hash } as unknown as TransactionReceipt);
-    await sender.trackOnce();
+    await tracker.trackOnce();
     assert.equal(await handled(tx.id), 0, 'waits for its handler (start-up)');
 
     const seen: Outcome<'reward.withdraw'>[] = [];
@@ -109,15 +112,15 @@ describe('chain outcome dispatch', () => {
         return () => void afterCommit++;
       };
     };
-    sender.useOutcomes(table({ 'reward.withdraw': withdraw }));
+    tracker.useOutcomes(table({ 'reward.withdraw': withdraw }));
     const before = lookups;
     // Two trackers at once (as two workers would be): the guard lets one of them apply it.
-    await Promise.all([sender.trackOnce(), sender.trackOnce()]);
-    await sender.trackOnce();
+    await Promise.all([tracker.trackOnce(), tracker.trackOnce()]);
+    await tracker.trackOnce();
     assert.equal(effects, 1, 'the effect ran once');
     assert.equal(afterCommit, 1);
     assert.equal(await handled(tx.id), 1);
-    assert.ok(lookups > before, 'the sender looked the receipt up (the tracker did not just fetch it)');
+    assert.ok(lookups > before, 'the applier looked the receipt up (the tracker did not just fetch it)');
     assert.deepEqual(seen[0].payload, { reward_uid: 'r1', contract: '0xc0' });
     assert.equal(seen[0].receipt?.transactionHash, tx.hash);
     assert.equal(seen[0].ok, true);
@@ -126,24 +129,24 @@ describe('chain outcome dispatch', () => {
   it('leaves an outcome whose handler failed for the next pass, and applies it then', async () => {
     const tx = await minedTx('asset.edit', { asset_uid: 'a1' });
     let calls = 0;
-    sender.useOutcomes(
+    tracker.useOutcomes(
       table({
         'asset.edit': async () => async () => {
           if (++calls === 1) throw new Error('database busy');
         },
       }),
     );
-    await sender.trackOnce();
+    await tracker.trackOnce();
     assert.equal(await handled(tx.id), 0, 'rolled back with the failed effect');
-    await sender.trackOnce();
+    await tracker.trackOnce();
     assert.equal(calls, 2);
     assert.equal(await handled(tx.id), 1);
   });
 
   it('reports a kind no handler is declared for, once, and leaves it unapplied', async () => {
     const tx = await minedTx('asset.teleport', {});
-    await sender.trackOnce();
-    await sender.trackOnce();
+    await tracker.trackOnce();
+    await tracker.trackOnce();
     assert.equal(await handled(tx.id), 0, 'left for a version that knows the kind');
     const reports = logged.filter((l) => l.kind === 'asset.teleport' && l.level >= 50);
     assert.equal(reports.length, 1, 'one error, not one per pass');

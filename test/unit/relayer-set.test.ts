@@ -10,7 +10,8 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { KeyRing } from '../../src/chain/keys.js';
 import { SecretBox } from '../../src/util/secretbox.js';
-import { ChainSender } from '../../src/chain/sender.js';
+import { chainWing } from '../helpers/chain-wing.js';
+import type { ChainSender } from '../../src/chain/sender.js';
 import { RelayerNotActiveError } from '../../src/chain/nonces.js';
 import { MINT_TX, ROTATION_TX } from '../../src/chain/outcomes.js';
 import type { ChainSigner } from '../../src/chain/signer.js';
@@ -28,14 +29,14 @@ async function setup() {
     getTransactionCount: async () => 0,
   };
   const make = () =>
-    new ChainSender(store.db, node as unknown as PublicClient, keys, CHAIN, pino({ level: 'silent' }), {
+    chainWing(store.db, node as unknown as PublicClient, keys, CHAIN, pino({ level: 'silent' }), {
       relayerCount: 2,
       embedded: false,
-      confirmations: 0,
       flush: () => store.flush(),
     });
-  const sender = make();
-  await sender.init();
+  const wing = make();
+  await wing.init();
+  const sender = wing.sender;
   const record = (s: ChainSender, extra: { signer?: ChainSigner; rotation?: boolean } = {}) =>
     store.db.transaction().execute((tx) =>
       s.record(tx, {
@@ -102,7 +103,7 @@ describe('the relayer set in the sender', () => {
     const restarted = make();
     await restarted.init();
     assert.deepEqual(
-      restarted.relayers.map((r) => r.address.toLowerCase()),
+      restarted.sender.relayers.map((r) => r.address.toLowerCase()),
       [r2],
     );
     await store.close();

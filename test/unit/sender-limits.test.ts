@@ -10,7 +10,8 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { KeyRing } from '../../src/chain/keys.js';
 import { SecretBox } from '../../src/util/secretbox.js';
-import { ChainSender, type ChainTxRow } from '../../src/chain/sender.js';
+import type { ChainTxRow } from '../../src/chain/sender.js';
+import { chainWing } from '../helpers/chain-wing.js';
 import { MINT_TX } from '../../src/chain/outcomes.js';
 import { tempDir } from '../helpers/env.js';
 
@@ -38,9 +39,6 @@ async function setup() {
     async getTransactionCount() {
       return 0;
     },
-    async getTransactionReceipt(): Promise<never> {
-      throw new Error('receipt not found');
-    },
     async request({ method, params }: { method: string; params: unknown[] }) {
       if (method === 'eth_sendRawTransaction') {
         const refusal = node.refusals.shift();
@@ -49,17 +47,18 @@ async function setup() {
         return '0x';
       }
       if (method === 'eth_getTransactionByHash') return {};
+      if (method === 'eth_getTransactionReceipt') return null;
       throw new Error(`unexpected ${method}`);
     },
   };
-  const sender = new ChainSender(store.db, node as unknown as PublicClient, keys, CHAIN, pino({ level: 'silent' }), {
+  const { res, sender, tracker, init } = chainWing(store.db, node as unknown as PublicClient, keys, CHAIN, pino({ level: 'silent' }), {
     relayerCount: 2,
     embedded: false,
     confirmations: 0,
     flush: () => store.flush(),
     tuning: { maxFeeGwei: 50, minTipGwei: 0.01, stuckBlocks: 3, maxInFlight: 2, blockGasShare: 0.5 },
   });
-  await sender.init();
+  await init();
   const record = () =>
     store.db.transaction().execute((tx) =>
       sender.record(tx, {
@@ -71,9 +70,9 @@ async function setup() {
         gas: 1_000_000n,
       }),
     );
-  const readHead = () => (sender as unknown as { readHead(): Promise<unknown> }).readHead();
+  const readHead = () => res.readHead();
   const row = (id: number) => store.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirstOrThrow() as Promise<ChainTxRow>;
-  return { store, sender, node, record, readHead, row };
+  return { store, sender, tracker, node, record, readHead, row };
 }
 
 const feesOf = (raw: string) => {
@@ -122,11 +121,11 @@ describe('chain sender: fees and limits', () => {
   });
 
   it('a transaction the node calls underpriced is repriced: same nonce, both fees up by 12.5 % at least', async () => {
-    const { store, sender, node, record, row } = await setup();
+    const { store, sender, tracker, node, record, row } = await setup();
     const a = await record();
     node.refusals.push('replacement transaction underpriced');
     await sender.broadcast([a]);
-    await sender.trackOnce();
+    await tracker.trackOnce();
     const after = await row(a.id);
     assert.equal(after.bumps, 1);
     assert.equal(after.nonce, a.nonce);

@@ -1,32 +1,31 @@
-// The chain tracker's loop (src/chain/sender.ts): news that comes while a pass runs (a broadcast of the
+// The chain tracker's loop (src/chain/loop.ts, run by src/chain/runtime.ts): news that comes while a pass runs (a broadcast of the
 // mint worker) makes the next pass start at once, instead of after the poll's sleep; news while it sleeps
 // ends the sleep. A lost wake-up here once cost every mint batch up to a poll interval. The loop runs
-// for real; its pass, the reconciliation and the node are stand-ins, and the test watches when the loop
+// for real; its pass is a stand-in, and the test watches when the loop
 // goes to sleep.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import type { PublicClient } from 'viem';
-import { ChainSender } from '../../src/chain/sender.js';
-import type { Db } from '../../src/store/db.js';
-import type { KeyRing } from '../../src/chain/keys.js';
+import { WakeableLoop } from '../../src/chain/loop.js';
 
-/** A tracker whose passes run `onPass`; `sleeps` lists after which pass the loop went to sleep. */
+/** A loop whose passes run `onPass`; `sleeps` lists after which pass the loop went to sleep. */
 function tracker(onPass: (pass: number, news: () => void) => void) {
-  const node = { getBlock: async () => ({ baseFeePerGas: 1n, gasLimit: 30_000_000n }) } as unknown as PublicClient;
-  const sender = new ChainSender({} as Db, node, {} as KeyRing, 31337, pino({ level: 'silent' }), {
-    relayerCount: 0,
-    embedded: true,
-    confirmations: 0,
-    flush: async () => {},
-  });
-  const news = () => (sender as unknown as { poke(): void }).poke(); // what a broadcast does
   let passes = 0;
   const sleeps: number[] = [];
   let sleeping: (() => void) | null = null;
   const asleep: (() => void)[] = [];
+  const loop = new WakeableLoop(
+    async () => {
+      passes++;
+      onPass(passes, news);
+    },
+    250,
+    (err) => {
+      throw err;
+    },
+  );
+  const news = () => loop.poke(); // what a broadcast does
   // The loop hands its wake-up to `wake` when it goes to sleep, and clears it when it wakes.
-  Object.defineProperty(sender, 'wake', {
+  Object.defineProperty(loop, 'wake', {
     get: () => sleeping,
     set: (w: (() => void) | null) => {
       sleeping = w;
@@ -36,13 +35,8 @@ function tracker(onPass: (pass: number, news: () => void) => void) {
       }
     },
   });
-  Object.assign(sender, { reconcile: async () => {} });
-  sender.trackOnce = async () => {
-    passes++;
-    onPass(passes, news);
-  };
   return {
-    sender,
+    sender: loop,
     sleeps,
     news,
     isSleeping: () => sleeping !== null,

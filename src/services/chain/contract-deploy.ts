@@ -1,9 +1,12 @@
 // Deploying a contract for a record (a collection, a reward) as a job: the deploy transaction is signed
 // and recorded with the job's completion, broadcast after the commit; its outcome marks the record
-// deployed (with the address from the receipt) or queues the deployment again.
-import { getAddress, type Address, type Hex } from 'viem';
+// deployed (with the address from the receipt) or queues the deployment again. A record is deployed at
+// most once: each deployment's address is known before it is sent (CREATE from its sender and nonce),
+// and code at the address of any earlier deployment of the record ends it, whatever its receipt said.
+import { getAddress, getContractAddress, type Address, type Hex } from 'viem';
 import type { ChainCtx } from '../context.js';
 import type { Tx } from '../../store/db.js';
+import { leavingFor } from '../../domain/transitions.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../../chain/outcomes.js';
@@ -14,6 +17,8 @@ type DeployTxKind = typeof COLLECTION_DEPLOY_TX | typeof REWARD_DEPLOY_TX;
 export interface DeploySpec<R extends { uid: string; status: string }, J extends DeployJobKind, T extends DeployTxKind> {
   jobKind: J;
   txKind: T;
+  table: 'collections' | 'rewards';
+  onDeployed?(tx: Tx, uid: string): ReturnType<OutcomeEffect>;
   /** The record to deploy for, or undefined when it is gone. */
   load(uid: string): Promise<R | undefined>;
   /** Constructor call data (encodeDeployData). */
@@ -45,6 +50,14 @@ export function contractDeployJob<R extends { uid: string; status: string }, J e
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }
+        const found = await deployedEarlier(ctx, spec.txKind, record.uid);
+        if (found) {
+          await ctx.db.transaction().execute(async (tx) => {
+            await markDeployed(ctx, tx, spec.table, record.uid, found, spec.onDeployed);
+            await ctx.queue.complete(tx, job.id);
+          });
+          continue;
+        }
         const data = spec.deployData(record);
         const gas = await sender.client.estimateGas({ account: sender.relayers[0].address, data });
         const row = await ctx.db.transaction().execute(async (tx) => {
@@ -65,16 +78,55 @@ export interface DeployOutcomeSpec {
   onDeployed?(tx: Tx, uid: string): ReturnType<OutcomeEffect>;
 }
 
-/** The record is deployed (with the address from the receipt), or its deployment is queued again. */
+/** The record is deployed (with the address from the receipt, or the code found at its CREATE address), or its deployment is queued again. */
 export function contractDeployOutcome<T extends DeployTxKind>(ctx: ChainCtx, spec: DeployOutcomeSpec): OutcomeHandler<T> {
-  return async ({ row, ok, reason }) =>
-    async (tx) => {
-      if (ok && row.contract_address) {
-        await tx.updateTable(spec.table).set({ status: 'deployed', contract_address: row.contract_address }).where('uid', '=', row.ref).execute();
-        ctx.log.info({ [spec.table]: row.ref, address: getAddress(row.contract_address as Address) }, 'contract deployed');
-        return spec.onDeployed?.(tx, row.ref);
-      }
+  return async ({ row, ok, reason }) => {
+    // A failure path asks the chain first: the deployment may have happened all the same.
+    const address = ok && row.contract_address ? row.contract_address : await codeAt(ctx, createAddress(row));
+    return async (tx) => {
+      if (address) return markDeployed(ctx, tx, spec.table, row.ref, address, spec.onDeployed);
       ctx.log.error({ [spec.table]: row.ref, reason }, 'contract deployment failed, trying again');
       await ctx.queue.enqueue(tx, { kind: spec.jobKind, ref: row.ref, runAt: Date.now() + 5000 });
     };
+  };
+}
+
+/** Where a deployment transaction puts its contract: fixed by its sender and nonce. */
+function createAddress(row: { from_address: string; nonce: number }): Address {
+  return getContractAddress({ from: row.from_address as Address, nonce: BigInt(row.nonce) });
+}
+
+/** The address, lower case, when the chain has code there; null when it has none. */
+async function codeAt(ctx: ChainCtx, address: Address): Promise<string | null> {
+  const code = await ctx.sender.client.getCode({ address });
+  return code && code !== '0x' ? address.toLowerCase() : null;
+}
+
+/** The address of an earlier deployment of the record that the chain holds, if any. */
+async function deployedEarlier(ctx: ChainCtx, txKind: DeployTxKind, uid: string): Promise<string | null> {
+  const rows = await ctx.db.selectFrom('chain_txs').select(['from_address', 'nonce']).where('kind', '=', txKind).where('ref', '=', uid).execute();
+  for (const r of rows) {
+    const found = await codeAt(ctx, createAddress(r));
+    if (found) return found;
+  }
+  return null;
+}
+
+async function markDeployed(
+  ctx: ChainCtx,
+  tx: Tx,
+  table: 'collections' | 'rewards',
+  uid: string,
+  address: string,
+  onDeployed?: (tx: Tx, uid: string) => ReturnType<OutcomeEffect>,
+): ReturnType<OutcomeEffect> {
+  const r = await tx
+    .updateTable(table)
+    .set({ status: 'deployed', contract_address: address })
+    .where('uid', '=', uid)
+    .where('status', 'in', table === 'collections' ? leavingFor('collection', 'deployed') : leavingFor('reward', 'deployed'))
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) return;
+  ctx.log.info({ [table]: uid, address: getAddress(address as Address) }, 'contract deployed');
+  return onDeployed?.(tx, uid);
 }

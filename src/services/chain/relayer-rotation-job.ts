@@ -18,7 +18,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { ROTATE_JOB } from '../../jobs/kinds.js';
 import { COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX, type ROTATION_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { RELAYER_SET_PROPAGATION_MS } from '../../chain/relayer-set.js';
-import { UNHANDLED } from '../../chain/tracker.js';
+import { UNHANDLED } from '../../chain/unhandled.js';
 import { LOW_BALANCE_WEI } from '../../domain/chain-funding.js';
 import { send, stateOf } from './relayer-rotation-txs.js';
 import { setDevBalance } from '../../chain/dev-funding.js';

@@ -105,7 +105,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
       await work.indexer?.stop();
     },
   };
-  rt.onForwarder(() => rt.sender.useOutcomes(outcomeHandlers(ctx)));
+  rt.onForwarder(() => rt.useOutcomes(outcomeHandlers(ctx)));
   if (!runWorkers) return work;
   let stopped = false;
   const stop = work.stop;

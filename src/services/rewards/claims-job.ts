@@ -1,12 +1,14 @@
 // Claims on chain: the user's own forwarded claim(to, ref), relayed; the amount is what the contract paid.
-import { encodeFunctionData, getAddress, parseEventLogs, type Address, type Hex } from 'viem';
+import { encodeFunctionData, getAddress, parseAbiItem, parseEventLogs, type Address, type Hex } from 'viem';
+
+const CLAIMED_EVENT = parseAbiItem('event Claimed(address indexed user, address indexed to, uint256 amount, bytes32 indexed ref)');
 import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
 import { artifact } from '../../chain/artifacts.js';
 import type { ChainTxRow } from '../../chain/sender.js';
-import { CLAIM_TX, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
+import { CLAIM_TX, REWARD_DEPLOY_TX, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest } from '../../chain/forward.js';
 import { nowIso } from '../../util/time.js';
 import { unitsToDb } from '../../domain/amounts.js';
@@ -147,6 +149,10 @@ export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
         if (log.address.toLowerCase() === p.contract.toLowerCase() && a.ref.toLowerCase() === p.ref.toLowerCase()) claimedOnChain = a.amount;
       }
     }
+    // What the chain paid for this claim in every attempt: an earlier one may have been executed
+    // without its receipt ever being served, and a later one then pays 0 (the balance is gone).
+    const earlier = await claimedBefore(ctx, p, receipt?.transactionHash ?? null);
+    if (earlier !== null) claimedOnChain = (claimedOnChain ?? 0n) + earlier;
     // Facts for a failed attempt are read before the transaction (no RPC while holding the database).
     let poolWithdrawn = false;
     let chainNonce: bigint | null = null;
@@ -185,6 +191,29 @@ export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
       return notify;
     };
   };
+}
+
+/**
+ * The amount paid by Claimed events of this claim's ref in transactions other than `except`, or null
+ * when there are none.
+ */
+async function claimedBefore(ctx: ChainCtx, p: OutcomePayloads[typeof CLAIM_TX], except: Hex | null): Promise<bigint | null> {
+  // From the reward's deployment: nothing before it can be a claim of it (and a provider limits log ranges).
+  const deployed = await ctx.db
+    .selectFrom('chain_txs')
+    .select('block_number')
+    .where('kind', '=', REWARD_DEPLOY_TX)
+    .where('ref', '=', p.reward_uid)
+    .where('status', '=', 'mined')
+    .executeTakeFirst();
+  const logs = await ctx.sender.client.getLogs({
+    address: p.contract as Address,
+    event: CLAIMED_EVENT,
+    args: { ref: p.ref },
+    fromBlock: BigInt(deployed?.block_number ?? 0),
+  });
+  const others = logs.filter((l) => l.transactionHash !== except);
+  return others.length ? others.reduce((sum, l) => sum + (l.args.amount ?? 0n), 0n) : null;
 }
 
 /** The user's forwarded claim, signed with their key and recorded for the relayer that carries their requests. */

@@ -1,6 +1,7 @@
 // Deployment of a reward's MintworksRewards contract, as a job, and its outcome.
 import { encodeDeployData, getAddress } from 'viem';
 import type { ChainCtx } from '../context.js';
+import type { Tx } from '../../store/db.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -8,11 +9,21 @@ import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { contractDeployJob, contractDeployOutcome } from '../chain/contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
 
+/** Allocations accepted while the reward was deploying go out once it is deployed. */
+function allocationsWaiting(ctx: ChainCtx) {
+  return async (tx: Tx, uid: string) => {
+    await ctx.queue.wakeGroup(tx, ALLOCATE_JOB, uid);
+    return () => ctx.queue.notify(ALLOCATE_JOB);
+  };
+}
+
 export function rewardDeployJobHandler(ctx: ChainCtx): JobHandler<typeof REWARD_DEPLOY_JOB> {
   const { abi, bytecode } = artifact('MintworksRewards');
   return contractDeployJob(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
     txKind: REWARD_DEPLOY_TX,
+    table: 'rewards',
+    onDeployed: allocationsWaiting(ctx),
     load: (uid) => ctx.db.selectFrom('rewards').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator: allocations and withdrawals go out from whichever is next.
     deployData: (r) =>
@@ -36,10 +47,6 @@ export function rewardDeployOutcome(ctx: ChainCtx): OutcomeHandler<typeof REWARD
   return contractDeployOutcome(ctx, {
     jobKind: REWARD_DEPLOY_JOB,
     table: 'rewards',
-    // Allocations accepted while the reward was deploying go out now.
-    async onDeployed(tx, uid) {
-      await ctx.queue.wakeGroup(tx, ALLOCATE_JOB, uid);
-      return () => ctx.queue.notify(ALLOCATE_JOB);
-    },
+    onDeployed: allocationsWaiting(ctx),
   });
 }

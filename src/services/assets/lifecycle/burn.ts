@@ -6,6 +6,7 @@ import type { Tx } from '../../../store/db.js';
 import type { BurnTable } from '../../../store/schema.js';
 import { ApiError } from '../../../util/errors.js';
 import { nowIso } from '../../../util/time.js';
+import { leavingFor } from '../../../domain/transitions.js';
 import { keysetPage, pageOf, type PageRequest } from '../../requests/pages.js';
 import { emitEvent } from '../../events.js';
 import { getAsset } from '../reads.js';
@@ -50,7 +51,7 @@ export async function finishBurn(ctx: Ctx, tx: Tx, uid: string): Promise<void> {
     .updateTable('burns')
     .set({ status: 'done', updated_at: t })
     .where('uid', '=', uid)
-    .where('status', '=', 'pending')
+    .where('status', 'in', leavingFor('burn', 'done'))
     .returningAll()
     .executeTakeFirst();
   if (!b) return;

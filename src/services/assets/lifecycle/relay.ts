@@ -20,6 +20,7 @@ import {
   type ForwardRequestData,
 } from '../../../chain/forward.js';
 import { nowIso } from '../../../util/time.js';
+import { ownerOrGone } from '../../../chain/token-reads.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
 import { finishBurn } from './burn.js';
 import { MAX_ROUNDS } from './shared.js';
@@ -110,19 +111,35 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
   };
 }
 
-/** Applies a relayed batch: per request, executed (done), executed but failed (cancelled), or not executed (retried). */
+/**
+ * Applies a relayed batch: per request, executed (done), executed but failed (cancelled), or not
+ * executed (retried). Before a failure path changes what the API says, the chain is asked: a burn whose
+ * token is gone, or a transfer whose token is at its recipient, happened (an earlier attempt, a
+ * receipt a provider did not serve), and is done whatever this transaction's receipt says.
+ */
 export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX> {
   const client = ctx.sender.client;
   const forwarder = ctx.forwarder;
   const forwarderAbi = artifact('MintworksForwarder').abi;
   return async ({ payload: { items }, receipt, reason }) => {
     const results = receipt ? forwardResults(receipt, forwarder) : new Map<string, boolean>();
+    // State at the receipt's block (or later): a backend behind it cannot answer from before it.
+    const at = receipt?.blockNumber;
     const chainNonces = new Map<string, bigint>();
+    const doneOnChain = new Set<string>();
     for (const it of items) {
-      if (!results.has(`${it.signer}:${it.nonce}`) && !chainNonces.has(it.signer)) {
+      if (results.get(`${it.signer}:${it.nonce}`) === true) continue;
+      if (await actionDoneOnChain(ctx, it, at)) doneOnChain.add(it.uid);
+      else if (!results.has(`${it.signer}:${it.nonce}`) && !chainNonces.has(it.signer)) {
         chainNonces.set(
           it.signer,
-          (await client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [it.signer as Address] })) as bigint,
+          (await client.readContract({
+            address: forwarder,
+            abi: forwarderAbi,
+            functionName: 'nonces',
+            args: [it.signer as Address],
+            blockNumber: at,
+          })) as bigint,
         );
       }
     }
@@ -130,7 +147,7 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
       let retried = false;
       for (const it of items) {
         const r = results.get(`${it.signer}:${it.nonce}`);
-        if (r === true) await (it.action === 'transfer' ? finishTransfer(ctx, tx, it.uid) : finishBurn(ctx, tx, it.uid));
+        if (r === true || doneOnChain.has(it.uid)) await (it.action === 'transfer' ? finishTransfer(ctx, tx, it.uid) : finishBurn(ctx, tx, it.uid));
         else if (r === false)
           await cancelAction(ctx, tx, it, `the ${it.action} reverted on chain (the token is no longer in the user's wallet, or the contract refused it)`);
         else if (it.round >= MAX_ROUNDS)
@@ -145,6 +162,21 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
       if (retried) return () => ctx.queue.notify(FORWARD_JOB);
     };
   };
+}
+
+/** Whether the chain shows the request's effect: the token burned, or owned by the transfer's recipient. */
+async function actionDoneOnChain(ctx: ChainCtx, it: ForwardItem, blockNumber: bigint | undefined): Promise<boolean> {
+  const a = await ctx.db
+    .selectFrom('assets')
+    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+    .select(['assets.token_id', 'collections.contract_address'])
+    .where('assets.uid', '=', it.asset_uid)
+    .executeTakeFirst();
+  if (!a?.contract_address) return false;
+  const owner = await ownerOrGone(ctx.sender.client, a.contract_address, a.token_id, blockNumber);
+  if (it.action === 'burn') return owner === null;
+  const t = await ctx.db.selectFrom('transfers').select('to_address').where('uid', '=', it.uid).executeTakeFirst();
+  return owner !== null && t !== undefined && owner === t.to_address.toLowerCase() && owner !== it.signer;
 }
 
 async function cancelAction(ctx: Ctx, tx: Tx, it: ForwardItem, reason: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { Tx } from '../../../store/db.js';
 import type { TransferTable } from '../../../store/schema.js';
 import { ApiError } from '../../../util/errors.js';
 import { nowIso } from '../../../util/time.js';
+import { leavingFor } from '../../../domain/transitions.js';
 import { keysetPage, pageOf, type PageRequest } from '../../requests/pages.js';
 import { parseAddressField } from '../../requests/fields.js';
 import { emitEvent } from '../../events.js';
@@ -55,7 +56,7 @@ export async function finishTransfer(ctx: Ctx, tx: Tx, uid: string): Promise<voi
     .updateTable('transfers')
     .set({ status: 'done', updated_at: t })
     .where('uid', '=', uid)
-    .where('status', '=', 'pending')
+    .where('status', 'in', leavingFor('transfer', 'done'))
     .returningAll()
     .executeTakeFirst();
   if (!tr) return;

@@ -1,0 +1,45 @@
+// test:exclusive (a 1 s chain and a few hundred transactions behind a lagging provider: timing matters)
+// The record never disagrees with the chain, behind a provider whose backends lag: an external anvil
+// (1 s blocks) behind a proxy that answers eth_getTransactionReceipt with null for a share of the
+// lookups of transactions that are in fact mined, then also answers the head and account nonces from
+// seconds ago. A mixed workload (deployments, mints, edits, transfers, burns, allocations, claims) ends
+// with every contract deployed once, every token minted once, every owner, burn and claim as on chain.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
+import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
+import { startOnExternalChain, type TestService } from '../helpers/service.js';
+import { assertChainAgrees, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
+
+const CHAIN = 80002;
+
+describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)', () => {
+  let node: ExternalNode;
+  let proxy: RpcFaultProxy;
+  let t: TestService;
+
+  before(async () => {
+    node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
+    proxy = await RpcFaultProxy.start(node.url, {}, { seed: 38, dropMethod: node.dropMethod });
+    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Lagging', rpc: proxy.url }, node.fund, { MINT_BATCH_SIZE: '10' });
+  });
+  after(async () => {
+    await t?.stop();
+    await proxy?.stop();
+    await node?.stop();
+  });
+
+  it('receipts missing for half the lookups: every record as the chain shows it', async () => {
+    proxy.plan = { receiptMissRate: 0.5 };
+    const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
+    assert.ok(proxy.counts.receiptMisses > 50, `receipts were missed (${proxy.counts.receiptMisses})`);
+    await assertChainAgrees(t.svc.ctx.db, node.url, w);
+  });
+
+  it('30 % of receipts missing, heads and nonces from 3 s ago: every record as the chain shows it', async () => {
+    proxy.plan = { receiptMissRate: 0.3, staleRate: 0.5, staleMs: 3000 };
+    const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
+    assert.ok(proxy.counts.staleAnswers > 20, `stale answers were given (${proxy.counts.staleAnswers})`);
+    await assertChainAgrees(t.svc.ctx.db, node.url, w);
+  });
+});
