@@ -57,7 +57,7 @@ export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
  * transactions) has kinds of its own per chain (chainKind), so its own worker loops; the rest (wallets,
  * metadata) is the same on every chain. Every kind must say which (the type requires it).
  */
-const RUNS_ON: Record<JobKind, 'a chain' | 'every chain'> = {
+const RUNS_ON = {
   'wallet.create': 'every chain',
   'asset.prepare': 'every chain',
   'ipfs.publish': 'every chain',
@@ -71,14 +71,19 @@ const RUNS_ON: Record<JobKind, 'a chain' | 'every chain'> = {
   'reward.withdraw': 'a chain',
   'collection.base_uri': 'a chain',
   'relayers.rotate': 'a chain',
-};
+} as const satisfies Record<JobKind, 'a chain' | 'every chain'>;
+
+/** The kinds of work done on a chain, as a type: a table over them must have an entry for each. */
+export type ChainJobKind = { [K in JobKind]: (typeof RUNS_ON)[K] extends 'a chain' ? K : never }[JobKind];
+/** The kinds of work the same on every chain. */
+export type SharedJobKind = Exclude<JobKind, ChainJobKind>;
 
 export function isJobKind(kind: string): kind is JobKind {
   return Object.hasOwn(RUNS_ON, kind);
 }
 
 /** The kinds of work done on a chain: each chain has its own kinds of these. */
-export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k) => RUNS_ON[k] === 'a chain');
+export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k): k is ChainJobKind => RUNS_ON[k] === 'a chain');
 
 interface KindCtx {
   homeChainId?: number;

@@ -2,10 +2,13 @@
 // Handlers take a batch so that e.g. many mints can share one chain transaction.
 import type { Logger } from 'pino';
 import type { Job, JobQueue } from './queue.js';
-import type { JobKind } from './kinds.js';
+import type { ChainJobKind, JobKind } from './kinds.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 
 /** The handler of one job kind: it receives that kind's jobs, with their payloads typed by the kind. */
+/** A handler for every kind of chain work: a kind added without one does not compile. */
+export type ChainJobHandlers = { [K in ChainJobKind]: JobHandler<K> };
+
 export interface JobHandler<K extends JobKind = JobKind> {
   kind: K;
   batchSize: number;

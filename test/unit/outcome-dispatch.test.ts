@@ -16,6 +16,7 @@ import type { ChainTracker } from '../../src/chain/tracker.js';
 import { chainWing } from '../helpers/chain-wing.js';
 import { forwarderDeployed, type Outcome, type OutcomeHandler, type OutcomeHandlers, type OutcomeKind } from '../../src/chain/outcomes.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
+import type { ChainJobHandlers } from '../../src/jobs/worker.js';
 import { tempDir } from '../helpers/env.js';
 
 const CHAIN = 31337;
@@ -156,10 +157,19 @@ describe('chain outcome dispatch', () => {
 });
 
 // Compile-time checks (`npm run typecheck`): what the registries refuse. Never called.
-export function refusedByTheCompiler(queue: JobQueue, sender: ChainSender, handlers: OutcomeHandlers, dbTx: Parameters<ChainSender['record']>[0]) {
+export function refusedByTheCompiler(
+  queue: JobQueue,
+  sender: ChainSender,
+  handlers: OutcomeHandlers,
+  jobHandlers: ChainJobHandlers,
+  dbTx: Parameters<ChainSender['record']>[0],
+) {
   const { 'asset.mint': _mint, ...withoutMint } = handlers;
   // @ts-expect-error a handler table without the mint handler
   const missing: OutcomeHandlers = withoutMint;
+  const { 'reward.claim': _claim, ...withoutClaim } = jobHandlers;
+  // @ts-expect-error a chain job table without the claim job's handler
+  const missingJob: ChainJobHandlers = withoutClaim;
   // @ts-expect-error a relayed transfer's job must say which action it relays
   void queue.enqueue(dbTx, { kind: 'asset.forward', ref: 'x' });
   // @ts-expect-error the mint job counts rounds with a number
@@ -169,5 +179,5 @@ export function refusedByTheCompiler(queue: JobQueue, sender: ChainSender, handl
   // @ts-expect-error a withdrawal is recorded with its contract
   void sender.record(dbTx, { kind: 'reward.withdraw', ref: 'r', payload: { reward_uid: 'r' }, to: null, data: '0x', gas: 1n });
   const kind: OutcomeKind = 'forward';
-  return { missing, kind };
+  return { missing, missingJob, kind };
 }

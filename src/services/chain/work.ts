@@ -5,11 +5,11 @@
 import os from 'node:os';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { ChainRuntime } from '../../chain/runtime.js';
-import type { JobHandler } from '../../jobs/worker.js';
+import type { ChainJobHandlers, JobHandler } from '../../jobs/worker.js';
 import { WorkerPool } from '../../jobs/worker.js';
 import { isChainUnreachable } from '../../chain/unreachable.js';
 import { RelayerNotActiveError } from '../../chain/nonces.js';
-import { kindOn } from '../../jobs/kinds.js';
+import { CHAIN_JOB_KINDS, kindOn, ROTATE_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { mintJobHandler } from '../assets/mint-job.js';
 import { deployJobHandler } from '../collections.js';
@@ -30,6 +30,26 @@ const READY_MAX_AGE_MS = 1000;
  * against a block time, so sending resumes within a block or two of the reason going away.
  */
 const SEND_WAIT_MS = 1000;
+
+/**
+ * The handler of every kind of chain work, one table: the type requires an entry for each kind that
+ * runs on a chain (jobs/kinds.ts), so a kind added without a handler does not compile.
+ */
+function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
+  const rewards = rewardJobHandlers(ctx);
+  return {
+    'collection.deploy': deployJobHandler(ctx),
+    'asset.mint': mintJobHandler(ctx),
+    'asset.forward': forwardJobHandler(ctx),
+    'asset.edit': editJobHandler(ctx),
+    'reward.deploy': rewards.deploy,
+    'reward.allocate': rewards.allocate,
+    'reward.claim': rewards.claim,
+    'reward.withdraw': rewards.withdraw,
+    'collection.base_uri': baseUriJobHandler(ctx),
+    'relayers.rotate': relayerRotationJobHandler(ctx, rt),
+  };
+}
 
 /** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
 export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
@@ -115,16 +135,10 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
   };
   rt.onFirstReady(() => {
     if (stopped) return;
-    const handlers = [
-      deployJobHandler(ctx),
-      mintJobHandler(ctx),
-      forwardJobHandler(ctx),
-      editJobHandler(ctx),
-      ...rewardJobHandlers(ctx),
-      baseUriJobHandler(ctx),
-    ].map((h) => gated(shared, rt, h));
-    // Not gated by the relayers' room: its transactions are the deployer's, and it waits for readiness itself.
-    handlers.push(relayerRotationJobHandler(ctx, rt));
+    const table = chainJobHandlers(ctx, rt);
+    // Every chain kind but the rotation waits for its chain's readiness and room; the rotation's
+    // transactions are the deployer's, and it waits for readiness itself.
+    const handlers = CHAIN_JOB_KINDS.map((kind) => (kind === ROTATE_JOB ? table[kind] : gated(shared, rt, table[kind] as JobHandler)));
     // A relayer a rotation retired after this process last read the set is a wait, like an outage: the
     // job runs again with the set read again, its attempt not spent.
     const waits = (err: unknown) => isChainUnreachable(err) || err instanceof RelayerNotActiveError;

@@ -20,6 +20,6 @@ export * from './requests.js';
 // ===================================================================================== composition
 
 /** The reward job handlers, for a chain's worker pool (services/chain/work.ts); their outcomes are in outcome-handlers.ts. */
-export function rewardJobHandlers(ctx: ChainCtx): JobHandler[] {
-  return [rewardDeployJobHandler(ctx), allocationJobHandler(ctx), claimJobHandler(ctx), withdrawJobHandler(ctx)];
+export function rewardJobHandlers(ctx: ChainCtx) {
+  return { deploy: rewardDeployJobHandler(ctx), allocate: allocationJobHandler(ctx), claim: claimJobHandler(ctx), withdraw: withdrawJobHandler(ctx) };
 }
