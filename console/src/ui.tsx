@@ -45,6 +45,7 @@ const STATUS_TONE: Record<string, string> = {
   down: 'bad',
   stuck: 'bad',
   cancelling: 'wait',
+  'awaiting evidence': 'wait',
 };
 
 export function Status({ value, title }: { value: string; title?: string | null }) {

@@ -109,6 +109,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
             ['fee', 'max fee'],
             ['age', 'age'],
             ['hash', 'hash'],
+            ['awaiting', 'awaiting evidence'],
           ],
           o.stuck ? '(no stuck transactions)' : '(no unconfirmed transactions)',
         );

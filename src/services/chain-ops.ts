@@ -160,7 +160,7 @@ async function countStuck(ctx: Ctx, chainId: number): Promise<number> {
 export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: boolean; limit?: number }): Promise<ChainTxView[]> {
   let q = ctx.db
     .selectFrom('chain_txs')
-    .select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'error', 'created_at'])
+    .select(['id', 'chain_id', 'kind', 'ref', 'from_address', 'nonce', 'hash', 'raw', 'status', 'bumps', 'error', 'awaiting', 'created_at'])
     .where('handled', '=', UNHANDLED)
     .where('status', 'in', ['signed', 'sent']);
   if (opts.chainId !== undefined) q = q.where('chain_id', '=', opts.chainId);
@@ -195,6 +195,7 @@ export async function listChainTxs(ctx: Ctx, opts: { chainId?: number; stuck?: b
       created_at: new Date(r.created_at).toISOString(),
       cancellable: !UNCANCELLABLE_KINDS.has(r.kind),
       cancelling: r.error === CANCELLED_REASON,
+      awaiting: r.awaiting,
     };
   });
 }

@@ -57,15 +57,30 @@ async function pool<T>(items: T[], width: number, fn: (item: T, i: number) => Pr
  * Sends the workload to a service at `url` (its admin API with `operatorToken`) and waits until every
  * request has settled (nothing pending), within `settleMs`.
  */
-export async function runWorkload(url: string, operatorToken: string, shape: WorkloadShape, chainId: number, settleMs = 240_000): Promise<WorkloadResult> {
+export async function runWorkload(
+  urls: string | string[],
+  operatorToken: string,
+  shape: WorkloadShape,
+  chainId: number,
+  opts: { settleMs?: number; onPhase?: (phase: string) => Promise<void> | void } = {},
+): Promise<WorkloadResult> {
+  const settleMs = opts.settleMs ?? 240_000;
   const started = Date.now();
   // Progress on stderr: a slow phase is told by its time, not guessed after a timeout.
-  const phase = (what: string) => process.stderr.write(`  workload: ${what} at ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  const admin = new ApiClient(`${url}/admin/v1`, undefined, operatorToken);
+  const phase = async (what: string) => {
+    process.stderr.write(`  workload: ${what} at ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    await opts.onPhase?.(what);
+  };
+  const bases = typeof urls === 'string' ? [urls] : urls;
+  const admin = new ApiClient(`${bases[0]}/admin/v1`, undefined, operatorToken);
   const created = await admin.post('/apps', { name: `Workload ${Date.now()}`, environment: 'development' });
   assert.equal(created.status, 201, created.raw);
   const { uid: appUid, api_key, api_secret } = created.body.data;
-  const api = new ApiClient(`${url}/v1`, api_key, await signAppToken(api_key, api_secret));
+  const token = await signAppToken(api_key, api_secret);
+  // Writes go to every API process in turn; reads to the first.
+  const apis = bases.map((b) => new ApiClient(`${b}/v1`, api_key, token));
+  const api = apis[0];
+  const via = (i: number) => apis[i % apis.length];
 
   const collections: string[] = [];
   for (let i = 0; i < shape.collections; i++) {
@@ -89,7 +104,7 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
     500,
   );
 
-  phase('contracts deployed');
+  await phase('contracts deployed');
   const assets: string[] = new Array(shape.mints);
   await pool(
     Array.from({ length: shape.mints }, (_, i) => i),
@@ -116,6 +131,7 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
       allocations.push(r.body.data.uid);
     },
   );
+  await phase('mints and allocations accepted');
   await waitFor(
     'every asset minted',
     async () => (await Promise.all(assets.map((a) => api.get(`/asset/${a}`)))).every((r) => r.body.data.is_minted),
@@ -123,7 +139,7 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
     500,
   );
 
-  phase('every asset minted');
+  await phase('every asset minted');
   // Edits, transfers and burns of distinct assets, each by its owner.
   const pick = (from: number, n: number) => assets.slice(from, from + n).map((uid, k) => ({ uid, user: users[(from + k) % users.length] }));
   await pool(pick(0, shape.edits), 4, async ({ uid }) => {
@@ -133,14 +149,14 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
     assert.equal(r.status, 200, r.raw);
   });
   const transfers: string[] = [];
-  await pool(pick(shape.edits, shape.transfers), 4, async ({ uid, user }) => {
-    const r = await api.post('/transfer', { asset_uid: uid, from_user_uid: user, to_address: freshAddress() });
+  await pool(pick(shape.edits, shape.transfers), 4, async ({ uid, user }, i) => {
+    const r = await via(i).post('/transfer', { asset_uid: uid, from_user_uid: user, to_address: freshAddress() });
     assert.equal(r.status, 201, r.raw);
     transfers.push(r.body.data.uid);
   });
   const burns: string[] = [];
-  await pool(pick(shape.edits + shape.transfers, shape.burns), 4, async ({ uid, user }) => {
-    const r = await api.post('/burn', { asset_uid: uid, from_user_uid: user });
+  await pool(pick(shape.edits + shape.transfers, shape.burns), 4, async ({ uid, user }, i) => {
+    const r = await via(i).post('/burn', { asset_uid: uid, from_user_uid: user });
     assert.equal(r.status, 201, r.raw);
     burns.push(r.body.data.uid);
   });
@@ -150,7 +166,7 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
     settleMs,
     500,
   );
-  phase('allocations done');
+  await phase('allocations done');
   const claims: string[] = [];
   await pool(claimers, 4, async (u) => {
     const r = await api.post('/reward/claim', { reward_uid: reward, from_user_uid: u, to_address: freshAddress() });
@@ -174,7 +190,7 @@ export async function runWorkload(url: string, operatorToken: string, shape: Wor
     () => null,
     (err: Error) => err.message,
   );
-  phase(unsettled ? 'not settled' : 'settled');
+  await phase(unsettled ? 'not settled' : 'settled');
   return { appUid, api, collections, reward, assets, transfers, burns, claims, unsettled };
 }
 

@@ -168,7 +168,12 @@ export function ChainPage({ chainId }: { chainId: string }) {
             columns={[
               { title: 'Tx', cell: (t) => <Mono>{t.id}</Mono> },
               { title: 'Kind', cell: (t) => t.kind },
-              { title: 'State', cell: (t) => <Status value={t.cancelling ? 'cancelling' : t.stuck ? 'stuck' : t.status} /> },
+              {
+                title: 'State',
+                cell: (t) => (
+                  <Status value={t.cancelling ? 'cancelling' : t.awaiting ? 'awaiting evidence' : t.stuck ? 'stuck' : t.status} title={t.awaiting} />
+                ),
+              },
               { title: 'From', cell: (t) => <Short value={t.from} /> },
               { title: 'Nonce', cell: (t) => t.nonce },
               { title: 'Max fee', cell: (t) => gwei(t.max_fee_gwei) },

@@ -320,6 +320,12 @@ const chainTxObject = z
     created_at: z.string(),
     cancellable: z.boolean(),
     cancelling: z.boolean().describe('Cancelled by the operator; the cancellation is not mined yet'),
+    awaiting: z
+      .string()
+      .nullable()
+      .describe(
+        'What its outcome waits for: a receipt the providers do not serve yet, or proof of which transaction holds its nonce; null when nothing is awaited',
+      ),
   })
   .meta({ id: 'ChainTransaction' });
 const cancelObject = z

@@ -84,6 +84,9 @@ export class ChainIndexer {
     const from = BigInt(cursor.block_number);
     // Is the block under the cursor still the one we read? If not, the chain changed beneath us.
     const atCursor = from <= head ? await client.getBlock({ blockNumber: from }).catch(() => null) : null;
+    // Off the embedded chain, a head below the cursor or a block not served is a provider's backend
+    // behind the others, not proof of a reorg: only another block at the cursor's height is.
+    if (!atCursor && !this.ctx.chain.embedded) return false;
     if (!atCursor || atCursor.hash !== cursor.block_hash) {
       const back = from > REWIND_DEPTH ? from - REWIND_DEPTH : 0n;
       const target = back > head ? head : back;

@@ -321,6 +321,8 @@ export interface ChainTxRow {
   cancellable: boolean;
   /** Cancelled by the operator, the cancellation not mined yet. */
   cancelling: boolean;
+  /** What its outcome waits for (a receipt not served, the holder of its nonce not proved), or null. */
+  awaiting: string | null;
 }
 
 /** An audit log entry (src/services/audit.ts). */
