@@ -23,12 +23,17 @@ const HELD_MS = 2000;
 const FILLABLE = new Set<string>([MINT_TX, COLLECTION_DEPLOY_TX, REWARD_DEPLOY_TX]);
 /** Refusals in a row of a transaction at the head of its account's line before its nonce is filled. */
 const REFUSALS_BEFORE_FILL = 3;
+/** An account's nonce read lower than the highest seen is taken once no higher reading came for this long. */
+const LOWER_NONCE_AFTER_MS = 30_000;
 
 export class TxMover {
   /** The first block at which a transaction could have been mined (fees enough, next in its account's line). */
   private readonly mineableSince = new Map<number, number>();
-  /** Each account's confirmed nonce, the highest read (a lagging backend's older answer never lowers it). */
-  private readonly accountNonce = new Map<string, number>();
+  /**
+   * Each account's confirmed nonce: the highest read, with when it was last read (a lagging backend's
+   * older answer does not lower it; one lower for LOWER_NONCE_AFTER_MS is a rewound chain).
+   */
+  private readonly accountNonce = new Map<string, { n: number; at: number }>();
   private minedAt = 0;
 
   constructor(private readonly res: ChainResources) {}
@@ -40,9 +45,10 @@ export class TxMover {
       [...accounts].map(async (a) => {
         const n = await this.res.client.getTransactionCount({ address: a as Address, blockTag: 'latest' }).catch(() => null);
         if (n === null) return;
+        const known = this.accountNonce.get(a);
         // The embedded node is the service's own: a lower nonce there is a rewind, not a lagging backend.
-        const known = this.res.embedded ? -1 : (this.accountNonce.get(a) ?? -1);
-        this.accountNonce.set(a, Math.max(known, n));
+        const trusted = this.res.embedded || !known || n >= known.n || Date.now() - known.at > LOWER_NONCE_AFTER_MS;
+        if (trusted) this.accountNonce.set(a, { n, at: Date.now() });
       }),
     );
   }
@@ -74,7 +80,7 @@ export class TxMover {
       return void (await this.replace(row, `max fee ${formatGwei(offered.maxFeePerGas)} gwei under the base fee ${formatGwei(head.nextBase)} gwei`));
     }
     const sentLongAgo = Date.now() - (answers.sentAt.get(row.id) ?? 0) > 1000;
-    const first = this.accountNonce.get(row.from_address) === row.nonce;
+    const first = this.accountNonce.get(row.from_address)?.n === row.nonce;
     if (this.blocksItsAccount(row)) return void (await this.fillNonce(row, 'the node keeps refusing it'));
     if (sentLongAgo && !(await this.nodeHas(row))) {
       this.res.log.warn(
@@ -96,7 +102,7 @@ export class TxMover {
   /** Next in its account's line, and refused by the node (for what it is, not an outage) time after time. */
   blocksItsAccount(row: ChainTxRow): boolean {
     return (
-      FILLABLE.has(row.kind) && this.accountNonce.get(row.from_address) === row.nonce && (this.res.answers.refusals.get(row.id) ?? 0) >= REFUSALS_BEFORE_FILL
+      FILLABLE.has(row.kind) && this.accountNonce.get(row.from_address)?.n === row.nonce && (this.res.answers.refusals.get(row.id) ?? 0) >= REFUSALS_BEFORE_FILL
     );
   }
 

@@ -67,14 +67,19 @@ export function judgeChain(r: ChainReading, lowWei: bigint = LOW_BALANCE_WEI): C
     low: a.balance !== null && a.balance < lowWei,
   }));
   if (!r.reachable) return { ready: false, reason: 'chain unreachable', accounts };
-  const empty = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && (a.balance === null || a.balance === 0n)).map((a) => a.address);
+  const empty = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && a.balance === 0n).map((a) => a.address);
+  // Not read (the node did not answer for it, and no earlier reading stands for it): unknown, not empty.
+  const unread = (role: 'deployer' | 'relayer') => r.accounts.filter((a) => a.role === role && a.balance === null).map((a) => a.address);
   if (!r.forwarderDeployed) {
     const deployer = empty('deployer');
     if (deployer.length) return { ready: false, reason: `fund the deployer ${deployer.join(', ')} (it deploys the forwarder)`, accounts };
+    if (unread('deployer').length) return { ready: false, reason: `reading the balance of the deployer ${unread('deployer').join(', ')}`, accounts };
     return { ready: false, reason: 'deploying the forwarder', accounts };
   }
   const relayers = empty('relayer');
   if (relayers.length) return { ready: false, reason: `fund the relayer${relayers.length > 1 ? 's' : ''} ${relayers.join(', ')}`, accounts };
+  const notRead = unread('relayer');
+  if (notRead.length) return { ready: false, reason: `reading the balance of the relayer${notRead.length > 1 ? 's' : ''} ${notRead.join(', ')}`, accounts };
   return { ready: true, reason: null, accounts };
 }
 
