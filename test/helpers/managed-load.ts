@@ -163,7 +163,20 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
     assert.equal(new Set(ids).size, creates, `${o.label}: no token id minted twice`);
 
     await stopAll(children);
-    for (const log of ['api.log', 'worker.log']) assert.deepEqual(errorLines(path.join(dataDir, log)).slice(0, 5), [], `${o.label}: error lines in ${log}`);
+    for (const log of ['api.log', 'worker.log']) {
+      const lines = errorLines(path.join(dataDir, log));
+      // A chain transaction named by an error line: its neighbours as recorded, to tell what happened.
+      const tx = lines.map((l) => /"tx":(\d+)/.exec(l)?.[1]).find(Boolean);
+      const around = tx
+        ? (
+            await db.query(
+              'select t.id, t.kind, t.nonce, t.status, t.hash, t.prior_hashes, t.created_at, t.updated_at, t.error from chain_txs t, chain_txs x where x.id = $1 and t.from_address = x.from_address and t.nonce between x.nonce - 2 and x.nonce + 2 order by t.nonce, t.id',
+              [tx],
+            )
+          ).rows
+        : [];
+      assert.deepEqual(lines.slice(0, 5), [], `${o.label}: error lines in ${log} (${dataDir}); ${JSON.stringify(around)}`);
+    }
     return { p50: percentile(lags, 50), p90: percentile(lags, 90), seconds, statuses };
   } finally {
     await stopAll(children);
