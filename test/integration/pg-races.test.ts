@@ -1,7 +1,7 @@
 // Processes racing on one PostgreSQL database, directly and through PgBouncer in transaction mode.
-// - Four API processes (with their workers) started at once on an empty database: the migrations run
-//   once, every first write of an installation (its record, the wallet seed, the relayer set) is there
-//   once, no error line, and all four serve.
+// - Four API processes started at once on an empty database, then two worker processes at once: the
+//   migrations run once, every first write of an installation (its record, the wallet seed, the relayer
+//   set) is there once, no error line, and all four serve.
 // - Two of them then get the same Idempotency-Key at once, 100 rounds each: with different bodies one
 //   201 and the other 422 idempotency_key_reused (or 409 idempotency_key_in_use); with the same body the
 //   same asset twice (one a replay) or a 409; never a 500, never 400 asset_external_id_exists.
@@ -30,8 +30,12 @@ interface Installation {
   direct: pg.Client;
 }
 
-/** Four API processes (workers inline) started at once on the empty database `env` points at. */
-async function startFour(env: Record<string, string>, node: ExternalNode, directUrl: string): Promise<Installation> {
+/**
+ * Four API processes started at once on the empty database `env` points at (the first two with a
+ * creates' thread: the Idempotency-Key races cross it), then, once the accounts they name are funded,
+ * two worker processes at once (they record the relayer set and deploy the forwarder).
+ */
+async function startFour(env: Record<string, string>, node: ExternalNode, directUrl: string, children: ChildProcess[]): Promise<Installation> {
   const dataDir = tempDir('mintworks-races-');
   const ports = [await freePort(), await freePort(), await freePort(), await freePort()];
   const common = {
@@ -40,35 +44,34 @@ async function startFour(env: Record<string, string>, node: ExternalNode, direct
     PUBLIC_URL: `http://127.0.0.1:${ports[0]}`,
     CHAIN_RPC_URL: node.url,
     DEMO_APP: 'false',
-    WORKER_THREAD: 'false',
     MASTER_KEY: 'ab'.repeat(32),
     OPERATOR_TOKEN: OPERATOR,
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
   };
-  const children = ports.map((port, i) => startService({ ...common, PORT: String(port) }, `p${i}.log`));
+  const apis = ports.map((port, i) =>
+    startService({ ...common, PORT: String(port), WORKERS: 'false', ...(i >= 2 ? { CREATES_THREAD: 'false' } : {}) }, `p${i}.log`),
+  );
+  children.push(...apis);
   const bases = ports.map((p) => `http://127.0.0.1:${p}`);
   for (const [i, base] of bases.entries()) {
-    await waitFor(`process ${i} answering`, async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 90_000, 100);
+    await waitFor(`process ${i} answering`, async () => (await fetch(`${base}/health`).catch(() => null)) !== null, 180_000, 100);
   }
   // An external chain funds nobody: every account /health names gets gas.
   const health = await (await fetch(`${bases[0]}/health`)).text();
   for (const a of new Set(health.match(/0x[0-9a-fA-F]{40}/g) ?? [])) await node.fund(a, 10n ** 24n);
-  for (const [i, base] of bases.entries()) await waitFor(`process ${i} ready`, async () => (await fetch(`${base}/health`)).status === 200, 90_000, 100);
+  const workerEnv = { ...common, PORT: '0', API: 'false' };
+  children.push(startService(workerEnv, 'w0.log'), startService(workerEnv, 'w1.log'));
+  for (const [i, base] of bases.entries()) await waitFor(`process ${i} ready`, async () => (await fetch(`${base}/health`)).status === 200, 180_000, 100);
   const direct = new pg.Client({ connectionString: directUrl });
   await direct.connect();
   return { bases, dataDir, children, direct };
 }
 
-/** One migration run, one of each first write, and no error line in any log. */
-async function assertStartedOnce(inst: Installation): Promise<void> {
-  const logs = inst.bases.map((_, i) => fs.readFileSync(path.join(inst.dataDir, `p${i}.log`), 'utf8'));
-  const migrated = logs.map((l) => l.split('\n').filter((x) => x.includes('"msg":"database migrated"')).length);
-  assert.equal(
-    migrated.reduce((a, b) => a + b, 0),
-    1,
-    `one process migrated (per process: ${migrated.join(', ')})`,
-  );
+const LOGS = ['p0.log', 'p1.log', 'p2.log', 'p3.log', 'w0.log', 'w1.log'];
+
+/** One of each first write, read from the database while the processes run. */
+async function assertWrittenOnce(inst: Installation): Promise<void> {
   const q = async (text: string) => (await inst.direct.query(text)).rows;
   const names = (await q('select name from kysely_migration')).map((r) => r.name as string);
   assert.equal(new Set(names).size, names.length);
@@ -80,7 +83,18 @@ async function assertStartedOnce(inst: Installation): Promise<void> {
     [0, 1],
     'the relayer set once',
   );
-  for (let i = 0; i < inst.bases.length; i++) assert.deepEqual(errorLines(path.join(inst.dataDir, `p${i}.log`)), [], `error lines of process ${i}`);
+}
+
+/** Once the processes have stopped (their logs are complete): one migration run, no error line. */
+function assertLogs(inst: Installation): void {
+  const logs = LOGS.map((f) => fs.readFileSync(path.join(inst.dataDir, f), 'utf8'));
+  const migrated = logs.map((l) => l.split('\n').filter((x) => x.includes('"msg":"database migrated"')).length);
+  assert.equal(
+    migrated.reduce((a, b) => a + b, 0),
+    1,
+    `one process migrated (per process: ${migrated.join(', ')})`,
+  );
+  for (const f of LOGS) assert.deepEqual(errorLines(path.join(inst.dataDir, f)), [], `error lines of ${f} (${inst.dataDir})`);
 }
 
 /** An App with a user and a collection, through the first process. */
@@ -143,7 +157,6 @@ async function races(inst: Installation): Promise<string> {
     assert.deepEqual([x.status, y.status].sort(), [200, 201], `round ${round}: ${x.raw} / ${y.raw}`);
     assert.equal((await inst.direct.query('select count(*)::int as n from webhook_endpoints where app_uid = $1', [app])).rows[0].n, 1);
   }
-  for (let i = 0; i < inst.bases.length; i++) assert.deepEqual(errorLines(path.join(inst.dataDir, `p${i}.log`)), [], `error lines of process ${i}`);
   return JSON.stringify(tally);
 }
 
@@ -167,13 +180,18 @@ describe('processes racing on one PostgreSQL database', () => {
       cleanups.push(() => db.drop());
       const name = new URL(db.url).pathname.slice(1);
       const env: Record<string, string> = through === 'a direct connection' ? { DATABASE_URL: db.url } : { DATABASE_URL: bouncer.urlFor(name), DATABASE_POOL_MODE: 'transaction' };
-      const inst = await startFour(env, node, db.url);
+      const children: ChildProcess[] = [];
+      let direct: pg.Client | null = null;
       cleanups.push(async () => {
-        await stopAll(inst.children);
-        await inst.direct.end();
+        await stopAll(children);
+        await direct?.end();
       });
-      await assertStartedOnce(inst);
+      const inst = await startFour(env, node, db.url, children);
+      direct = inst.direct;
+      await assertWrittenOnce(inst);
       const tally = await races(inst);
+      await stopAll(children);
+      assertLogs(inst);
       process.stdout.write(`# through ${through}: ${tally}\n`);
     });
   }
