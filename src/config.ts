@@ -153,7 +153,7 @@ function conflictingSettings(c: Env): { variable: string; message: string } | nu
     if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return { variable: 'PKCS11_PIN', message: 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11' };
   }
   if (c.DATABASE_DIRECT_URL && !/^postgres(ql)?:\/\//.test(c.DATABASE_URL ?? ''))
-    return { variable: 'DATABASE_DIRECT_URL', message: 'is for PostgreSQL: set DATABASE_URL to the postgres:// URL (the pooler\'s) as well' };
+    return { variable: 'DATABASE_DIRECT_URL', message: "is for PostgreSQL: set DATABASE_URL to the postgres:// URL (the pooler's) as well" };
   if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true)
     return { variable: 'EMBEDDED_CHAIN', message: 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead' };
   return null;

@@ -26,7 +26,7 @@ export { redactQuery };
 import { consoleRoutes } from './console/index.js';
 import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
-import type { PoolSnapshot } from '../store/db.js';
+import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { getAsset } from '../services/assets/reads.js';
 import { ok } from './kit/route-kit.js';
 import type { ChainRuntime } from '../chain/runtime.js';

@@ -8,7 +8,7 @@ import type { AssetReads } from '../services/assets/cache.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
-import type { PoolSnapshot } from '../store/db.js';
+import type { PoolSnapshot } from '../store/pool-snapshot.js';
 
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,

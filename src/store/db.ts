@@ -4,6 +4,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import type { ChangeFeed } from './row-versions.js';
+import type { PoolSnapshot } from './pool-snapshot.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -51,17 +52,6 @@ export interface Store {
   migrationDb?(): Db;
   /** PostgreSQL: this pool's connections and the waits for one (/health, /metrics). */
   poolStats?(): PoolSnapshot;
-}
-
-export interface PoolSnapshot {
-  max: number;
-  open: number;
-  idle: number;
-  /** Queries waiting for a connection right now. */
-  waiting: number;
-  /** Connections handed out after a wait, and the time waited, since the start. */
-  waits: number;
-  wait_ms: number;
 }
 
 export type GroupCommit = <T>(fn: (tx: Tx) => Promise<T>) => Promise<{ result: T; durable: Promise<void> }>;

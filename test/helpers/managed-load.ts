@@ -60,7 +60,14 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
   };
   const db = new pg.Client({ connectionString: o.directUrl });
   try {
-    const common = { ...o.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', LOG_FORMAT: 'json', MASTER_KEY: 'cd'.repeat(32), OPERATOR_TOKEN: 'operator-token-of-the-managed-test-0123' };
+    const common = {
+      ...o.env,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      MASTER_KEY: 'cd'.repeat(32),
+      OPERATOR_TOKEN: 'operator-token-of-the-managed-test-0123',
+    };
     const apiEnv = { ...common, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), WORKERS: 'false' };
     children.push(startService(apiEnv, 'api.log'));
     const base = `http://127.0.0.1:${apiEnv.PORT}`;
@@ -122,20 +129,19 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
 
     await db.connect();
     const minted = async () =>
-      Number((await db.query<{ n: string }>("select count(*) as n from assets where collection_uid = $1 and mint_status = 'minted'", [demo.MW_COLLECTION])).rows[0].n);
+      Number(
+        (await db.query<{ n: string }>("select count(*) as n from assets where collection_uid = $1 and mint_status = 'minted'", [demo.MW_COLLECTION])).rows[0]
+          .n,
+      );
     await waitFor(`${o.label}: all ${creates} minted`, async () => (await minted()) === creates, 180_000, 250);
     const seconds = (Date.now() - t0) / 1000;
     const mintedAt = new Map(
-      (await db.query<{ uid: string; t: string }>("select payload::json->'asset'->>'uid' as uid, created_at_ms as t from events where type = 'asset.minted'")).rows.map(
-        (r) => [r.uid, Number(r.t)],
-      ),
+      (
+        await db.query<{ uid: string; t: string }>("select payload::json->'asset'->>'uid' as uid, created_at_ms as t from events where type = 'asset.minted'")
+      ).rows.map((r) => [r.uid, Number(r.t)]),
     );
     const lags = [...answeredAt].map(([uid, at]) => mintedAt.get(uid)! - at);
-    assert.equal(
-      lags.filter((l) => Number.isFinite(l)).length,
-      creates,
-      'an asset.minted event per asset',
-    );
+    assert.equal(lags.filter((l) => Number.isFinite(l)).length, creates, 'an asset.minted event per asset');
 
     // Edits of minted assets, through the same API process.
     const toEdit = [...answeredAt.keys()].slice(0, editCount);
@@ -157,7 +163,13 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
     // Exactly once on chain: one Transfer from 0x0 per token id, as many as assets.
     const coll = (await client.get(`/collection/${demo.MW_COLLECTION}`)).body.data as { contract_address: Address };
     const rpc = createPublicClient({ transport: http(`http://127.0.0.1:${apiEnv.ANVIL_PORT}`) });
-    const logs = await rpc.getContractEvents({ address: coll.contract_address, abi: erc721, eventName: 'Transfer', args: { from: zeroAddress }, fromBlock: 0n });
+    const logs = await rpc.getContractEvents({
+      address: coll.contract_address,
+      abi: erc721,
+      eventName: 'Transfer',
+      args: { from: zeroAddress },
+      fromBlock: 0n,
+    });
     const ids = logs.map((l) => String((l.args as { tokenId: bigint }).tokenId));
     assert.equal(ids.length, creates, `${o.label}: one mint per asset`);
     assert.equal(new Set(ids).size, creates, `${o.label}: no token id minted twice`);

@@ -25,7 +25,12 @@ function asPostgres(cmd: string, args: string[]): void {
  * Starts PgBouncer in front of `server` (host:port, trust authentication for `user`). `poolSize`: server
  * connections per database and user, as a provider's plan allows.
  */
-export async function startPgBouncer(opts: { server: { host: string; port: number }; user?: string; poolSize?: number; mode?: 'transaction' | 'session' }): Promise<PgBouncer> {
+export async function startPgBouncer(opts: {
+  server: { host: string; port: number };
+  user?: string;
+  poolSize?: number;
+  mode?: 'transaction' | 'session';
+}): Promise<PgBouncer> {
   const dir = tempDir('mintworks-pgbouncer-');
   const port = await freePort();
   const user = opts.user ?? 'postgres';

@@ -28,7 +28,8 @@ function walkthroughDatabaseSettings(pooler: string, direct: string | null): Rec
   };
   const home = path.join(tempDir('mintworks-managed-doc-'), 'home');
   const env = { ...process.env, MW_HOME: home, MW_POOLER_URL: pooler, ...(direct ? { MW_DIRECT_URL: direct } : {}) };
-  for (const name of ['settings', 'secrets', 'managed-postgres']) execFileSync('bash', ['-e', '-o', 'pipefail', '-c', block(name)], { cwd: root, env, stdio: 'pipe' });
+  for (const name of ['settings', 'secrets', 'managed-postgres'])
+    execFileSync('bash', ['-e', '-o', 'pipefail', '-c', block(name)], { cwd: root, env, stdio: 'pipe' });
   const settings = Object.fromEntries(
     fs
       .readFileSync(path.join(home, 'secrets', 'secrets.env'), 'utf8')

@@ -1,8 +1,9 @@
+// test:exclusive — six service processes at once, with start-up deadlines; run with the machine to itself.
 // Processes racing on one PostgreSQL database, directly and through PgBouncer in transaction mode.
 // - Four API processes started at once on an empty database, then two worker processes at once: the
 //   migrations run once, every first write of an installation (its record, the wallet seed, the relayer
 //   set) is there once, no error line, and all four serve.
-// - Two of them then get the same Idempotency-Key at once, 100 rounds each: with different bodies one
+// - Through the pooler, two of them then get the same Idempotency-Key at once, 100 rounds each: with different bodies one
 //   201 and the other 422 idempotency_key_reused (or 409 idempotency_key_in_use); with the same body the
 //   same asset twice (one a replay) or a 409; never a 500, never 400 asset_external_id_exists.
 // - The first webhook setting of an App sent to both at once, 100 Apps: both answer, one row.
@@ -136,15 +137,20 @@ async function races(inst: Installation): Promise<string> {
     const [won, lost] = x.status === 201 ? [x, y] : [y, x];
     assert.equal(won.status, 201, `round ${round}: ${x.raw} / ${y.raw}`);
     assert.ok(
-      (lost.status === 422 && lost.body.error.detail.code === 'idempotency_key_reused') || (lost.status === 409 && lost.body.error.detail.code === 'idempotency_key_in_use'),
+      (lost.status === 422 && lost.body.error.detail.code === 'idempotency_key_reused') ||
+        (lost.status === 409 && lost.body.error.detail.code === 'idempotency_key_in_use'),
       `round ${round}: ${lost.status} ${lost.raw}`,
     );
     // The same body under one key: one asset, answered twice (a replay) or once and a 409.
     const same = assetBody(user, collection, `s-${round}`);
     const key2 = randomUUID();
-    const [p, q] = await Promise.all([ca.call('POST', '/asset', same, { 'Idempotency-Key': key2 }), cb.call('POST', '/asset', same, { 'Idempotency-Key': key2 })]);
+    const [p, q] = await Promise.all([
+      ca.call('POST', '/asset', same, { 'Idempotency-Key': key2 }),
+      cb.call('POST', '/asset', same, { 'Idempotency-Key': key2 }),
+    ]);
     count('same body', p.status, q.status);
-    for (const r of [p, q]) assert.ok(r.status === 201 || (r.status === 409 && r.body.error.detail.code === 'idempotency_key_in_use'), `round ${round}: ${r.status} ${r.raw}`);
+    for (const r of [p, q])
+      assert.ok(r.status === 201 || (r.status === 409 && r.body.error.detail.code === 'idempotency_key_in_use'), `round ${round}: ${r.status} ${r.raw}`);
     const uids = new Set([p, q].filter((r) => r.status === 201).map((r) => r.body.data.uid));
     assert.equal(uids.size, 1, `round ${round}: one asset (${p.raw} / ${q.raw})`);
   }
@@ -175,11 +181,12 @@ describe('processes racing on one PostgreSQL database', () => {
   });
 
   for (const through of ['a direct connection', 'PgBouncer in transaction mode'] as const) {
-    it(`through ${through}: four processes started at once migrate once and serve; Idempotency-Key and webhook races answer, never 500`, async () => {
+    it(`through ${through}: four processes started at once migrate once and serve${through === 'a direct connection' ? '' : '; Idempotency-Key and webhook races answer, never 500'}`, async () => {
       const db = await freshPostgres();
       cleanups.push(() => db.drop());
       const name = new URL(db.url).pathname.slice(1);
-      const env: Record<string, string> = through === 'a direct connection' ? { DATABASE_URL: db.url } : { DATABASE_URL: bouncer.urlFor(name), DATABASE_POOL_MODE: 'transaction' };
+      const env: Record<string, string> =
+        through === 'a direct connection' ? { DATABASE_URL: db.url } : { DATABASE_URL: bouncer.urlFor(name), DATABASE_POOL_MODE: 'transaction' };
       const children: ChildProcess[] = [];
       let direct: pg.Client | null = null;
       cleanups.push(async () => {
@@ -189,7 +196,8 @@ describe('processes racing on one PostgreSQL database', () => {
       const inst = await startFour(env, node, db.url, children);
       direct = inst.direct;
       await assertWrittenOnce(inst);
-      const tally = await races(inst);
+      // The races through the pooler (where a server session is nobody's): the harder road.
+      const tally = through === 'a direct connection' ? 'started' : await races(inst);
       await stopAll(children);
       assertLogs(inst);
       process.stdout.write(`# through ${through}: ${tally}\n`);

@@ -28,12 +28,20 @@ function makeCa(dir: string, name: string, server = false): void {
   if (!server) return;
   openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
   fs.writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext.cnf'], dir);
+  openssl(
+    ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'ext.cnf'],
+    dir,
+  );
 }
 
 /** Opens the store at `url`, migrates it, and says whether its connection is encrypted. */
 async function openOverTls(url: string, caFile?: string): Promise<boolean> {
-  const store = openStore({ databaseUrl: url, dataDir: tempDir(), checkpoints: 'none', postgres: { poolMode: 'session', poolSize: 2, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0, caFile } });
+  const store = openStore({
+    databaseUrl: url,
+    dataDir: tempDir(),
+    checkpoints: 'none',
+    postgres: { poolMode: 'session', poolSize: 2, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0, caFile },
+  });
   try {
     await migrateToLatest(store);
     const r = await sql<{ ssl: boolean }>`select ssl from pg_stat_ssl where pid = pg_backend_pid()`.execute(store.db);
@@ -101,7 +109,13 @@ describe('PostgreSQL over TLS (a cluster of its own)', () => {
     child.stderr.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     assert.equal(code, 1, out);
-    assert.match(out, new RegExp(`TLS with localhost:${cluster.port} failed: [^"]*certificate[^"]*\\(sslmode=verify-full, CA from DATABASE_CA_FILE ${wrong.replaceAll('/', '\\/')}\\/ca\\.crt\\)`), out);
+    assert.match(
+      out,
+      new RegExp(
+        `TLS with localhost:${cluster.port} failed: [^"]*certificate[^"]*\\(sslmode=verify-full, CA from DATABASE_CA_FILE ${wrong.replaceAll('/', '\\/')}\\/ca\\.crt\\)`,
+      ),
+      out,
+    );
     assert.match(out, /mintworks failed to start/, out);
   });
 });

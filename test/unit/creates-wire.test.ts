@@ -37,7 +37,7 @@ describe("creates' thread answers", () => {
     assert.ok(got instanceof IdempotencyConflict);
   });
 
-  it("a database error keeps its class name and code (a unique violation is still one)", () => {
+  it('a database error keeps its class name and code (a unique violation is still one)', () => {
     const sent = Object.assign(new Error('duplicate key value violates unique constraint "assets_app_uid_asset_external_id_key"'), { code: '23505' });
     const got = fromWireError(clone(toWireError(sent)));
     assert.equal((got as { code?: string }).code, '23505');

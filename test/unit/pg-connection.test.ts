@@ -22,7 +22,11 @@ describe('PostgreSQL connection settings', () => {
     assert.equal(clientConfig(base, {}, {}).ssl, false);
     assert.equal(clientConfig(`${base}?sslmode=disable`, {}, {}).ssl, false);
     assert.deepEqual(clientConfig(`${base}?sslmode=require`, { caFile: ca }, {}).ssl, { rejectUnauthorized: false });
-    const verifyCa = clientConfig(`${base}?sslmode=verify-ca`, { caFile: ca }, {}).ssl as { rejectUnauthorized: boolean; ca: string; checkServerIdentity?: () => undefined };
+    const verifyCa = clientConfig(`${base}?sslmode=verify-ca`, { caFile: ca }, {}).ssl as {
+      rejectUnauthorized: boolean;
+      ca: string;
+      checkServerIdentity?: () => undefined;
+    };
     assert.equal(verifyCa.rejectUnauthorized, true);
     assert.match(verifyCa.ca, /BEGIN CERTIFICATE/);
     assert.equal(verifyCa.checkServerIdentity?.(), undefined);
@@ -33,7 +37,7 @@ describe('PostgreSQL connection settings', () => {
     assert.equal((clientConfig(`${base}?sslmode=verify-full`, {}, {}).ssl as Record<string, unknown>).ca, undefined);
   });
 
-  it("TLS parameters are taken out of the URL `pg` reads (it would treat require as verify-full); the rest stays", () => {
+  it('TLS parameters are taken out of the URL `pg` reads (it would treat require as verify-full); the rest stays', () => {
     const c = clientConfig(`postgres://u:p@h:6543/mw?sslmode=require&application_name=mw&sslrootcert=${ca}`, {}, {});
     assert.equal(c.connectionString, 'postgres://u:p@h:6543/mw?application_name=mw');
   });
@@ -50,18 +54,30 @@ describe('PostgreSQL connection settings', () => {
   });
 
   it('a CA file that cannot be read, or a fallback sslmode, is refused with what to do', () => {
-    assert.throws(() => clientConfig('postgres://h/mw?sslmode=verify-full', { caFile: path.join(dir, 'missing.pem') }, {}), /cannot read the CA certificate \(DATABASE_CA_FILE\) .*missing\.pem/);
-    assert.throws(() => clientConfig('postgres://h/mw?sslmode=prefer', {}, {}), /sslmode=prefer is not supported: use disable, require, verify-ca, verify-full/);
+    assert.throws(
+      () => clientConfig('postgres://h/mw?sslmode=verify-full', { caFile: path.join(dir, 'missing.pem') }, {}),
+      /cannot read the CA certificate \(DATABASE_CA_FILE\) .*missing\.pem/,
+    );
+    assert.throws(
+      () => clientConfig('postgres://h/mw?sslmode=prefer', {}, {}),
+      /sslmode=prefer is not supported: use disable, require, verify-ca, verify-full/,
+    );
   });
 
   it('a TLS refusal names the host, the reason, the mode and where the CA came from; other errors pass as they are', () => {
     const refused = Object.assign(new Error('unable to verify the first certificate'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
     const e = explainTlsFailure(refused, 'postgres://u:secret@db.example.com:6543/mw?sslmode=verify-full', { caFile: ca }, {}) as Error & { code: string };
-    assert.equal(e.message, `TLS with db.example.com:6543 failed: unable to verify the first certificate (sslmode=verify-full, CA from DATABASE_CA_FILE ${ca})`);
+    assert.equal(
+      e.message,
+      `TLS with db.example.com:6543 failed: unable to verify the first certificate (sslmode=verify-full, CA from DATABASE_CA_FILE ${ca})`,
+    );
     assert.equal(e.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
     assert.doesNotMatch(e.message, /secret/);
     const refusedPlain = new Error('The server does not support SSL connections');
-    assert.match((explainTlsFailure(refusedPlain, 'postgres://db/mw?sslmode=require', {}, {}) as Error).message, /^TLS with db:5432 failed: The server does not support SSL connections \(sslmode=require\)$/);
+    assert.match(
+      (explainTlsFailure(refusedPlain, 'postgres://db/mw?sslmode=require', {}, {}) as Error).message,
+      /^TLS with db:5432 failed: The server does not support SSL connections \(sslmode=require\)$/,
+    );
     const other = Object.assign(new Error('password authentication failed for user "mw"'), { code: '28P01' });
     assert.equal(explainTlsFailure(other, 'postgres://db/mw', {}, {}), other);
   });

@@ -9,7 +9,15 @@
 // be held by a session nobody owns and every later start would wait for it. A transaction-level lock
 // (pg_advisory_xact_lock) taken as the migrations' transaction begins is released by its commit or
 // rollback, wherever it ran: processes starting together wait for it, then find nothing left to do.
-import { CompiledQuery, PostgresAdapter, PostgresDialect, PostgresDriver, type DatabaseConnection, type PostgresDialectConfig, type TransactionSettings } from 'kysely';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresDialect,
+  PostgresDriver,
+  type DatabaseConnection,
+  type PostgresDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
 
 /** The migrations' advisory lock (Kysely's own id, so that a Kysely of an older version waits for it too). */
 const MIGRATION_LOCK = '3853314791062309107';

@@ -57,8 +57,7 @@ export function openPostgresStore(s: PgSettings): Store {
   };
   // LISTEN needs a session: the direct URL's, or DATABASE_URL's unless it is a transaction pooler.
   const listenUrl = s.directUrl ?? (pooled ? null : s.url);
-  const listen = (log: Logger, opts: ConstructorParameters<typeof PgChanges>[2]) =>
-    listenUrl ? new PgChanges(clientConfig(listenUrl, s), log, opts) : null;
+  const listen = (log: Logger, opts: ConstructorParameters<typeof PgChanges>[2]) => (listenUrl ? new PgChanges(clientConfig(listenUrl, s), log, opts) : null);
   return {
     db,
     dialect: 'postgres',

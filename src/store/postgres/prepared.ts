@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import { fromDatabase } from '../unavailable.js';
-import type { PoolSnapshot } from '../db.js';
+import type { PoolSnapshot } from '../pool-snapshot.js';
 
 /** "cached plan must not change result type": the table changed under a prepared `select *`. */
 const PLAN_CHANGED = '0A000';
