@@ -30,6 +30,8 @@ export class PoolStats {
   /** Connections handed out after a wait (every connection of the pool was busy). */
   waits = 0;
   waitMs = 0;
+  /** Connections asked for and not released yet (the pool's own counts lag a tick behind). */
+  held = 0;
   constructor(
     private readonly pool: pg.Pool,
     readonly max: number,
@@ -72,7 +74,10 @@ export function preparingPool(
       // A cursor (streamed query) goes through as it is.
       query: ((q: string | object, parameters: readonly unknown[]) =>
         typeof q === 'string' ? query(q, parameters) : client.query(q as any)) as PostgresPoolClient['query'],
-      release: () => client.release(),
+      release: () => {
+        if (opts.stats) opts.stats.held--;
+        client.release();
+      },
     };
     wrapped.set(client, w);
     return w;
@@ -80,11 +85,13 @@ export function preparingPool(
   return {
     connect: async () => {
       const stats = opts.stats;
-      const busy = stats !== undefined && pool.idleCount === 0 && pool.totalCount >= stats.max;
+      const busy = stats !== undefined && stats.held >= stats.max;
       const t0 = busy ? performance.now() : 0;
+      if (stats) stats.held++;
       try {
         return wrap(await pool.connect());
       } catch (err) {
+        if (stats) stats.held--;
         throw fromDatabase(opts.explain ? opts.explain(err) : err);
       } finally {
         if (busy) {
