@@ -126,6 +126,18 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
       }),
     );
     await Promise.all([burst, reads]);
+    // The pool, as an operator watches it: /health and /metrics of the API process.
+    const health = (await (await fetch(`${base}/health`)).json()) as { database_pool?: { max: number; open: number; waits: number } };
+    assert.equal(health.database_pool?.max, 10, JSON.stringify(health.database_pool));
+    assert.ok(health.database_pool.open >= 1);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    for (const name of [
+      'mintworks_db_pool_connections{state="open"}',
+      'mintworks_db_pool_waiting',
+      'mintworks_db_pool_waits_total',
+      'mintworks_db_pool_wait_seconds_total',
+    ])
+      assert.ok(metrics.includes(`\n${name} `), `/metrics has ${name}`);
 
     await db.connect();
     const minted = async () =>
