@@ -204,6 +204,7 @@ export async function runManagedLoad(o: LoadOptions): Promise<LoadResult> {
         : [];
       assert.deepEqual(lines.slice(0, 5), [], `${o.label}: error lines in ${log} (${dataDir}); ${JSON.stringify(around)}`);
     }
+    fs.rmSync(dataDir, { recursive: true, force: true }); // kept when a check failed: its logs
     return result;
   } finally {
     await stopAll(children);

@@ -200,6 +200,7 @@ describe('processes racing on one PostgreSQL database', () => {
       const tally = through === 'a direct connection' ? 'started' : await races(inst);
       await stopAll(children);
       assertLogs(inst);
+      fs.rmSync(inst.dataDir, { recursive: true, force: true }); // kept when a check failed: its logs
       process.stdout.write(`# through ${through}: ${tally}\n`);
     });
   }
