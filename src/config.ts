@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { SSL_MODES } from './store/postgres/connection.js';
 import { assembleChains, ChainConfigError, DEFAULT_MAX_FEE_GWEI, parseChainsVar, type ChainSpec } from './chain/chains.js';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
@@ -41,7 +42,18 @@ const envSchema = z.object({
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')
+    .refine(sslModeAccepted, `sslmode must be one of ${SSL_MODES.join(', ')}`)
     .optional(),
+  DATABASE_DIRECT_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres://')
+    .refine(sslModeAccepted, `sslmode must be one of ${SSL_MODES.join(', ')}`)
+    .optional(),
+  DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
+  DATABASE_CA_FILE: z.string().min(1).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   CHAIN_RPC_URL: z
     .string()
     .transform((v) =>
@@ -114,6 +126,13 @@ const envSchema = z.object({
 
 const trimSlashes = (url: string) => url.replace(/\/+$/, '');
 
+/** A PostgreSQL URL's sslmode, when it has one, is one the store honours (a sqlite: URL has none). */
+function sslModeAccepted(url: string): boolean {
+  if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) return true;
+  const mode = new URL(url).searchParams.get('sslmode');
+  return mode === null || (SSL_MODES as readonly string[]).includes(mode);
+}
+
 type Env = z.output<typeof envSchema>;
 
 /**
@@ -133,6 +152,8 @@ function conflictingSettings(c: Env): { variable: string; message: string } | nu
     if (!c.PKCS11_TOKEN_LABEL) return { variable: 'PKCS11_TOKEN_LABEL', message: 'required with KEY_CUSTODY=pkcs11' };
     if (!c.PKCS11_PIN && !c.PKCS11_PIN_FILE) return { variable: 'PKCS11_PIN', message: 'PKCS11_PIN or PKCS11_PIN_FILE is required with KEY_CUSTODY=pkcs11' };
   }
+  if (c.DATABASE_DIRECT_URL && !/^postgres(ql)?:\/\//.test(c.DATABASE_URL ?? ''))
+    return { variable: 'DATABASE_DIRECT_URL', message: "is for PostgreSQL: set DATABASE_URL to the postgres:// URL (the pooler's) as well" };
   if (c.CHAIN_RPC_URL && c.EMBEDDED_CHAIN === true)
     return { variable: 'EMBEDDED_CHAIN', message: 'CHAIN_RPC_URL replaces the embedded chain; list further chains in CHAINS instead' };
   return null;
@@ -164,6 +185,15 @@ function placeSettings(c: Env, publicUrl: string) {
     /** PUBLIC_URL was given (else publicUrl is derived from HOST:PORT, or the installation's recorded one is used). */
     publicUrlSet: c.PUBLIC_URL !== undefined,
     databaseUrl: c.DATABASE_URL,
+    /** PostgreSQL: how it is reached (src/store/postgres/connection.ts; docs/configuration.md, Database). */
+    database: {
+      directUrl: c.DATABASE_DIRECT_URL,
+      poolMode: c.DATABASE_POOL_MODE,
+      caFile: c.DATABASE_CA_FILE,
+      poolSize: c.DATABASE_POOL_SIZE,
+      statementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: c.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   };
 }
 

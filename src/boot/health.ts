@@ -40,6 +40,8 @@ export async function healthReport(s: HealthSources) {
     status: !startedUp ? 'starting' : chainRestarting ? 'chain restarting' : !first.ready ? first.status : low.length ? 'relayer balance low' : 'ok',
     relayers,
     store: s.store.dialect,
+    // PostgreSQL: this process's pool (its main thread's): connections open and idle, queries waiting for one now, and every wait so far.
+    ...(s.store.poolStats ? { database_pool: s.store.poolStats() } : {}),
     chain: { chain_id: first.chain_id, name: first.name, block: first.block, embedded: first.embedded },
     chains,
     workers: s.workers,

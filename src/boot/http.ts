@@ -50,7 +50,7 @@ export async function startHttp(
     await changes.start();
     shutdown.add(() => changes.stop());
   }
-  const http = await buildHttp({ ctx, logger: log, changes, runtimes: parts.runtimes, health: parts.health });
+  const http = await buildHttp({ ctx, logger: log, changes, runtimes: parts.runtimes, health: parts.health, poolStats: core.store.poolStats });
   await http.listen({ port: config.port, host: config.host }).catch((err) => {
     throw bindError(err as NodeJS.ErrnoException, config.host, config.port);
   });

@@ -68,7 +68,13 @@ export async function openCore(
   if (!opts.existing) preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
   const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints, flushedBy: opts.store?.flushedBy });
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    postgres: config.database,
+    dataDir: config.dataDir,
+    checkpoints,
+    flushedBy: opts.store?.flushedBy,
+  });
   try {
     const applied = await migrateToLatest(store, config.chains[0].id);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');

@@ -104,7 +104,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     });
     await bringUpChains(config, log, chains);
 
-    if (config.runWorkers) await startWorkers(ctx, config, log, core, shutdown, isPostgres);
+    if (config.runWorkers) await startWorkers(ctx, config, log, core, shutdown);
     const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, config, log, core, shutdown) : null;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;

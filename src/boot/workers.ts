@@ -14,9 +14,8 @@ import { prepareJobHandler } from '../services/assets/prepare-job.js';
 import { publishJobHandler } from '../metadata/publish.js';
 import { Pruner } from '../services/retention.js';
 import { webhookDispatcher } from '../webhooks/index.js';
-import { PgChanges } from '../store/postgres/changes.js';
 
-export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown, isPostgres: boolean): Promise<void> {
+export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<void> {
   const handlers = [
     walletJobHandler(ctx),
     prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
@@ -32,13 +31,13 @@ export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: 
   const webhooks = webhookDispatcher(ctx, { workerId: `${os.hostname()}:${process.pid}` });
   webhooks.start();
   shutdown.add(() => webhooks.stop());
-  if (isPostgres) {
-    // Work other processes insert wakes these workers at once (migration 019), not at the next poll.
-    const signals = core.queue.signals;
-    const wakeups = new PgChanges(config.databaseUrl!, log.child({ component: 'wakeups' }), {
-      changes: false,
-      onWake: (kind) => (kind === '*' ? signals.eventNames().forEach((k) => signals.emit(k)) : void signals.emit(kind)),
-    });
+  // PostgreSQL: work other processes insert wakes these workers at once (migration 019), not at the next
+  // poll. Not behind a transaction pooler without DATABASE_DIRECT_URL (LISTEN needs a session): they poll.
+  const signals = core.queue.signals;
+  const wakeups = core.store.wakeups?.(log.child({ component: 'wakeups' }), (kind) =>
+    kind === '*' ? signals.eventNames().forEach((k) => signals.emit(k)) : void signals.emit(kind),
+  );
+  if (wakeups) {
     await wakeups.start();
     shutdown.add(() => wakeups.stop());
   }

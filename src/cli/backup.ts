@@ -16,6 +16,7 @@ import pg from 'pg';
 import type { Config } from '../config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/sqlite/open.js';
+import { clientConfig } from '../store/postgres/connection.js';
 import { UsageError, type Output } from './args.js';
 import { lockDataDir } from '../util/data-dir-lock.js';
 
@@ -48,7 +49,7 @@ async function demoFilesOf(config: Config, dbFile: string | null): Promise<strin
       db.close();
     }
   } else {
-    const client = new pg.Client({ connectionString: config.databaseUrl });
+    const client = new pg.Client(clientConfig(config.databaseUrl!, config.database));
     client.on('error', () => {});
     await client.connect();
     try {
@@ -114,7 +115,11 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
     }
     contents.push(SQLITE_NAME);
   } else {
-    const r = spawnSync('pg_dump', ['--format=custom', '--file', path.join(out, PG_DUMP_NAME), config.databaseUrl!], { encoding: 'utf8' });
+    const r = spawnSync('pg_dump', ['--format=custom', '--file', path.join(out, PG_DUMP_NAME), config.database.directUrl ?? config.databaseUrl!], {
+      encoding: 'utf8',
+      // libpq reads sslmode and sslrootcert from the URL itself; DATABASE_CA_FILE is handed over as its PGSSLROOTCERT.
+      env: config.database.caFile ? { ...process.env, PGSSLROOTCERT: config.database.caFile } : process.env,
+    });
     if (r.error || r.status !== 0) {
       notes.push(
         `The PostgreSQL database is NOT in this backup (pg_dump ${r.error ? 'is not installed' : `failed: ${r.stderr.trim()}`}). ` +

@@ -6,6 +6,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { sqliteFile } from '../store/sqlite/open.js';
+import { clientConfig } from '../store/postgres/connection.js';
 import { UsageError } from './args.js';
 
 const isPostgres = (config: Config) => /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '');
@@ -13,7 +14,7 @@ const isPostgres = (config: Config) => /^postgres(ql)?:\/\//.test(config.databas
 export async function assertInstallation(config: Config): Promise<void> {
   const none = (where: string) => new UsageError(`no installation at ${where} (set DATA_DIR or DATABASE_URL)`);
   if (isPostgres(config)) {
-    const client = new pg.Client({ connectionString: config.databaseUrl });
+    const client = new pg.Client(clientConfig(config.databaseUrl!, config.database));
     client.on('error', () => {});
     try {
       await client.connect();

@@ -26,6 +26,7 @@ export { redactQuery };
 import { consoleRoutes } from './console/index.js';
 import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
+import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { getAsset } from '../services/assets/reads.js';
 import { ok } from './kit/route-kit.js';
 import type { ChainRuntime } from '../chain/runtime.js';
@@ -48,6 +49,8 @@ export interface HttpDeps {
   changes?: ChangeFeed | null;
   /** The chains served, for /metrics (providers, balances) and the operator's chain routes. */
   runtimes?: ChainRuntime[];
+  /** PostgreSQL: the pool's connections and waits, for /metrics. */
+  poolStats?: () => PoolSnapshot;
 }
 
 /** GET /asset/<uid> from memory, kept current by the store's change feed. */
@@ -138,7 +141,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? []); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats); // before the route plugins: they inherit its onResponse hook
   documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
   await app.register(swagger, {
     openapi: {

@@ -8,12 +8,14 @@ import type { AssetReads } from '../services/assets/cache.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
+import type { PoolSnapshot } from '../store/pool-snapshot.js';
 
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,
   ctx: Ctx,
   assetReads: AssetReads | null = null,
   runtimes: ChainRuntime[] = [],
+  poolStats?: () => PoolSnapshot,
 ): Promise<void> {
   const registry = new Registry();
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
@@ -82,6 +84,7 @@ export async function metricsRoutes(
   });
 
   chainMetrics(registry, runtimes);
+  if (poolStats) poolMetrics(registry, poolStats);
 
   if (assetReads) {
     new Counter({
@@ -98,6 +101,48 @@ export async function metricsRoutes(
   }
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}
+
+/** PostgreSQL: the connections of this process's pool (its main thread's), and the waits for one. */
+function poolMetrics(registry: Registry, stats: () => PoolSnapshot): void {
+  new Gauge({
+    name: 'mintworks_db_pool_connections',
+    help: "Connections of this process's database pool, by state (open, idle, max: DATABASE_POOL_SIZE)",
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const s = stats();
+      this.set({ state: 'open' }, s.open);
+      this.set({ state: 'idle' }, s.idle);
+      this.set({ state: 'max' }, s.max);
+    },
+  });
+  new Gauge({
+    name: 'mintworks_db_pool_waiting',
+    help: 'Queries waiting for a connection of the pool right now',
+    registers: [registry],
+    collect() {
+      this.set(stats().waiting);
+    },
+  });
+  new Counter({
+    name: 'mintworks_db_pool_waits_total',
+    help: 'Connections handed out only after a wait (every connection of the pool was busy)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().waits);
+    },
+  });
+  new Counter({
+    name: 'mintworks_db_pool_wait_seconds_total',
+    help: 'Time spent waiting for a connection of the pool',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(stats().wait_ms / 1000);
+    },
+  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from './schema.js';
 import type { ChangeFeed } from './row-versions.js';
+import type { PoolSnapshot } from './pool-snapshot.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -38,8 +39,19 @@ export interface Store {
   /**
    * How cached reads know every change committed so far is counted (store/row-versions.ts).
    * `othersWrite`: other processes write too (SQLite with the workers in a process of their own).
+   * Null when nothing can tell (PostgreSQL behind a transaction pooler without a direct connection):
+   * reads then go to the database.
    */
-  changeFeed(log: Logger, opts: { othersWrite: boolean }): ChangeFeed;
+  changeFeed(log: Logger, opts: { othersWrite: boolean }): ChangeFeed | null;
+  /**
+   * PostgreSQL: wake-ups of job kinds other processes insert (migration 019), passed to `onWake` (`*`:
+   * every kind, after a reconnection). Null when there is no session to LISTEN on: workers then poll.
+   */
+  wakeups?(log: Logger, onWake: (kind: string) => void): ChangeFeed | null;
+  /** Where the migrations run, when not on `db` (PostgreSQL: under a transaction's lock, on the direct connection if any). */
+  migrationDb?(): Db;
+  /** PostgreSQL: this pool's connections and the waits for one (/health, /metrics). */
+  poolStats?(): PoolSnapshot;
 }
 
 export type GroupCommit = <T>(fn: (tx: Tx) => Promise<T>) => Promise<{ result: T; durable: Promise<void> }>;

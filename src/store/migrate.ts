@@ -57,7 +57,7 @@ export async function migrateToLatest(store: Store, defaultChainId = 31337): Pro
 /** Migrates up (or down) to the named migration; null = the latest. Tests use it to build old databases. */
 export async function migrateTo(store: Store, target: string | null, defaultChainId = 31337): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(store, defaultChainId) };
-  const migrator = new Migrator({ db: store.db, provider });
+  const migrator = new Migrator({ db: store.migrationDb?.() ?? store.db, provider });
   const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -2,9 +2,14 @@
 // in DATA_DIR, or `sqlite:<file>`).
 import type { Store } from './db.js';
 import { openPostgresStore } from './postgres/open.js';
+import type { PgSettings } from './postgres/connection.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/open.js';
 
-export function openStore(opts: SqliteStoreOptions): Store {
+/** PostgreSQL's settings beside the URL; defaults for callers that give none (tools, tests). */
+export type PostgresOptions = Omit<PgSettings, 'url'>;
+const POSTGRES_DEFAULTS: PostgresOptions = { poolMode: 'session', poolSize: 10, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 };
+
+export function openStore(opts: SqliteStoreOptions & { postgres?: PostgresOptions }): Store {
   const url = opts.databaseUrl;
-  return url && /^postgres(ql)?:\/\//.test(url) ? openPostgresStore(url) : openSqliteStore(opts);
+  return url && /^postgres(ql)?:\/\//.test(url) ? openPostgresStore({ ...POSTGRES_DEFAULTS, ...opts.postgres, url }) : openSqliteStore(opts);
 }

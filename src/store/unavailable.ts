@@ -13,6 +13,7 @@ const PG_UNAVAILABLE_CODES = new Set([
   '57P03', // cannot_connect_now (starting up, recovering)
   '57P05', // idle_session_timeout
   '25P03', // idle_in_transaction_session_timeout
+  '57014', // query_canceled: DATABASE_STATEMENT_TIMEOUT_MS ran out (an overloaded server), or an operator's pg_cancel_backend
   '53300', // too_many_connections
 ]);
 

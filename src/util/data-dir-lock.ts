@@ -8,7 +8,9 @@
 //  - shared: processes of one PostgreSQL installation share the DATA_DIR (its content store); each binds
 //    the first free of `<name>.s.0` … `<name>.s.63`.
 // A taker first binds its own name, then looks for the other mode's names: of two processes starting
-// together at least one sees the other, so two never both go on (at worst both refuse).
+// together at least one sees the other, so two never both go on (at worst both refuse). A shared slot
+// whose holder does not answer in time (processes of one installation starting together on a busy
+// machine) is passed over for the next: who holds it does not matter to a shared taker.
 //
 // On Linux the sockets are abstract (no file, nothing to clean up); elsewhere they are files in the
 // system's temporary directory, and one that refuses connections is a dead process's and is removed.
@@ -108,7 +110,11 @@ function listen(name: string, info: LockHolder): Promise<net.Server | 'in-use'> 
   });
 }
 
-async function bind(name: string, info: LockHolder): Promise<Held | LockHolder> {
+/**
+ * Binds `name`, or says who holds it. `unanswered`: bound by a process that did not answer in time (a
+ * busy machine, or one still starting: a process binds its slot before it can answer on it).
+ */
+async function bind(name: string, info: LockHolder): Promise<Held | LockHolder | 'unanswered'> {
   const mine = held.get(name);
   if (mine) return mine;
   for (let attempt = 0; ; attempt++) {
@@ -120,8 +126,8 @@ async function bind(name: string, info: LockHolder): Promise<Held | LockHolder> 
     }
     const holder = await askHolder(name);
     if (holder) return holder;
-    // Nobody answers: a socket file a dead process left (never the case for abstract sockets).
-    if (abstract || attempt > 0) throw new Error(`cannot take the DATA_DIR lock ${addressOf(name)}: it is bound but nobody answers`);
+    // Nobody answers: a socket file a dead process left (never the case for abstract sockets), or a holder too busy to answer.
+    if (abstract || attempt > 0) return 'unanswered';
     fs.rmSync(addressOf(name), { force: true });
   }
 }
@@ -146,6 +152,11 @@ export async function lockDataDir(dataDir: string, mode: LockMode, opts: { port?
   let own: string | null = null;
   for (const name of mode === 'exclusive' ? [`${base}.x`] : slots) {
     const got = await bind(name, info);
+    if (got === 'unanswered') {
+      // A shared slot is taken whoever holds it: the next one. An exclusive lock must name its holder.
+      if (mode === 'shared') continue;
+      throw new Error(`cannot take the DATA_DIR lock ${addressOf(name)}: it is bound but nobody answers`);
+    }
     if ('server' in got) {
       got.count++;
       own = name;
@@ -164,7 +175,7 @@ export async function lockDataDir(dataDir: string, mode: LockMode, opts: { port?
     // Naming the port it serves: best effort (a port taken by another program is refused at bind).
     if (info.port > 0) {
       const got = await bind(`mintworks-port-${info.port}`, info).catch(() => null);
-      if (got && 'server' in got) {
+      if (got && got !== 'unanswered' && 'server' in got) {
         got.count++;
         owned.push(`mintworks-port-${info.port}`);
       }

@@ -120,11 +120,13 @@ export async function setWebhook(
   const result = await ctx.db.transaction().execute(async (tx) => {
     const now = Date.now();
     const iso = nowIso();
-    const existing = await getEndpoint(tx, appUid);
+    let existing = await getEndpoint(tx, appUid);
     if (!existing) {
       if (!url) throw ApiError.validation([{ field: 'url', code: 'required', message: 'This field is required.' }]);
       const secret = newWebhookSecret();
-      await tx
+      // Two first settings at once (two processes, two operators): one inserts, the other finds its row
+      // (the insert waits for the first to commit) and changes it as a second setting would.
+      const inserted = await tx
         .insertInto('webhook_endpoints')
         .values({
           app_uid: appUid,
@@ -141,8 +143,11 @@ export async function setWebhook(
           created_at: iso,
           updated_at: iso,
         })
-        .execute();
-      return { created: true, rotated: false, secret };
+        .onConflict((oc) => oc.column('app_uid').doNothing())
+        .returning('app_uid')
+        .executeTakeFirst();
+      if (inserted) return { created: true, rotated: false, secret };
+      existing = (await getEndpoint(tx, appUid))!;
     }
     let secret = ctx.box.open(existing.secret_sealed);
     const rotation = s.rotateSecret

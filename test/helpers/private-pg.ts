@@ -23,13 +23,26 @@ export interface PrivateCluster {
   destroy(): void;
 }
 
-export async function privateCluster(): Promise<PrivateCluster> {
+/**
+ * `tls`: the server's certificate and key (PEM files), copied into the cluster's directory (the server
+ * reads them as the postgres user, the key 0600), with ssl=on; plain connections are still accepted.
+ */
+export async function privateCluster(opts: { tls?: { cert: string; key: string } } = {}): Promise<PrivateCluster> {
   const dir = tempDir('mintworks-pgcluster-');
   const data = path.join(dir, 'data');
+  const owned: string[] = [dir];
+  const serverOptions: string[] = [];
+  if (opts.tls) {
+    fs.copyFileSync(opts.tls.cert, path.join(dir, 'server.crt'));
+    fs.copyFileSync(opts.tls.key, path.join(dir, 'server.key'));
+    fs.chmodSync(path.join(dir, 'server.key'), 0o600);
+    owned.push(path.join(dir, 'server.crt'), path.join(dir, 'server.key'));
+    serverOptions.push('-c ssl=on', `-c ssl_cert_file=${path.join(dir, 'server.crt')}`, `-c ssl_key_file=${path.join(dir, 'server.key')}`);
+  }
   if (process.getuid?.() === 0) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    fs.chownSync(dir, uid, gid);
+    for (const f of owned) fs.chownSync(f, uid, gid);
   }
   asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8', '--locale=C']);
   const port = await freePort();
@@ -45,7 +58,7 @@ export async function privateCluster(): Promise<PrivateCluster> {
         path.join(dir, 'server.log'),
         '-w',
         '-o',
-        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100`,
+        [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=100`, ...serverOptions].join(' '),
         'start',
       ]);
       running = true;

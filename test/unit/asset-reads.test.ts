@@ -145,8 +145,8 @@ describe('SQLite change feed', () => {
     try {
       other.exec('create table t (x integer)');
       const log = pino({ level: 'silent' });
-      const shared = store.changeFeed(log, { othersWrite: true });
-      const alone = store.changeFeed(log, { othersWrite: false });
+      const shared = store.changeFeed(log, { othersWrite: true })!;
+      const alone = store.changeFeed(log, { othersWrite: false })!;
       const v = rowVersions();
       const before = v.everything();
       assert.equal(shared.caughtUp(), true);
@@ -173,7 +173,7 @@ describe('PgChanges (postgres)', () => {
     pgdb = await freshPostgres();
     other = new pg.Client({ connectionString: pgdb.url });
     await other.connect();
-    changes = new PgChanges(pgdb.url, pino({ level: 'silent' }));
+    changes = new PgChanges({ connectionString: pgdb.url }, pino({ level: 'silent' }));
     await changes.start();
   });
   after(async () => {
@@ -211,7 +211,7 @@ describe('PgChanges (postgres)', () => {
   });
 
   it('after stop, nothing is current', async () => {
-    const stopped = new PgChanges(pgdb.url, pino({ level: 'silent' }));
+    const stopped = new PgChanges({ connectionString: pgdb.url }, pino({ level: 'silent' }));
     await stopped.start();
     assert.equal(await stopped.caughtUp(), true);
     await stopped.stop();

@@ -78,3 +78,60 @@ describe('PostgreSQL: named prepared statements', () => {
     });
   });
 });
+
+describe('PostgreSQL behind a transaction pooler (DATABASE_POOL_MODE=transaction)', () => {
+  let pgdb: { url: string; drop(): Promise<void> };
+  let store: Store;
+  before(async () => {
+    pgdb = await freshPostgres();
+    store = openStore({
+      databaseUrl: pgdb.url,
+      dataDir: tempDir(),
+      postgres: { poolMode: 'transaction', poolSize: 1, statementTimeoutMs: 4321, idleInTransactionTimeoutMs: 8765 },
+    });
+    await sql`create table t (id int primary key, a text)`.execute(store.db);
+    await sql`insert into t select i, 'v' || i from generate_series(1, 20) i`.execute(store.db);
+  });
+  after(async () => {
+    await store.close();
+    await pgdb.drop();
+  });
+
+  const aOf = precompiled(
+    1,
+    (db, id) =>
+      db
+        .selectFrom('t' as any)
+        .select('a' as any)
+        .where('id' as any, '=', id) as any,
+  );
+
+  it('nothing is prepared by name: the next transaction may run on another server session', async () => {
+    const prepared = await store.db.connection().execute(async (db) => {
+      for (const id of [1, 2, 3]) assert.deepEqual(await aOf(db as any, id), [{ a: `v${id}` }]);
+      return (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows;
+    });
+    assert.deepEqual(prepared, []);
+  });
+
+  it("the timeouts are the transaction's own (SET LOCAL), nothing is left on the session", async () => {
+    const inside = await store.db.transaction().execute(async (tx) => {
+      const r = await sql<{
+        s: string;
+        i: string;
+      }>`select current_setting('statement_timeout') as s, current_setting('idle_in_transaction_session_timeout') as i`.execute(tx);
+      return r.rows[0];
+    });
+    assert.deepEqual(inside, { s: '4321ms', i: '8765ms' });
+    const outside = (await sql<{ s: string }>`select current_setting('statement_timeout') as s`.execute(store.db)).rows[0].s;
+    assert.equal(outside, '0', 'the one session of the pool kept no setting');
+  });
+
+  it('the pool counts the waits for a connection (/health, /metrics)', async () => {
+    const before = store.poolStats!().waits;
+    await Promise.all([1, 2, 3].map((id) => aOf(store.db, id)));
+    const s = store.poolStats!();
+    assert.equal(s.max, 1);
+    assert.ok(s.waits >= before + 2, `${s.waits} waits`);
+  });
+});

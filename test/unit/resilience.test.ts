@@ -10,12 +10,13 @@ import { ApiError } from '../../src/util/errors.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
-test('database failures: connection lost, server going, SQLite busy or failing; not the request', () => {
+test('database failures: connection lost, server going, a statement timed out, SQLite busy or failing; not the request', () => {
   for (const e of [
     withCode('57P01'),
     withCode('57P03'),
     withCode('08006'),
     withCode('08001'),
+    withCode('57014'), // a statement timeout
     withCode('SQLITE_BUSY'),
     withCode('SQLITE_IOERR_WRITE'),
     new Error('Connection terminated unexpectedly'),

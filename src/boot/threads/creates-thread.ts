@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { AssetParams, CreatesWriter } from '../../services/assets/create.js';
-import type { IdempotentWrite } from '../../services/requests/idempotency.js';
+import { IdempotencyConflict, type IdempotentWrite } from '../../services/requests/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
@@ -38,8 +38,13 @@ export interface WireCreate {
   p: AssetParams;
   idem?: IdempotentWrite;
 }
-/** An API error keeps its status and details across; anything else only its message (a 500). */
-export type WireError = { status: number; type: ErrorType; details: ErrorDetail[] } | { message: string };
+/**
+ * An API error keeps its status and details across; anything else its class name, message and code, so
+ * that the main thread tells it as the creates' own thread would: an IdempotencyConflict (another
+ * process answered under the same Idempotency-Key first) becomes that answer's replay or a 422, a
+ * unique violation stays one.
+ */
+export type WireError = { status: number; type: ErrorType; details: ErrorDetail[] } | { message: string; name?: string; code?: string };
 export type WireAnswer = { id: number; uid: string } | { id: number; error: WireError };
 
 export type ToCreates = { creates: WireCreate[] } | { stop: true };
@@ -56,11 +61,22 @@ export interface CreatesThreadData {
 export function toWireError(err: unknown): WireError {
   if (isDatabaseUnavailable(err)) err = ApiError.databaseUnavailable(); // its code does not cross
   if (err instanceof ApiError) return { status: err.status, type: err.type, details: err.details };
-  return { message: err instanceof Error ? err.message : String(err) };
+  if (err instanceof IdempotencyConflict) return { message: err.message, name: IdempotencyConflict.name };
+  const code = (err as { code?: unknown } | null)?.code;
+  return {
+    message: err instanceof Error ? err.message : String(err),
+    ...(err instanceof Error ? { name: err.name } : {}),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
 }
 
 export function fromWireError(w: WireError): Error {
-  return 'status' in w ? new ApiError(w.status, w.type, w.details) : new Error(w.message);
+  if ('status' in w) return new ApiError(w.status, w.type, w.details);
+  if (w.name === IdempotencyConflict.name) return new IdempotencyConflict();
+  const err = new Error(w.message);
+  if (w.name) err.name = w.name;
+  if (w.code !== undefined) Object.assign(err, { code: w.code });
+  return err;
 }
 
 /**

@@ -5,7 +5,7 @@
 // create is then a few rows, not a transaction.
 import type { Ctx } from '../context.js';
 import { sql } from 'kysely';
-import type { Tx } from '../../store/db.js';
+import type { DbOrTx, Tx } from '../../store/db.js';
 import { commitOf, isUniqueViolation } from '../../store/db.js';
 import { insertRowsTogether, queriesAreRoundTrips } from '../../store/inserts.js';
 import { writeTurns } from '../../store/write-turns.js';
@@ -17,7 +17,7 @@ import { requestWallet } from '../users/wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../../domain/assets.js';
 import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS } from '../../metadata/prepare.js';
 import { queueOn, type AnyEnqueueOptions } from '../../jobs/queue.js';
-import { saveAnswers, type IdempotentWrite } from '../requests/idempotency.js';
+import { findAnswer, IdempotencyConflict, saveAnswers, type IdempotentWrite } from '../requests/idempotency.js';
 
 import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import type { AppEnvironment } from '../../domain/environment.js';
@@ -51,7 +51,7 @@ interface Request {
   reject(err: unknown): void;
 }
 
-type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError };
+type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError | IdempotencyConflict };
 // `firstJob` is the job kind to announce: chain job kinds are already those of the collection's chain.
 
 export async function createAsset(ctx: Ctx, appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
@@ -130,7 +130,7 @@ export class AssetIntake implements CreatesWriter {
         return this.writeGroup(group, uidRounds + 1);
       }
       if (group.length === 1) {
-        group[0].reject(translate(err));
+        group[0].reject(await answeredFirst(this.ctx.db, group[0], translate(err)));
         return;
       }
       // A race the checks could not see (e.g. the same external id from another process): each
@@ -156,6 +156,17 @@ export class AssetIntake implements CreatesWriter {
   }
 }
 
+/**
+ * A create refused because its asset_external_id is taken, whose Idempotency-Key has an answer stored
+ * meanwhile: the same request was answered first (by another process, or while this one waited for
+ * its group). That answer is this one's too (the route replays it, or answers 422 for another body),
+ * not a 400 saying the asset it created exists.
+ */
+async function answeredFirst<E>(db: DbOrTx, r: Request, error: E): Promise<E | IdempotencyConflict> {
+  if (!r.idem || !(error instanceof ApiError) || error.details[0]?.code !== 'asset_external_id_exists') return error;
+  return (await findAnswer(db, r.idem.appUid, r.idem.key, r.idem.now)) ? new IdempotencyConflict() : error;
+}
+
 function translate(err: unknown): unknown {
   if (isUniqueViolation(err, 'unique_name_key')) return nameTaken();
   if (isUniqueViolation(err, 'asset_external_id')) return externalIdTaken();
@@ -178,7 +189,7 @@ async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome
   const accepted: number[] = [];
   const namesTaken = new Set<string>(); // collection + name claimed earlier in this group
   for (const [i, r] of group.entries()) {
-    const error = await check(tx, r, userOf, collectionOf, takenIds, namesTaken);
+    const error = await answeredFirst(tx, r, await check(tx, r, userOf, collectionOf, takenIds, namesTaken));
     outcomes.push(error ? { ok: false, error } : null);
     if (!error) accepted.push(i);
   }

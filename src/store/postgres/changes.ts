@@ -10,6 +10,9 @@
 // under load it costs a fraction of a query per request, and a write answered by any process (an edit
 // through another API process, a mint recorded by a worker process) is seen by the next read here.
 //
+// LISTEN needs a session of its own: behind a transaction pooler the store gives this a direct
+// connection (DATABASE_DIRECT_URL), or no feed at all (store/postgres/open.ts).
+//
 // While the connection is down nothing is known to be current: `caughtUp()` answers false and reads go
 // to the database. Notifications may have been missed meanwhile, so a new connection moves every
 // counter (`bumpEverything`) before cached answers are served again.
@@ -44,7 +47,7 @@ export class PgChanges implements ChangeFeed {
    * passes each on. `changes: false`: a process that caches nothing (a worker process) only wakes.
    */
   constructor(
-    private readonly url: string,
+    private readonly connection: pg.ClientConfig,
     private readonly log: Logger,
     private readonly opts: { onWake?: (kind: string) => void; changes?: boolean } = {},
   ) {}
@@ -101,7 +104,7 @@ export class PgChanges implements ChangeFeed {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client(this.connection);
     this.client = client;
     client.on('notification', (m) => this.onNotification(m));
     client.on('error', (err) => this.lost(err));
