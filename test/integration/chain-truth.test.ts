@@ -2,7 +2,8 @@
 // The record never disagrees with the chain, behind a provider whose backends lag: an external anvil
 // (1 s blocks) behind a proxy that answers eth_getTransactionReceipt with null for a share of the
 // lookups of transactions that are in fact mined, then also answers the head and account nonces from
-// seconds ago. A mixed workload (deployments, mints, edits, transfers, burns, allocations, claims) ends
+// seconds ago; a second provider behind its own lagging proxy disagrees with the first (it answers
+// from further behind, and is asked when a judgement must not rest on one backend). A mixed workload (deployments, mints, edits, transfers, burns, allocations, claims) ends
 // with every contract deployed once, every token minted once, every owner, burn and claim as on chain.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,21 +17,25 @@ const CHAIN = 80002;
 describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)', () => {
   let node: ExternalNode;
   let proxy: RpcFaultProxy;
+  let second: RpcFaultProxy;
   let t: TestService;
 
   before(async () => {
     node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
     proxy = await RpcFaultProxy.start(node.url, {}, { seed: 38, dropMethod: node.dropMethod });
-    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Lagging', rpc: proxy.url }, node.fund, { MINT_BATCH_SIZE: '10' });
+    second = await RpcFaultProxy.start(node.url, {}, { seed: 83, dropMethod: node.dropMethod });
+    t = await startOnExternalChain('sqlite', { id: CHAIN, name: 'Lagging', rpc: [proxy.url, second.url] }, node.fund, { MINT_BATCH_SIZE: '10' });
   });
   after(async () => {
     await t?.stop();
     await proxy?.stop();
+    await second?.stop();
     await node?.stop();
   });
 
   it('receipts missing for half the lookups: every record as the chain shows it', async () => {
     proxy.plan = { receiptMissRate: 0.5 };
+    second.plan = { receiptMissRate: 0.5 };
     const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.receiptMisses > 50, `receipts were missed (${proxy.counts.receiptMisses})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
@@ -38,6 +43,7 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
 
   it('30 % of receipts missing, heads and nonces from 3 s ago: every record as the chain shows it', async () => {
     proxy.plan = { receiptMissRate: 0.3, staleRate: 0.5, staleMs: 3000 };
+    second.plan = { receiptMissRate: 0.5, staleRate: 1, staleMs: 5000 };
     const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.staleAnswers > 20, `stale answers were given (${proxy.counts.staleAnswers})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
