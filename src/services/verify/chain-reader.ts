@@ -117,7 +117,12 @@ export async function readAllocated(client: ChainClient, reward: Address, wallet
  * What a claim was paid: the Claimed events carrying its ref in the receipts of every hash ever sent
  * for it. `receipts`: how many of those hashes have a receipt (none: nothing can be concluded).
  */
-export async function readClaimPaid(client: ChainClient, reward: Address, ref: Hex, hashes: readonly string[]): Promise<{ paid: bigint | null; receipts: number }> {
+export async function readClaimPaid(
+  client: ChainClient,
+  reward: Address,
+  ref: Hex,
+  hashes: readonly string[],
+): Promise<{ paid: bigint | null; receipts: number }> {
   let paid: bigint | null = null;
   let receipts = 0;
   for (const hash of hashes) {

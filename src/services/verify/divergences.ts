@@ -59,6 +59,7 @@ export interface Divergence {
 export type FixPlan =
   | { do: 'asset_owner'; asset_uid: string; from: string | null; to: string }
   | { do: 'asset_burned'; asset_uid: string; burn_uid: string | null; burn_status: 'pending' | 'cancelled' | 'done' | null }
+  | { do: 'asset_unburned'; asset_uid: string; owner: string; burn_uid: string | null }
   | { do: 'transfer_done'; transfer_uid: string; asset_uid: string; status_was: 'pending' | 'cancelled'; to: string }
   | { do: 'transfer_cancelled'; transfer_uid: string; asset_uid: string; owner_was: string | null; owner: string }
   | { do: 'token_uri'; asset_uid: string; from: string | null; to: string }
@@ -161,7 +162,10 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
     return { inFlight: false, found: [{ ...base, kind: 'asset_minted', field: 'mint_status', recorded: 'failed', on_chain: 'minted', fixable: false }] };
   }
   if (token.state === 'absent')
-    return { inFlight: false, found: [{ ...base, kind: 'asset_not_on_chain', field: 'mint_status', recorded: 'minted', on_chain: 'not minted', fixable: false }] };
+    return {
+      inFlight: false,
+      found: [{ ...base, kind: 'asset_not_on_chain', field: 'mint_status', recorded: 'minted', on_chain: 'not minted', fixable: false }],
+    };
   if (token.state === 'burned') {
     if (a.is_burned) return { inFlight: false, found: [] };
     if (b && b.status !== 'done')
@@ -196,7 +200,22 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
     };
   }
   // The token exists.
-  if (a.is_burned) return { inFlight: false, found: [{ ...base, kind: 'asset_burned', field: 'is_burned', recorded: true, on_chain: false, fixable: false }] };
+  if (a.is_burned)
+    // Recorded burned, yet the token is there: the record follows the chain (and a done burn is undone).
+    return {
+      inFlight: false,
+      found: [
+        {
+          ...base,
+          kind: 'asset_burned',
+          field: 'is_burned',
+          recorded: true,
+          on_chain: false,
+          fixable: true,
+          plan: { do: 'asset_unburned', asset_uid: a.uid, owner: token.owner.toLowerCase(), burn_uid: b?.status === 'done' ? b.uid : null },
+        },
+      ],
+    };
   const found: Found[] = [];
   const owner = token.owner.toLowerCase();
   if (tr && tr.status !== 'done' && same(owner, tr.to_address)) {
@@ -211,7 +230,14 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
       fixable: true,
       plan: { do: 'transfer_done', transfer_uid: tr.uid, asset_uid: a.uid, status_was: tr.status, to: owner },
     });
-  } else if (tr && tr.status === 'done' && !same(owner, tr.to_address) && tr.from_wallet !== null && same(owner, tr.from_wallet) && same(a.owner_address, tr.to_address)) {
+  } else if (
+    tr &&
+    tr.status === 'done' &&
+    !same(owner, tr.to_address) &&
+    tr.from_wallet !== null &&
+    same(owner, tr.from_wallet) &&
+    same(a.owner_address, tr.to_address)
+  ) {
     // Recorded done, yet the token never left the sender.
     found.push({
       app_uid: a.app_uid,
@@ -270,7 +296,11 @@ export function claimDivergences(c: ClaimCase): ClaimVerdict {
   if (c.paid !== null) {
     const plan: FixPlan = { do: 'claim', claim_uid: c.uid, status_was: c.status, amount_was: c.amount, paid: c.paid.toString() };
     if (c.status === 'failed')
-      return { inFlight: false, unverified: false, found: [{ ...base, kind: 'claim_status', field: 'status', recorded: 'failed', on_chain: 'done', fixable: true, plan }] };
+      return {
+        inFlight: false,
+        unverified: false,
+        found: [{ ...base, kind: 'claim_status', field: 'status', recorded: 'failed', on_chain: 'done', fixable: true, plan }],
+      };
     if (c.paid !== recorded)
       return {
         inFlight: false,

@@ -18,7 +18,8 @@ import { report, type FixPlan, type Found } from './divergences.js';
 /** fixed; changed: the row no longer held what was read (a worker got there first: verify again); not_fixable. */
 export type FixResult = 'fixed' | 'changed' | 'not_fixable';
 
-/** The reason a transfer set back to cancelled keeps (GET /transfer shows it). */
+/** The reasons a burn or transfer set back to cancelled keeps (GET /transfer shows it). */
+export const NOT_BURNED_REASON = 'the burn was not executed on chain (found by chain verify)';
 export const NOT_EXECUTED_REASON = 'the transfer was not executed on chain (found by chain verify)';
 
 const changed = (r: { numUpdatedRows: bigint }) => Number(r.numUpdatedRows) > 0;
@@ -45,7 +46,12 @@ const assetOwner: Apply<'asset_owner'> = async (ctx, tx, appUid, p) => {
 
 const assetBurned: Apply<'asset_burned'> = async (ctx, tx, appUid, p) => {
   const t = nowIso();
-  const r = await tx.updateTable('assets').set({ is_burned: 1, is_burning: 0, updated_at: t }).where('uid', '=', p.asset_uid).where('is_burned', '=', 0).executeTakeFirst();
+  const r = await tx
+    .updateTable('assets')
+    .set({ is_burned: 1, is_burning: 0, updated_at: t })
+    .where('uid', '=', p.asset_uid)
+    .where('is_burned', '=', 0)
+    .executeTakeFirst();
   if (!changed(r)) return false;
   let burn = null;
   if (p.burn_uid && p.burn_status)
@@ -58,6 +64,20 @@ const assetBurned: Apply<'asset_burned'> = async (ctx, tx, appUid, p) => {
       .executeTakeFirst();
   const asset = await getAsset(ctx, appUid, p.asset_uid, tx);
   await emitEvent(tx, appUid, 'asset.burned', burn ? { asset, burn: burnView(burn) } : { asset });
+  return true;
+};
+
+const assetUnburned: Apply<'asset_unburned'> = async (_ctx, tx, appUid, p) => {
+  const t = nowIso();
+  const r = await tx
+    .updateTable('assets')
+    .set({ is_burned: 0, is_burning: 0, owner_address: p.owner, owner_user_uid: await userOf(tx, appUid, p.owner), updated_at: t })
+    .where('uid', '=', p.asset_uid)
+    .where('is_burned', '=', 1)
+    .executeTakeFirst();
+  if (!changed(r)) return false;
+  if (p.burn_uid)
+    await tx.updateTable('burns').set({ status: 'cancelled', reason: NOT_BURNED_REASON, updated_at: t }).where('uid', '=', p.burn_uid).where('status', '=', 'done').execute();
   return true;
 };
 
@@ -135,6 +155,7 @@ const claimPaid: Apply<'claim'> = async (ctx, tx, appUid, p) => {
 const APPLY: { [K in FixPlan['do']]: Apply<K> } = {
   asset_owner: assetOwner,
   asset_burned: assetBurned,
+  asset_unburned: assetUnburned,
   transfer_done: transferDone,
   transfer_cancelled: transferCancelled,
   token_uri: tokenUri,
@@ -157,6 +178,10 @@ export async function applyFix(ctx: Ctx, chainId: number, f: Found, actor: Actor
     });
     return true;
   });
-  if (done) ctx.log.warn({ chain: chainId, kind: f.kind, record: f.record, recorded: f.recorded, onChain: f.on_chain }, 'chain verify: record set to what the chain shows');
+  if (done)
+    ctx.log.warn(
+      { chain: chainId, kind: f.kind, record: f.record, recorded: f.recorded, onChain: f.on_chain },
+      'chain verify: record set to what the chain shows',
+    );
   return done ? 'fixed' : 'changed';
 }

@@ -41,7 +41,17 @@ export async function actionsInFlight(ctx: Ctx, chainId: number, pending: readon
   return out;
 }
 
-type AssetRow = { uid: string; app_uid: string; collection_uid: string; token_id: number; mint_status: 'pending' | 'minted' | 'failed'; is_burned: number; is_editing: number; owner_address: string | null; token_uri: string | null };
+type AssetRow = {
+  uid: string;
+  app_uid: string;
+  collection_uid: string;
+  token_id: number;
+  mint_status: 'pending' | 'minted' | 'failed';
+  is_burned: number;
+  is_editing: number;
+  owner_address: string | null;
+  token_uri: string | null;
+};
 
 /** The latest row per asset (by creation, then uid). */
 function latestBy<T extends { asset_uid: string; created_at: string; uid: string }>(rows: T[]): Map<string, T> {
@@ -79,10 +89,9 @@ export async function checkAssets(
   const senders = [...new Set([...lastTransfer.values()].map((r) => r.from_user_uid))];
   const wallets = senders.length
     ? new Map(
-        (await ctx.db.selectFrom('wallets').select(['user_uid', 'address']).where('chain_id', '=', chainId).where('user_uid', 'in', senders).execute()).map((w) => [
-          w.user_uid,
-          w.address.toLowerCase(),
-        ]),
+        (await ctx.db.selectFrom('wallets').select(['user_uid', 'address']).where('chain_id', '=', chainId).where('user_uid', 'in', senders).execute()).map(
+          (w) => [w.user_uid, w.address.toLowerCase()],
+        ),
       )
     : new Map<string, string>();
   const action = (r: { uid: string; status: ActionRecord['status'] } | undefined): ActionRecord | null =>
@@ -137,12 +146,7 @@ export async function checkAllAssets(
   for (const c of collections.values()) {
     let after = '';
     for (;;) {
-      const rows = await assetRows(ctx)
-        .where('collection_uid', '=', c.uid)
-        .where('uid', '>', after)
-        .orderBy('uid')
-        .limit(PAGE)
-        .execute();
+      const rows = await assetRows(ctx).where('collection_uid', '=', c.uid).where('uid', '>', after).orderBy('uid').limit(PAGE).execute();
       found.push(...(await checkAssets(ctx, client, chainId, collections, operator, rows, t)));
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1].uid;
@@ -153,8 +157,6 @@ export async function checkAllAssets(
 
 /** The columns of an asset the rules read. */
 export const assetRows = (ctx: Ctx) =>
-  ctx.db
-    .selectFrom('assets')
-    .select(['uid', 'app_uid', 'collection_uid', 'token_id', 'mint_status', 'is_burned', 'is_editing', 'owner_address', 'token_uri']);
+  ctx.db.selectFrom('assets').select(['uid', 'app_uid', 'collection_uid', 'token_id', 'mint_status', 'is_burned', 'is_editing', 'owner_address', 'token_uri']);
 
 export type { AssetRow };

@@ -20,7 +20,14 @@ export interface RewardRef {
 type ClaimRow = { uid: string; app_uid: string; reward_uid: string; status: 'pending' | 'done' | 'failed'; amount: string | null };
 
 /** Checks claims against the receipts of every transaction sent for them. */
-export async function checkClaims(ctx: Ctx, client: ChainClient, chainId: number, rewards: ReadonlyMap<string, RewardRef>, claims: readonly ClaimRow[], t: Tally): Promise<Found[]> {
+export async function checkClaims(
+  ctx: Ctx,
+  client: ChainClient,
+  chainId: number,
+  rewards: ReadonlyMap<string, RewardRef>,
+  claims: readonly ClaimRow[],
+  t: Tally,
+): Promise<Found[]> {
   const settled = claims.filter((c) => c.status !== 'pending');
   for (const c of claims) if (c.status === 'pending') t.inFlight('claims');
   const hashes = new Map<string, string[]>();
@@ -123,8 +130,20 @@ async function checkBalances(ctx: Ctx, client: ChainClient, chainId: number, r: 
     if (rows.length === 0) break;
     const users = rows.map((b) => b.user_uid);
     const [allocs, claims] = await Promise.all([
-      ctx.db.selectFrom('allocations').select('to_user_uid as user').where('reward_uid', '=', r.uid).where('status', '=', 'pending').where('to_user_uid', 'in', users).execute(),
-      ctx.db.selectFrom('claims').select('from_user_uid as user').where('reward_uid', '=', r.uid).where('status', '=', 'pending').where('from_user_uid', 'in', users).execute(),
+      ctx.db
+        .selectFrom('allocations')
+        .select('to_user_uid as user')
+        .where('reward_uid', '=', r.uid)
+        .where('status', '=', 'pending')
+        .where('to_user_uid', 'in', users)
+        .execute(),
+      ctx.db
+        .selectFrom('claims')
+        .select('from_user_uid as user')
+        .where('reward_uid', '=', r.uid)
+        .where('status', '=', 'pending')
+        .where('from_user_uid', 'in', users)
+        .execute(),
     ]);
     const busy = new Set([...allocs, ...claims].map((x) => x.user));
     const verdicts = await mapLimit(rows, READ_CONCURRENCY, async (b) =>
