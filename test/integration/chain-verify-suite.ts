@@ -28,7 +28,16 @@ const WEI = 10n ** 18n;
 const fresh = (): Address => privateKeyToAddress(generatePrivateKey()).toLowerCase() as Address;
 
 type Report = {
-  divergences: { kind: string; app_uid: string; record: { type: string; uid: string }; field: string; recorded: unknown; on_chain: unknown; fixable: boolean; fixed?: string }[];
+  divergences: {
+    kind: string;
+    app_uid: string;
+    record: { type: string; uid: string };
+    field: string;
+    recorded: unknown;
+    on_chain: unknown;
+    fixable: boolean;
+    fixed?: string;
+  }[];
   checked: Record<string, number>;
   in_flight: Record<string, number>;
   unverified: Record<string, number>;
@@ -115,10 +124,14 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       );
       for (const r of created) {
         assert.equal(r.status, 201, r.raw);
-        const a = await waitFor('minted', async () => {
-          const d = (await app.api.get(`/asset/${r.body.data.uid}`)).body.data;
-          return d.is_minted ? d : null;
-        }, 60_000);
+        const a = await waitFor(
+          'minted',
+          async () => {
+            const d = (await app.api.get(`/asset/${r.body.data.uid}`)).body.data;
+            return d.is_minted ? d : null;
+          },
+          60_000,
+        );
         assets.push({ uid: a.uid, token_id: Number(a.token_id) });
       }
       // assets[1] goes to u2, assets[2] is burned.
@@ -149,7 +162,10 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(report.checked.allocations, 2);
       assert.equal(report.checked.claims, 1);
       assert.equal(report.checked.reward_balances, 1);
-      assert.ok(Object.values(report.unverified).every((n) => n === 0), JSON.stringify(report.unverified));
+      assert.ok(
+        Object.values(report.unverified).every((n) => n === 0),
+        JSON.stringify(report.unverified),
+      );
 
       // The admin route answers the same report.
       const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
@@ -167,7 +183,11 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       const sql = core.store.db;
       const events = async (type: string) =>
         (await sql.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).execute()).map((e) => JSON.parse(e.payload));
-      const before = { transferred: (await events('asset.transferred')).length, burned: (await events('asset.burned')).length, claimed: (await events('reward.claimed')).length };
+      const before = {
+        transferred: (await events('asset.transferred')).length,
+        burned: (await events('asset.burned')).length,
+        claimed: (await events('reward.claimed')).length,
+      };
 
       const uri = (await sql.selectFrom('assets').select('token_uri').where('uid', '=', assets[4].uid).executeTakeFirstOrThrow()).token_uri;
       // In the database.
@@ -193,7 +213,14 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
         functionName: 'transferFrom',
         args: [u1.wallet, receiver, BigInt(assets[5].token_id)],
       });
-      const burned = await wallet.writeContract({ account: u2.wallet, chain: null, address: contract, abi: erc721, functionName: 'burn', args: [BigInt(assets[1].token_id)] });
+      const burned = await wallet.writeContract({
+        account: u2.wallet,
+        chain: null,
+        address: contract,
+        abi: erc721,
+        functionName: 'burn',
+        args: [BigInt(assets[1].token_id)],
+      });
       for (const hash of [moved, burned]) assert.equal((await rpc.waitForTransactionReceipt({ hash })).status, 'success');
 
       const found = await verify();

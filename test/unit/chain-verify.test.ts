@@ -50,7 +50,10 @@ describe('assets against their tokens', () => {
     assert.equal(assetDivergences({ asset: asset({ is_editing: true }), transfer: null, burn: null, token }).inFlight, true);
     const tr = { uid: 't1', status: 'pending' as const, inFlight: true, to_address: BOB, from_wallet: ALICE };
     assert.equal(assetDivergences({ asset: asset(), transfer: tr, burn: null, token }).inFlight, true);
-    assert.equal(assetDivergences({ asset: asset(), transfer: null, burn: { uid: 'b1', status: 'pending', inFlight: true }, token: { state: 'burned' } }).inFlight, true);
+    assert.equal(
+      assetDivergences({ asset: asset(), transfer: null, burn: { uid: 'b1', status: 'pending', inFlight: true }, token: { state: 'burned' } }).inFlight,
+      true,
+    );
   });
 
   it('a chain that did not answer: nothing concluded', () => {
@@ -196,7 +199,16 @@ describe('rewards', () => {
     assert.deepEqual(v.inFlight ? [] : v.found.map((d) => [d.kind, d.recorded, d.on_chain, d.fixable]), [['allocation_status', 'failed', 'allocated', false]]);
   });
   it('balances: the ledger against allocated() once nothing is in flight and the pool is open', () => {
-    const c = { reward_uid: 'r1', user_uid: 'u1', app_uid: 'app', allocatedDone: 40n * E18, claimed: 30n * E18, onChain: 10n * E18, busy: false, withdrawn: false };
+    const c = {
+      reward_uid: 'r1',
+      user_uid: 'u1',
+      app_uid: 'app',
+      allocatedDone: 40n * E18,
+      claimed: 30n * E18,
+      onChain: 10n * E18,
+      busy: false,
+      withdrawn: false,
+    };
     assert.deepEqual(balanceDivergences(c), { inFlight: false, found: [] });
     assert.deepEqual(balanceDivergences({ ...c, busy: true }), { inFlight: true });
     assert.deepEqual(balanceDivergences({ ...c, withdrawn: true, onChain: 0n }), { inFlight: false, found: [] });

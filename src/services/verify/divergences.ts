@@ -166,40 +166,7 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
       inFlight: false,
       found: [{ ...base, kind: 'asset_not_on_chain', field: 'mint_status', recorded: 'minted', on_chain: 'not minted', fixable: false }],
     };
-  if (token.state === 'burned') {
-    if (a.is_burned) return { inFlight: false, found: [] };
-    if (b && b.status !== 'done')
-      return {
-        inFlight: false,
-        found: [
-          {
-            app_uid: a.app_uid,
-            record: { type: 'burn', uid: b.uid },
-            kind: 'burn_status',
-            field: 'status',
-            recorded: b.status,
-            on_chain: 'done',
-            fixable: true,
-            plan: { do: 'asset_burned', asset_uid: a.uid, burn_uid: b.uid, burn_status: b.status },
-          },
-        ],
-      };
-    return {
-      inFlight: false,
-      found: [
-        {
-          ...base,
-          kind: 'asset_burned',
-          field: 'is_burned',
-          recorded: false,
-          on_chain: true,
-          fixable: true,
-          plan: { do: 'asset_burned', asset_uid: a.uid, burn_uid: b?.uid ?? null, burn_status: b?.status ?? null },
-        },
-      ],
-    };
-  }
-  // The token exists.
+  if (token.state === 'burned') return { inFlight: false, found: burnedToken(a, b) };
   if (a.is_burned)
     // Recorded burned, yet the token is there: the record follows the chain (and a done burn is undone).
     return {
@@ -216,50 +183,7 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
         },
       ],
     };
-  const found: Found[] = [];
-  const owner = token.owner.toLowerCase();
-  if (tr && tr.status !== 'done' && same(owner, tr.to_address)) {
-    // Executed on chain, recorded as not (or not yet, with nothing left to carry it).
-    found.push({
-      app_uid: a.app_uid,
-      record: { type: 'transfer', uid: tr.uid },
-      kind: 'transfer_status',
-      field: 'status',
-      recorded: tr.status,
-      on_chain: 'done',
-      fixable: true,
-      plan: { do: 'transfer_done', transfer_uid: tr.uid, asset_uid: a.uid, status_was: tr.status, to: owner },
-    });
-  } else if (
-    tr &&
-    tr.status === 'done' &&
-    !same(owner, tr.to_address) &&
-    tr.from_wallet !== null &&
-    same(owner, tr.from_wallet) &&
-    same(a.owner_address, tr.to_address)
-  ) {
-    // Recorded done, yet the token never left the sender.
-    found.push({
-      app_uid: a.app_uid,
-      record: { type: 'transfer', uid: tr.uid },
-      kind: 'transfer_status',
-      field: 'status',
-      recorded: 'done',
-      on_chain: 'not executed',
-      fixable: true,
-      plan: { do: 'transfer_cancelled', transfer_uid: tr.uid, asset_uid: a.uid, owner_was: a.owner_address, owner },
-    });
-  } else if (!same(a.owner_address, owner)) {
-    found.push({
-      ...base,
-      kind: 'asset_owner',
-      field: 'owner_address',
-      recorded: a.owner_address?.toLowerCase() ?? null,
-      on_chain: owner,
-      fixable: true,
-      plan: { do: 'asset_owner', asset_uid: a.uid, from: a.owner_address, to: owner },
-    });
-  }
+  const found = ownedToken(a, tr, token.owner.toLowerCase());
   if (token.tokenUri !== null && token.tokenUri !== a.token_uri)
     found.push({
       ...base,
@@ -271,6 +195,88 @@ export function assetDivergences(c: AssetCase): AssetVerdict {
       plan: { do: 'token_uri', asset_uid: a.uid, from: a.token_uri, to: token.tokenUri },
     });
   return { inFlight: false, found };
+}
+
+/** The token is burned on chain: the record's burn (or the asset itself) must say so. */
+function burnedToken(a: AssetRecord, b: ActionRecord | null): Found[] {
+  if (a.is_burned) return [];
+  if (b && b.status !== 'done')
+    return [
+      {
+        app_uid: a.app_uid,
+        record: { type: 'burn', uid: b.uid },
+        kind: 'burn_status',
+        field: 'status',
+        recorded: b.status,
+        on_chain: 'done',
+        fixable: true,
+        plan: { do: 'asset_burned', asset_uid: a.uid, burn_uid: b.uid, burn_status: b.status },
+      },
+    ];
+  return [
+    {
+      app_uid: a.app_uid,
+      record: { type: 'asset', uid: a.uid },
+      kind: 'asset_burned',
+      field: 'is_burned',
+      recorded: false,
+      on_chain: true,
+      fixable: true,
+      plan: { do: 'asset_burned', asset_uid: a.uid, burn_uid: b?.uid ?? null, burn_status: b?.status ?? null },
+    },
+  ];
+}
+
+/** The token exists, owned by `owner`: the latest transfer and the recorded owner must agree with it. */
+function ownedToken(a: AssetRecord, tr: AssetCase['transfer'], owner: string): Found[] {
+  if (tr && tr.status !== 'done' && same(owner, tr.to_address))
+    // Executed on chain, recorded as not (or not yet, with nothing left to carry it).
+    return [
+      {
+        app_uid: a.app_uid,
+        record: { type: 'transfer', uid: tr.uid },
+        kind: 'transfer_status',
+        field: 'status',
+        recorded: tr.status,
+        on_chain: 'done',
+        fixable: true,
+        plan: { do: 'transfer_done', transfer_uid: tr.uid, asset_uid: a.uid, status_was: tr.status, to: owner },
+      },
+    ];
+  if (
+    tr &&
+    tr.status === 'done' &&
+    !same(owner, tr.to_address) &&
+    tr.from_wallet !== null &&
+    same(owner, tr.from_wallet) &&
+    same(a.owner_address, tr.to_address)
+  )
+    // Recorded done, yet the token never left the sender.
+    return [
+      {
+        app_uid: a.app_uid,
+        record: { type: 'transfer', uid: tr.uid },
+        kind: 'transfer_status',
+        field: 'status',
+        recorded: 'done',
+        on_chain: 'not executed',
+        fixable: true,
+        plan: { do: 'transfer_cancelled', transfer_uid: tr.uid, asset_uid: a.uid, owner_was: a.owner_address, owner },
+      },
+    ];
+  if (same(a.owner_address, owner)) return [];
+  return [
+    {
+      app_uid: a.app_uid,
+      record: { type: 'asset', uid: a.uid },
+      kind: 'asset_owner',
+      field: 'owner_address',
+      recorded: a.owner_address?.toLowerCase() ?? null,
+      on_chain: owner,
+      fixable: true,
+      plan: { do: 'asset_owner', asset_uid: a.uid, from: a.owner_address, to: owner },
+    },
+  ];
 }
 
 // -------------------------------------------------------------------------------------- rewards

@@ -77,7 +77,12 @@ const assetUnburned: Apply<'asset_unburned'> = async (_ctx, tx, appUid, p) => {
     .executeTakeFirst();
   if (!changed(r)) return false;
   if (p.burn_uid)
-    await tx.updateTable('burns').set({ status: 'cancelled', reason: NOT_BURNED_REASON, updated_at: t }).where('uid', '=', p.burn_uid).where('status', '=', 'done').execute();
+    await tx
+      .updateTable('burns')
+      .set({ status: 'cancelled', reason: NOT_BURNED_REASON, updated_at: t })
+      .where('uid', '=', p.burn_uid)
+      .where('status', '=', 'done')
+      .execute();
   return true;
 };
 

@@ -65,7 +65,8 @@ function latestBy<T extends { asset_uid: string; created_at: string; uid: string
 
 /**
  * Checks the given assets (rows of one chain's collections) against the chain: their cases are built
- * from the database in bulk, their tokens read a few at a time.
+ * from the database in bulk, their tokens read a few at a time. Gives the divergences of each asset
+ * judged (those in flight are not; an asset whose token could not be read is judged with none).
  */
 export async function checkAssets(
   ctx: Ctx,
@@ -75,8 +76,8 @@ export async function checkAssets(
   operator: Address,
   assets: readonly AssetRow[],
   t: Tally,
-): Promise<Found[]> {
-  if (assets.length === 0) return [];
+): Promise<Map<string, Found[]>> {
+  if (assets.length === 0) return new Map();
   const uids = assets.map((a) => a.uid);
   const [transfers, burns] = await Promise.all([
     ctx.db.selectFrom('transfers').select(['uid', 'asset_uid', 'from_user_uid', 'to_address', 'status', 'created_at']).where('asset_uid', 'in', uids).execute(),
@@ -120,17 +121,17 @@ export async function checkAssets(
     if (c.token === null) t.unverified('assets');
     return assetDivergences(c);
   });
-  const found: Found[] = [];
-  for (const v of verdicts) {
+  const judged = new Map<string, Found[]>();
+  verdicts.forEach((v, i) => {
     if (v.inFlight) t.inFlight('assets');
     else {
       t.checked('assets');
-      found.push(...v.found);
+      judged.set(assets[i].uid, v.found);
     }
-  }
+  });
   t.add('transfers', lastTransfer.size);
   t.add('burns', lastBurn.size);
-  return found;
+  return judged;
 }
 
 /** Every asset of the given collections (of one App when `appUid`), a page at a time. */
@@ -147,7 +148,7 @@ export async function checkAllAssets(
     let after = '';
     for (;;) {
       const rows = await assetRows(ctx).where('collection_uid', '=', c.uid).where('uid', '>', after).orderBy('uid').limit(PAGE).execute();
-      found.push(...(await checkAssets(ctx, client, chainId, collections, operator, rows, t)));
+      for (const f of (await checkAssets(ctx, client, chainId, collections, operator, rows, t)).values()) found.push(...f);
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1].uid;
     }

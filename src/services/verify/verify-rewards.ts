@@ -19,7 +19,7 @@ export interface RewardRef {
 
 type ClaimRow = { uid: string; app_uid: string; reward_uid: string; status: 'pending' | 'done' | 'failed'; amount: string | null };
 
-/** Checks claims against the receipts of every transaction sent for them. */
+/** Checks claims against the receipts of every transaction sent for them; the divergences of each claim judged. */
 export async function checkClaims(
   ctx: Ctx,
   client: ChainClient,
@@ -27,7 +27,7 @@ export async function checkClaims(
   rewards: ReadonlyMap<string, RewardRef>,
   claims: readonly ClaimRow[],
   t: Tally,
-): Promise<Found[]> {
+): Promise<Map<string, Found[]>> {
   const settled = claims.filter((c) => c.status !== 'pending');
   for (const c of claims) if (c.status === 'pending') t.inFlight('claims');
   const hashes = new Map<string, string[]>();
@@ -51,14 +51,14 @@ export async function checkClaims(
     const { paid, receipts } = await readClaimPaid(client, reward.contract_address as Address, chainRef('claim', c.uid), own);
     return claimDivergences({ uid: c.uid, app_uid: c.app_uid, status: c.status, amount: c.amount, paid, receiptsFound: receipts > 0 || own.length === 0 });
   });
-  const found: Found[] = [];
-  for (const v of verdicts) {
-    if (v.inFlight) continue;
+  const judged = new Map<string, Found[]>();
+  verdicts.forEach((v, i) => {
+    if (v.inFlight) return;
     t.checked('claims');
     if (v.unverified) t.unverified('claims');
-    found.push(...v.found);
-  }
-  return found;
+    judged.set(settled[i].uid, v.found);
+  });
+  return judged;
 }
 
 /** Every allocation, claim and balance of the given rewards. */
@@ -104,7 +104,7 @@ export async function checkRewardRecords(ctx: Ctx, client: ChainClient, chainId:
         .orderBy('uid')
         .limit(PAGE)
         .execute();
-      found.push(...(await checkClaims(ctx, client, chainId, rewards, rows, t)));
+      for (const f of (await checkClaims(ctx, client, chainId, rewards, rows, t)).values()) found.push(...f);
       if (rows.length < PAGE) break;
       after = rows[rows.length - 1].uid;
     }
