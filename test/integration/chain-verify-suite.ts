@@ -7,12 +7,14 @@
 // verify then exits 0. The admin route answers the same report.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type net from 'node:net';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { createPublicClient, createWalletClient, http, parseAbi, type Address } from 'viem';
+import { createPublicClient, createWalletClient, http as viemHttp, parseAbi, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
 import { startOnExternalChain, type TestService } from '../helpers/service.js';
@@ -50,11 +52,25 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
     let app: Awaited<ReturnType<TestService['newApp']>>;
     let env: Record<string, string>;
     let core: Core | null = null;
+    let receiver: http.Server;
+    const alerts: { alert: string; data: Record<string, any> }[] = [];
 
     before(async () => {
+      receiver = http.createServer(async (req, res) => {
+        let body = '';
+        for await (const c of req) body += c;
+        alerts.push(JSON.parse(body));
+        res.writeHead(204).end();
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
       node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
       const chain = { id: CHAIN, name: 'Verify', rpc: node.url };
-      t = await startOnExternalChain(db, chain, node.fund);
+      t = await startOnExternalChain(db, chain, node.fund, {
+        CHAIN_VERIFY_INTERVAL_SECONDS: '1', // the background pass, every second here
+        ALERT_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/alerts`,
+        ALERT_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 3).toString('base64')}`,
+        OUTBOUND_ALLOW_PRIVATE: 'true',
+      });
       app = await t.newApp();
       const c = t.svc.ctx.config;
       env = {
@@ -69,6 +85,7 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       await core?.store.close();
       await t?.stop();
       await node?.stop();
+      receiver?.close();
     });
 
     /** The CLI's JSON answer and exit code. */
@@ -177,6 +194,27 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal((await admin.post(`/chains/${CHAIN}/verify`, { app_uid: 'nope' })).status, 404);
     });
 
+    it('the background pass counts a divergence in /metrics and raises a chain.divergence alert; it clears once the record agrees', async () => {
+      const gauge = async () => {
+        const text = await (await fetch(`${t.svc.url}/metrics`)).text();
+        const m = text.match(new RegExp(`^mintworks_chain_divergences\\{chain="${CHAIN}"\\} (\\d+)$`, 'm'));
+        return m ? Number(m[1]) : null;
+      };
+      await waitFor('a background pass', async () => (await gauge()) === 0, 30_000);
+      const sql = t.svc.ctx.db;
+      const { token_uri: uri } = await sql.selectFrom('assets').select('token_uri').where('uid', '=', assets[4].uid).executeTakeFirstOrThrow();
+      await sql.updateTable('assets').set({ token_uri: 'https://example.com/seen-by-the-pass' }).where('uid', '=', assets[4].uid).execute();
+      await waitFor('the divergence counted', async () => (await gauge()) === 1, 30_000);
+      const alert = await waitFor('the alert', async () => alerts.find((a) => a.alert === 'chain.divergence' && a.data.record?.uid === assets[4].uid), 30_000);
+      assert.deepEqual(
+        [alert.data.chain_id, alert.data.kind, alert.data.recorded, alert.data.on_chain],
+        [CHAIN, 'token_uri', 'https://example.com/seen-by-the-pass', uri],
+      );
+      await sql.updateTable('assets').set({ token_uri: uri }).where('uid', '=', assets[4].uid).execute();
+      await waitFor('the divergence cleared', async () => (await gauge()) === 0, 30_000);
+      assert.equal(alerts.filter((a) => a.alert === 'chain.divergence').length, 1, 'one alert per divergence, not one per pass');
+    });
+
     it('seeded divergences are reported with both sides; --fix repairs each, audited, with the missed events', async () => {
       await t.svc.stop(); // behind the service's back: no worker, no indexer
       core = await openCore(t.svc.ctx.config, pino({ level: 'silent' }));
@@ -198,8 +236,8 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       await sql.updateTable('claims').set({ amount: '1' }).where('uid', '=', claimUid).execute();
 
       // On chain, signed by the users' own wallets (impersonated on the node).
-      const wallet = createWalletClient({ transport: http(node.url) });
-      const rpc = createPublicClient({ transport: http(node.url) });
+      const wallet = createWalletClient({ transport: viemHttp(node.url) });
+      const rpc = createPublicClient({ transport: viemHttp(node.url) });
       const receiver = fresh();
       for (const w of [u1.wallet, u2.wallet]) {
         await node.fund(w, WEI);
