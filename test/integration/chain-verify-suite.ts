@@ -212,7 +212,7 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       );
       await sql.updateTable('assets').set({ token_uri: uri }).where('uid', '=', assets[4].uid).execute();
       await waitFor('the divergence cleared', async () => (await gauge()) === 0, 30_000);
-      assert.equal(alerts.filter((a) => a.alert === 'chain.divergence').length, 1, 'one alert per divergence, not one per pass');
+      assert.equal(alerts.filter((a) => a.alert === 'chain.divergence').length, 1, `one alert per divergence, not one per pass: ${JSON.stringify(alerts)}`);
     });
 
     it('seeded divergences are reported with both sides; --fix repairs each, audited, with the missed events', async () => {

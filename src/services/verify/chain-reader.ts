@@ -56,7 +56,8 @@ export async function readToken(client: ChainClient, contract: Address, tokenId:
   if (owner === null) return null;
   if ('ok' in owner) {
     const uri = await attempt(() => client.readContract({ address: contract, abi: COLLECTION_ABI, functionName: 'tokenURI', args: [id] }));
-    return { state: 'owned', owner: owner.ok.toLowerCase(), tokenUri: uri && 'ok' in uri ? uri.ok : null };
+    if (uri === null) return null; // half a reading is none: the token is judged on the next one
+    return { state: 'owned', owner: owner.ok.toLowerCase(), tokenUri: 'ok' in uri ? uri.ok : null };
   }
   const mint = await attempt(() =>
     client.simulateContract({
@@ -80,6 +81,10 @@ export interface ContractFacts {
 }
 
 const value = <T>(r: { ok: T } | { reverted: string } | null): T | null => (r && 'ok' in r ? r.ok : null);
+
+/** Every fact of a contract was read (a failed lookup leaves a null). */
+export const readInFull = (f: ContractFacts): boolean =>
+  f.hasCode === false || (f.hasCode === true && f.owner !== null && f.forwarder !== null && f.operators.every((o) => o.is !== null));
 
 /** Code, owner, trusted forwarder and each account's operator role of a collection or reward contract. */
 export async function readContract(client: ChainClient, address: Address, accounts: readonly string[]): Promise<ContractFacts> {

@@ -66,7 +66,7 @@ function latestBy<T extends { asset_uid: string; created_at: string; uid: string
 /**
  * Checks the given assets (rows of one chain's collections) against the chain: their cases are built
  * from the database in bulk, their tokens read a few at a time. Gives the divergences of each asset
- * judged (those in flight are not; an asset whose token could not be read is judged with none).
+ * judged: not those in flight, nor those whose token could not be read (counted as unverified).
  */
 export async function checkAssets(
   ctx: Ctx,
@@ -118,12 +118,12 @@ export async function checkAssets(
     if (first.inFlight || a.mint_status === 'pending') return first;
     const contract = collections.get(a.collection_uid)!.contract_address as Address;
     c.token = await readToken(client, contract, Number(a.token_id), operator);
-    if (c.token === null) t.unverified('assets');
-    return assetDivergences(c);
+    return c.token === null ? 'unread' : assetDivergences(c);
   });
   const judged = new Map<string, Found[]>();
   verdicts.forEach((v, i) => {
-    if (v.inFlight) t.inFlight('assets');
+    if (v === 'unread') t.unverified('assets');
+    else if (v.inFlight) t.inFlight('assets');
     else {
       t.checked('assets');
       judged.set(assets[i].uid, v.found);

@@ -54,8 +54,8 @@ export async function checkClaims(
   const judged = new Map<string, Found[]>();
   verdicts.forEach((v, i) => {
     if (v.inFlight) return;
+    if (v.unverified) return void t.unverified('claims');
     t.checked('claims');
-    if (v.unverified) t.unverified('claims');
     judged.set(settled[i].uid, v.found);
   });
   return judged;

@@ -11,11 +11,12 @@ import type { ChainSpec } from '../../chain/chains.js';
 import { relayerRows } from '../../chain/relayer-set.js';
 import type { Actor } from '../audit.js';
 import { contractDivergences, report, type Divergence, type Found } from './divergences.js';
-import { mapLimit, readContract, readWithdrawn, type ChainClient } from './chain-reader.js';
+import { mapLimit, readContract, readInFull, readWithdrawn, type ChainClient } from './chain-reader.js';
 import { checkAllAssets, READ_CONCURRENCY, type CollectionRef } from './verify-assets.js';
 import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
 import { tally, type Counts, type Tally } from './tally.js';
 import { applyFix, type FixResult } from './fix.js';
+import type { ChainVerifyReport } from '../console/types.js';
 
 /** A chain to verify against: a running service's runtime or the CLI's handle (src/services/chain-ops.ts). */
 export interface VerifyTarget {
@@ -31,7 +32,8 @@ export interface VerifyOptions {
 
 export type ReportedDivergence = Divergence & { chain_id: number; fixed?: FixResult };
 
-export interface VerifyReport {
+/** The console's contract (src/services/console/types.ts), which this must keep fitting. */
+export interface VerifyReport extends ChainVerifyReport {
   divergences: ReportedDivergence[];
   checked: Counts;
   in_flight: Counts;
@@ -108,7 +110,7 @@ async function checkContracts(
     await mapLimit(contracts, READ_CONCURRENCY, async (c) => {
       const address = c.address as Address;
       const facts = await readContract(h.client, address, accounts.active);
-      if (facts.hasCode === null) t.unverified(`${c.type}s`);
+      if (!readInFull(facts)) t.unverified(`${c.type}s`);
       else t.checked(`${c.type}s`);
       // A withdrawal requested and not final yet is in flight: judged once it is done.
       const withdrawn = c.type === 'reward' && c.withdrawn ? { recorded: true, onChain: await readWithdrawn(h.client, address) } : undefined;

@@ -13,7 +13,7 @@ import type { Address } from 'viem';
 import { raise, type AlertKind } from '../../chain/alerts.js';
 import type { ChainCtx, Ctx } from '../context.js';
 import { contractDivergences, divergenceKey, report, type Divergence, type Found } from './divergences.js';
-import { mapLimit, readContract } from './chain-reader.js';
+import { mapLimit, readContract, readInFull } from './chain-reader.js';
 import { assetRows, checkAssets, READ_CONCURRENCY, type CollectionRef } from './verify-assets.js';
 import { checkClaims, type RewardRef } from './verify-rewards.js';
 import { chainAccounts } from './verify.js';
