@@ -315,5 +315,21 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(claimed.length, before.claimed + 1);
       assert.equal(claimed.at(-1).claim.amount, 40);
     });
+
+    it('a token recorded minted that the chain never minted: reported, not fixable, left as it is by --fix', async () => {
+      const sql = core!.store.db;
+      await sql.updateTable('assets').set({ token_id: 424_242 }).where('uid', '=', assets[0].uid).execute();
+      const found = await verify();
+      assert.equal(found.code, 3);
+      assert.deepEqual(
+        found.report.divergences.map((d) => [d.kind, d.record.uid, d.recorded, d.on_chain, d.fixable]),
+        [['asset_not_on_chain', assets[0].uid, 'minted', 'not minted', false]],
+      );
+      const fixed = await verify('--fix');
+      assert.equal(fixed.code, 3, 'nothing fixed: still divergent');
+      assert.equal(fixed.report.divergences[0].fixed, 'not_fixable');
+      await sql.updateTable('assets').set({ token_id: assets[0].token_id }).where('uid', '=', assets[0].uid).execute();
+      assert.equal((await verify()).code, 0);
+    });
   });
 }

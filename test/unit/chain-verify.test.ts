@@ -15,6 +15,7 @@ import {
   type ContractCase,
   type Found,
 } from '../../src/services/verify/divergences.js';
+import { verifyText } from '../../src/cli/chain-verify.js';
 
 const ALICE = '0x00000000000000000000000000000000000000a1';
 const BOB = '0x00000000000000000000000000000000000000b0';
@@ -216,5 +217,40 @@ describe('rewards', () => {
     const [d] = v.inFlight ? [] : v.found;
     assert.deepEqual([d.kind, d.record, d.recorded, d.on_chain], ['reward_balance', { type: 'reward_balance', uid: 'r1:u1' }, '10', '0']);
     assert.equal(divergenceKey(report(d)), 'reward_balance:reward_balance:r1:u1:allocated_done - claimed');
+  });
+});
+
+describe('the CLI report', () => {
+  const counts = { assets: 3, claims: 0 };
+  it('a table of the divergences with both sides, the counts under it', () => {
+    const text = verifyText(
+      {
+        divergences: [
+          {
+            kind: 'asset_owner',
+            app_uid: 'app',
+            record: { type: 'asset', uid: 'a1' },
+            field: 'owner_address',
+            recorded: ALICE,
+            on_chain: BOB,
+            fixable: true,
+            chain_id: 5,
+          },
+        ],
+        checked: counts,
+        in_flight: { assets: 1 },
+        unverified: {},
+      },
+      false,
+    );
+    const [head, row] = text.split('\n');
+    assert.match(head, /^CHAIN +KIND +APP +RECORD +FIELD +RECORDED +ON CHAIN +FIXABLE$/);
+    assert.match(row, new RegExp(`^5 +asset_owner +app +asset a1 +owner_address +${ALICE} +${BOB} +fixable$`));
+    assert.match(text, /checked: 3 assets\nin flight \(not judged\): 1 assets/);
+  });
+  it('none: says so; with --fix, how many were fixed', () => {
+    const text = verifyText({ divergences: [], checked: counts, in_flight: {}, unverified: {} }, true);
+    assert.match(text, /^No divergence/);
+    assert.match(text, /0 fixed, 0 left$/);
   });
 });
