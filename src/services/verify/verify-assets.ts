@@ -3,6 +3,7 @@
 import type { Address } from 'viem';
 import type { Ctx } from '../context.js';
 import { FORWARD_TX, type ForwardItem } from '../../chain/outcomes.js';
+import { FORWARD_JOB, kindOn } from '../../jobs/kinds.js';
 import { assetDivergences, type ActionRecord, type AssetCase, type Found } from './divergences.js';
 import { mapLimit, readToken, type ChainClient } from './chain-reader.js';
 import type { Tally } from './tally.js';
@@ -33,6 +34,7 @@ export async function actionsInFlight(ctx: Ctx, chainId: number, pending: readon
     const jobs = await ctx.db
       .selectFrom('jobs')
       .select('ref')
+      .where('kind', '=', kindOn(ctx, FORWARD_JOB, chainId)) // with the ref: the (kind, ref) index
       .where('ref', 'in', pending.slice(i, i + PAGE))
       .where('status', 'in', ['queued', 'running'])
       .execute();
@@ -145,12 +147,18 @@ export async function checkAllAssets(
 ): Promise<Found[]> {
   const found: Found[] = [];
   for (const c of collections.values()) {
-    let after = '';
+    // By token id: the (collection, token id) index gives each page as a range.
+    let after = -1;
     for (;;) {
-      const rows = await assetRows(ctx).where('collection_uid', '=', c.uid).where('uid', '>', after).orderBy('uid').limit(PAGE).execute();
+      const rows = await assetRows(ctx)
+        .where('collection_uid', '=', c.uid)
+        .where('token_id', '>', after)
+        .orderBy('token_id')
+        .limit(PAGE)
+        .execute();
       for (const f of (await checkAssets(ctx, client, chainId, collections, operator, rows, t)).values()) found.push(...f);
       if (rows.length < PAGE) break;
-      after = rows[rows.length - 1].uid;
+      after = Number(rows[rows.length - 1].token_id);
     }
   }
   return found;
