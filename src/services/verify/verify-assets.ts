@@ -150,12 +150,7 @@ export async function checkAllAssets(
     // By token id: the (collection, token id) index gives each page as a range.
     let after = -1;
     for (;;) {
-      const rows = await assetRows(ctx)
-        .where('collection_uid', '=', c.uid)
-        .where('token_id', '>', after)
-        .orderBy('token_id')
-        .limit(PAGE)
-        .execute();
+      const rows = await assetRows(ctx).where('collection_uid', '=', c.uid).where('token_id', '>', after).orderBy('token_id').limit(PAGE).execute();
       for (const f of (await checkAssets(ctx, client, chainId, collections, operator, rows, t)).values()) found.push(...f);
       if (rows.length < PAGE) break;
       after = Number(rows[rows.length - 1].token_id);

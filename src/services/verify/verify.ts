@@ -74,7 +74,10 @@ export async function chainAccounts(ctx: Ctx, chainId: number): Promise<ChainAcc
   };
 }
 
-/** Collections and rewards of the chain: the deployed ones checked, the others counted in flight. */
+/**
+ * Collections and rewards of the chain: the deployed ones checked, the others counted in flight. Gives
+ * those whose code is there, whose records are then checked.
+ */
 async function checkContracts(
   ctx: Ctx,
   h: VerifyTarget,
@@ -95,7 +98,6 @@ async function checkContracts(
   for (const c of cs) {
     if (c.status === 'deploying') t.inFlight('collections');
     if (c.status !== 'deployed' || !c.contract_address) continue;
-    collections.set(c.uid, { uid: c.uid, contract_address: c.contract_address });
     contracts.push({ type: 'collection', uid: c.uid, app_uid: c.app_uid, address: c.contract_address });
   }
   for (const r of rs) {
@@ -103,7 +105,6 @@ async function checkContracts(
       t.inFlight('rewards');
       continue;
     }
-    rewards.set(r.uid, { uid: r.uid, app_uid: r.app_uid, contract_address: r.contract_address, withdrawn: r.withdraw_status === 'done' });
     contracts.push({ type: 'reward', uid: r.uid, app_uid: r.app_uid, address: r.contract_address, withdrawn: r.withdraw_status === 'done' });
   }
   const found = (
@@ -112,6 +113,10 @@ async function checkContracts(
       const facts = await readContract(h.client, address, accounts.active);
       if (!readInFull(facts)) t.unverified(`${c.type}s`);
       else t.checked(`${c.type}s`);
+      // Only a contract that is there has records worth reading from it (a missing one is its own divergence).
+      if (facts.hasCode === true && c.type === 'collection') collections.set(c.uid, { uid: c.uid, contract_address: c.address });
+      if (facts.hasCode === true && c.type === 'reward')
+        rewards.set(c.uid, { uid: c.uid, app_uid: c.app_uid, contract_address: c.address, withdrawn: c.withdrawn === true });
       // A withdrawal requested and not final yet is in flight: judged once it is done.
       const withdrawn = c.type === 'reward' && c.withdrawn ? { recorded: true, onChain: await readWithdrawn(h.client, address) } : undefined;
       return contractDivergences({
