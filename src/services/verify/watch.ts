@@ -188,7 +188,7 @@ export async function watchPass(ctx: ChainCtx, opts: { intervalMs: number; batch
     return {
       key: `${c.type}:${c.uid}`,
       found: contractDivergences({ ...c, ...facts, ourAccounts: accounts.ours, expectedForwarder: accounts.forwarder, rotating: accounts.rotating }),
-      read: facts.hasCode !== null,
+      read: readInFull(facts),
     };
   });
   for (const c of contractFound) if (c.read) judged.set(c.key, c.found);
