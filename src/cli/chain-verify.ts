@@ -1,6 +1,7 @@
 // `mintworks chain verify [--chain ID] [--app UID] [--fix] [--json]`: every record against the chain
-// (src/services/verify/verify.ts). Exit code 0 when no divergence is left, 3 when some are (after --fix:
-// those it could not set right), 1 on an error, 2 on a usage error.
+// (src/services/verify/verify.ts). Exit code 0 when every record read agrees (none left after --fix), 3
+// when some diverge (after --fix: those it could not set right), 4 when none diverges but some could not
+// be read (the chain did not answer: nothing is proven for them), 1 on an error, 2 on a usage error.
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
@@ -12,6 +13,8 @@ import { cliActor } from './keys.js';
 
 /** The exit code of a verification that leaves divergences (0: none; 1 and 2 stay errors and usage errors). */
 export const DIVERGENCES_EXIT_CODE = 3;
+/** No divergence, but records the chain did not let us read. */
+export const UNVERIFIED_EXIT_CODE = 4;
 
 export interface ChainVerifyDeps {
   leaf(parent: Command, name: string, description: string): Command;
@@ -60,7 +63,7 @@ export function verifyText(r: VerifyReport, fixing: boolean): string {
 }
 
 export function addChainVerifyCommand(chain: Command, { leaf, withCtx }: ChainVerifyDeps): void {
-  leaf(chain, 'verify', 'every record against the chain (contracts, assets, transfers, burns, rewards); exit code 3 when they disagree')
+  leaf(chain, 'verify', 'every record against the chain; exit code 3 when some disagree, 4 when some could not be read')
     .addOption(new Option('--chain <id>', 'only this chain (default: every chain)').argParser(integer(1, Number.MAX_SAFE_INTEGER)))
     .option('--app <uid>', "only this App's records")
     .option('--fix', 'set each fixable record to what the chain shows (audited; the missed events are emitted)')
@@ -80,6 +83,7 @@ export function addChainVerifyCommand(chain: Command, { leaf, withCtx }: ChainVe
         for (const h of handles) reports.push(await verifyChain(ctx, h, { appUid, fix: o.fix ? { actor: cliActor() } : undefined }));
         const r = mergeReports(reports);
         if (remaining(r).length > 0) process.exitCode = DIVERGENCES_EXIT_CODE;
+        else if (Object.values(r.unverified).some((n) => n > 0)) process.exitCode = UNVERIFIED_EXIT_CODE;
         return { json: r, text: verifyText(r, !!o.fix) };
       }),
     );

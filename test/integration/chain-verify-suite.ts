@@ -331,5 +331,13 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       await sql.updateTable('assets').set({ token_id: assets[0].token_id }).where('uid', '=', assets[0].uid).execute();
       assert.equal((await verify()).code, 0);
     });
+
+    it('a chain that does not answer proves nothing: no divergence, every contract unverified, exit code 4', async () => {
+      await node.stop();
+      const { code, report } = await verify();
+      assert.deepEqual(report.divergences, []);
+      assert.equal(report.unverified.collections + report.unverified.rewards, 2, JSON.stringify(report));
+      assert.equal(code, 4);
+    });
   });
 }
