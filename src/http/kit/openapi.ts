@@ -351,7 +351,8 @@ const resyncObject = z
     ),
   })
   .meta({ id: 'ChainResync' });
-const side = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+// A string, number, boolean or null (an address, an amount in tokens, a flag, a status…).
+const side = z.unknown();
 const recordCounts = z
   .record(z.string(), z.number().int())
   .describe('per record kind: collections, rewards, assets, transfers, burns, allocations, claims, reward_balances');
