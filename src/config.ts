@@ -90,6 +90,8 @@ const envSchema = z.object({
   MINT_YIELD_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   CHAIN_CONFIRMATIONS: z.coerce.number().int().min(0).max(100).default(0),
   CHAIN_STUCK_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+  CHAIN_VERIFY_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  CHAIN_VERIFY_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
   CHAIN_MAX_FEE_GWEI: z.coerce.number().positive().max(1_000_000).default(DEFAULT_MAX_FEE_GWEI),
   WORKERS: bool.default(true),
   WORKER_THREAD: bool.default(true),
@@ -238,6 +240,10 @@ function workSettings(c: Env) {
     mintYieldMs: c.MINT_YIELD_MS,
     confirmations: c.CHAIN_CONFIRMATIONS,
     stuckSeconds: c.CHAIN_STUCK_SECONDS,
+    /** The workers check a few records against the chain this often (src/services/verify/watch.ts); 0: never. */
+    chainVerifyIntervalS: c.CHAIN_VERIFY_INTERVAL_SECONDS,
+    /** At most this many records per background check. */
+    chainVerifyBatch: c.CHAIN_VERIFY_BATCH,
     runWorkers: c.WORKERS,
     runApi: c.API,
     /**

@@ -14,6 +14,7 @@ import { prepareJobHandler } from '../services/assets/prepare-job.js';
 import { publishJobHandler } from '../metadata/publish.js';
 import { Pruner } from '../services/retention.js';
 import { webhookDispatcher } from '../webhooks/index.js';
+import { DivergenceWatch } from '../services/verify/watch.js';
 
 export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<void> {
   const handlers = [
@@ -41,6 +42,13 @@ export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: 
     await wakeups.start();
     shutdown.add(() => wakeups.stop());
   }
+  // Each chain's records checked against the chain, a few at a time (CHAIN_VERIFY_INTERVAL_SECONDS).
+  if (config.chainVerifyIntervalS > 0)
+    for (const chain of ctx.chains?.values() ?? []) {
+      const watch = new DivergenceWatch(chain, config.chainVerifyIntervalS * 1000, config.chainVerifyBatch);
+      watch.start();
+      shutdown.add(() => watch.stop());
+    }
   const pruner = new Pruner(ctx, config.retentionDays, log.child({ component: 'retention' }));
   pruner.start();
   shutdown.add(() => pruner.stop());

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { outboundRequest, type OutboundPolicy } from '../net/outbound.js';
 import { signatureHeaders } from '../webhooks/signing.js';
 
-export type AlertKind = 'relayer.balance_low' | 'chain.waiting_for_fees' | 'chain.provider_down' | 'chain.tx_stuck';
+export type AlertKind = 'relayer.balance_low' | 'chain.waiting_for_fees' | 'chain.provider_down' | 'chain.tx_stuck' | 'chain.divergence';
 
 /** Pauses before each attempt after the first: about 15 minutes in all, then the alert is given up (and logged). */
 export const ALERT_RETRY_MS = [2_000, 10_000, 30_000, 120_000, 600_000];

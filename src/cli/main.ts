@@ -24,6 +24,7 @@ import { chainCommand } from './chain.js';
 import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
+import { addChainVerifyCommand } from './chain-verify.js';
 import { auditList, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
 import type { Core } from '../boot/open-core.js';
 import { recordAudit, type AuditEntry } from '../services/audit.js';
@@ -307,9 +308,10 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
 // ----------------------------------------------------------------------------- chain, config
 // One `chain` group: a development chain of its own and funding (chain.ts), the operator's tools (chain-ops.ts).
 const chainGroup = chainCommand({ leaf, withCtx, print }).description(
-  'the chains: a development chain of its own, funding, status, unconfirmed transactions, cancel, resync',
+  'the chains: a development chain of its own, funding, status, unconfirmed transactions, cancel, resync, verify',
 );
 addChainOpsCommands(chainGroup, { leaf, withCtx });
+addChainVerifyCommand(chainGroup, { leaf, withCtx });
 program.addCommand(chainGroup);
 program.addCommand(configCommand({ leaf, withCtx }));
 

@@ -9,6 +9,7 @@ import { openDeliveryCounts } from '../webhooks/deliveries.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
 import type { PoolSnapshot } from '../store/pool-snapshot.js';
+import { divergenceCounts } from '../services/verify/watch.js';
 
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,
@@ -83,6 +84,16 @@ export async function metricsRoutes(
     },
   });
 
+  new Gauge({
+    name: 'mintworks_chain_divergences',
+    help: "Records that disagree with the chain, as the workers' background verification last found them (CHAIN_VERIFY_INTERVAL_SECONDS)",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await divergenceCounts(ctx)) this.set({ chain: String(r.chain_id) }, r.count);
+    },
+  });
   chainMetrics(registry, runtimes);
   if (poolStats) poolMetrics(registry, poolStats);
 

@@ -23,7 +23,8 @@ export type AuditAction =
   | 'app.secret_rotated'
   | 'operator.signed_in'
   | 'relayers.rotation_started'
-  | 'relayers.retired';
+  | 'relayers.retired'
+  | 'chain.divergence_fixed';
 
 export interface AuditEntry {
   action: AuditAction;

@@ -248,6 +248,7 @@ describe('OpenAPI document', () => {
     await admin('GET', '/chains/:chain_id', `/chains/${chainId}`);
     await admin('GET', '/chains/:chain_id/transactions', `/chains/${chainId}/transactions?stuck=false`);
     await admin('POST', '/chains/:chain_id/resync', `/chains/${chainId}/resync`);
+    await admin('POST', '/chains/:chain_id/verify', `/chains/${chainId}/verify`, {});
     const settled = await t.svc.ctx.db.selectFrom('chain_txs').select('id').where('kind', '=', 'asset.mint').where('handled', '=', 1).executeTakeFirstOrThrow();
     const refused = await admin('POST', '/chains/:chain_id/transactions/:id/cancel', `/chains/${chainId}/transactions/${settled.id}/cancel`);
     assert.equal(refused.status, 409, refused.raw);

@@ -1,9 +1,11 @@
 // The chains, for the operator: one page per chain with its head, base fee against the ceiling, its
 // JSON-RPC providers, its relayers (balance, nonces, transactions in flight) and the transactions not
-// confirmed yet, each stuck one with a Cancel action. Read live (every few seconds).
+// confirmed yet, each stuck one with a Cancel action. Read live (every few seconds). Verify walks every
+// record against the chain and lists the divergences, with a Fix that sets them to what the chain shows.
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
-import type { ChainOverview, ChainTxRow } from '../../../src/services/console/types';
+import type { ChainOverview, ChainTxRow, ChainVerifyReport } from '../../../src/services/console/types';
+import { useState } from 'preact/hooks';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
 
 const eth = (wei: string | null) =>
@@ -48,6 +50,13 @@ export function ChainPage({ chainId }: { chainId: string }) {
   const cancel = useAction((id: number) => post<{ cancel_hash: string; broadcast: string }>(`/ops/chains/${chainId}/transactions/${id}/cancel`));
   const resync = useAction(() => post<{ accounts: unknown[] }>(`/ops/chains/${chainId}/resync`));
   const c = chain.data;
+  const [report, setReport] = useState<ChainVerifyReport | null>(null);
+  const verify = useAction((fix: boolean) => post<ChainVerifyReport>(`/ops/chains/${chainId}/verify`, { fix }));
+  const onVerify = async (fix: boolean) => {
+    if (fix && !confirm('Set every fixable record to what the chain shows? Each fix is audited and emits the webhook events that were missed.')) return;
+    const r = await verify.run(fix);
+    if (r) setReport(r);
+  };
 
   const onCancel = async (t: ChainTxRow) => {
     if (
@@ -155,6 +164,28 @@ export function ChainPage({ chainId }: { chainId: string }) {
           </Section>
         </>
       )}
+      <Section
+        title="Record against the chain"
+        actions={
+          <>
+            <button type="button" onClick={() => onVerify(false)} disabled={verify.busy}>
+              {verify.busy ? 'Verifying…' : 'Verify'}
+            </button>
+            {report?.divergences.some((d) => d.fixable && !d.fixed) && (
+              <button type="button" class="danger" onClick={() => onVerify(true)} disabled={verify.busy}>
+                Fix divergences
+              </button>
+            )}
+          </>
+        }
+      >
+        <ErrorBox error={verify.error} />
+        {report ? (
+          <VerifyResult report={report} />
+        ) : (
+          <p class="muted">Verify compares every record (contracts, assets, transfers, burns, rewards) with what the chain shows.</p>
+        )}
+      </Section>
       <Section title="Unconfirmed transactions">
         <ErrorBox error={txs.error ?? cancel.error} />
         {!txs.data ? (
@@ -194,6 +225,40 @@ export function ChainPage({ chainId }: { chainId: string }) {
           />
         )}
       </Section>
+    </>
+  );
+}
+
+const counts = (c: Record<string, number>) =>
+  Object.entries(c)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k.replace('_', ' ')}`)
+    .join(', ') || 'none';
+const side = (v: string | number | boolean | null) => (v === null ? '—' : String(v));
+
+/** A verification's divergences (both sides of each) and its counts. */
+function VerifyResult({ report }: { report: ChainVerifyReport }) {
+  return (
+    <>
+      <p>
+        Checked: {counts(report.checked)}. In flight (not judged): {counts(report.in_flight)}.
+        {Object.values(report.unverified).some((n) => n > 0) && <> Not read (the chain did not answer): {counts(report.unverified)}.</>}
+      </p>
+      <Table
+        caption="Divergences: what the record says, what the chain shows"
+        rows={report.divergences}
+        rowKey={(d) => `${d.kind}:${d.record.type}:${d.record.uid}:${d.field}`}
+        empty="No divergence: every record checked agrees with the chain."
+        columns={[
+          { title: 'Kind', cell: (d) => d.kind },
+          { title: 'Record', cell: (d) => <Mono>{`${d.record.type} ${d.record.uid}`}</Mono> },
+          { title: 'App', cell: (d) => <a href={`/console/apps/${d.app_uid}`}>{d.app_uid}</a> },
+          { title: 'Field', cell: (d) => d.field },
+          { title: 'Recorded', cell: (d) => <Mono>{side(d.recorded)}</Mono> },
+          { title: 'On chain', cell: (d) => <Mono>{side(d.on_chain)}</Mono> },
+          { title: 'Fix', cell: (d) => (d.fixed ? <Status value={d.fixed} /> : d.fixable ? 'fixable' : <span class="muted">not fixable</span>) },
+        ]}
+      />
     </>
   );
 }

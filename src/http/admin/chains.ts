@@ -4,13 +4,19 @@
 //   GET  /chains/:chain_id/transactions?stuck=&limit=   transactions not confirmed yet, oldest first
 //   POST /chains/:chain_id/transactions/:id/cancel a 0-value self-transfer at its nonce takes its place
 //   POST /chains/:chain_id/resync                  relayer nonces in line with the chain; dropped transactions sent again
+//   POST /chains/:chain_id/verify {app_uid?, fix?} every record against the chain; fix: set to what the chain shows
 // Behind the operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts); the console
 // mounts the same routes behind its session.
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
-import { ok, type App } from '../kit/route-kit.js';
+import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { ApiError } from '../../util/errors.js';
+import type { FastifyRequest } from 'fastify';
 import { cancelChainTx, chainOfTx, chainOverview, listChainTxs, requireChain, resyncChain, type ChainHandle } from '../../services/chain-ops.js';
+import { verifyChain } from '../../services/verify/verify.js';
+import type { Actor } from '../../services/audit.js';
+import { str } from '../kit/schemas.js';
+import { operatorActor } from './custody.js';
 
 const chainId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const chainParam = z.object({ chain_id: chainId });
@@ -20,7 +26,19 @@ const txQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
 });
 
-export async function adminChainRoutes(app: App, ctx: Ctx, chains: readonly ChainHandle[]): Promise<void> {
+const verifyBody = z.strictObject({
+  app_uid: str().optional().describe("only this App's records"),
+  fix: z.boolean().optional().describe('set each fixable record to what the chain shows'),
+});
+
+/** `actorOf`: who fixes, in the audit log (the console passes its session's). */
+export async function adminChainRoutes(
+  app: App,
+  ctx: Ctx,
+  chains: readonly ChainHandle[],
+  opts: { actorOf?: (req: FastifyRequest) => Actor } = {},
+): Promise<void> {
+  const actorOf = opts.actorOf ?? operatorActor;
   const tags = { tags: ['admin', 'chains'] };
 
   app.get('/chains', { schema: tags }, async () => ok(await Promise.all(chains.map((h) => chainOverview(ctx, h)))));
@@ -43,4 +61,11 @@ export async function adminChainRoutes(app: App, ctx: Ctx, chains: readonly Chai
   app.post('/chains/:chain_id/resync', { schema: { ...tags, params: chainParam } }, async (req) =>
     ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id))),
   );
+
+  app.post('/chains/:chain_id/verify', { schema: { ...tags, params: chainParam, body: verifyBody.optional() } }, async (req) => {
+    const h = requireChain(chains, req.params.chain_id);
+    const body = req.body ?? {};
+    if (body.app_uid !== undefined) await requireApp(ctx, body.app_uid);
+    return ok(await verifyChain(ctx, h, { appUid: body.app_uid, fix: body.fix ? { actor: actorOf(req) } : undefined }));
+  });
 }

@@ -357,6 +357,40 @@ const resyncObject = z
     ),
   })
   .meta({ id: 'ChainResync' });
+// A string, number, boolean or null (an address, an amount in tokens, a flag, a status…).
+const side = z.unknown();
+const recordCounts = z
+  .record(z.string(), z.number().int())
+  .describe('per record kind: collections, rewards, assets, transfers, burns, allocations, claims, reward_balances');
+const verifyObject = z
+  .object({
+    divergences: z.array(
+      z
+        .object({
+          kind: z
+            .string()
+            .describe(
+              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn',
+            ),
+          app_uid: z.string(),
+          record: z.object({ type: z.string(), uid: z.string() }),
+          field: z.string(),
+          recorded: side.describe('what the database says'),
+          on_chain: side.describe('what the chain shows'),
+          fixable: z.boolean().describe('fix=true sets the record to what the chain shows'),
+          chain_id: z.number().int(),
+          fixed: z
+            .enum(['fixed', 'changed', 'not_fixable'])
+            .optional()
+            .describe('with fix=true: fixed; changed (the row changed meanwhile: verify again); not_fixable'),
+        })
+        .meta({ id: 'ChainDivergence' }),
+    ),
+    checked: recordCounts,
+    in_flight: recordCounts.describe('pending or unfinal records, not judged'),
+    unverified: recordCounts.describe('records whose chain facts could not be read (the node did not answer)'),
+  })
+  .meta({ id: 'ChainVerify' });
 
 // ------------------------------------------------------------------------------------- envelopes
 
@@ -592,6 +626,13 @@ const DOCS: Record<string, RouteDoc> = {
     summary: "Resync the relayers' nonces with the chain",
     description: "Next nonces raised to the chain's (never lowered); recorded transactions no node knows any more are sent again, byte for byte.",
     data: resyncObject,
+  },
+  'POST /admin/v1/chains/:chain_id/verify': {
+    operationId: 'adminVerifyChain',
+    summary: 'Verify every record of the chain against the chain',
+    description:
+      'Contracts (code, owner, operators, forwarder), each asset (owner, token URI, burned), transfers, burns, allocations, claims and reward balances, each divergence with both sides. `fix: true` sets each fixable record to what the chain shows (audited as `chain.divergence_fixed`, with the webhook events that were missed). `app_uid`: one App only.',
+    data: verifyObject,
   },
 };
 

@@ -344,3 +344,25 @@ export interface WalletExport {
   enc: string;
   ciphertext: string;
 }
+
+/** A record that disagrees with the chain, with both sides (POST /console/api/ops/chains/:id/verify; the CLI's `chain verify --json`). */
+export interface ChainDivergence {
+  kind: string;
+  app_uid: string;
+  record: { type: string; uid: string };
+  field: string;
+  recorded: string | number | boolean | null;
+  on_chain: string | number | boolean | null;
+  fixable: boolean;
+  chain_id: number;
+  /** With a fix: fixed; changed (the row changed meanwhile: verify again); not_fixable. */
+  fixed?: 'fixed' | 'changed' | 'not_fixable';
+}
+
+/** A verification of a chain's records: the divergences, and the records checked, in flight and not read, by kind. */
+export interface ChainVerifyReport {
+  divergences: ChainDivergence[];
+  checked: Record<string, number>;
+  in_flight: Record<string, number>;
+  unverified: Record<string, number>;
+}

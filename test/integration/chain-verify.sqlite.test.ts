@@ -1,0 +1,3 @@
+import { chainVerifySuite } from './chain-verify-suite.js';
+
+chainVerifySuite('sqlite');
