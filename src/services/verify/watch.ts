@@ -19,7 +19,7 @@ import { checkClaims, type RewardRef } from './verify-rewards.js';
 import { chainAccounts } from './verify.js';
 import { tally } from './tally.js';
 
-/** Not in src/chain/alerts.ts's list of kinds (that file belongs to the chain wing): named here. */
+/** The operator alert a newly found divergence raises. */
 export const DIVERGENCE_ALERT: AlertKind = 'chain.divergence';
 const KEY_PREFIX = 'chain_verify.';
 /** Divergent records kept (the gauge counts them); beyond, the count stays right but the list is cut. */
