@@ -24,7 +24,7 @@ import { chainCommand } from './chain.js';
 import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
-import { auditList, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
+import { auditList, auditVerify, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
 import type { Core } from '../boot/open-core.js';
 import { recordAudit, type AuditEntry } from '../services/audit.js';
 
@@ -254,11 +254,20 @@ leaf(wallet, 'export', 'the wallet key of a user, sealed (HPKE) to a recipient X
   .requiredOption('--recipient-key <file>', "the recipient's raw X25519 public key: 32 bytes, or their base64url text")
   .option('--chain <id>', "the chain of the wallet (default: the user's first wallet)", integer(1, Number.MAX_SAFE_INTEGER))
   .action((o) => withCtx((ctx) => walletExport(ctx, o)));
-leaf(program, 'audit', 'the audit log of key and secret events, newest first')
+const audit = leaf(program, 'audit', 'the audit log of operator acts, newest first; `audit verify` checks its hash chain')
   .option('--action <action>', 'one action only (e.g. wallet.exported, master_key.rotated)')
   .option('--app <uid>', 'one App only')
   .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
-  .action((o) => withCtx((ctx) => auditList(ctx, o)));
+  .action((o) => withCtx((ctx) => auditList(ctx, o), true));
+leaf(audit, 'verify', 'check the audit hash chain from its first entry; exit 1 naming the first broken or missing entry')
+  .option('--head <seq:hash>', 'a head printed earlier (and kept elsewhere): it must still be in the chain')
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const r = await auditVerify(ctx, o);
+      if (r.broken) process.exitCode = 1;
+      return r;
+    }, true),
+  );
 const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key, rotate the relayers').exitOverride();
 leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)').action(() =>
   withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })),

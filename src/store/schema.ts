@@ -224,6 +224,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   custody_keys: CustodyKeyTable;
   audit_log: AuditLogTable;
+  audit_head: AuditHeadTable;
+  operator_attempts: OperatorAttemptsTable;
   relayer_rotations: RelayerRotationTable;
 }
 
@@ -247,6 +249,24 @@ export interface AuditLogTable {
   user_uid: string | null;
   chain_id: number | null;
   details: string; // JSON object
+  // Migration 023: the hash chain (domain/audit-chain.ts).
+  seq: number;
+  prev_hash: string;
+  hash: string;
+}
+
+// Migration 023. One row (id 1): the audit chain's last entry. Locked by every append.
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+// Migration 024. Failed operator-token attempts per scope (`ip:…`, `global`), a fixed window each.
+export interface OperatorAttemptsTable {
+  scope: string;
+  window_start: number; // epoch ms
+  failures: number;
 }
 
 // Migration 008. A fixed-window counter per bucket (`key:<api key>`, `ip:<address>`).
