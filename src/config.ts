@@ -1,5 +1,6 @@
 // Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
 // message naming the variable, so an operator never has to guess which one is wrong.
+import { publicUrlProblem } from './domain/public-url.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -37,7 +38,10 @@ const envSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
-  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PUBLIC_URL: z
+    .string()
+    .refine((v) => publicUrlProblem(v) === null, { error: (i) => `not a public URL: ${publicUrlProblem(String(i.input))} (an origin and an optional clean path)` })
+    .optional(),
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')

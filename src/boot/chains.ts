@@ -9,6 +9,8 @@ import { ChainRuntime, WrongChainError } from '../chain/runtime.js';
 import { startSupervisedChain, type SupervisedChain } from '../chain/anvil/supervised-chain.js';
 import { redactRpcUrl, type ProviderSnapshot } from '../chain/providers.js';
 import { configureAlerts, stopAlerts } from '../chain/alerts.js';
+import { assertAllowedUrl, OutboundBlockedError } from '../net/outbound.js';
+import { redactUrl } from '../net/redact-url.js';
 
 export interface Chains {
   /** Every chain served, the default one first. */
@@ -24,8 +26,25 @@ export interface ChainsOptions {
   onFatal(err: Error): void;
 }
 
-/** Operator alerts go out from the process that runs the workers (the one that watches the chains). */
-export function configureOperatorAlerts(config: Config, log: Logger, shutdown: Shutdown): void {
+/**
+ * Operator alerts go out from the process that runs the workers (the one that watches the chains).
+ * Every process checks ALERT_WEBHOOK_URL against the outbound guard first: a destination it refuses
+ * stops the start, instead of every alert failing quietly later.
+ */
+export async function configureOperatorAlerts(config: Config, log: Logger, shutdown: Shutdown): Promise<void> {
+  if (config.alertWebhookUrl) {
+    try {
+      await assertAllowedUrl(config.alertWebhookUrl, { allowPrivate: config.outboundAllowPrivate });
+    } catch (err) {
+      if (err instanceof OutboundBlockedError) {
+        throw new Error(
+          `ALERT_WEBHOOK_URL (${redactUrl(config.alertWebhookUrl)}) is refused by the outbound guard: ${err.reason}. ` +
+            'Use a public http(s) address (or OUTBOUND_ALLOW_PRIVATE=true for a receiver on a private network)',
+        );
+      }
+      log.warn({ url: redactUrl(config.alertWebhookUrl), err: (err as Error).message }, 'ALERT_WEBHOOK_URL could not be checked now (DNS): alerts try it when they are sent');
+    }
+  }
   if (!config.runWorkers) return;
   const alertLog = log.child({ component: 'alerts' });
   configureAlerts(

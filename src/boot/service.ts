@@ -85,7 +85,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     config = await agreeOnInstallation(core.store.db, config, { publicUrlSet: config.publicUrlSet, sole: !isPostgres, log });
     const homeChainId = checkHomeChain(core.homeChainId, config);
 
-    configureOperatorAlerts(config, log, shutdown);
+    await configureOperatorAlerts(config, log, shutdown);
     const chains = await startChains(config, log, core, shutdown, {
       remoteProviders: opts.remoteProviders,
       onFatal: (err) => fatalListeners.forEach((cb) => cb(err)),

@@ -11,6 +11,7 @@ import type { Ctx } from '../services/context.js';
 import { cancelChainTx, chainHandle, chainOverview, listChainTxs, requireChain, resyncChain, type ChainOverview } from '../services/chain-ops.js';
 import { integer, table, UsageError, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
+import { cliActor } from './keys.js';
 
 export interface ChainOpsDeps {
   /** A command with --json and the common shape (main.ts). */
@@ -120,7 +121,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .argument('<tx>', 'the transaction id (see: mintworks chain txs)', integer(1, Number.MAX_SAFE_INTEGER))
     .action((tx: number) =>
       withCtx(async (ctx, config) => {
-        const r = await cancelChainTx(ctx, handlesFor(config), tx);
+        const r = await cancelChainTx(ctx, handlesFor(config), tx, cliActor());
         return {
           json: r,
           text: `Transaction ${r.tx} (${r.kind}, nonce ${r.nonce} of ${r.from}) replaced by a cancellation ${r.cancel_hash} at up to ${r.max_fee_gwei} gwei: ${r.broadcast}.\n  ${r.outcome}.`,
@@ -132,7 +133,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .addOption(chainIdOption(true))
     .action((o: { chain: number }) =>
       withCtx(async (ctx, config) => {
-        const r = await resyncChain(ctx, handlesFor(config, o.chain)[0]);
+        const r = await resyncChain(ctx, handlesFor(config, o.chain)[0], cliActor());
         const text = table(
           r.accounts as unknown as Record<string, unknown>[],
           [

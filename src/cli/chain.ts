@@ -5,6 +5,8 @@
 //    processes all reach it at CHAIN_RPC_URL, start and stop in any order, and none of them stops it.
 //  - `chain fund` gives the installation's deployer and relayers funds on a development chain (anvil or
 //    hardhat); on any other chain it prints what to send where.
+import { recordAudit } from '../services/audit.js';
+import { cliActor } from './keys.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
@@ -96,6 +98,7 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         );
         const list = rows.map((r) => `  ${r.role.padEnd(22)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
         if (method) {
+          await recordAudit(ctx.db, cliActor(), { action: 'chain.funded', chain_id: spec.id, details: { method, amount_wei: amount.toString(), accounts: accounts.length } });
           return {
             json: { chain_id: spec.id, funded: true, method, accounts: rows },
             text: `Funded on chain ${spec.id} (${spec.name}) with ${method}:\n${list}`,

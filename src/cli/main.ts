@@ -110,7 +110,7 @@ leaf(app, 'create', 'create an App -> {uid, api_key, api_secret} (the secret is 
   )
   .action((o) =>
     withCtx(async (ctx) => {
-      const r = await createApp(ctx, o.name, o.environment);
+      const r = await createApp(ctx, o.name, o.environment, cliActor());
       return {
         json: r,
         text: `App ${r.uid} created (${o.environment}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)`,
@@ -159,7 +159,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
   .action((o) =>
     withCtx(async (ctx, _config) => {
       const input: NewCollection = { name: o.name, symbol: o.symbol, editable: o.editable, description: o.description ?? null, chain_id: o.chain ?? null };
-      const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input);
+      const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input, cliActor());
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
     }),
   );
@@ -196,6 +196,7 @@ leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {
       const creds = await appCredentials(ctx.db, ctx.box, uid);
       if (!creds) throw new UsageError(`App ${uid} has no active API key`);
       const token = await signAppToken(creds.api_key, creds.api_secret, o.expires);
+      await recordAudit(ctx.db, cliActor(), { action: 'app.token_issued', app_uid: uid, details: { expires_in_seconds: o.expires ?? null } });
       return { json: { token, api_key: creds.api_key }, text: token };
     }, true),
   );
@@ -299,6 +300,8 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
   .action(async (o) => {
     const config = loadConfig();
     const r = await restore(config, o);
+    // On PostgreSQL the database itself is restored by pg_restore (printed above), by hand: its audit log
+    // is the dump's, and the restore is recorded by the first act after it.
     if (!config.databaseUrl?.startsWith('postgres')) {
       // The restored database must open with the restored (or given) master key: check it now, not at start.
       const core = await openCore(config, cliLogger()).catch((err) => {

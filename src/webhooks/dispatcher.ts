@@ -19,6 +19,7 @@
 //   a claim is flushed (in the thread pool) before anything is sent, which also flushes every event
 //   committed before it; results are not waited for (a lost result means one more attempt).
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
+import { redactUrl } from '../net/redact-url.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -381,7 +382,7 @@ export class WebhookDispatcher {
       // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
       // mistake (or an attempt) the operator must hear of.
       if (err instanceof OutboundBlockedError)
-        this.log.warn({ app: row.app_uid, url: ep.url, event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
+        this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
     }
     const latency = Math.round(performance.now() - started);
     release();
@@ -425,7 +426,7 @@ export class WebhookDispatcher {
           .where('version', '=', ep.version)
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) > 0) {
-          this.log.warn({ app: row.app_uid, url: ep.url }, 'webhook endpoint answered 410 Gone: disabled');
+          this.log.warn({ app: row.app_uid, url: redactUrl(ep.url) }, 'webhook endpoint answered 410 Gone: disabled');
           await holdPending(tx, row.app_uid, t1);
           return void (await settle({ status: 'disabled', next_attempt_at: null, last_error: 'HTTP 410 Gone: webhook disabled' }));
         }

@@ -80,7 +80,9 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   });
 
   app.delete('/session', async (req, reply) => {
-    await sessions.destroy(readCookie(req, SESSION_COOKIE));
+    const cookie = readCookie(req, SESSION_COOKIE);
+    if (await sessions.verify(cookie)) await recordAudit(ctx.db, consoleActor(req), { action: 'operator.signed_out', details: { via: 'console' } });
+    await sessions.destroy(cookie);
     reply.header('set-cookie', clearedCookie(secure));
     return ok(null);
   });

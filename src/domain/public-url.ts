@@ -1,0 +1,26 @@
+// What a public URL may be (PUBLIC_URL, `mintworks config set public-url`): the origin clients reach the
+// installation at and an optional clean path under which it is served. Token URIs on chain, links and
+// the console's origin are built from it, so anything else (credentials, a query, a fragment, spaces,
+// `..`) would end up on chain or in every link.
+
+/** Why `value` is not a public URL, or null when it is one. */
+export function publicUrlProblem(value: string): string | null {
+  if (/[\s\u0000-\u001f\u007f]/.test(value)) return 'it contains spaces or control characters';
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return 'it is not a URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'only http and https are allowed';
+  if (u.username || u.password || value.includes('@')) return 'it carries credentials (user:password@)';
+  if (u.search || value.includes('?')) return 'it has a query (?…)';
+  if (u.hash || value.includes('#')) return 'it has a fragment (#…)';
+  const path = u.pathname.replace(/\/+$/, '');
+  if (path && !/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) return 'its path may hold only letters, digits and . _ ~ - between slashes';
+  if (path.split('/').some((s) => s === '.' || s === '..')) return 'its path has . or .. segments';
+  return null;
+}
+
+/** The URL as recorded: trailing slashes removed. */
+export const normalPublicUrl = (value: string) => value.replace(/\/+$/, '');
