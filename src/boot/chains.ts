@@ -42,7 +42,10 @@ export async function configureOperatorAlerts(config: Config, log: Logger, shutd
             'Use a public http(s) address (or OUTBOUND_ALLOW_PRIVATE=true for a receiver on a private network)',
         );
       }
-      log.warn({ url: redactUrl(config.alertWebhookUrl), err: (err as Error).message }, 'ALERT_WEBHOOK_URL could not be checked now (DNS): alerts try it when they are sent');
+      log.warn(
+        { url: redactUrl(config.alertWebhookUrl), err: (err as Error).message },
+        'ALERT_WEBHOOK_URL could not be checked now (DNS): alerts try it when they are sent',
+      );
     }
   }
   if (!config.runWorkers) return;

@@ -61,7 +61,8 @@ export function raise(kind: AlertKind, data: Record<string, unknown>): void {
       .then((res) => (res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`))
       .catch((err: Error) => {
         // A destination the guard refuses is a setup mistake: said now, not after the last retry.
-        if (err instanceof OutboundBlockedError && n === 1) target.log.error({ alert: kind, alert_id: id, err: err.message }, 'operator alert refused by the outbound guard');
+        if (err instanceof OutboundBlockedError && n === 1)
+          target.log.error({ alert: kind, alert_id: id, err: err.message }, 'operator alert refused by the outbound guard');
         return err.message;
       })
       .then((failure) => {

@@ -98,7 +98,11 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         );
         const list = rows.map((r) => `  ${r.role.padEnd(22)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
         if (method) {
-          await recordAudit(ctx.db, cliActor(), { action: 'chain.funded', chain_id: spec.id, details: { method, amount_wei: amount.toString(), accounts: accounts.length } });
+          await recordAudit(ctx.db, cliActor(), {
+            action: 'chain.funded',
+            chain_id: spec.id,
+            details: { method, amount_wei: amount.toString(), accounts: accounts.length },
+          });
           return {
             json: { chain_id: spec.id, funded: true, method, accounts: rows },
             text: `Funded on chain ${spec.id} (${spec.name}) with ${method}:\n${list}`,

@@ -41,7 +41,10 @@ export function configCommand(deps: ConfigCommandDeps): Command {
     .action((value: string, o: { yes?: boolean }) =>
       deps.withCtx(async (ctx) => {
         const problem = publicUrlProblem(value);
-        if (problem) throw new UsageError(`${JSON.stringify(value)} is not a public URL: ${problem}. Give an origin and an optional clean path, e.g. https://mint.example.com`);
+        if (problem)
+          throw new UsageError(
+            `${JSON.stringify(value)} is not a public URL: ${problem}. Give an origin and an optional clean path, e.g. https://mint.example.com`,
+          );
         const next = normalPublicUrl(value);
         const before = await recordedPublicUrl(ctx.db);
         const previous = before?.url ?? null;
@@ -87,7 +90,10 @@ export function configCommand(deps: ConfigCommandDeps): Command {
     deps.withCtx(async (ctx, cfg) => {
       if (!cfg.operatorToken) throw new UsageError('OPERATOR_TOKEN is not set: set it to the new token, then run this again');
       await recordOperatorToken(ctx.db, cfg.operatorToken);
-      await recordAudit(ctx.db, cliActor(), { action: 'config.operator_token_set', details: { sha256_prefix: operatorDigest(cfg.operatorToken).slice(0, 12) } });
+      await recordAudit(ctx.db, cliActor(), {
+        action: 'config.operator_token_set',
+        details: { sha256_prefix: operatorDigest(cfg.operatorToken).slice(0, 12) },
+      });
       return { json: { recorded: true }, text: 'Operator token recorded (its sha-256 only). Restart every process with the same OPERATOR_TOKEN.' };
     }, true),
   );

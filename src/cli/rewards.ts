@@ -41,7 +41,12 @@ export async function rewardCreate(
     chain_id: o.chain ?? null,
   };
   const r = await asFlags(() => createReward(ctx, app, input));
-  await recordAudit(ctx.db, cliActor(), { action: 'reward.created', app_uid: app, chain_id: input.chain_id ?? null, details: { reward: r.uid, supply: input.supply } });
+  await recordAudit(ctx.db, cliActor(), {
+    action: 'reward.created',
+    app_uid: app,
+    chain_id: input.chain_id ?? null,
+    details: { reward: r.uid, supply: input.supply },
+  });
   return { json: r, text: `Reward ${r.uid} created; the running service deploys its contract (status deploying -> deployed).` };
 }
 

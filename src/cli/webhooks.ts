@@ -25,20 +25,25 @@ const deliveryRows = (ds: DeliveryView[]) => ds.map((d) => ({ ...d, next: d.next
 
 export async function webhookSet(ctx: Ctx, o: { app: string; url?: string; events?: string; rotateSecret?: boolean; disable?: boolean }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
-  const r = await setWebhook(ctx, app, {
-    url: o.url,
-    events:
-      o.events === undefined
-        ? undefined
-        : o.events === 'all'
-          ? null
-          : o.events
-              .split(',')
-              .map((e) => e.trim())
-              .filter(Boolean),
-    enabled: !o.disable,
-    rotateSecret: !!o.rotateSecret,
-  }, cliActor());
+  const r = await setWebhook(
+    ctx,
+    app,
+    {
+      url: o.url,
+      events:
+        o.events === undefined
+          ? undefined
+          : o.events === 'all'
+            ? null
+            : o.events
+                .split(',')
+                .map((e) => e.trim())
+                .filter(Boolean),
+      enabled: !o.disable,
+      rotateSecret: !!o.rotateSecret,
+    },
+    cliActor(),
+  );
   const w = r.webhook;
   const what = r.created ? 'created' : r.rotated ? 'updated, secret rotated (the old one signs too for 24 h)' : 'updated';
   return {

@@ -86,7 +86,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const areaGuard = async (req: FastifyRequest, reply: FastifyReply) => {
     const area = areaOf(req.url);
     if (area === 'v1') await v1Guard(req, reply);
-    else if (area === 'admin') await adminGuard(req);
+    else if (area === 'admin') await adminGuard(req, reply);
   };
 
   const app = Fastify({

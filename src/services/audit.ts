@@ -117,7 +117,13 @@ export type { AuditCheck };
 export async function verifyAudit(ctx: Pick<Ctx, 'db'>, expectHead?: { seq: number; hash: string }): Promise<AuditCheck> {
   const headRow = await ctx.db.selectFrom('audit_head').select(['seq', 'hash']).where('id', '=', 1).executeTakeFirst();
   const head = { seq: Number(headRow?.seq ?? 0), hash: headRow?.hash ?? GENESIS_HASH };
-  const result = (broken: BrokenLink | null, entries: number): AuditCheck => ({ ok: broken === null, entries, head, broken, checked_at: new Date().toISOString() });
+  const result = (broken: BrokenLink | null, entries: number): AuditCheck => ({
+    ok: broken === null,
+    entries,
+    head,
+    broken,
+    checked_at: new Date().toISOString(),
+  });
   if (!headRow) return result({ seq: 0, uid: null, reason: 'the audit head row is missing' }, 0);
   let pos = { seq: 0, hash: GENESIS_HASH };
   for (;;) {
@@ -126,7 +132,14 @@ export async function verifyAudit(ctx: Pick<Ctx, 'db'>, expectHead?: { seq: numb
     if (expectHead && pos.seq < expectHead.seq && entries.length && entries[entries.length - 1].seq >= expectHead.seq) {
       const at = entries.find((x) => x.seq === expectHead.seq);
       if (at && at.hash !== expectHead.hash) {
-        return result({ seq: expectHead.seq, uid: at.uid, reason: `entry ${expectHead.seq} (${at.uid}) is not the one exported: its hash is ${at.hash}, not ${expectHead.hash}` }, pos.seq);
+        return result(
+          {
+            seq: expectHead.seq,
+            uid: at.uid,
+            reason: `entry ${expectHead.seq} (${at.uid}) is not the one exported: its hash is ${at.hash}, not ${expectHead.hash}`,
+          },
+          pos.seq,
+        );
       }
     }
     const r = checkLinks(pos, entries);
@@ -143,7 +156,10 @@ export async function verifyAudit(ctx: Pick<Ctx, 'db'>, expectHead?: { seq: numb
     );
   }
   if (expectHead && expectHead.seq > head.seq) {
-    return result({ seq: head.seq + 1, uid: null, reason: `entry ${expectHead.seq} was exported, but the chain ends at ${head.seq}: entries are missing` }, pos.seq);
+    return result(
+      { seq: head.seq + 1, uid: null, reason: `entry ${expectHead.seq} was exported, but the chain ends at ${head.seq}: entries are missing` },
+      pos.seq,
+    );
   }
   return result(null, pos.seq);
 }

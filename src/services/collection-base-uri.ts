@@ -21,8 +21,7 @@ export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${pub
 export async function repointCollections(ctx: Ctx, publicUrl: string, rows?: DeployedCollection[]): Promise<DeployedCollection[]> {
   const list = rows ?? (await deployedCollections(ctx));
   await ctx.db.transaction().execute(async (tx) => {
-    for (const r of list)
-      await queueOn(ctx, r.chain_id).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
+    for (const r of list) await queueOn(ctx, r.chain_id).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
   });
   return list;
 }

@@ -53,7 +53,12 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
     if (actor)
-      await recordAudit(tx, actor, { action: 'collection.created', app_uid: appUid, chain_id: chainId, details: { collection: uid, name: input.name, symbol: input.symbol } });
+      await recordAudit(tx, actor, {
+        action: 'collection.created',
+        app_uid: appUid,
+        chain_id: chainId,
+        details: { collection: uid, name: input.name, symbol: input.symbol },
+      });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
   return { uid };

@@ -111,7 +111,8 @@ export async function setWebhook(
   ctx: InfraCtx,
   appUid: string,
   s: WebhookSettings,
-  actor: Actor,
+  /** The operator who sets it (audited in the same transaction). */
+  actor?: Actor,
 ): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
@@ -145,7 +146,8 @@ export async function setWebhook(
           updated_at: iso,
         })
         .execute();
-      await recordAudit(tx, actor, { action: 'webhook.created', app_uid: appUid, details: { url: redactUrl(url), events: filter ?? null, enabled } });
+      if (actor)
+        await recordAudit(tx, actor, { action: 'webhook.created', app_uid: appUid, details: { url: redactUrl(url), events: filter ?? null, enabled } });
       return { created: true, rotated: false, secret };
     }
     let secret = ctx.box.open(existing.secret_sealed);
@@ -190,11 +192,12 @@ export async function setWebhook(
           .execute();
       }
     }
-    await recordAudit(tx, actor, {
-      action: s.rotateSecret ? 'webhook.secret_rotated' : 'webhook.changed',
-      app_uid: appUid,
-      details: { url: url === undefined ? undefined : redactUrl(url), events: filter, enabled, rotated_secret: !!s.rotateSecret },
-    });
+    if (actor)
+      await recordAudit(tx, actor, {
+        action: s.rotateSecret ? 'webhook.secret_rotated' : 'webhook.changed',
+        app_uid: appUid,
+        details: { url: url === undefined ? undefined : redactUrl(url), events: filter, enabled, rotated_secret: !!s.rotateSecret },
+      });
     return { created: false, rotated: !!s.rotateSecret, secret };
   });
   ctx.queue.notify(WEBHOOK_SIGNAL);

@@ -52,14 +52,19 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
       const b = req.body;
       return reply.code(201).send(
         ok(
-          await createCollection(ctx, req.params.uid, {
-            name: b.name,
-            symbol: b.symbol,
-            editable: b.editable_assets,
-            description: b.description,
-            external_url: b.external_url,
-            chain_id: b.chain_id,
-          }, requestActor(req)),
+          await createCollection(
+            ctx,
+            req.params.uid,
+            {
+              name: b.name,
+              symbol: b.symbol,
+              editable: b.editable_assets,
+              description: b.description,
+              external_url: b.external_url,
+              chain_id: b.chain_id,
+            },
+            requestActor(req),
+          ),
         ),
       );
     },

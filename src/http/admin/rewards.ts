@@ -35,7 +35,12 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     async (req, reply) => {
       const appUid = await requireApp(ctx, req.params.uid);
       const r = await createReward(ctx, appUid, req.body);
-      await recordAudit(ctx.db, requestActor(req), { action: 'reward.created', app_uid: appUid, chain_id: req.body.chain_id ?? null, details: { reward: r.uid, supply: req.body.supply } });
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.created',
+        app_uid: appUid,
+        chain_id: req.body.chain_id ?? null,
+        details: { reward: r.uid, supply: req.body.supply },
+      });
       return reply.code(201).send(ok(r));
     },
   );

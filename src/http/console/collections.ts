@@ -35,13 +35,18 @@ export const collectionPages: ConsolePage = async (app, deps) => {
       const uid = await requireApp(req.params.uid);
       return reply.code(201).send(
         ok(
-          await createCollection(ctx, uid, {
-            name: b.name,
-            symbol: b.symbol,
-            editable: b.editable_assets,
-            description: b.description || null,
-            chain_id: b.chain_id,
-          }, requestActor(req)),
+          await createCollection(
+            ctx,
+            uid,
+            {
+              name: b.name,
+              symbol: b.symbol,
+              editable: b.editable_assets,
+              description: b.description || null,
+              chain_id: b.chain_id,
+            },
+            requestActor(req),
+          ),
         ),
       );
     },

@@ -38,7 +38,12 @@ export const rewardPages: ConsolePage = async (app, deps) => {
         amount: parseAmount(b.amount),
         nonce: b.nonce || `console-${newEventId()}`,
       });
-      await recordAudit(ctx.db, requestActor(req), { action: 'reward.allocated', app_uid: uid, user_uid: b.to_user_uid, details: { reward: req.params.reward, allocation: r.uid, amount: b.amount } });
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.allocated',
+        app_uid: uid,
+        user_uid: b.to_user_uid,
+        details: { reward: req.params.reward, allocation: r.uid, amount: b.amount },
+      });
       return reply.code(201).send(ok(r));
     },
   );
@@ -58,7 +63,12 @@ export const rewardPages: ConsolePage = async (app, deps) => {
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
       const r = await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address });
-      await recordAudit(ctx.db, requestActor(req), { action: 'reward.claimed', app_uid: uid, user_uid: req.body.from_user_uid, details: { reward: req.params.reward, claim: r.uid, to: req.body.to_address } });
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.claimed',
+        app_uid: uid,
+        user_uid: req.body.from_user_uid,
+        details: { reward: req.params.reward, claim: r.uid, to: req.body.to_address },
+      });
       return reply.code(201).send(ok(r));
     },
   );

@@ -51,10 +51,16 @@ export function auditChain(dialect: Dialect) {
           begin
             raise exception '% is append-only: % refused', tg_table_name, tg_op using errcode = 'insufficient_privilege';
           end $$`.execute(db);
-        await sql`create trigger audit_log_append_only before update or delete on audit_log for each row execute function mintworks_audit_append_only()`.execute(db);
-        await sql`create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function mintworks_audit_append_only()`.execute(db);
+        await sql`create trigger audit_log_append_only before update or delete on audit_log for each row execute function mintworks_audit_append_only()`.execute(
+          db,
+        );
+        await sql`create trigger audit_log_no_truncate before truncate on audit_log for each statement execute function mintworks_audit_append_only()`.execute(
+          db,
+        );
         await sql`create trigger audit_head_no_delete before delete on audit_head for each row execute function mintworks_audit_append_only()`.execute(db);
-        await sql`create trigger audit_head_no_truncate before truncate on audit_head for each statement execute function mintworks_audit_append_only()`.execute(db);
+        await sql`create trigger audit_head_no_truncate before truncate on audit_head for each statement execute function mintworks_audit_append_only()`.execute(
+          db,
+        );
       }
     },
   };
