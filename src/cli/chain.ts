@@ -5,6 +5,7 @@
 //    processes all reach it at CHAIN_RPC_URL, start and stop in any order, and none of them stops it.
 //  - `chain fund` gives the installation's deployer and relayers funds on a development chain (anvil or
 //    hardhat); on any other chain it prints what to send where.
+import { installationChain } from './installation-chain.js';
 import { recordAudit } from '../services/audit.js';
 import { cliActor } from './keys.js';
 import fs from 'node:fs';
@@ -73,7 +74,8 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         } catch {
           throw new UsageError(`--amount ${o.amount} is not an amount`);
         }
-        const rpc = spec.rpc ?? `http://127.0.0.1:${config.anvilPort}`;
+        const h = await installationChain(ctx, config, spec);
+        const rpc = h.rpcUrl;
         const client = createPublicClient({ transport: http(rpc, { retryCount: 0, timeout: 10_000 }) });
         // The chain's relayer set (a rotation's new relayers included, the retired ones not); before the
         // chain was first set up, the first RELAYER_COUNT.

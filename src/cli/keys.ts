@@ -11,7 +11,7 @@ import { rotateMasterKey } from '../custody/rotation.js';
 import { migrateToPkcs11 } from '../custody/migrate.js';
 import { openHsm } from '../custody/custody.js';
 import { requireApp, table, UsageError, type Output } from './args.js';
-import { chainHandle } from '../services/chain-ops.js';
+import { installationChain } from './installation-chain.js';
 import { RotationRefused, rotationById, rotationView, startRelayerRotation, unfinishedRotation, type RotationView } from '../services/relayer-rotation.js';
 
 /** The CLI's actor in the audit log: whoever runs it on the host. */
@@ -121,7 +121,7 @@ export async function keysRotateRelayers(
       }
     }
     try {
-      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: chainHandle(config, spec).client });
+      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: (await installationChain(ctx, config, spec)).client });
     } catch (err) {
       if (err instanceof RotationRefused) throw new UsageError(err.message);
       throw err;

@@ -1,7 +1,7 @@
 // The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
 // console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -21,6 +21,9 @@ import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
 import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
+
+/** The routes of each server built here, as registered (tests walk them: see `routesOf`). */
+export const routesOf = new WeakMap<object, RouteOptions[]>();
 
 export { redactQuery };
 import { consoleRoutes } from './console/index.js';
@@ -105,6 +108,10 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  // Every route as registered (with its schemas): the tests walk them all (audit, text checks).
+  const routeList: RouteOptions[] = [];
+  routesOf.set(app, routeList);
+  app.addHook('onRoute', (route) => void routeList.push(route as RouteOptions));
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
   // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).

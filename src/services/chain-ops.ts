@@ -36,9 +36,12 @@ export interface ChainHandle {
   lowBalanceWei?: () => Promise<bigint>;
 }
 
-/** A handle on a configured chain for a process that does not run it (the CLI). */
-export function chainHandle(config: Config, spec: ChainSpec): ChainHandle & { providers: ProviderSet } {
-  const urls = spec.embedded ? [`http://127.0.0.1:${config.anvilPort}`] : rpcUrlsOf(spec);
+/**
+ * A handle on a configured chain for a process that does not run it (the CLI). `embeddedRpc`: the
+ * embedded chain's URL as the installation recorded it (services/chain-identity.ts), else ANVIL_PORT's.
+ */
+export function chainHandle(config: Config, spec: ChainSpec, embeddedRpc?: string | null): ChainHandle & { providers: ProviderSet } {
+  const urls = spec.embedded ? [embeddedRpc ?? `http://127.0.0.1:${config.anvilPort}`] : rpcUrlsOf(spec);
   const providers = new ProviderSet(spec.id, urls);
   const client = createPublicClient({
     chain: defineChain({

@@ -129,6 +129,7 @@ export class WebhookDispatcher {
     this.buffered.clear();
     await Promise.all(left.map((r) => this.settle(r.row, {}))).catch((err) => this.log.warn({ err }, 'could not release claimed webhook deliveries'));
     await this.record(async () => {}); // queued last: every result and release before it is written
+    await Promise.all([...this.flushes]);
   }
 
   /** One claim round, waiting for its deliveries to finish (for tests and benchmarks). */
@@ -315,6 +316,8 @@ export class WebhookDispatcher {
   // Group commit: writes submitted while a transaction is running go together into the next one.
   private pending: { write: Write; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
+  /** Results committed and being flushed to disk: a stop waits for them (the store closes after it). */
+  private readonly flushes = new Set<Promise<void>>();
 
   private record(write: Write): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -334,7 +337,9 @@ export class WebhookDispatcher {
           const { durable } = await this.commit(async (tx) => {
             for (const w of batch) await w.write(tx);
           });
-          durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
+          const flushed = durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
+          this.flushes.add(flushed);
+          void flushed.finally(() => this.flushes.delete(flushed));
           for (const w of batch) w.resolve();
         } catch {
           // One bad write must not lose the others: write them one by one.

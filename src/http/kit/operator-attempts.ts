@@ -86,8 +86,7 @@ export class OperatorAttempts {
     const { perAddress, global } = this.limits;
     if (perAddress === 0 && global === 0) return;
     const scope = addressScope(req.ip);
-    const address = await this.count(scope);
-    const total = await this.count(GLOBAL);
+    const { address, total } = await this.count(scope);
     const lockedAddress = perAddress > 0 && address === perAddress;
     const lockedAll = global > 0 && total === global;
     if (lockedAll || ((address === 1 || lockedAddress) && total <= AUDITED_FAILURES)) {
@@ -105,17 +104,18 @@ export class OperatorAttempts {
     await this.ctx.db.deleteFrom('operator_attempts').where('scope', '=', addressScope(req.ip)).execute();
   }
 
-  /** One more failure in the scope's window (a new window when the last one ended); the count after it. */
-  private async count(scope: string): Promise<number> {
+  /** One more failure of the address and in the global count (a new window where one ended): both counts after it, in one statement. */
+  private async count(scope: string): Promise<{ address: number; total: number }> {
     const now = this.now();
     const expired = now - this.limits.windowMs;
-    const r = await sql<{ failures: number | string }>`
-      insert into operator_attempts (scope, window_start, failures) values (${scope}, ${now}, 1)
+    const r = await sql<{ scope: string; failures: number | string }>`
+      insert into operator_attempts (scope, window_start, failures) values (${scope}, ${now}, 1), (${GLOBAL}, ${now}, 1)
       on conflict (scope) do update set
         failures = case when operator_attempts.window_start <= ${expired} then 1 else operator_attempts.failures + 1 end,
         window_start = case when operator_attempts.window_start <= ${expired} then excluded.window_start else operator_attempts.window_start end
-      returning failures`.execute(this.ctx.db);
-    return Number(r.rows[0].failures);
+      returning scope, failures`.execute(this.ctx.db);
+    const of = (k: string) => Number(r.rows.find((x) => x.scope === k)?.failures ?? 0);
+    return { address: of(scope), total: of(GLOBAL) };
   }
 
   /** Counts whose window has ended are removed (a minute apart at most): only those, ever. */
