@@ -34,7 +34,10 @@ async function handlesFor(ctx: Ctx, config: Config, only?: number) {
   const specs = only === undefined ? config.chains : config.chains.filter((c) => c.id === only);
   if (only !== undefined && specs.length === 0) {
     try {
-      requireChain(config.chains.map((spec) => chainHandle(config, spec)), only);
+      requireChain(
+        config.chains.map((spec) => chainHandle(config, spec)),
+        only,
+      );
     } catch (err) {
       if (err instanceof ApiError) throw new UsageError(err.message);
       throw err;

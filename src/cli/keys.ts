@@ -121,7 +121,12 @@ export async function keysRotateRelayers(
       }
     }
     try {
-      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: (await installationChain(ctx, config, spec)).client });
+      rotation = await startRelayerRotation(ctx, o.chain, {
+        count: o.count,
+        fundWei,
+        actor: cliActor(),
+        client: (await installationChain(ctx, config, spec)).client,
+      });
     } catch (err) {
       if (err instanceof RotationRefused) throw new UsageError(err.message);
       throw err;

@@ -5,6 +5,7 @@
 //   webhook redeliver --app UID --event ID
 // `set` prints the signing secret: the new one when created or rotated, else the current one (the
 // operator holds MASTER_KEY anyway). A running service picks changes and redeliveries up by polling.
+import { auditWebhookSet } from '../services/webhook-audit.js';
 import { cliActor } from './keys.js';
 import { recordAudit } from '../services/audit.js';
 import type { Ctx } from '../services/context.js';
@@ -25,25 +26,21 @@ const deliveryRows = (ds: DeliveryView[]) => ds.map((d) => ({ ...d, next: d.next
 
 export async function webhookSet(ctx: Ctx, o: { app: string; url?: string; events?: string; rotateSecret?: boolean; disable?: boolean }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
-  const r = await setWebhook(
-    ctx,
-    app,
-    {
-      url: o.url,
-      events:
-        o.events === undefined
-          ? undefined
-          : o.events === 'all'
-            ? null
-            : o.events
-                .split(',')
-                .map((e) => e.trim())
-                .filter(Boolean),
-      enabled: !o.disable,
-      rotateSecret: !!o.rotateSecret,
-    },
-    cliActor(),
-  );
+  const r = await setWebhook(ctx, app, {
+    url: o.url,
+    events:
+      o.events === undefined
+        ? undefined
+        : o.events === 'all'
+          ? null
+          : o.events
+              .split(',')
+              .map((e) => e.trim())
+              .filter(Boolean),
+    enabled: !o.disable,
+    rotateSecret: !!o.rotateSecret,
+  });
+  await auditWebhookSet(ctx, cliActor(), app, r);
   const w = r.webhook;
   const what = r.created ? 'created' : r.rotated ? 'updated, secret rotated (the old one signs too for 24 h)' : 'updated';
   return {

@@ -5,7 +5,7 @@
 
 /** Why `value` is not a public URL, or null when it is one. */
 export function publicUrlProblem(value: string): string | null {
-  if (/[\s\u0000-\u001f\u007f]/.test(value)) return 'it contains spaces or control characters';
+  if ([...value].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f || /\s/.test(c))) return 'it contains spaces or control characters';
   let u: URL;
   try {
     u = new URL(value);

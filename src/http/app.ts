@@ -22,8 +22,14 @@ import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
 import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
 
-/** The routes of each server built here, as registered (tests walk them: see `routesOf`). */
+/** The routes of each server built here, as registered, with their schemas (the tests walk them all: audit, text checks). */
 export const routesOf = new WeakMap<object, RouteOptions[]>();
+
+function listRoutes(app: FastifyInstance<any, any, any, any, any>): void {
+  const list: RouteOptions[] = [];
+  routesOf.set(app, list);
+  app.addHook('onRoute', (route) => void list.push(route as RouteOptions));
+}
 
 export { redactQuery };
 import { consoleRoutes } from './console/index.js';
@@ -108,10 +114,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  // Every route as registered (with its schemas): the tests walk them all (audit, text checks).
-  const routeList: RouteOptions[] = [];
-  routesOf.set(app, routeList);
-  app.addHook('onRoute', (route) => void routeList.push(route as RouteOptions));
+  listRoutes(app);
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
   // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from './context.js';
 import type { DbOrTx, Tx } from '../store/db.js';
-import { checkLinks, entryHash, GENESIS_HASH, type BrokenLink } from '../domain/audit-chain.js';
+import { checkLinks, entryHash, GENESIS_HASH, type BrokenLink } from '../util/audit-chain.js';
 import { keysetPage, pageOf, type PageRequest } from './requests/pages.js';
 import type { AuditCheck, AuditEntry as AuditEntryView } from './console/types.js';
 

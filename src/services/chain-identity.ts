@@ -46,7 +46,11 @@ export async function recordChainIdentity(db: Db, log: Logger, chain: { id: numb
 
 /** What the installation recorded of a chain (nulls before its first start). */
 export async function recordedChain(db: Db, chainId: number): Promise<{ genesis: string | null; embeddedRpc: string | null }> {
-  const rows = await db.selectFrom('meta').select(['key', 'value']).where('key', 'in', [genesisKey(chainId), rpcKey(chainId)]).execute();
+  const rows = await db
+    .selectFrom('meta')
+    .select(['key', 'value'])
+    .where('key', 'in', [genesisKey(chainId), rpcKey(chainId)])
+    .execute();
   const get = (k: string) => rows.find((r) => r.key === k)?.value ?? null;
   return { genesis: get(genesisKey(chainId)), embeddedRpc: get(rpcKey(chainId)) };
 }

@@ -249,7 +249,7 @@ export interface AuditLogTable {
   user_uid: string | null;
   chain_id: number | null;
   details: string; // JSON object
-  // Migration 023: the hash chain (domain/audit-chain.ts).
+  // Migration 023: the hash chain (util/audit-chain.ts).
   seq: number;
   prev_hash: string;
   hash: string;

@@ -316,8 +316,7 @@ export class WebhookDispatcher {
   // Group commit: writes submitted while a transaction is running go together into the next one.
   private pending: { write: Write; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
-  /** Results committed and being flushed to disk: a stop waits for them (the store closes after it). */
-  private readonly flushes = new Set<Promise<void>>();
+  private readonly flushes = new Set<Promise<void>>(); // results being flushed to disk: a stop waits for them
 
   private record(write: Write): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -1,8 +1,6 @@
 // Webhook configuration per App (docs/api.md, Webhooks): URL, signing secret (sealed at rest, rotatable with a grace
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
-import { recordAudit, type Actor } from '../services/audit.js';
-import { redactUrl } from '../net/redact-url.js';
 import type { Selectable } from 'kysely';
 import type { InfraCtx } from '../util/infra-context.js';
 import type { EventType } from '../domain/events.js';
@@ -111,8 +109,6 @@ export async function setWebhook(
   ctx: InfraCtx,
   appUid: string,
   s: WebhookSettings,
-  /** The operator who sets it (audited in the same transaction). */
-  actor?: Actor,
 ): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
   const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
@@ -146,8 +142,6 @@ export async function setWebhook(
           updated_at: iso,
         })
         .execute();
-      if (actor)
-        await recordAudit(tx, actor, { action: 'webhook.created', app_uid: appUid, details: { url: redactUrl(url), events: filter ?? null, enabled } });
       return { created: true, rotated: false, secret };
     }
     let secret = ctx.box.open(existing.secret_sealed);
@@ -192,12 +186,6 @@ export async function setWebhook(
           .execute();
       }
     }
-    if (actor)
-      await recordAudit(tx, actor, {
-        action: s.rotateSecret ? 'webhook.secret_rotated' : 'webhook.changed',
-        app_uid: appUid,
-        details: { url: url === undefined ? undefined : redactUrl(url), events: filter, enabled, rotated_secret: !!s.rotateSecret },
-      });
     return { created: false, rotated: !!s.rotateSecret, secret };
   });
   ctx.queue.notify(WEBHOOK_SIGNAL);

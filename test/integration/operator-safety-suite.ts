@@ -50,8 +50,15 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       const raw = await res.text();
       return { status: res.status, raw, body: raw ? JSON.parse(raw) : undefined, headers: res.headers };
     };
-    const auditCount = async () => Number((await t.svc.ctx.db.selectFrom('audit_log').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-    const lastAudit = () => t.svc.ctx.db.selectFrom('audit_log').selectAll().orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
+    const auditCount = async () =>
+      Number(
+        (
+          await t.svc.ctx.db
+            .selectFrom('audit_log')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const cli = (args: string[]) =>
       run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], {
         env: { ...process.env, DATA_DIR: t.dataDir, ...(db === 'postgres' ? { DATABASE_URL: t.svc.ctx.config.databaseUrl } : {}) },
@@ -106,8 +113,14 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
         'POST /admin/v1/apps': ['app.created', () => admin.post('/apps', { name: 'A2' })],
         'POST /admin/v1/apps/:uid/collections': ['collection.created', (c) => admin.post(`/apps/${c.app}/collections`, { name: 'C', symbol: 'C' })],
         'PUT /admin/v1/apps/:uid/webhook': ['webhook.created', (c) => admin.call('PUT', `/apps/${c.app}/webhook`, hook)],
-        'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': ['webhook.redelivered', async (c) => admin.post(`/apps/${c.app}/webhook/events/${await c.event()}/redeliver`)],
-        'POST /admin/v1/apps/:uid/rewards': ['reward.created', (c) => admin.post(`/apps/${c.app}/rewards`, { name: 'Q', token_name: 'Q', token_symbol: 'Q', supply: '5' })],
+        'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': [
+          'webhook.redelivered',
+          async (c) => admin.post(`/apps/${c.app}/webhook/events/${await c.event()}/redeliver`),
+        ],
+        'POST /admin/v1/apps/:uid/rewards': [
+          'reward.created',
+          (c) => admin.post(`/apps/${c.app}/rewards`, { name: 'Q', token_name: 'Q', token_symbol: 'Q', supply: '5' }),
+        ],
         'POST /admin/v1/apps/:uid/rewards/:reward/withdraw': ['reward.withdrawn', (c) => admin.post(`/apps/${c.app}/rewards/${c.reward}/withdraw`)],
         'POST /admin/v1/apps/:uid/users/:user/wallet-export': ['wallet.exported', (c) => admin.post(`/apps/${c.app}/users/${c.user}/wallet-export`, key())],
         'POST /admin/v1/chains/:chain_id/resync': ['chain.resynced', () => admin.post(`/chains/${chain}/resync`)],
@@ -131,7 +144,10 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
           'webhook.redelivered',
           async (c) => consoleCall('POST', `/apps/${c.app}/webhook/events/${await c.event()}/redeliver`),
         ],
-        'POST /console/api/apps/:uid/rewards': ['reward.created', (c) => consoleCall('POST', `/apps/${c.app}/rewards`, { name: 'R', token_name: 'R', token_symbol: 'R', supply: '5' })],
+        'POST /console/api/apps/:uid/rewards': [
+          'reward.created',
+          (c) => consoleCall('POST', `/apps/${c.app}/rewards`, { name: 'R', token_name: 'R', token_symbol: 'R', supply: '5' }),
+        ],
         'POST /console/api/apps/:uid/rewards/:reward/allocations': [
           'reward.allocated',
           (c) => consoleCall('POST', `/apps/${c.app}/rewards/${c.reward}/allocations`, { to_user_uid: c.user, amount: '1' }),
@@ -140,8 +156,14 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
           'reward.claimed',
           (c) => consoleCall('POST', `/apps/${c.app}/rewards/${c.reward}/claims`, { from_user_uid: c.user, to_address: `0x${'1'.repeat(40)}` }),
         ],
-        'POST /console/api/apps/:uid/rewards/:reward/withdraw': ['reward.withdrawn', (c) => consoleCall('POST', `/apps/${c.app}/rewards/${c.reward2}/withdraw`)],
-        'POST /console/api/apps/:uid/users/:user/wallet-export': ['wallet.exported', (c) => consoleCall('POST', `/apps/${c.app}/users/${c.user}/wallet-export`, key())],
+        'POST /console/api/apps/:uid/rewards/:reward/withdraw': [
+          'reward.withdrawn',
+          (c) => consoleCall('POST', `/apps/${c.app}/rewards/${c.reward2}/withdraw`),
+        ],
+        'POST /console/api/apps/:uid/users/:user/wallet-export': [
+          'wallet.exported',
+          (c) => consoleCall('POST', `/apps/${c.app}/users/${c.user}/wallet-export`, key()),
+        ],
         'POST /console/api/ops/chains/:chain_id/resync': ['chain.resynced', () => consoleCall('POST', `/ops/chains/${chain}/resync`)],
       };
       // Cancelling needs a transaction that waits or is stuck: test/integration/chain-ops.test.ts cancels one
@@ -164,7 +186,11 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       for (const k of order) {
         const [action, act] = cases[k];
         if (k.includes('/claims'))
-          await waitFor('allocation done', async () => (await t.svc.ctx.db.selectFrom('allocations').select('status').where('to_user_uid', '=', user).executeTakeFirst())?.status === 'done', 60_000);
+          await waitFor(
+            'allocation done',
+            async () => (await t.svc.ctx.db.selectFrom('allocations').select('status').where('to_user_uid', '=', user).executeTakeFirst())?.status === 'done',
+            60_000,
+          );
         const before = await auditCount();
         const r = await act({ app: appUid, user, reward, reward2, event });
         assert.ok(r.status >= 200 && r.status < 300, `${k}: ${r.status} ${r.raw}`);
@@ -223,7 +249,12 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
         await Promise.all(
           Array.from({ length: 60 }, (_, i) => recordAudit(i % 2 ? t.svc.ctx.db : other.db, actor, { action: 'chain.resynced', details: { i } })),
         );
-        const rows = await t.svc.ctx.db.selectFrom('audit_log').select(['seq', 'prev_hash', 'hash']).where('seq', '>', from - 1).orderBy('seq').execute();
+        const rows = await t.svc.ctx.db
+          .selectFrom('audit_log')
+          .select(['seq', 'prev_hash', 'hash'])
+          .where('seq', '>', from - 1)
+          .orderBy('seq')
+          .execute();
         assert.equal(rows.length, 61);
         for (let i = 1; i < rows.length; i++) {
           assert.equal(Number(rows[i].seq), Number(rows[i - 1].seq) + 1);
@@ -236,7 +267,9 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       }
     });
 
-    it('10 wrong tokens lock an address; 10,002 failures from other addresses do not unlock it; the global budget answers 429 with Retry-After', { timeout: 600_000 }, async () => {
+    it('10 wrong tokens lock an address; 10,002 failures from other addresses do not unlock it; the global budget answers 429 with Retry-After', {
+      timeout: 600_000,
+    }, async () => {
       const attempt = (ip: string, token: string) =>
         fetch(`${t.svc.url}/admin/v1/apps`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip } });
       const locked = '203.0.113.7';
@@ -262,11 +295,17 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       await Promise.all(Array.from({ length: 8 }, worker));
       for (let i = 0; i < 20; i++) assert.equal((await attempt(`10.200.0.${i}`, `wrong-${i}`)).status, 401);
       assert.equal((await attempt(locked, operator)).status, 429, 'still locked after 10,002 failures elsewhere');
-      const audited = await t.svc.ctx.db.selectFrom('audit_log').select('action').where('action', 'in', ['operator.sign_in_failed', 'operator.locked_out']).execute();
+      const audited = await t.svc.ctx.db
+        .selectFrom('audit_log')
+        .select('action')
+        .where('action', 'in', ['operator.sign_in_failed', 'operator.locked_out'])
+        .execute();
       assert.ok(audited.length > 0 && audited.length < 300, `failed attempts audited, but not each one (${audited.length})`);
 
       // Up to the global budget: then every token is refused, from everywhere, with Retry-After.
-      const used = Number((await t.svc.ctx.db.selectFrom('operator_attempts').select('failures').where('scope', '=', 'global').executeTakeFirstOrThrow()).failures);
+      const used = Number(
+        (await t.svc.ctx.db.selectFrom('operator_attempts').select('failures').where('scope', '=', 'global').executeTakeFirstOrThrow()).failures,
+      );
       for (let i = used; i < GLOBAL_BUDGET; i++) await (await attempt(`198.51.${(i >> 8) & 255}.${i & 255}`, 'wrong')).arrayBuffer();
       const everyone = await attempt('192.0.2.99', operator);
       assert.equal(everyone.status, 429);
@@ -280,7 +319,10 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(signIn.status, 429, 'the console sign-in shares the budget');
       assert.ok(audited.length < 300);
       const lockouts = await t.svc.ctx.db.selectFrom('audit_log').select('details').where('action', '=', 'operator.locked_out').execute();
-      assert.ok(lockouts.some((l) => JSON.parse(l.details).scope === 'global'), 'the global lockout is audited');
+      assert.ok(
+        lockouts.some((l) => JSON.parse(l.details).scope === 'global'),
+        'the global lockout is audited',
+      );
 
       if (db !== 'postgres') return;
       // A second API process on the same database (and chain) counts with the first: refused there too.
@@ -306,4 +348,3 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
     });
   });
 }
-

@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
-import { entryHash, GENESIS_HASH, type ChainedEntry } from '../../domain/audit-chain.js';
+import { entryHash, GENESIS_HASH, type ChainedEntry } from '../../util/audit-chain.js';
 
 /**
  * The audit log becomes tamper-evident (docs/custody.md, Audit log):
  * - `audit_log.seq`, `prev_hash`, `hash`: each entry's place in the chain, the hash of the entry
- *   before it and its own hash over its content and that one (domain/audit-chain.ts). The entries
+ *   before it and its own hash over its content and that one (util/audit-chain.ts). The entries
  *   already written are chained here, oldest first.
  * - `audit_head`: one row, the last entry's seq and hash. Appending locks it first (an UPDATE: a row
  *   lock on PostgreSQL, the write lock on SQLite), so two processes appending at once never fork the

@@ -1,6 +1,6 @@
 // The audit log's hash chain: each entry's hash covers its own content and the hash of the entry
 // before it, so an entry edited, removed or slipped in afterwards breaks every link from there on.
-// Pure: the store appends (services/audit.ts) and `mintworks audit verify` checks with these.
+// No I/O: the store appends (services/audit.ts) and `mintworks audit verify` checks with these.
 import { createHash } from 'node:crypto';
 
 /** The `prev_hash` of the first entry. */
