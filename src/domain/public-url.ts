@@ -16,9 +16,10 @@ export function publicUrlProblem(value: string): string | null {
   if (u.username || u.password || value.includes('@')) return 'it carries credentials (user:password@)';
   if (u.search || value.includes('?')) return 'it has a query (?…)';
   if (u.hash || value.includes('#')) return 'it has a fragment (#…)';
+  // The parser folds `.` and `..` away: the text as given must not have them.
+  if (/\/\.\.?(\/|$)/.test(value.replace(/^[a-z]+:\/\//i, ''))) return 'its path has . or .. segments';
   const path = u.pathname.replace(/\/+$/, '');
   if (path && !/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) return 'its path may hold only letters, digits and . _ ~ - between slashes';
-  if (path.split('/').some((s) => s === '.' || s === '..')) return 'its path has . or .. segments';
   return null;
 }
 
