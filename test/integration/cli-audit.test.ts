@@ -23,16 +23,16 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
   const actions = async () => (JSON.parse((await cli(['audit', '--json', '--limit', '1000'])).stdout).entries as { action: string }[]).map((e) => e.action);
 
   it('lists every command that changes state, and each writes its entry', { timeout: 300_000 }, async () => {
-    // The leaf commands, from the CLI's help.
-    const groups = (await cli(['--help'])).stdout;
-    const top = [...groups.matchAll(/^ {2}([a-z-]+)(?: \[options\]| <[^>]+>| \[command\])*\s{2,}/gm)].map((m) => m[1]).filter((c) => c !== 'help');
+    // The leaf commands, from the CLI's help (groups opened down to their leaves).
+    const commandsOf = (help: string) =>
+      [...(help.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((m) => m[1]).filter((c) => c !== 'help');
     const leaves: string[] = [];
-    for (const c of top) {
-      const help = (await cli([c, '--help'])).stdout;
-      const subs = [...help.matchAll(/^ {2}([a-z-]+)(?: \[options\]| <[^>]+>| \[[a-z|]+\])*\s{2,}/gm)].map((m) => m[1]).filter((s) => s !== 'help');
-      if (/^Commands:/m.test(help) && subs.length) leaves.push(...subs.map((s) => `${c} ${s}`));
-      if (!/^Commands:/m.test(help) || c === 'audit') leaves.push(c);
-    }
+    const walk = async (words: string[]) => {
+      const subs = commandsOf((await cli([...words, '--help'])).stdout);
+      if (words.length && (!subs.length || words.join(' ') === 'audit')) leaves.push(words.join(' '));
+      for (const sub of subs) await walk([...words, sub]);
+    };
+    await walk([]);
     const reads = new Set(['app list', 'collection list', 'webhook show', 'webhook log', 'reward list', 'audit', 'audit verify', 'config show', 'chain status', 'chain txs', 'chain start']);
     const app = JSON.parse((await cli(['app', 'create', '--name', 'A', '--environment', 'development', '--json'])).stdout).uid as string;
     const here: Record<string, [string, string[]]> = {
