@@ -301,7 +301,7 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
     const config = loadConfig();
     const r = await restore(config, o);
     // On PostgreSQL the database itself is restored by pg_restore (printed above), by hand: its audit log
-    // is the dump's, and the restore is recorded by the first act after it.
+    // is the dump's, and this command (which restores the files only) does not write to it.
     if (!config.databaseUrl?.startsWith('postgres')) {
       // The restored database must open with the restored (or given) master key: check it now, not at start.
       const core = await openCore(config, cliLogger()).catch((err) => {

@@ -14,7 +14,7 @@ const run = promisify(execFile);
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
 describe('the CLI audits its acts; config set public-url asks first', () => {
-  const dir = tempDir();
+  let dir = tempDir();
   const cli = (args: string[], env: Record<string, string> = {}) =>
     run(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args], { env: { ...process.env, DATA_DIR: dir, ...env } }).then(
       (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
@@ -22,7 +22,7 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
     );
   const actions = async () => (JSON.parse((await cli(['audit', '--json', '--limit', '1000'])).stdout).entries as { action: string }[]).map((e) => e.action);
 
-  it('lists every command that changes state, and each writes its entry', { timeout: 300_000 }, async () => {
+  it('lists every command that changes state, and each writes its entry', { timeout: 900_000 }, async () => {
     // The leaf commands, from the CLI's help (groups opened down to their leaves).
     const commandsOf = (help: string) =>
       [...(help.split(/^Commands:$/m)[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)\b/gm)].map((m) => m[1]).filter((c) => c !== 'help');
@@ -78,7 +78,9 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
     assert.equal((await cli(['audit', 'verify'])).code, 0);
   });
 
-  it('config set public-url refuses what PUBLIC_URL refuses, and acts only when confirmed', { timeout: 120_000 }, async () => {
+  it('config set public-url refuses what PUBLIC_URL refuses, and acts only when confirmed', { timeout: 300_000 }, async () => {
+    dir = tempDir(); // an installation of its own
+    assert.equal((await cli(['app', 'create', '--name', 'A', '--environment', 'development'])).code, 0);
     const shown = async () => JSON.parse((await cli(['config', 'show', '--json'])).stdout).public_url as string | null;
     const was = await shown();
     const bad = await cli(['config', 'set', 'public-url', 'http://u:p@host/x?y#z']);
