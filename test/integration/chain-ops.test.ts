@@ -245,7 +245,10 @@ describe('chain operator tools and alerts', () => {
     );
     const r = await cli('chain', 'resync', '--chain', String(CHAIN));
     const resynced = await t.svc.ctx.db.selectFrom('audit_log').select(['actor', 'chain_id']).where('action', '=', 'chain.resynced').execute();
-    assert.ok(resynced.some((e) => e.actor === 'cli' && Number(e.chain_id) === CHAIN), 'the resync is in the audit log');
+    assert.ok(
+      resynced.some((e) => e.actor === 'cli' && Number(e.chain_id) === CHAIN),
+      'the resync is in the audit log',
+    );
     const mine = r.accounts.find((x: any) => x.address === relayer.toLowerCase());
     assert.equal(mine.pending_nonce, chainNonce);
     assert.ok(mine.next_nonce >= chainNonce && mine.next_nonce >= mine.next_nonce_before);

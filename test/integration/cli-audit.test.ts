@@ -33,7 +33,19 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
       for (const sub of subs) await walk([...words, sub]);
     };
     await walk([]);
-    const reads = new Set(['app list', 'collection list', 'webhook show', 'webhook log', 'reward list', 'audit', 'audit verify', 'config show', 'chain status', 'chain txs', 'chain start']);
+    const reads = new Set([
+      'app list',
+      'collection list',
+      'webhook show',
+      'webhook log',
+      'reward list',
+      'audit',
+      'audit verify',
+      'config show',
+      'chain status',
+      'chain txs',
+      'chain start',
+    ]);
     const app = JSON.parse((await cli(['app', 'create', '--name', 'A', '--environment', 'development', '--json'])).stdout).uid as string;
     const here: Record<string, [string, string[]]> = {
       'app create': ['app.created', ['app', 'create', '--name', 'B', '--environment', 'development']],

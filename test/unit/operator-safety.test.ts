@@ -7,7 +7,8 @@ import { checkLinks, entryHash, GENESIS_HASH, type StoredEntry } from '../../src
 import { loadConfig, ConfigError } from '../../src/config.js';
 
 test('a public URL is an origin and an optional clean path, as PUBLIC_URL takes it', () => {
-  for (const ok of ['https://mint.example.com', 'http://127.0.0.1:8080', 'https://example.com/mint/', 'https://example.com/a-b/c_d.e~f']) assert.equal(publicUrlProblem(ok), null, ok);
+  for (const ok of ['https://mint.example.com', 'http://127.0.0.1:8080', 'https://example.com/mint/', 'https://example.com/a-b/c_d.e~f'])
+    assert.equal(publicUrlProblem(ok), null, ok);
   const refused: [string, RegExp][] = [
     ['http://u:p@host/x?y#z', /credentials/],
     ['https://host/x?y=1', /query/],
@@ -20,7 +21,10 @@ test('a public URL is an origin and an optional clean path, as PUBLIC_URL takes 
     ['host', /not a URL/],
   ];
   for (const [value, reason] of refused) assert.match(publicUrlProblem(value) ?? '', reason, value);
-  assert.throws(() => loadConfig({ PUBLIC_URL: 'http://u:p@host/x?y#z' }), (e: unknown) => e instanceof ConfigError && /PUBLIC_URL/.test(e.message));
+  assert.throws(
+    () => loadConfig({ PUBLIC_URL: 'http://u:p@host/x?y#z' }),
+    (e: unknown) => e instanceof ConfigError && /PUBLIC_URL/.test(e.message),
+  );
 });
 
 test('a URL in a log line is its origin; whether it has a path and a query, not what they hold', () => {
@@ -35,7 +39,18 @@ test('the audit chain: an entry changed, removed or out of place is the first br
   const entries: StoredEntry[] = [];
   let prev = GENESIS_HASH;
   for (let seq = 1; seq <= 4; seq++) {
-    const e = { seq, uid: `u${seq}`, created_at: '2026-01-01T00:00:00.000Z', actor: 'cli', actor_detail: null, action: 'x', app_uid: null, user_uid: null, chain_id: null, details: '{}' };
+    const e = {
+      seq,
+      uid: `u${seq}`,
+      created_at: '2026-01-01T00:00:00.000Z',
+      actor: 'cli',
+      actor_detail: null,
+      action: 'x',
+      app_uid: null,
+      user_uid: null,
+      chain_id: null,
+      details: '{}',
+    };
     const hash = entryHash(prev, e);
     entries.push({ ...e, prev_hash: prev, hash });
     prev = hash;
