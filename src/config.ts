@@ -1,5 +1,6 @@
 // Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
 // message naming the variable, so an operator never has to guess which one is wrong.
+import { publicUrlProblem } from './domain/public-url.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -38,7 +39,12 @@ const envSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
-  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  PUBLIC_URL: z
+    .string()
+    .refine((v) => publicUrlProblem(v) === null, {
+      error: (i) => `not a public URL: ${publicUrlProblem(String(i.input))} (an origin and an optional clean path)`,
+    })
+    .optional(),
   DATABASE_URL: z
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// (or sqlite:<file>)')
@@ -114,6 +120,7 @@ const envSchema = z.object({
   RATE_LIMIT: z.coerce.number().int().min(0).max(100_000_000).default(6000),
   RATE_LIMIT_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(100),
   OPERATOR_AUTH_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(10),
+  OPERATOR_AUTH_GLOBAL_FAILURES: z.coerce.number().int().min(0).max(100_000_000).default(1000),
   TRUST_PROXY: proxyList.optional(),
   CHAIN_RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -287,6 +294,7 @@ function requestLimits(c: Env) {
     authFailureLimit: c.RATE_LIMIT_AUTH_FAILURES,
     /** Wrong operator tokens per client address within 15 min before it is refused (429); 0 = no limit. */
     operatorAuthFailures: c.OPERATOR_AUTH_FAILURES,
+    operatorAuthGlobalFailures: c.OPERATOR_AUTH_GLOBAL_FAILURES,
     /** Proxies whose X-Forwarded-For is believed (addresses, CIDRs); empty = the socket's peer address. */
     trustProxy: c.TRUST_PROXY ?? [],
   };

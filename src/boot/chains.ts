@@ -1,6 +1,8 @@
 // The chains a service serves: the embedded chain (anvil, started and supervised here) and external
 // JSON-RPC endpoints, each with its runtime; then bringing them up once the services' context has
 // their work.
+import type { Db } from '../store/db.js';
+import { genesisHash, recordChainIdentity } from '../services/chain-identity.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Core } from './open-core.js';
@@ -9,6 +11,8 @@ import { ChainRuntime, WrongChainError } from '../chain/runtime.js';
 import { startSupervisedChain, type SupervisedChain } from '../chain/anvil/supervised-chain.js';
 import { redactRpcUrl, type ProviderSnapshot } from '../chain/providers.js';
 import { configureAlerts, stopAlerts } from '../chain/alerts.js';
+import { assertAllowedUrl, OutboundBlockedError } from '../net/outbound.js';
+import { redactUrl } from '../net/redact-url.js';
 
 export interface Chains {
   /** Every chain served, the default one first. */
@@ -24,8 +28,28 @@ export interface ChainsOptions {
   onFatal(err: Error): void;
 }
 
-/** Operator alerts go out from the process that runs the workers (the one that watches the chains). */
-export function configureOperatorAlerts(config: Config, log: Logger, shutdown: Shutdown): void {
+/**
+ * Operator alerts go out from the process that runs the workers (the one that watches the chains).
+ * Every process checks ALERT_WEBHOOK_URL against the outbound guard first: a destination it refuses
+ * stops the start, instead of every alert failing quietly later.
+ */
+export async function configureOperatorAlerts(config: Config, log: Logger, shutdown: Shutdown): Promise<void> {
+  if (config.alertWebhookUrl) {
+    try {
+      await assertAllowedUrl(config.alertWebhookUrl, { allowPrivate: config.outboundAllowPrivate });
+    } catch (err) {
+      if (err instanceof OutboundBlockedError) {
+        throw new Error(
+          `ALERT_WEBHOOK_URL (${redactUrl(config.alertWebhookUrl)}) is refused by the outbound guard: ${err.reason}. ` +
+            'Use a public http(s) address (or OUTBOUND_ALLOW_PRIVATE=true for a receiver on a private network)',
+        );
+      }
+      log.warn(
+        { url: redactUrl(config.alertWebhookUrl), err: (err as Error).message },
+        'ALERT_WEBHOOK_URL could not be checked now (DNS): alerts try it when they are sent',
+      );
+    }
+  }
   if (!config.runWorkers) return;
   const alertLog = log.child({ component: 'alerts' });
   configureAlerts(
@@ -82,15 +106,22 @@ export async function startChains(config: Config, log: Logger, core: Core, shutd
  * unfunded does not hold the start back: it comes up in the background, and /health says what it waits
  * for. A node that answers with another chain id stops the start.
  */
-export async function bringUpChains(config: Config, log: Logger, { runtimes, embedded }: Chains): Promise<void> {
+export async function bringUpChains(config: Config, log: Logger, { runtimes, embedded }: Chains, db: Db): Promise<void> {
+  // Which chains these are (their genesis, the embedded one's URL), for the CLI: recorded by whoever runs the chain or its workers.
+  const identify = (rt: ChainRuntime) =>
+    genesisHash(rt.client)
+      .then((genesis) => recordChainIdentity(db, log, { id: rt.spec.id, embedded: rt.spec.embedded, rpcUrl: rt.rpcUrl, genesis }))
+      .catch((err) => log.warn({ chain: rt.spec.id, err: (err as Error).message }, "could not record the chain's identity"));
   if (config.runWorkers) {
     await Promise.all(
       runtimes.map(async (rt) => {
         if (rt.spec.embedded) {
           await bringUp(rt, 60_000);
+          if (!config.embeddedRpcUrl) await identify(rt); // the workers' thread leaves it to the thread that runs the chain
         } else {
           try {
             await rt.connect();
+            await identify(rt);
             await bringUp(rt, 60_000);
           } catch (err) {
             if (err instanceof WrongChainError) throw err;
@@ -110,6 +141,7 @@ export async function bringUpChains(config: Config, log: Logger, { runtimes, emb
   // The embedded chain this process started is funded here all the same: worker processes beside
   // it (API=false) reach it as an external chain, which they never fund.
   if (embedded) for (const rt of runtimes.filter((r) => r.spec.embedded)) await rt.fundEmbeddedAccounts();
+  if (embedded) for (const rt of runtimes.filter((r) => r.spec.embedded)) await identify(rt);
   for (const rt of runtimes) {
     // The forwarder's address is fixed; the effects that need it are registered on the sender all the same.
     rt.refresh().then(

@@ -85,7 +85,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
     config = await agreeOnInstallation(core.store.db, config, { publicUrlSet: config.publicUrlSet, sole: !isPostgres, log });
     const homeChainId = checkHomeChain(core.homeChainId, config);
 
-    configureOperatorAlerts(config, log, shutdown);
+    await configureOperatorAlerts(config, log, shutdown);
     const chains = await startChains(config, log, core, shutdown, {
       remoteProviders: opts.remoteProviders,
       onFatal: (err) => fatalListeners.forEach((cb) => cb(err)),
@@ -96,13 +96,14 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const ctx = buildContext({ config, log, core: { ...core, homeChainId }, sender: primary.sender });
     const works = runtimes.map((rt) => startChainWork(ctx, rt, config.runWorkers));
     works.forEach((w, i) => ctx.chains!.set(runtimes[i].spec.id, w.ctx));
-    shutdown.add(async () => {
-      for (const w of works) await w.stop();
-    });
+    // Stopped in reverse: each chain's work (its job pools, its indexer) before the runtime it uses.
     shutdown.add(async () => {
       for (const rt of runtimes) await rt.stop();
     });
-    await bringUpChains(config, log, chains);
+    shutdown.add(async () => {
+      for (const w of works) await w.stop();
+    });
+    await bringUpChains(config, log, chains, core.store.db);
 
     if (config.runWorkers) await startWorkers(ctx, config, log, core, shutdown);
     const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, config, log, core, shutdown) : null;

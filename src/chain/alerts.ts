@@ -9,7 +9,7 @@
 // thread beside them.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { outboundRequest, type OutboundPolicy } from '../net/outbound.js';
+import { OutboundBlockedError, outboundRequest, type OutboundPolicy } from '../net/outbound.js';
 import { signatureHeaders } from '../webhooks/signing.js';
 
 export type AlertKind = 'relayer.balance_low' | 'chain.waiting_for_fees' | 'chain.provider_down' | 'chain.tx_stuck' | 'chain.divergence';
@@ -59,7 +59,12 @@ export function raise(kind: AlertKind, data: Record<string, unknown>): void {
     };
     const run = outboundRequest(target.url, { method: 'POST', headers, body, timeoutMs: TIMEOUT_MS, maxBytes: 1024, maxRedirects: 0, policy: target.policy })
       .then((res) => (res.status >= 200 && res.status < 300 ? null : `HTTP ${res.status}`))
-      .catch((err: Error) => err.message)
+      .catch((err: Error) => {
+        // A destination the guard refuses is a setup mistake: said now, not after the last retry.
+        if (err instanceof OutboundBlockedError && n === 1)
+          target.log.error({ alert: kind, alert_id: id, err: err.message }, 'operator alert refused by the outbound guard');
+        return err.message;
+      })
       .then((failure) => {
         if (failure === null) return;
         const delays = target.retryMs ?? ALERT_RETRY_MS;

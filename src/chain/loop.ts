@@ -10,10 +10,12 @@ export class WakeableLoop {
   private wokenDuringPass = false;
 
   constructor(
-    private readonly pass: () => Promise<void>,
-    private readonly idleMs: number,
-    /** A pass that threw: the loop goes on (an outage ends, a pass runs again). */
-    private readonly onError: (err: unknown) => void,
+    private readonly o: {
+      pass: () => Promise<void>;
+      idleMs: number;
+      /** A pass that threw: the loop goes on (an outage ends, a pass runs again). */
+      onError: (err: unknown) => void;
+    },
   ) {}
 
   get isRunning(): boolean {
@@ -42,11 +44,11 @@ export class WakeableLoop {
     while (this.running) {
       this.wokenDuringPass = false;
       try {
-        await this.pass();
+        await this.o.pass();
       } catch (err) {
-        this.onError(err);
+        this.o.onError(err);
       }
-      if (!this.wokenDuringPass && this.running) await sleepUnlessWoken(this.idleMs, (w) => (this.wake = w));
+      if (!this.wokenDuringPass && this.running) await sleepUnlessWoken(this.o.idleMs, (w) => (this.wake = w));
     }
   }
 }

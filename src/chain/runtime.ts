@@ -80,40 +80,14 @@ export class ChainRuntime {
     const timeout = spec.embedded ? 15_000 : (spec.rpcTimeoutMs ?? deps.rpcTimeoutMs ?? 10_000);
     this.client = chainClient(spec, this.providers, timeout, 2);
     this.probe = chainClient(spec, this.providers, Math.min(timeout, 2_000), 0);
-    ({
-      res: this.res,
-      sender: this.sender,
-      tracker: this.tracker,
-      reconciler: this.reconciler,
-    } = buildChainWing({
-      db: deps.db,
-      client: this.client,
-      providers: this.providers,
-      keys: deps.keys,
-      chainId: spec.id,
-      log: deps.log,
-      relayerCount: deps.relayerCount,
-      embedded: spec.embedded,
-      confirmations: spec.confirmations,
-      stuckMs: deps.stuckSeconds * 1000,
-      tuning: spec,
-      flush: deps.flush,
-    }));
+    ({ res: this.res, sender: this.sender, tracker: this.tracker, reconciler: this.reconciler } = buildChainWing(spec, this.client, this.providers, deps));
     this.forwarderBootstrap = new ForwarderBootstrap(deps.db, deps.keys, spec.id);
     this.funding = new FundingWatch(spec, this.probe, deps.log);
     this.stuck = new StuckWatch(deps.db, spec, deps.stuckSeconds);
     // A node mines a broadcast transaction within milliseconds (the embedded one on arrival): a
     // broadcast during a pass means receipts are waiting now, not a poll interval from now.
-    this.trackerLoop = new WakeableLoop(
-      () => this.trackPass(),
-      250,
-      (err) => this.trackerFailed(err),
-    );
-    this.monitorLoop = new WakeableLoop(
-      () => this.monitorPass(),
-      1000,
-      (err) => this.monitorFailed(err),
-    );
+    this.trackerLoop = new WakeableLoop({ pass: () => this.trackPass(), idleMs: 250, onError: (err) => this.trackerFailed(err) });
+    this.monitorLoop = new WakeableLoop({ pass: () => this.monitorPass(), idleMs: 1000, onError: (err) => this.monitorFailed(err) });
     this.res.news.on('sent', () => this.trackerLoop.poke());
   }
 

@@ -7,6 +7,7 @@ import { ChainSender } from './sender.js';
 import { ChainTracker } from './tracker.js';
 import { Reconciler } from './reconciler.js';
 import type { ProviderSet } from './providers.js';
+import type { ChainSpec } from './chains.js';
 import { registerRelayers } from './relayer-set.js';
 
 export interface ChainWingRoles {
@@ -16,7 +17,19 @@ export interface ChainWingRoles {
   reconciler: Reconciler;
 }
 
-export function buildChainWing(o: ChainResourcesOptions & { client: PublicClient; providers: ProviderSet }): ChainWingRoles {
+/** What the runtime gives its wing besides the chain's spec and clients. */
+export type WingDeps = Pick<ChainResourcesOptions, 'db' | 'keys' | 'log' | 'relayerCount' | 'flush'> & { stuckSeconds: number };
+
+export function buildChainWing(spec: ChainSpec, client: PublicClient, providers: ProviderSet, deps: WingDeps): ChainWingRoles {
+  const o = {
+    ...deps,
+    client,
+    chainId: spec.id,
+    embedded: spec.embedded,
+    confirmations: spec.confirmations,
+    stuckMs: deps.stuckSeconds * 1000,
+    tuning: spec,
+  };
   const res = new ChainResources(o);
   const reconciler = new Reconciler({
     db: o.db,
@@ -28,7 +41,7 @@ export function buildChainWing(o: ChainResourcesOptions & { client: PublicClient
     answers: res.answers,
     headNumber: () => res.fees.head?.number ?? null,
     // A judgement that must not rest on one backend asks every provider.
-    onEachProvider: o.providers.size > 1 ? (body) => o.providers.onEach(body, 5000) : undefined,
+    onEachProvider: providers.size > 1 ? (body) => providers.onEach(body, 5000) : undefined,
   });
   res.news.on('mayDisagree', () => reconciler.soon());
   return { res, sender: new ChainSender(res), tracker: new ChainTracker(res), reconciler };

@@ -5,12 +5,14 @@
 //   chain resync --chain ID                relayer nonces in line with the chain; dropped transactions sent again
 // They read the database and talk to the chains' providers directly, beside a running service (whose
 // tracker then follows what they changed).
+import { installationChain } from './installation-chain.js';
 import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import { cancelChainTx, chainHandle, chainOverview, listChainTxs, requireChain, resyncChain, type ChainOverview } from '../services/chain-ops.js';
 import { integer, table, UsageError, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
+import { cliActor } from './keys.js';
 
 export interface ChainOpsDeps {
   /** A command with --json and the common shape (main.ts). */
@@ -24,16 +26,24 @@ const chainIdOption = (mandatory: boolean) => {
   return mandatory ? o.makeOptionMandatory() : o;
 };
 
-/** A chain the configuration serves; a UsageError (exit 2) names the served ones otherwise. */
-function handlesFor(config: Config, only?: number) {
-  const handles = config.chains.map((spec) => chainHandle(config, spec));
-  if (only === undefined) return handles;
-  try {
-    return [requireChain(handles, only)];
-  } catch (err) {
-    if (err instanceof ApiError) throw new UsageError(err.message);
-    throw err;
+/**
+ * The chains the configuration serves (one, with `only`: a UsageError, exit 2, names the served ones
+ * otherwise), each at the installation's URL and checked to be the installation's chain.
+ */
+async function handlesFor(ctx: Ctx, config: Config, only?: number) {
+  const specs = only === undefined ? config.chains : config.chains.filter((c) => c.id === only);
+  if (only !== undefined && specs.length === 0) {
+    try {
+      requireChain(
+        config.chains.map((spec) => chainHandle(config, spec)),
+        only,
+      );
+    } catch (err) {
+      if (err instanceof ApiError) throw new UsageError(err.message);
+      throw err;
+    }
   }
+  return Promise.all(specs.map((spec) => installationChain(ctx, config, spec)));
 }
 
 function overviewText(o: ChainOverview): string {
@@ -81,7 +91,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .addOption(chainIdOption(false))
     .action((o: { chain?: number }) =>
       withCtx(async (ctx, config) => {
-        const chains = await Promise.all(handlesFor(config, o.chain).map((h) => chainOverview(ctx, h)));
+        const chains = await Promise.all((await handlesFor(ctx, config, o.chain)).map((h) => chainOverview(ctx, h)));
         return { json: { chains }, text: chains.map(overviewText).join('\n\n') };
       }),
     );
@@ -92,7 +102,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 100)
     .action((o: { stuck?: boolean; chain?: number; limit: number }) =>
       withCtx(async (ctx, config) => {
-        if (o.chain !== undefined) handlesFor(config, o.chain);
+        if (o.chain !== undefined) await handlesFor(ctx, config, o.chain);
         const transactions = await listChainTxs(ctx, { chainId: o.chain, stuck: !!o.stuck, limit: o.limit });
         const rows = transactions.map((t) => ({ ...t, fee: t.max_fee_gwei === null ? null : `${t.max_fee_gwei} gwei`, age: `${t.age_s} s` }));
         const text = table(
@@ -121,7 +131,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .argument('<tx>', 'the transaction id (see: mintworks chain txs)', integer(1, Number.MAX_SAFE_INTEGER))
     .action((tx: number) =>
       withCtx(async (ctx, config) => {
-        const r = await cancelChainTx(ctx, handlesFor(config), tx);
+        const r = await cancelChainTx(ctx, await handlesFor(ctx, config), tx, cliActor());
         return {
           json: r,
           text: `Transaction ${r.tx} (${r.kind}, nonce ${r.nonce} of ${r.from}) replaced by a cancellation ${r.cancel_hash} at up to ${r.max_fee_gwei} gwei: ${r.broadcast}.\n  ${r.outcome}.`,
@@ -133,7 +143,7 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .addOption(chainIdOption(true))
     .action((o: { chain: number }) =>
       withCtx(async (ctx, config) => {
-        const r = await resyncChain(ctx, handlesFor(config, o.chain)[0]);
+        const r = await resyncChain(ctx, (await handlesFor(ctx, config, o.chain))[0], cliActor());
         const text = table(
           r.accounts as unknown as Record<string, unknown>[],
           [

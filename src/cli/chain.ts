@@ -5,6 +5,9 @@
 //    processes all reach it at CHAIN_RPC_URL, start and stop in any order, and none of them stops it.
 //  - `chain fund` gives the installation's deployer and relayers funds on a development chain (anvil or
 //    hardhat); on any other chain it prints what to send where.
+import { installationChain } from './installation-chain.js';
+import { recordAudit } from '../services/audit.js';
+import { cliActor } from './keys.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, Option } from 'commander';
@@ -71,7 +74,8 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         } catch {
           throw new UsageError(`--amount ${o.amount} is not an amount`);
         }
-        const rpc = spec.rpc ?? `http://127.0.0.1:${config.anvilPort}`;
+        const h = await installationChain(ctx, config, spec);
+        const rpc = h.rpcUrl;
         const client = createPublicClient({ transport: http(rpc, { retryCount: 0, timeout: 10_000 }) });
         // The chain's relayer set (a rotation's new relayers included, the retired ones not); before the
         // chain was first set up, the first RELAYER_COUNT.
@@ -96,6 +100,11 @@ export function chainCommand(deps: ChainCommandDeps): Command {
         );
         const list = rows.map((r) => `  ${r.role.padEnd(22)} ${r.address}  ${formatEther(BigInt(r.balance_wei))} ${spec.currency}`).join('\n');
         if (method) {
+          await recordAudit(ctx.db, cliActor(), {
+            action: 'chain.funded',
+            chain_id: spec.id,
+            details: { method, amount_wei: amount.toString(), accounts: accounts.length },
+          });
           return {
             json: { chain_id: spec.id, funded: true, method, accounts: rows },
             text: `Funded on chain ${spec.id} (${spec.name}) with ${method}:\n${list}`,

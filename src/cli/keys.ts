@@ -6,12 +6,12 @@ import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import type { Core } from '../boot/open-core.js';
 import { exportWallet } from '../services/wallet-export.js';
-import { listAudit, recordAudit, type Actor } from '../services/audit.js';
+import { listAudit, recordAudit, verifyAudit, type Actor } from '../services/audit.js';
 import { rotateMasterKey } from '../custody/rotation.js';
 import { migrateToPkcs11 } from '../custody/migrate.js';
 import { openHsm } from '../custody/custody.js';
 import { requireApp, table, UsageError, type Output } from './args.js';
-import { chainHandle } from '../services/chain-ops.js';
+import { installationChain } from './installation-chain.js';
 import { RotationRefused, rotationById, rotationView, startRelayerRotation, unfinishedRotation, type RotationView } from '../services/relayer-rotation.js';
 
 /** The CLI's actor in the audit log: whoever runs it on the host. */
@@ -121,7 +121,12 @@ export async function keysRotateRelayers(
       }
     }
     try {
-      rotation = await startRelayerRotation(ctx, o.chain, { count: o.count, fundWei, actor: cliActor(), client: chainHandle(config, spec).client });
+      rotation = await startRelayerRotation(ctx, o.chain, {
+        count: o.count,
+        fundWei,
+        actor: cliActor(),
+        client: (await installationChain(ctx, config, spec)).client,
+      });
     } catch (err) {
       if (err instanceof RotationRefused) throw new UsageError(err.message);
       throw err;
@@ -148,4 +153,19 @@ export async function keysRotateRelayers(
     ? `Rotation ${rotation.id} of chain ${o.chain} done: the relayers are ${rotation.new_relayers.join(', ')}; ${rotation.old_relayers.join(', ')} retired (their balances stay where they are).`
     : `Rotation ${rotation.id} of chain ${o.chain}: ${rotation.phase}, ${rotation.progress}. Follow it with: mintworks keys rotate-relayers --chain ${o.chain} --resume`;
   return { json: rotation, text };
+}
+
+/** `mintworks audit verify`: the chain from its first entry; `broken` set means exit 1. */
+export async function auditVerify(ctx: Ctx, o: { head?: string }): Promise<Output & { broken: boolean }> {
+  let expect: { seq: number; hash: string } | undefined;
+  if (o.head !== undefined) {
+    const m = /^(\d+):([0-9a-f]{64})$/.exec(o.head);
+    if (!m) throw new UsageError(`--head ${o.head} is not <seq>:<sha-256 hex> (as audit verify prints it)`);
+    expect = { seq: Number(m[1]), hash: m[2] };
+  }
+  const r = await verifyAudit(ctx, expect);
+  const text = r.ok
+    ? `Audit chain intact: ${r.entries} entries. Head ${r.head.seq}:${r.head.hash}`
+    : `Audit chain BROKEN at entry ${r.broken!.seq}${r.broken!.uid ? ` (${r.broken!.uid})` : ''}: ${r.broken!.reason}. ${r.entries} entries before it hold.`;
+  return { json: r, text, broken: !r.ok };
 }

@@ -25,7 +25,7 @@ import { DataDirInUseError } from '../util/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
 import { addChainVerifyCommand } from './chain-verify.js';
-import { auditList, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
+import { auditList, auditVerify, cliActor, keysMigrate, keysRotateMaster, keysRotateRelayers, walletExport } from './keys.js';
 import type { Core } from '../boot/open-core.js';
 import { recordAudit, type AuditEntry } from '../services/audit.js';
 
@@ -111,7 +111,7 @@ leaf(app, 'create', 'create an App -> {uid, api_key, api_secret} (the secret is 
   )
   .action((o) =>
     withCtx(async (ctx) => {
-      const r = await createApp(ctx, o.name, o.environment);
+      const r = await createApp(ctx, o.name, o.environment, cliActor());
       return {
         json: r,
         text: `App ${r.uid} created (${o.environment}).\n  api_key    ${r.api_key}\n  api_secret ${r.api_secret}   (shown once; keep it safe)`,
@@ -160,7 +160,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
   .action((o) =>
     withCtx(async (ctx, _config) => {
       const input: NewCollection = { name: o.name, symbol: o.symbol, editable: o.editable, description: o.description ?? null, chain_id: o.chain ?? null };
-      const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input);
+      const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input, cliActor());
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
     }),
   );
@@ -197,6 +197,7 @@ leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {
       const creds = await appCredentials(ctx.db, ctx.box, uid);
       if (!creds) throw new UsageError(`App ${uid} has no active API key`);
       const token = await signAppToken(creds.api_key, creds.api_secret, o.expires);
+      await recordAudit(ctx.db, cliActor(), { action: 'app.token_issued', app_uid: uid, details: { expires_in_seconds: o.expires ?? null } });
       return { json: { token, api_key: creds.api_key }, text: token };
     }, true),
   );
@@ -255,11 +256,20 @@ leaf(wallet, 'export', 'the wallet key of a user, sealed (HPKE) to a recipient X
   .requiredOption('--recipient-key <file>', "the recipient's raw X25519 public key: 32 bytes, or their base64url text")
   .option('--chain <id>', "the chain of the wallet (default: the user's first wallet)", integer(1, Number.MAX_SAFE_INTEGER))
   .action((o) => withCtx((ctx) => walletExport(ctx, o)));
-leaf(program, 'audit', 'the audit log of key and secret events, newest first')
+const audit = leaf(program, 'audit', 'the audit log of operator acts, newest first; `audit verify` checks its hash chain')
   .option('--action <action>', 'one action only (e.g. wallet.exported, master_key.rotated)')
   .option('--app <uid>', 'one App only')
   .option('--limit <n>', 'entries (1-1000)', integer(1, 1000), 50)
-  .action((o) => withCtx((ctx) => auditList(ctx, o)));
+  .action((o) => withCtx((ctx) => auditList(ctx, o), true));
+leaf(audit, 'verify', 'check the audit hash chain from its first entry; exit 1 naming the first broken or missing entry')
+  .option('--head <seq:hash>', 'a head printed earlier (and kept elsewhere): it must still be in the chain')
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const r = await auditVerify(ctx, o);
+      if (r.broken) process.exitCode = 1;
+      return r;
+    }, true),
+  );
 const keys = program.command('keys').description('key custody: migrate to an HSM, rotate the master key, rotate the relayers').exitOverride();
 leaf(keys, 'rotate-master', 're-seal every secret under a new master key (the service may run: it picks the key up)').action(() =>
   withCtx((_ctx, _config, core) => keysRotateMaster(core, { quiet: asJson })),
@@ -291,6 +301,8 @@ leaf(program, 'restore', 'put a backup back into DATA_DIR (the service must be s
   .action(async (o) => {
     const config = loadConfig();
     const r = await restore(config, o);
+    // On PostgreSQL the database itself is restored by pg_restore (printed above), by hand: its audit log
+    // is the dump's, and this command (which restores the files only) does not write to it.
     if (!config.databaseUrl?.startsWith('postgres')) {
       // The restored database must open with the restored (or given) master key: check it now, not at start.
       const core = await openCore(config, cliLogger()).catch((err) => {

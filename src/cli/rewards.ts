@@ -5,6 +5,8 @@
 //   reward list --app UID
 // The commands only write the database (the reward and its job); the running service deploys the
 // contract and sends the withdrawal, picking the jobs up by polling.
+import { cliActor } from './keys.js';
+import { recordAudit } from '../services/audit.js';
 import type { Ctx } from '../services/context.js';
 import { requireApp, table, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
@@ -39,12 +41,19 @@ export async function rewardCreate(
     chain_id: o.chain ?? null,
   };
   const r = await asFlags(() => createReward(ctx, app, input));
+  await recordAudit(ctx.db, cliActor(), {
+    action: 'reward.created',
+    app_uid: app,
+    chain_id: input.chain_id ?? null,
+    details: { reward: r.uid, supply: input.supply },
+  });
   return { json: r, text: `Reward ${r.uid} created; the running service deploys its contract (status deploying -> deployed).` };
 }
 
 export async function rewardWithdraw(ctx: Ctx, o: { app: string; reward: string }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
   const r = await asFlags(() => requestWithdraw(ctx, app, o.reward));
+  await recordAudit(ctx.db, cliActor(), { action: 'reward.withdrawn', app_uid: app, details: { reward: o.reward } });
   return {
     json: r,
     text: `Withdrawal of reward ${r.uid} requested: the running service sends what it holds to ${r.withdraw_receiver} once pending allocations and claims are done.`,

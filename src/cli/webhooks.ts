@@ -5,6 +5,9 @@
 //   webhook redeliver --app UID --event ID
 // `set` prints the signing secret: the new one when created or rotated, else the current one (the
 // operator holds MASTER_KEY anyway). A running service picks changes and redeliveries up by polling.
+import { auditWebhookSet } from '../services/webhook-audit.js';
+import { cliActor } from './keys.js';
+import { recordAudit } from '../services/audit.js';
 import type { Ctx } from '../services/context.js';
 import { requireApp, table, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
@@ -37,6 +40,7 @@ export async function webhookSet(ctx: Ctx, o: { app: string; url?: string; event
     enabled: !o.disable,
     rotateSecret: !!o.rotateSecret,
   });
+  await auditWebhookSet(ctx, cliActor(), app, r);
   const w = r.webhook;
   const what = r.created ? 'created' : r.rotated ? 'updated, secret rotated (the old one signs too for 24 h)' : 'updated';
   return {
@@ -102,5 +106,6 @@ export async function webhookLog(ctx: Ctx, o: { app: string; event?: string; lim
 export async function webhookRedeliver(ctx: Ctx, o: { app: string; event: string }): Promise<Output> {
   const app = await requireApp(ctx.db, o.app);
   const d = await redeliver(ctx, app, o.event);
+  await recordAudit(ctx.db, cliActor(), { action: 'webhook.redelivered', app_uid: app, details: { event: o.event } });
   return { json: d, text: `Event ${d.event_id} queued for delivery (attempt ${d.attempts + 1}); the running service sends it.` };
 }

@@ -1,7 +1,7 @@
 // The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
 // console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -21,6 +21,15 @@ import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
 import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
+
+/** The routes of each server built here, as registered, with their schemas (the tests walk them all: audit, text checks). */
+export const routesOf = new WeakMap<object, RouteOptions[]>();
+
+function listRoutes(app: FastifyInstance<any, any, any, any, any>): void {
+  const list: RouteOptions[] = [];
+  routesOf.set(app, list);
+  app.addHook('onRoute', (route) => void list.push(route as RouteOptions));
+}
 
 export { redactQuery };
 import { consoleRoutes } from './console/index.js';
@@ -89,7 +98,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const areaGuard = async (req: FastifyRequest, reply: FastifyReply) => {
     const area = areaOf(req.url);
     if (area === 'v1') await v1Guard(req, reply);
-    else if (area === 'admin') await adminGuard(req);
+    else if (area === 'admin') await adminGuard(req, reply);
   };
 
   const app = Fastify({
@@ -108,6 +117,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
+  listRoutes(app);
   app.addHook('preClose', closing.preClose);
   app.addHook('onRequest', closing.onRequest);
   // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).

@@ -84,16 +84,7 @@ export async function metricsRoutes(
     },
   });
 
-  new Gauge({
-    name: 'mintworks_chain_divergences',
-    help: "Records that disagree with the chain, as the workers' background verification last found them (CHAIN_VERIFY_INTERVAL_SECONDS)",
-    labelNames: ['chain'] as const,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const r of await divergenceCounts(ctx)) this.set({ chain: String(r.chain_id) }, r.count);
-    },
-  });
+  divergenceMetrics(registry, ctx);
   chainMetrics(registry, runtimes);
   if (poolStats) poolMetrics(registry, poolStats);
 
@@ -112,6 +103,20 @@ export async function metricsRoutes(
   }
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}
+
+/** Records that disagree with the chain, per chain, as the workers' background verification last found them. */
+function divergenceMetrics(registry: Registry, ctx: Ctx): void {
+  new Gauge({
+    name: 'mintworks_chain_divergences',
+    help: "Records that disagree with the chain, as the workers' background verification last found them (CHAIN_VERIFY_INTERVAL_SECONDS)",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const r of await divergenceCounts(ctx)) this.set({ chain: String(r.chain_id) }, r.count);
+    },
+  });
 }
 
 /** PostgreSQL: the connections of this process's pool (its main thread's), and the waits for one. */

@@ -11,6 +11,7 @@
 //     through, because there is no second resolution.
 //  3. Redirects are followed by hand (or not at all) and every hop goes through rules 1 and 2 again.
 // Literal IP hosts are never passed to `lookup` by Node, so they are checked before the request.
+import { redactUrl } from './redact-url.js';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -22,11 +23,14 @@ export interface OutboundPolicy {
 }
 
 export class OutboundBlockedError extends Error {
+  /** The URL refused, redacted (origin only): the error may be logged with its fields. */
+  readonly url: string;
   constructor(
-    readonly url: string,
+    url: string,
     readonly reason: string,
   ) {
-    super(`outbound request to ${url} blocked: ${reason}`);
+    super(`outbound request to ${redactUrl(url)} blocked: ${reason}`);
+    this.url = redactUrl(url);
     this.name = 'OutboundBlockedError';
   }
 }

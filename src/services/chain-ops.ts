@@ -21,6 +21,7 @@ import { CANCELLED_REASON, signCancellation, UNCANCELLABLE_KINDS } from '../chai
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 import { relayerRows } from '../chain/relayer-set.js';
 import { ApiError } from '../util/errors.js';
+import { recordAudit, type Actor } from './audit.js';
 
 /** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
 const UNHANDLED = sql.lit(0);
@@ -35,9 +36,12 @@ export interface ChainHandle {
   lowBalanceWei?: () => Promise<bigint>;
 }
 
-/** A handle on a configured chain for a process that does not run it (the CLI). */
-export function chainHandle(config: Config, spec: ChainSpec): ChainHandle & { providers: ProviderSet } {
-  const urls = spec.embedded ? [`http://127.0.0.1:${config.anvilPort}`] : rpcUrlsOf(spec);
+/**
+ * A handle on a configured chain for a process that does not run it (the CLI). `embeddedRpc`: the
+ * embedded chain's URL as the installation recorded it (services/chain-identity.ts), else ANVIL_PORT's.
+ */
+export function chainHandle(config: Config, spec: ChainSpec, embeddedRpc?: string | null): ChainHandle & { providers: ProviderSet } {
+  const urls = spec.embedded ? [embeddedRpc ?? `http://127.0.0.1:${config.anvilPort}`] : rpcUrlsOf(spec);
   const providers = new ProviderSet(spec.id, urls);
   const client = createPublicClient({
     chain: defineChain({
@@ -227,7 +231,7 @@ export interface CancelResult {
  * is mined decides: the original (the job is done after all) or the cancellation (the job fails with
  * "cancelled by the operator", never tried again). Deployments cannot be cancelled.
  */
-export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], id: number): Promise<CancelResult> {
+export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], id: number, actor: Actor): Promise<CancelResult> {
   const row = await ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw ApiError.notFound('Transaction');
   const h = requireChain(handles, row.chain_id);
@@ -254,23 +258,31 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
   const tip = await h.client.estimateMaxPriorityFeePerGas().catch(() => 1_000_000_000n);
   const base = block.baseFeePerGas ?? (await h.client.getGasPrice());
   const cancel = await signCancellation(signer, row, { maxFeePerGas: base * 2n + tip, maxPriorityFeePerGas: tip });
-  const replaced = await ctx.db
-    .updateTable('chain_txs')
-    // Marked: mined as the self-transfer, it ends as cancelled (src/chain/cancel.ts).
-    .set({
-      raw: cancel.raw,
-      hash: cancel.hash,
-      prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]),
-      bumps: row.bumps + 1,
-      error: CANCELLED_REASON,
-      updated_at: Date.now(),
-    })
-    .where('id', '=', row.id)
-    .where('hash', '=', row.hash) // replaced by the sender meanwhile: the operator tries again on what is there now
-    .where('handled', '=', 0)
-    .executeTakeFirst();
-  if (Number(replaced.numUpdatedRows) === 0)
-    throw ApiError.client(409, 'changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
+  // The replacement and its audit entry commit together: a cancel (which fails a user's mint) never goes unrecorded.
+  await ctx.db.transaction().execute(async (tx) => {
+    const replaced = await tx
+      .updateTable('chain_txs')
+      // Marked: mined as the self-transfer, it ends as cancelled (src/chain/cancel.ts).
+      .set({
+        raw: cancel.raw,
+        hash: cancel.hash,
+        prior_hashes: JSON.stringify([...(JSON.parse(row.prior_hashes) as string[]), row.hash]),
+        bumps: row.bumps + 1,
+        error: CANCELLED_REASON,
+        updated_at: Date.now(),
+      })
+      .where('id', '=', row.id)
+      .where('hash', '=', row.hash) // replaced by the sender meanwhile: the operator tries again on what is there now
+      .where('handled', '=', 0)
+      .executeTakeFirst();
+    if (Number(replaced.numUpdatedRows) === 0)
+      throw ApiError.client(409, 'changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
+    await recordAudit(tx, actor, {
+      action: 'chain.tx_cancelled',
+      chain_id: row.chain_id,
+      details: { tx: row.id, kind: row.kind, from: row.from_address, nonce: row.nonce, replaced_hash: row.hash, cancel_hash: cancel.hash },
+    });
+  });
   let broadcast = 'sent';
   try {
     await h.client.request({ method: 'eth_sendRawTransaction', params: [cancel.raw] });
@@ -307,7 +319,7 @@ export interface ResyncResult {
  * nonce is never signed twice), and every recorded transaction at or above the account's confirmed
  * nonce that no node knows any more (dropped from the pool) is sent again, byte for byte, in nonce order.
  */
-export async function resyncChain(ctx: Ctx, h: ChainHandle): Promise<ResyncResult> {
+export async function resyncChain(ctx: Ctx, h: ChainHandle, actor: Actor): Promise<ResyncResult> {
   const chainId = h.spec.id;
   const accounts = await ctx.db.selectFrom('relayers').select(['address', 'next_nonce']).where('chain_id', '=', chainId).orderBy('idx').execute();
   const out: ResyncResult['accounts'] = [];
@@ -355,5 +367,6 @@ export async function resyncChain(ctx: Ctx, h: ChainHandle): Promise<ResyncResul
     }
     out.push({ address: a.address, nonce, pending_nonce: pending, next_nonce_before: before, next_nonce: Math.max(before, pending), resent });
   }
+  await recordAudit(ctx.db, actor, { action: 'chain.resynced', chain_id: chainId, details: { accounts: out } });
   return { chain_id: chainId, accounts: out };
 }

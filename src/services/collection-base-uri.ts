@@ -18,17 +18,28 @@ export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${pub
  * Queues setBaseURI for every deployed collection (each on its own chain); those still deploying get the
  * URL of the worker that deploys them. Returns the collections queued.
  */
-export async function repointCollections(ctx: Ctx, publicUrl: string): Promise<{ uid: string; chain_id: number; contract_address: string }[]> {
+export async function repointCollections(ctx: Ctx, publicUrl: string, rows?: DeployedCollection[]): Promise<DeployedCollection[]> {
+  const list = rows ?? (await deployedCollections(ctx));
+  await ctx.db.transaction().execute(async (tx) => {
+    for (const r of list) await queueOn(ctx, r.chain_id).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
+  });
+  return list;
+}
+
+export interface DeployedCollection {
+  uid: string;
+  chain_id: number;
+  contract_address: string;
+}
+
+/** The collections a new public URL would be sent to (what `config set public-url` shows before it asks). */
+export async function deployedCollections(ctx: Pick<Ctx, 'db'>): Promise<DeployedCollection[]> {
   const rows = await ctx.db
     .selectFrom('collections')
     .select(['uid', 'chain_id', 'contract_address'])
     .where('status', '=', 'deployed')
     .where('contract_address', 'is not', null)
     .execute();
-  await ctx.db.transaction().execute(async (tx) => {
-    for (const r of rows)
-      await queueOn(ctx, Number(r.chain_id)).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
-  });
   return rows.map((r) => ({ uid: r.uid, chain_id: Number(r.chain_id), contract_address: r.contract_address! }));
 }
 

@@ -1,4 +1,5 @@
 // Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
+import { recordAudit, type Actor } from './audit.js';
 import { encodeDeployData } from 'viem';
 import type { ChainCtx, Ctx } from './context.js';
 import type { JobHandler } from '../jobs/worker.js';
@@ -23,7 +24,8 @@ export interface NewCollection {
   chain_id?: number | null;
 }
 
-export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection): Promise<{ uid: string }> {
+/** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
+export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection, actor?: Actor): Promise<{ uid: string }> {
   if (!input.name.trim()) throw ApiError.validation([{ field: 'name', code: 'required', message: 'Name must not be empty.' }]);
   if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol))
     throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
@@ -50,6 +52,13 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
       })
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
+    if (actor)
+      await recordAudit(tx, actor, {
+        action: 'collection.created',
+        app_uid: appUid,
+        chain_id: chainId,
+        details: { collection: uid, name: input.name, symbol: input.symbol },
+      });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
   return { uid };

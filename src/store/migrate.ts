@@ -20,7 +20,8 @@ import { userListIndexes } from './migrations/018_user_list_indexes.js';
 import { custody } from './migrations/017_custody.js';
 import { relayerSets } from './migrations/020_relayer_sets.js';
 import { userListStatistics } from './migrations/022_user_list_statistics.js';
-import { chainTxEvidence } from './migrations/023_chain_tx_evidence.js';
+import { auditChain, operatorAttempts } from './migrations/023_audit_chain.js';
+import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -45,7 +46,9 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '020_relayer_sets': relayerSets(store.dialect),
     '021_pending_assets_index': pendingAssetsIndex(store.dialect),
     '022_user_list_statistics': userListStatistics(store.dialect),
-    '023_chain_tx_evidence': chainTxEvidence(),
+    '023_audit_chain': auditChain(store.dialect),
+    '024_operator_attempts': operatorAttempts(store.dialect),
+    '025_chain_tx_evidence': chainTxEvidence(),
   };
 }
 

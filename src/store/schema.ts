@@ -125,7 +125,7 @@ export interface ChainTxTable {
   handled: number; // 1 once its outcome was applied to the domain rows
   prior_hashes: Generated<string>; // JSON array: hashes this transaction had before it was replaced
   bumps: Generated<number>; // how many times it was re-priced
-  awaiting: Generated<string | null>; // migration 023: what its outcome waits for (evidence not given yet)
+  awaiting: Generated<string | null>; // migration 025: what its outcome waits for (evidence not given yet)
   created_at: number;
   updated_at: number;
 }
@@ -225,6 +225,8 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   custody_keys: CustodyKeyTable;
   audit_log: AuditLogTable;
+  audit_head: AuditHeadTable;
+  operator_attempts: OperatorAttemptsTable;
   relayer_rotations: RelayerRotationTable;
 }
 
@@ -248,6 +250,24 @@ export interface AuditLogTable {
   user_uid: string | null;
   chain_id: number | null;
   details: string; // JSON object
+  // Migration 023: the hash chain (util/audit-chain.ts).
+  seq: number;
+  prev_hash: string;
+  hash: string;
+}
+
+// Migration 023. One row (id 1): the audit chain's last entry. Locked by every append.
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
+// Migration 024. Failed operator-token attempts per scope (`ip:…`, `global`), a fixed window each.
+export interface OperatorAttemptsTable {
+  scope: string;
+  window_start: number; // epoch ms
+  failures: number;
 }
 
 // Migration 008. A fixed-window counter per bucket (`key:<api key>`, `ip:<address>`).

@@ -19,6 +19,7 @@
 //   a claim is flushed (in the thread pool) before anything is sent, which also flushes every event
 //   committed before it; results are not waited for (a lost result means one more attempt).
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
+import { redactUrl } from '../net/redact-url.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -128,6 +129,7 @@ export class WebhookDispatcher {
     this.buffered.clear();
     await Promise.all(left.map((r) => this.settle(r.row, {}))).catch((err) => this.log.warn({ err }, 'could not release claimed webhook deliveries'));
     await this.record(async () => {}); // queued last: every result and release before it is written
+    await Promise.all([...this.flushes]);
   }
 
   /** One claim round, waiting for its deliveries to finish (for tests and benchmarks). */
@@ -314,6 +316,7 @@ export class WebhookDispatcher {
   // Group commit: writes submitted while a transaction is running go together into the next one.
   private pending: { write: Write; resolve: () => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
+  private readonly flushes = new Set<Promise<void>>(); // results being flushed to disk: a stop waits for them
 
   private record(write: Write): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -333,7 +336,9 @@ export class WebhookDispatcher {
           const { durable } = await this.commit(async (tx) => {
             for (const w of batch) await w.write(tx);
           });
-          durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
+          const flushed = durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
+          this.flushes.add(flushed);
+          void flushed.finally(() => this.flushes.delete(flushed));
           for (const w of batch) w.resolve();
         } catch {
           // One bad write must not lose the others: write them one by one.
@@ -381,7 +386,7 @@ export class WebhookDispatcher {
       // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
       // mistake (or an attempt) the operator must hear of.
       if (err instanceof OutboundBlockedError)
-        this.log.warn({ app: row.app_uid, url: ep.url, event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
+        this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
     }
     const latency = Math.round(performance.now() - started);
     release();
@@ -425,7 +430,7 @@ export class WebhookDispatcher {
           .where('version', '=', ep.version)
           .executeTakeFirst();
         if (Number(r.numUpdatedRows) > 0) {
-          this.log.warn({ app: row.app_uid, url: ep.url }, 'webhook endpoint answered 410 Gone: disabled');
+          this.log.warn({ app: row.app_uid, url: redactUrl(ep.url) }, 'webhook endpoint answered 410 Gone: disabled');
           await holdPending(tx, row.app_uid, t1);
           return void (await settle({ status: 'disabled', next_attempt_at: null, last_error: 'HTTP 410 Gone: webhook disabled' }));
         }

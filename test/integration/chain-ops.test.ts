@@ -176,6 +176,11 @@ describe('chain operator tools and alerts', () => {
     assert.equal(cancelled.body.data.nonce, row.nonce);
     assert.equal(cancelled.body.data.broadcast, 'sent');
     assert.equal((await admin.get(`/chains/${CHAIN}/transactions`)).body.data.find((x: any) => x.id === row.id).cancelling, true, 'listed as cancelling');
+    // The cancel is in the audit log, with who did it and what it replaced.
+    const audited = await t.svc.ctx.db.selectFrom('audit_log').selectAll().where('action', '=', 'chain.tx_cancelled').execute();
+    assert.equal(audited.length, 1);
+    assert.equal(audited[0].actor, 'operator_token');
+    assert.equal(JSON.parse(audited[0].details).tx, row.id);
 
     await node.rpc('evm_setIntervalMining', [1]);
     const failed = await waitFor(
@@ -239,6 +244,11 @@ describe('chain operator tools and alerts', () => {
       10_000,
     );
     const r = await cli('chain', 'resync', '--chain', String(CHAIN));
+    const resynced = await t.svc.ctx.db.selectFrom('audit_log').select(['actor', 'chain_id']).where('action', '=', 'chain.resynced').execute();
+    assert.ok(
+      resynced.some((e) => e.actor === 'cli' && Number(e.chain_id) === CHAIN),
+      'the resync is in the audit log',
+    );
     const mine = r.accounts.find((x: any) => x.address === relayer.toLowerCase());
     assert.equal(mine.pending_nonce, chainNonce);
     assert.ok(mine.next_nonce >= chainNonce && mine.next_nonce >= mine.next_nonce_before);

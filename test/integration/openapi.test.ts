@@ -258,6 +258,7 @@ describe('OpenAPI document', () => {
     await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: recipient });
     await admin('POST', '/apps/:uid/users/:user/wallet-export', `/apps/${app.uid}/users/${user}/wallet-export`, { recipient_public_key: 'short' }); // 400
     await admin('GET', '/audit', '/audit');
+    await admin('GET', '/audit/verify', '/audit/verify');
     await admin('GET', '/apps/:uid/users', `/apps/${app.uid}/users`);
 
     // Failures, each in its documented envelope.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { SignInThrottle, sessionCookie } from '../../src/http/console/session.js';
+import { sessionCookie } from '../../src/http/console/session.js';
 import { ConsoleSessions } from '../../src/services/console/sessions.js';
 import { assetStatus, imageUrl } from '../../src/services/console/assets.js';
 import { decodeCursor, encodeCursor } from '../../src/services/requests/pages.js';
@@ -61,27 +61,6 @@ describe('console sessions', () => {
   it('builds the cookie: HttpOnly, SameSite=Strict, /console, Secure on https', () => {
     assert.equal(sessionCookie('abc', 43_200_000, false), 'mw_console=abc; Path=/console; Max-Age=43200; HttpOnly; SameSite=Strict');
     assert.equal(sessionCookie('abc', 1000, true), 'mw_console=abc; Path=/console; Max-Age=1; HttpOnly; SameSite=Strict; Secure');
-  });
-});
-
-describe('console sign-in throttle', () => {
-  it('holds an address back after 10 failures in 15 minutes, then lets it try again', () => {
-    let now = 0;
-    const t = new SignInThrottle(10, 15 * 60_000, () => now);
-    for (let i = 0; i < 10; i++) {
-      t.check('1.2.3.4');
-      t.fail('1.2.3.4');
-    }
-    assert.throws(
-      () => t.check('1.2.3.4'),
-      (e: unknown) => e instanceof ApiError && e.status === 429,
-    );
-    t.check('5.6.7.8'); // another address is not held back
-    now += 15 * 60_000 + 1;
-    t.check('1.2.3.4');
-    t.fail('1.2.3.4');
-    t.succeed('1.2.3.4');
-    t.check('1.2.3.4');
   });
 });
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { fromDatabase, isDatabaseUnavailable } from '../../src/store/unavailable.js';
 import { isUtf8Url } from '../../src/http/kit/envelope.js';
 import { isInvisible, isStorableText, nameKey, nameSpellings } from '../../src/domain/text.js';
-import { OperatorAttempts } from '../../src/http/kit/operator-attempts.js';
+import { addressScope } from '../../src/http/kit/operator-attempts.js';
 import { ApiError } from '../../src/util/errors.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
@@ -52,18 +52,13 @@ test('names: invisible ones, NFC keys, the spellings a stored name may have', ()
   assert.equal(isStorableText('a\ud800'), false);
 });
 
-test('operator-token attempts: ten failures, then refused until the window ends, per address', () => {
-  let now = 0;
-  const a = new OperatorAttempts(10, 60_000, () => now);
-  for (let i = 0; i < 10; i++) {
-    a.check('1.1.1.1');
-    a.fail('1.1.1.1');
-  }
-  assert.throws(
-    () => a.check('1.1.1.1'),
-    (e: unknown) => e instanceof ApiError && e.status === 429,
-  );
-  a.check('2.2.2.2'); // another address is not affected
-  now = 60_001;
-  a.check('1.1.1.1');
+test('operator-token attempts: an IPv4 address counts alone, an IPv6 address by its /64', () => {
+  assert.equal(addressScope('1.2.3.4'), 'ip:1.2.3.4');
+  assert.equal(addressScope('::ffff:1.2.3.4'), 'ip:1.2.3.4');
+  const s = addressScope('2001:db8:1:2::1');
+  assert.equal(s, 'ip:2001:db8:1:2::/64');
+  for (const same of ['2001:db8:1:2:ffff:ffff:ffff:ffff', '2001:0db8:0001:0002:0:0:0:9', '2001:db8:1:2:a::b']) assert.equal(addressScope(same), s, same);
+  for (const other of ['2001:db8:1:3::1', '2001:db8::1', '::1']) assert.notEqual(addressScope(other), s, other);
+  assert.equal(addressScope('::1'), 'ip:0:0:0:0::/64');
+  assert.equal(addressScope('2001:db8::'), 'ip:2001:db8:0:0::/64');
 });

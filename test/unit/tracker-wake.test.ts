@@ -13,16 +13,16 @@ function tracker(onPass: (pass: number, news: () => void) => void) {
   const sleeps: number[] = [];
   let sleeping: (() => void) | null = null;
   const asleep: (() => void)[] = [];
-  const loop = new WakeableLoop(
-    async () => {
+  const loop = new WakeableLoop({
+    pass: async () => {
       passes++;
       onPass(passes, news);
     },
-    250,
-    (err) => {
+    idleMs: 250,
+    onError: (err) => {
       throw err;
     },
-  );
+  });
   const news = () => loop.poke(); // what a broadcast does
   // The loop hands its wake-up to `wake` when it goes to sleep, and clears it when it wakes.
   Object.defineProperty(loop, 'wake', {

@@ -1,11 +1,42 @@
-// The audit log of key and secret events, newest first (docs/custody.md, Audit log).
+// The audit log of operator acts, newest first, and the check of its hash chain (docs/custody.md, Audit log).
 import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
-import type { AuditEntry, Page } from '../../../src/services/console/types';
+import type { AuditCheck, AuditEntry, Page } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Pager, Table, Time } from '../ui';
 
-const ACTIONS = ['master_key.rotated', 'wallet.exported', 'backup.created', 'backup.restored', 'custody.migrated', 'app.secret_rotated', 'operator.signed_in'];
+const ACTIONS = [
+  'master_key.rotated',
+  'wallet.exported',
+  'backup.created',
+  'backup.restored',
+  'custody.migrated',
+  'app.created',
+  'app.secret_rotated',
+  'webhook.changed',
+  'chain.tx_cancelled',
+  'chain.resynced',
+  'config.public_url_set',
+  'operator.signed_in',
+  'operator.sign_in_failed',
+];
+
+/** The chain check's verdict: intact (with the head to export), or the first broken link. */
+function ChainCheck() {
+  const check = useApi<AuditCheck>('/audit/verify');
+  if (check.error) return <ErrorBox error={check.error} />;
+  if (!check.data) return <Loading />;
+  const c = check.data;
+  return c.ok ? (
+    <p class="notice" data-testid="audit-check">
+      Chain intact: {c.entries} entries checked. Head <Mono>{`${c.head.seq}:${c.head.hash}`}</Mono> — keep a copy elsewhere to compare later.
+    </p>
+  ) : (
+    <p class="error" role="alert" data-testid="audit-check">
+      Chain broken at entry {c.broken?.seq}: {c.broken?.reason}
+    </p>
+  );
+}
 
 export function AuditPage({ loc }: { loc: Location }) {
   const action = loc.query.get('action') ?? '';
@@ -17,7 +48,11 @@ export function AuditPage({ loc }: { loc: Location }) {
       <h1 ref={heading} tabIndex={-1}>
         Audit log
       </h1>
-      <p class="muted">Every act on keys and secrets: rotations, wallet exports, backups, custody changes, sign-ins. Nothing here is ever deleted.</p>
+      <p class="muted">
+        Every operator act: keys and secrets, Apps, webhooks, chain tools, settings, backups, sign-ins. The database refuses to change or delete an entry, and
+        each carries a hash over its content and the entry before it.
+      </p>
+      <ChainCheck />
       <div class="filters">
         <div class="field">
           <label for="audit-action">Action</label>

@@ -8,6 +8,7 @@ import { createApp, listApps } from '../../services/apps/registry.js';
 import { createCollection, listCollectionsOfApp } from '../../services/collections.js';
 import { pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { requestActor } from '../kit/actor.js';
 
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
@@ -21,7 +22,7 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
     '/apps',
     { schema: { ...tags, body: z.object({ name: str().min(1).max(100), environment: z.enum(['development', 'production']).default('development') }) } },
     async (req, reply) => {
-      return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment)));
+      return reply.code(201).send(ok(await createApp(ctx, req.body.name, req.body.environment, requestActor(req))));
     },
   );
 
@@ -51,14 +52,19 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
       const b = req.body;
       return reply.code(201).send(
         ok(
-          await createCollection(ctx, req.params.uid, {
-            name: b.name,
-            symbol: b.symbol,
-            editable: b.editable_assets,
-            description: b.description,
-            external_url: b.external_url,
-            chain_id: b.chain_id,
-          }),
+          await createCollection(
+            ctx,
+            req.params.uid,
+            {
+              name: b.name,
+              symbol: b.symbol,
+              editable: b.editable_assets,
+              description: b.description,
+              external_url: b.external_url,
+              chain_id: b.chain_id,
+            },
+            requestActor(req),
+          ),
         ),
       );
     },

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { requestActor } from '../kit/actor.js';
 import { ApiError } from '../../util/errors.js';
 import type { FastifyRequest } from 'fastify';
 import { cancelChainTx, chainOfTx, chainOverview, listChainTxs, requireChain, resyncChain, type ChainHandle } from '../../services/chain-ops.js';
@@ -55,11 +56,11 @@ export async function adminChainRoutes(
   app.post('/chains/:chain_id/transactions/:id/cancel', { schema: { ...tags, params: txParam } }, async (req) => {
     requireChain(chains, req.params.chain_id);
     if ((await chainOfTx(ctx, req.params.id)) !== req.params.chain_id) throw ApiError.notFound('Transaction');
-    return ok(await cancelChainTx(ctx, chains, req.params.id));
+    return ok(await cancelChainTx(ctx, chains, req.params.id, requestActor(req)));
   });
 
   app.post('/chains/:chain_id/resync', { schema: { ...tags, params: chainParam } }, async (req) =>
-    ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id))),
+    ok(await resyncChain(ctx, requireChain(chains, req.params.chain_id), requestActor(req))),
   );
 
   app.post('/chains/:chain_id/verify', { schema: { ...tags, params: chainParam, body: verifyBody.optional() } }, async (req) => {

@@ -1,11 +1,12 @@
 // Management API of custody (docs/custody.md), under /admin/v1 behind the operator token:
 //   POST /apps/:uid/users/:user/wallet-export  {chain_id?, recipient_public_key} -> {address, enc, ciphertext}
 //   GET  /audit                                 ?limit&cursor&action&app_uid: the audit log, newest first
+//   GET  /audit/verify                          the audit chain checked: {ok, entries, head, broken}
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.js';
 import { exportWallet } from '../../services/wallet-export.js';
-import { listAudit, type Actor } from '../../services/audit.js';
+import { listAudit, verifyAudit, type Actor } from '../../services/audit.js';
 import { pageQuery, str } from '../kit/schemas.js';
 import { sendPage } from '../kit/paging.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
@@ -48,4 +49,5 @@ export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (
     async (req, reply) =>
       ok(sendPage(req, reply, ctx.config.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
   );
+  app.get('/audit/verify', { schema: tags }, async () => ok(await verifyAudit(ctx)));
 }

@@ -1,6 +1,8 @@
 // /admin/v1/apps/:uid/rewards: an App's rewards: create (deploys the contract), list, read, withdraw.
 // Behind the operator token (the hook of the /admin/v1 scope, src/http/admin/index.ts); the console
 // mounts the same routes behind its session.
+import { requestActor } from '../kit/actor.js';
+import { recordAudit } from '../../services/audit.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { amountField, str } from '../kit/schemas.js';
@@ -31,7 +33,15 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     '/apps/:uid/rewards',
     { schema: { ...tags, params: appParam, body: createRewardBody }, config: { exactNumbers: ['supply'] } },
     async (req, reply) => {
-      return reply.code(201).send(ok(await createReward(ctx, await requireApp(ctx, req.params.uid), req.body)));
+      const appUid = await requireApp(ctx, req.params.uid);
+      const r = await createReward(ctx, appUid, req.body);
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.created',
+        app_uid: appUid,
+        chain_id: req.body.chain_id ?? null,
+        details: { reward: r.uid, supply: req.body.supply },
+      });
+      return reply.code(201).send(ok(r));
     },
   );
 
@@ -40,6 +50,9 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
   });
 
   app.post('/apps/:uid/rewards/:reward/withdraw', { schema: { ...tags, params: rewardParam } }, async (req) => {
-    return ok(await requestWithdraw(ctx, await requireApp(ctx, req.params.uid), req.params.reward));
+    const appUid = await requireApp(ctx, req.params.uid);
+    const r = await requestWithdraw(ctx, appUid, req.params.reward);
+    await recordAudit(ctx.db, requestActor(req), { action: 'reward.withdrawn', app_uid: appUid, details: { reward: req.params.reward } });
+    return ok(r);
   });
 }

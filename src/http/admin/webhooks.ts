@@ -5,6 +5,9 @@
 //   GET  /apps/:uid/webhook/events?status=&limit=    delivery state per event, newest first
 //   GET  /apps/:uid/webhook/events/:id/attempts      the attempt log of one event, newest first
 //   POST /apps/:uid/webhook/events/:id/redeliver     send an event again now
+import { auditWebhookSet } from '../../services/webhook-audit.js';
+import { requestActor } from '../kit/actor.js';
+import { recordAudit } from '../../services/audit.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
@@ -35,6 +38,7 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
     async (req, reply) => {
       const b = req.body;
       const r = await setWebhook(ctx, req.params.uid, { url: b.url, events: b.events, enabled: b.enabled, rotateSecret: b.rotate_secret });
+      await auditWebhookSet(ctx, requestActor(req), req.params.uid, r);
       // The secret is shown when it is new (created or rotated), like an API secret.
       const data = r.created || r.rotated ? { ...r.webhook, secret: r.secret } : r.webhook;
       return reply.code(r.created ? 201 : 200).send(ok(data));
@@ -75,6 +79,8 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.post('/apps/:uid/webhook/events/:id/redeliver', { schema: { ...tags, params: eventParam } }, async (req) => {
     await requireApp(ctx, req.params.uid);
-    return ok(await redeliver(ctx, req.params.uid, req.params.id));
+    const d = await redeliver(ctx, req.params.uid, req.params.id);
+    await recordAudit(ctx.db, requestActor(req), { action: 'webhook.redelivered', app_uid: req.params.uid, details: { event: req.params.id } });
+    return ok(d);
   });
 }

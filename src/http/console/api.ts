@@ -44,7 +44,7 @@ export type { ConsoleApiDeps } from './kit.js';
 export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> {
   const { ctx } = deps;
   const sessions = new ConsoleSessions(ctx.db, ctx.config.operatorToken);
-  const throttle = operatorAttempts(ctx.config);
+  const throttle = operatorAttempts(ctx);
   /** Requests that carry the operator token itself (checked once, in the first hook). */
   const byOperatorToken = new WeakSet<FastifyRequest>();
   const secure = ctx.config.publicUrl.startsWith('https:');
@@ -55,17 +55,17 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   });
   app.addHook('onRequest', async (req, reply) => {
     reply.header('cache-control', 'no-store');
-    if (bearerOperator(req, sessions, throttle)) byOperatorToken.add(req);
+    if (await bearerOperator(req, reply, sessions, throttle)) byOperatorToken.add(req);
     else assertSameOrigin(req, ctx.config.publicUrl);
   });
 
   app.post('/session', { schema: { body: z.object({ token: str().trim().min(1, 'Enter the operator token.').max(1024) }) } }, async (req, reply) => {
-    throttle.check(req.ip);
+    await throttle.check(req, reply, 'sign-ins');
     if (!sessions.checkToken(req.body.token)) {
-      throttle.fail(req.ip);
+      await throttle.fail(req);
       throw ApiError.client(401, 'invalid_token', 'That is not the operator token.', 'token');
     }
-    throttle.succeed(req.ip);
+    await throttle.succeed(req);
     const s = await sessions.create();
     await recordAudit(ctx.db, consoleActor(req), { action: 'operator.signed_in', details: { via: 'console' } });
     reply.header('set-cookie', sessionCookie(s.id, s.expiresAt - Date.now(), secure));
@@ -80,7 +80,9 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   });
 
   app.delete('/session', async (req, reply) => {
-    await sessions.destroy(readCookie(req, SESSION_COOKIE));
+    const cookie = readCookie(req, SESSION_COOKIE);
+    if (await sessions.verify(cookie)) await recordAudit(ctx.db, consoleActor(req), { action: 'operator.signed_out', details: { via: 'console' } });
+    await sessions.destroy(cookie);
     reply.header('set-cookie', clearedCookie(secure));
     return ok(null);
   });
@@ -102,12 +104,12 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
  * True when the request carries the operator token as a Bearer token (scripts use the console API so).
  * A wrong one counts as a failed attempt of its address, as a wrong sign-in does.
  */
-function bearerOperator(req: FastifyRequest, sessions: ConsoleSessions, attempts: SignInThrottle): boolean {
+async function bearerOperator(req: FastifyRequest, reply: FastifyReply, sessions: ConsoleSessions, attempts: SignInThrottle): Promise<boolean> {
   const token = bearer(req);
   if (token === null) return false;
-  attempts.check(req.ip, 'operator-token attempts from this address');
+  await attempts.check(req, reply);
   if (sessions.checkToken(token)) return true;
-  attempts.fail(req.ip);
+  await attempts.fail(req);
   return false;
 }
 

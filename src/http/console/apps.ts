@@ -6,6 +6,7 @@ import { appActivity, appCounts, appSummary, listAppSummaries } from '../../serv
 import type { ChainStatus } from '../../services/console/types.js';
 import { str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
+import { requestActor } from '../kit/actor.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
 
 export const appPages: ConsolePage = async (app, deps) => {
@@ -34,7 +35,7 @@ export const appPages: ConsolePage = async (app, deps) => {
       },
     },
     async (req, reply) => {
-      const created = await createApp(ctx, req.body.name, req.body.environment);
+      const created = await createApp(ctx, req.body.name, req.body.environment, requestActor(req));
       return reply.code(201).send(ok(created));
     },
   );

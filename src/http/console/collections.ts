@@ -5,6 +5,7 @@ import { listCollections } from '../../services/console/queries.js';
 import type { ChainOption } from '../../services/console/types.js';
 import { str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
+import { requestActor } from '../kit/actor.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
 
 export const collectionPages: ConsolePage = async (app, deps) => {
@@ -34,13 +35,18 @@ export const collectionPages: ConsolePage = async (app, deps) => {
       const uid = await requireApp(req.params.uid);
       return reply.code(201).send(
         ok(
-          await createCollection(ctx, uid, {
-            name: b.name,
-            symbol: b.symbol,
-            editable: b.editable_assets,
-            description: b.description || null,
-            chain_id: b.chain_id,
-          }),
+          await createCollection(
+            ctx,
+            uid,
+            {
+              name: b.name,
+              symbol: b.symbol,
+              editable: b.editable_assets,
+              description: b.description || null,
+              chain_id: b.chain_id,
+            },
+            requestActor(req),
+          ),
         ),
       );
     },

@@ -1,4 +1,5 @@
 // The console's keys page: the App's API key, a rotation of its secret, a bearer token for curl.
+import { recordAudit } from '../../services/audit.js';
 import { z } from 'zod';
 import { getApiKey, rotateApiSecret, bearerToken } from '../../services/apps/api-keys.js';
 import { ok } from '../kit/route-kit.js';
@@ -29,7 +30,10 @@ export const keyPages: ConsolePage = async (app, deps) => {
       },
     },
     async (req) => {
-      return ok(await bearerToken(ctx, await requireApp(req.params.uid), req.body.expires_in_seconds));
+      const uid = await requireApp(req.params.uid);
+      const r = await bearerToken(ctx, uid, req.body.expires_in_seconds);
+      await recordAudit(ctx.db, consoleActor(req), { action: 'app.token_issued', app_uid: uid, details: { expires_in_seconds: req.body.expires_in_seconds } });
+      return ok(r);
     },
   );
 };

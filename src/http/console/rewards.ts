@@ -1,4 +1,6 @@
 // The console's rewards pages: the management routes of rewards, and a reward's allocations and claims.
+import { requestActor } from '../kit/actor.js';
+import { recordAudit } from '../../services/audit.js';
 import { z } from 'zod';
 import { allocate, requestClaim } from '../../services/rewards/index.js';
 import { listRewardAllocations, listRewardClaims } from '../../services/console/queries.js';
@@ -36,6 +38,12 @@ export const rewardPages: ConsolePage = async (app, deps) => {
         amount: parseAmount(b.amount),
         nonce: b.nonce || `console-${newEventId()}`,
       });
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.allocated',
+        app_uid: uid,
+        user_uid: b.to_user_uid,
+        details: { reward: req.params.reward, allocation: r.uid, amount: b.amount },
+      });
       return reply.code(201).send(ok(r));
     },
   );
@@ -54,9 +62,14 @@ export const rewardPages: ConsolePage = async (app, deps) => {
     },
     async (req, reply) => {
       const uid = await requireApp(req.params.uid);
-      return reply
-        .code(201)
-        .send(ok(await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address })));
+      const r = await requestClaim(ctx, uid, { reward_uid: req.params.reward, from_user_uid: req.body.from_user_uid, to_address: req.body.to_address });
+      await recordAudit(ctx.db, requestActor(req), {
+        action: 'reward.claimed',
+        app_uid: uid,
+        user_uid: req.body.from_user_uid,
+        details: { reward: req.params.reward, claim: r.uid, to: req.body.to_address },
+      });
+      return reply.code(201).send(ok(r));
     },
   );
 };

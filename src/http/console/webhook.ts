@@ -1,4 +1,6 @@
 // The console's webhook page: the management routes of the webhook, its settings, the delivery log, a test event.
+import { requestActor } from '../kit/actor.js';
+import { recordAudit } from '../../services/audit.js';
 import { z } from 'zod';
 import { KNOWN_EVENT_TYPES, getWebhook } from '../../webhooks/endpoints.js';
 import { deliveryLog } from '../../services/console/queries.js';
@@ -35,6 +37,9 @@ export const webhookPages: ConsolePage = async (app, deps) => {
 
   // A `webhook.test` event, sent at once whatever the event filter says.
   app.post('/apps/:uid/webhook/test', { schema: { params: appParam } }, async (req, reply) => {
-    return reply.code(201).send(ok(await sendTestEvent(ctx, await requireApp(req.params.uid))));
+    const uid = await requireApp(req.params.uid);
+    const r = await sendTestEvent(ctx, uid);
+    await recordAudit(ctx.db, requestActor(req), { action: 'webhook.tested', app_uid: uid, details: {} });
+    return reply.code(201).send(ok(r));
   });
 };

@@ -62,8 +62,20 @@ const auditObject = z
     user_uid: uid.nullable(),
     chain_id: z.number().int().nullable(),
     details: z.record(z.string(), z.unknown()),
+    seq: z.number().int().describe('The place of the entry in the hash chain, from 1'),
+    hash: z.string().describe("sha-256 (hex) over the entry's content and the previous entry's hash"),
   })
   .meta({ id: 'AuditEntry' });
+
+const auditCheckObject = z
+  .object({
+    ok: z.boolean(),
+    entries: z.number().int().describe('Entries checked (before the first broken link, if any)'),
+    head: z.object({ seq: z.number().int(), hash: z.string() }).describe('The last entry: keep a copy elsewhere to compare later'),
+    broken: z.object({ seq: z.number().int(), uid: z.string().nullable(), reason: z.string() }).nullable().describe('The first link that does not hold'),
+    checked_at: time,
+  })
+  .meta({ id: 'AuditCheck' });
 
 const collectionObject = z
   .object({
@@ -560,9 +572,15 @@ const DOCS: Record<string, RouteDoc> = {
   },
   'GET /admin/v1/audit': {
     operationId: 'adminListAudit',
-    summary: 'The audit log of key and secret events',
+    summary: 'The audit log of operator acts',
     description: `Optional \`action\` and \`app_uid\`.${paged}`,
     data: list(auditObject),
+  },
+  'GET /admin/v1/audit/verify': {
+    operationId: 'adminVerifyAudit',
+    summary: "The audit log's hash chain checked from its first entry",
+    description: 'As `mintworks audit verify`: every entry in its place, following the one before it, its content matching its hash.',
+    data: auditCheckObject,
   },
   'PUT /admin/v1/apps/:uid/webhook': {
     operationId: 'adminPutWebhook',

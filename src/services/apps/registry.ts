@@ -1,5 +1,6 @@
 // Apps (tenants) and their API keys. The secret is shown once, stored sealed, and is the HS256 key of
 // the App's bearer tokens.
+import { recordAudit, type Actor } from '../audit.js';
 import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { newUid } from '../../util/ids.js';
@@ -12,7 +13,8 @@ export interface NewApp {
   api_secret: string;
 }
 
-export async function createApp(ctx: Ctx, name: string, environment: AppEnvironment): Promise<NewApp> {
+/** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App of a first start. */
+export async function createApp(ctx: Ctx, name: string, environment: AppEnvironment, actor?: Actor): Promise<NewApp> {
   if (!name.trim()) throw new Error('app name must not be empty');
   const uid = newUid();
   const created = nowIso();
@@ -23,6 +25,7 @@ export async function createApp(ctx: Ctx, name: string, environment: AppEnvironm
       .insertInto('api_keys')
       .values({ api_key: key.api_key, app_uid: uid, secret_sealed: ctx.box.seal(key.api_secret), created_at: created, revoked_at: null })
       .execute();
+    if (actor) await recordAudit(tx, actor, { action: 'app.created', app_uid: uid, details: { name, environment, api_key: key.api_key } });
   });
   return { uid, ...key };
 }

@@ -336,6 +336,18 @@ export interface AuditEntry {
   user_uid: string | null;
   chain_id: number | null;
   details: Record<string, unknown>;
+  /** The entry's place in the hash chain and its hash (docs/custody.md, Audit log). */
+  seq: number;
+  hash: string;
+}
+
+/** GET /audit/verify: the audit chain checked from its first entry (src/services/audit.ts). */
+export interface AuditCheck {
+  ok: boolean;
+  entries: number;
+  head: { seq: number; hash: string };
+  broken: { seq: number; uid: string | null; reason: string } | null;
+  checked_at: string;
 }
 
 /** POST …/wallet-export: the wallet key sealed (HPKE) to the recipient's key. */

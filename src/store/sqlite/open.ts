@@ -88,7 +88,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     close: async () => {
       await checkpointer.stop();
       await db.destroy();
-      wal.close();
+      await wal.close();
     },
     groupCommit: async (fn) => {
       // The connection is held throughout, so the commit whose flush is deferred is this one.

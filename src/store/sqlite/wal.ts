@@ -68,6 +68,7 @@ export class WalSync {
   private fd: number | null = null;
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
+  private closed = false;
 
   /** `byCaller`: commits do not flush (`sync`); the store's users do (`flush`). */
   constructor(
@@ -82,6 +83,8 @@ export class WalSync {
 
   /** Every commit so far (of any connection to the file) on disk. */
   flushAll(): Promise<void> {
+    // Closed: the connections are gone and their commits flushed by close(); the file is not opened again.
+    if (this.closed) return Promise.resolve();
     if (!this.running) {
       this.running = this.flush().finally(() => (this.running = null));
       return this.running;
@@ -101,7 +104,11 @@ export class WalSync {
     await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (err) => (err ? reject(fromDatabase(err)) : resolve())));
   }
 
-  close(): void {
+  /** After the connections are closed: the flushes under way end first, so none runs on a closed file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([this.running, this.queued]);
     if (this.fd !== null) fs.closeSync(this.fd);
     this.fd = null;
   }
