@@ -68,7 +68,14 @@ export async function openCore(
   if (!opts.existing) preparePrivateDir(config.dataDir); // 0700, files 0600 (src/util/private-dir.ts)
   // One checkpointer per process: the workers' thread runs it beside its jobs when there is one.
   const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');
-  const store = openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, checkpoints, flushedBy: opts.store?.flushedBy });
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    checkpoints,
+    flushedBy: opts.store?.flushedBy,
+    // In the service's log (its level and format), not as a bare process warning on stderr.
+    onConnectionLost: (err) => log.warn({ err: err.message }, 'PostgreSQL connection lost: a new one is opened at the next query'),
+  });
   try {
     const applied = await migrateToLatest(store, config.chains[0].id);
     if (applied.length) log.info({ migrations: applied, store: store.describe }, 'database migrated');

@@ -4,7 +4,7 @@ import type { Store } from './db.js';
 import { openPostgresStore } from './postgres/open.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite/open.js';
 
-export function openStore(opts: SqliteStoreOptions): Store {
+export function openStore(opts: SqliteStoreOptions & { onConnectionLost?: (err: Error) => void }): Store {
   const url = opts.databaseUrl;
-  return url && /^postgres(ql)?:\/\//.test(url) ? openPostgresStore(url) : openSqliteStore(opts);
+  return url && /^postgres(ql)?:\/\//.test(url) ? openPostgresStore(url, opts.onConnectionLost) : openSqliteStore(opts);
 }

@@ -71,47 +71,52 @@ export function AssetsPage({ appUid, loc }: { appUid: string; loc: Location }) {
       <h1 ref={heading} tabIndex={-1}>
         Assets
       </h1>
-      <form
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
-        }}
-      >
-        <div class="field">
-          <label for="asset-collection">Collection</label>
-          <select id="asset-collection" value={collection} onChange={(e) => navigate(withQuery(loc, { collection: e.currentTarget.value, after: undefined }))}>
-            <option value="">All collections</option>
-            {collections.data?.map((c) => (
-              <option value={c.uid} key={c.uid}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="asset-status">Status</label>
-          <select id="asset-status" value={status} onChange={(e) => navigate(withQuery(loc, { status: e.currentTarget.value, after: undefined }))}>
-            <option value="">Any status</option>
-            {STATUSES.map(([v, label]) => (
-              <option value={v} key={v}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="asset-search">Find an asset</label>
-          <input id="asset-search" type="search" placeholder="uid or external id" value={search} onInput={onInput(setSearch)} />
-        </div>
-        <button type="submit">Find</button>
-        {q && (
-          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
-            Clear
-          </button>
-        )}
-      </form>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+          }}
+        >
+          <div class="field">
+            <label for="asset-collection">Collection</label>
+            <select
+              id="asset-collection"
+              value={collection}
+              onChange={(e) => navigate(withQuery(loc, { collection: e.currentTarget.value, after: undefined }))}
+            >
+              <option value="">All collections</option>
+              {collections.data?.map((c) => (
+                <option value={c.uid} key={c.uid}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="asset-status">Status</label>
+            <select id="asset-status" value={status} onChange={(e) => navigate(withQuery(loc, { status: e.currentTarget.value, after: undefined }))}>
+              <option value="">Any status</option>
+              {STATUSES.map(([v, label]) => (
+                <option value={v} key={v}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="asset-search">Find an asset</label>
+            <input id="asset-search" type="search" placeholder="uid or external id" value={search} onInput={onInput(setSearch)} />
+          </div>
+          <button type="submit">Find</button>
+          {q && (
+            <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+              Clear
+            </button>
+          )}
+        </form>
+      </search>
       <ErrorBox error={assets.error} />
       {!assets.data ? (
         <Loading />
@@ -150,11 +155,7 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
       ) : (
         <>
           <div class="asset-head">
-            {a.image ? (
-              <img class="asset-image" src={a.image} alt={`Image of ${a.name}`} referrerPolicy="no-referrer" />
-            ) : (
-              <div class="asset-image empty">no image</div>
-            )}
+            {a.image ? <img class="asset-image" src={a.image} alt={a.name} referrerPolicy="no-referrer" /> : <div class="asset-image empty">no image</div>}
             <dl class="props">
               <dt>UID</dt>
               <dd>
@@ -211,6 +212,8 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
             </dl>
           </div>
           <Section title="Metadata">
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take the keyboard focus to be scrolled without a mouse */}
+            {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: its name is what a screen reader announces on that focus */}
             <pre class="json" tabIndex={0} aria-label="Metadata document">
               {JSON.stringify(a.metadata, null, 2)}
             </pre>

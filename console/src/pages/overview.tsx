@@ -66,13 +66,13 @@ export function OverviewPage({ appUid }: { appUid: string }) {
       <Section
         title="Mints and sales"
         actions={
-          <div class="segmented" role="group" aria-label="Time range">
+          <fieldset class="segmented" aria-label="Time range">
             {(['24h', '30d'] as const).map((r) => (
               <button type="button" key={r} aria-pressed={range === r} onClick={() => setRange(r)}>
                 {r === '24h' ? 'Last 24 hours' : 'Last 30 days'}
               </button>
             ))}
-          </div>
+          </fieldset>
         }
       >
         <ErrorBox error={activity.error} />

@@ -301,7 +301,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                 Withdrawal <Status value={r.withdraw_status} />
               </p>
             ) : confirmWithdraw ? (
-              <div class="row" role="group" aria-label="Confirm withdrawal">
+              <fieldset class="row" aria-label="Confirm withdrawal">
                 <button
                   type="button"
                   class="danger"
@@ -318,7 +318,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                 <button type="button" onClick={() => setConfirmWithdraw(false)}>
                   Cancel
                 </button>
-              </div>
+              </fieldset>
             ) : (
               <button type="button" class="danger" onClick={() => setConfirmWithdraw(true)}>
                 Withdraw

@@ -20,25 +20,26 @@ export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
       <h1 ref={heading} tabIndex={-1}>
         Users
       </h1>
-      <form
-        role="search"
-        class="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
-        }}
-      >
-        <div class="field">
-          <label for="user-search">Search users</label>
-          <input id="user-search" type="search" placeholder="uid, email or external id" value={search} onInput={onInput(setSearch)} />
-        </div>
-        <button type="submit">Search</button>
-        {q && (
-          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
-            Clear
-          </button>
-        )}
-      </form>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+          }}
+        >
+          <div class="field">
+            <label for="user-search">Search users</label>
+            <input id="user-search" type="search" placeholder="uid, email or external id" value={search} onInput={onInput(setSearch)} />
+          </div>
+          <button type="submit">Search</button>
+          {q && (
+            <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+              Clear
+            </button>
+          )}
+        </form>
+      </search>
       <ErrorBox error={users.error} />
       {!users.data ? (
         <Loading />

@@ -11,7 +11,11 @@ import { plainGroupCommit, redactUrl, type Store } from '../db.js';
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-export function openPostgresStore(url: string): Store {
+/**
+ * `onConnectionLost`: told of an idle connection the server dropped (the service logs it as a warning;
+ * without it, a process warning).
+ */
+export function openPostgresStore(url: string, onConnectionLost?: (err: Error) => void): Store {
   // keepAlive: a connection whose server vanished without a word (a failover, a partition) is found
   // dead by TCP instead of hanging; connectionTimeoutMillis: a server that does not answer fails the
   // request (503) instead of holding it.
@@ -21,7 +25,7 @@ export function openPostgresStore(url: string): Store {
   // transaction, between two queries): the query in flight fails with the error, the client is no
   // longer queryable so the pool discards it on release and opens a new one on the next query; the
   // 'error' event the client emits as well only needs a listener.
-  pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
+  pool.on('error', (err) => (onConnectionLost ? onConnectionLost(err) : process.emitWarning(`PostgreSQL connection lost: ${err.message}`)));
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   return {
