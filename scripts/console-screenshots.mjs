@@ -111,6 +111,7 @@ export function consolePages(d) {
     ['webhook', `${app}/webhook`, 'Delivery log'],
     ['keys', `${app}/keys`, 'API key'],
     ['chains', '/console/chains', 'Chains'],
+    ['chain', '/console/chains/31337', 'Relayers'],
     ['audit', '/console/audit', 'Audit log'],
     ['docs', '/docs', 'Mintworks'],
   ];
