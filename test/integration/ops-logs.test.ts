@@ -110,7 +110,9 @@ describe('operator logs', () => {
     });
     svc = await startService(config, log);
     const op = { authorization: `Bearer ${config.operatorToken ?? svc.ctx.config.operatorToken}`, 'content-type': 'application/json' };
-    const app = await createApp(svc.ctx, 'Logs', 'development');
+    // A production App: on a service that listens on loopback only, a development App may deliver to
+    // this machine (src/webhooks/local-delivery.ts); a production App never does.
+    const app = await createApp(svc.ctx, 'Logs', 'production');
     // A name that resolves to a public address when the webhook is set, to this machine when it is
     // sent to (DNS rebinding): refused at delivery by the outbound guard.
     let rebound = false;
