@@ -17,9 +17,24 @@ const STATUSES: [AssetStatus, string][] = [
 const TRANSITIONAL = new Set<AssetStatus>(['not_minted', 'transferring', 'burning']);
 export const hasTransitional = (rows: AssetRow[]) => rows.some((a) => TRANSITIONAL.has(a.status));
 
+/** An image that may not load (a dead link, a host that refuses): an empty box then, not a broken icon. */
+function useLoads(src: string | null) {
+  const [failed, setFailed] = useState<string | null>(null);
+  return { ok: !!src && failed !== src, onError: () => setFailed(src) };
+}
+
 function Thumb({ src }: { src: string | null }) {
-  if (!src) return <span class="thumb empty" aria-hidden="true" />;
-  return <img class="thumb" src={src} alt="" loading="lazy" referrerPolicy="no-referrer" width={40} height={40} />;
+  const img = useLoads(src);
+  if (!src || !img.ok) return <span class="thumb empty" aria-hidden="true" />;
+  // biome-ignore lint/a11y/noNoninteractiveElementInteractions: onError is the image failing to load, not something the user does
+  return <img class="thumb" src={src} alt="" loading="lazy" referrerPolicy="no-referrer" width={40} height={40} onError={img.onError} />;
+}
+
+function AssetImage({ src, name }: { src: string | null; name: string }) {
+  const img = useLoads(src);
+  if (!src || !img.ok) return <div class="asset-image empty">{src ? 'image not available' : 'no image'}</div>;
+  // biome-ignore lint/a11y/noNoninteractiveElementInteractions: onError is the image failing to load, not something the user does
+  return <img class="asset-image" src={src} alt={name} referrerPolicy="no-referrer" onError={img.onError} />;
 }
 
 export function assetColumns(appUid: string): Column<AssetRow>[] {
@@ -155,7 +170,7 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
       ) : (
         <>
           <div class="asset-head">
-            {a.image ? <img class="asset-image" src={a.image} alt={a.name} referrerPolicy="no-referrer" /> : <div class="asset-image empty">no image</div>}
+            <AssetImage src={a.image} name={a.name} />
             <dl class="props">
               <dt>UID</dt>
               <dd>
