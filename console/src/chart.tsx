@@ -5,6 +5,9 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Activity } from '../../src/services/console/types';
 
+/** Tick steps of the mints axis: whole numbers. */
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1_000_000];
+
 export function ActivityChart({ activity, label }: { activity: Activity; label: string }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -25,13 +28,31 @@ export function ActivityChart({ activity, label }: { activity: Activity; label: 
     const opts: uPlot.Options = {
       width: Math.max(300, el.clientWidth),
       height: 240,
-      legend: { show: true },
+      // A legend of our own below the chart (uPlot's live one reads `TIME: --` until hovered).
+      legend: { show: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, mints: { range: (_u, _min, max) => [0, Math.max(1, max)] }, usd: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       axes: [
         { stroke: axisStroke, grid },
-        { scale: 'mints', label: 'Mints', size: 60, stroke: axisStroke, grid },
-        { scale: 'usd', label: 'Sales (USD)', side: 1, size: 70, stroke: axisStroke, grid: { show: false } },
+        // Whole mints only: no tick at half a mint.
+        {
+          scale: 'mints',
+          label: 'Mints',
+          size: 60,
+          stroke: axisStroke,
+          grid,
+          incrs: WHOLE_STEPS,
+          values: (_u, vals) => vals.map((v) => v.toLocaleString('en-US')),
+        },
+        {
+          scale: 'usd',
+          label: 'Sales (USD)',
+          side: 1,
+          size: 70,
+          stroke: axisStroke,
+          grid: { show: false },
+          values: (_u, vals) => vals.map((v) => `$${v.toLocaleString('en-US')}`),
+        },
       ],
       series: [
         {},
@@ -71,6 +92,14 @@ export function ActivityChart({ activity, label }: { activity: Activity; label: 
   return (
     <figure class="chart">
       <div ref={box} role="img" aria-label={`${label}: ${totalMints} mints, $${totalSales.toFixed(2)} in sales`} />
+      <ul class="legend">
+        <li>
+          <span class="swatch mints" aria-hidden="true" /> Mints: {totalMints.toLocaleString('en-US')}
+        </li>
+        <li>
+          <span class="swatch sales" aria-hidden="true" /> Sales: ${totalSales.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}
+        </li>
+      </ul>
       <figcaption class="muted">
         {totalMints} mints and ${totalSales.toFixed(2)} in sales ({activity.range === '24h' ? 'per hour, last 24 hours' : 'per day, last 30 days'}), by the
         assets' creation time.

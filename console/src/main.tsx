@@ -1,4 +1,5 @@
 // The Mintworks developer console: sign-in, then one page per URL under /console.
+import { AppsIcon, AuditIcon, ChainIcon, Logo, SignOutIcon } from './icons';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './styles.css';
@@ -99,7 +100,10 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
       </a>
       <header class="top">
         <a class="brand" href="/console">
-          Mintworks console
+          <Logo />
+          <span>
+            Mintworks <span class="brand-sub">console</span>
+          </span>
         </a>
         {appUid && (
           <span class="crumb">
@@ -108,15 +112,24 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
           </span>
         )}
         <span class="spacer" />
-        <a href="/console/chains" aria-current={chainMatch ? 'page' : undefined}>
-          Chains
-        </a>
-        <a href="/console/audit" aria-current={loc.path === '/console/audit' ? 'page' : undefined}>
-          Audit log
-        </a>
-        <button type="button" class="link" onClick={onSignOut}>
-          Sign out
-        </button>
+        <nav class="top-nav" aria-label="Console">
+          <a href="/console" aria-current={loc.path === '/console' ? 'page' : undefined}>
+            <AppsIcon />
+            <span>Apps</span>
+          </a>
+          <a href="/console/chains" aria-current={chainMatch ? 'page' : undefined}>
+            <ChainIcon />
+            <span>Chains</span>
+          </a>
+          <a href="/console/audit" aria-current={loc.path === '/console/audit' ? 'page' : undefined}>
+            <AuditIcon />
+            <span>Audit log</span>
+          </a>
+          <button type="button" class="link" onClick={onSignOut}>
+            <SignOutIcon />
+            <span>Sign out</span>
+          </button>
+        </nav>
       </header>
       {appUid && (
         <nav class="tabs" aria-label="App sections">

@@ -1,15 +1,24 @@
 // Building blocks of the pages: tables, pagers, status badges, forms, copyable values.
+import { relative } from './format';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiFailure } from './api';
 import { navigate, withQuery, type Location } from './router';
 
+/** A time as how long ago it was; the full time (local, and the ISO text) on hover. */
 export function Time({ iso }: { iso: string | null | undefined }) {
   if (!iso) return <span class="muted">—</span>;
-  const d = new Date(iso);
+  const full = new Date(iso).toLocaleString(undefined, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
   return (
-    <time dateTime={iso} title={iso}>
-      {d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' })}
+    <time dateTime={iso} title={`${full} (${iso})`} class="nowrap">
+      {relative(iso)}
     </time>
   );
 }

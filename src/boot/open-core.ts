@@ -74,6 +74,8 @@ export async function openCore(
     dataDir: config.dataDir,
     checkpoints,
     flushedBy: opts.store?.flushedBy,
+    // In the service's log (its level and format), not as a bare process warning on stderr.
+    onConnectionLost: (err) => log.warn({ err: err.message }, 'PostgreSQL connection lost: a new one is opened at the next query'),
   });
   try {
     const applied = await migrateToLatest(store, config.chains[0].id);

@@ -109,7 +109,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, config, log, core, shutdown) : null;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;
-    const health = () =>
+    // `mintworks ready` is said when /health first answers 200, not before (readyWhenHealthy).
+    let sayReady: ((h: { ready: boolean }) => void) | null = null;
+    const report = () =>
       healthReport({
         runtimes,
         chainRestarting: () => embedded?.restarting ?? false,
@@ -121,6 +123,11 @@ export async function startService(config: Config, log: Logger = createLogger(co
         creates,
         started,
       });
+    const health = async () => {
+      const h = await report();
+      sayReady?.(h);
+      return h;
+    };
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
     const served = config.runApi
       ? await startHttp(ctx, config, log, core, shutdown, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined })
@@ -131,7 +138,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (operator.generated && config.runApi && !quiet) printConsoleWelcome(config.publicUrl, operator.generated);
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
-    logReady(config, log, core, runtimes, url, started);
+    if (config.runApi) sayReady = readyWhenHealthy(shutdown, health, (h) => logReady(config, log, core, runtimes, url, started, h));
+    else logReady(config, log, core, runtimes, url, started);
     return {
       ctx,
       url,
@@ -175,10 +183,31 @@ async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutd
 }
 
 /**
- * Said once per service: by the process (or thread) that serves the API; workers on their own say
- * `workers ready`, with the public URL they mint for. A chain's readiness is known where the workers run.
+ * An API process says `mintworks listening` once the port is bound and start-up is over, and `mintworks
+ * ready` the first time /health answers 200, whether a client asked it (said before that answer goes
+ * out) or the check every 250 ms saw it (a chain to deploy or to fund first delays it, not the port).
+ * Returns what every health report is shown to.
  */
-function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntime[], url: string, started: number): void {
+function readyWhenHealthy(shutdown: Shutdown, health: () => Promise<unknown>, say: (h: { ready: boolean } | null) => void): (h: { ready: boolean }) => void {
+  let said = false;
+  say(null);
+  const check = setInterval(() => void health().catch(() => {}), 250);
+  check.unref();
+  shutdown.add(async () => clearInterval(check));
+  return (h) => {
+    if (said || !h.ready) return;
+    said = true;
+    clearInterval(check);
+    say(h);
+  };
+}
+
+/**
+ * Said once per service: by the process (or thread) that serves the API (`mintworks listening`, then
+ * `mintworks ready`); workers on their own say `workers ready`, with the public URL they mint for. A
+ * chain's readiness is known where the workers run.
+ */
+function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntime[], url: string, started: number, healthy?: { ready: boolean } | null): void {
   const chainsUp = runtimes.map((rt) => ({
     id: rt.spec.id,
     name: rt.spec.name,
@@ -190,7 +219,8 @@ function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntim
           .join(', '),
     ...(config.runWorkers ? { ready: rt.ready } : {}),
   }));
-  if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
+  if (config.runApi && healthy === null) log.info({ url, store: core.store.describe, ms: Date.now() - started }, 'mintworks listening');
+  else if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
   else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
 }
 

@@ -1,6 +1,6 @@
 // Shared pieces of the `mintworks` commands (parsed by commander, see main.ts): value parsers that
 // refuse bad input with a message naming what is wrong, the App lookup, and plain-text tables.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { Db } from '../store/db.js';
 
 /** A mistake in the command line that commander cannot see (e.g. an App that does not exist): exit code 2. */
@@ -52,4 +52,23 @@ export function table(rows: Record<string, unknown>[], columns: [key: string, he
 export interface Output {
   json: unknown;
   text: string;
+}
+
+/**
+ * Commander checks required options before unknown ones, so a misspelt `--nmae` was reported as a
+ * missing `--name`. This moves the check of every command's required options after commander's own
+ * checks (a preAction hook): a misspelt option is then reported as unknown, with the option it was
+ * probably meant to be, and a really missing one as before.
+ */
+export function reportUnknownOptionsFirst(cmd: Command): void {
+  const required = cmd.options.filter((o) => o.mandatory);
+  for (const o of required) o.mandatory = false;
+  if (required.length)
+    cmd.hook('preAction', (_, action) => {
+      if (action !== cmd) return;
+      for (const o of required)
+        if (cmd.getOptionValue(o.attributeName()) === undefined)
+          cmd.error(`error: required option '${o.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
+    });
+  for (const sub of cmd.commands) reportUnknownOptionsFirst(sub);
 }

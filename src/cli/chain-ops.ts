@@ -10,6 +10,7 @@ import { Option, type Command } from 'commander';
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import { cancelChainTx, chainHandle, chainOverview, listChainTxs, requireChain, resyncChain, type ChainOverview } from '../services/chain-ops.js';
+import { formatUnits } from '../domain/amounts.js';
 import { integer, table, UsageError, type Output } from './args.js';
 import { ApiError } from '../util/errors.js';
 import { cliActor } from './keys.js';
@@ -46,7 +47,10 @@ async function handlesFor(ctx: Ctx, config: Config, only?: number) {
   return Promise.all(specs.map((spec) => installationChain(ctx, config, spec)));
 }
 
-function overviewText(o: ChainOverview): string {
+/** Wei as the native currency, exact (`0.014729 ETH`), as the console shows it; the JSON keeps wei. */
+const native = (wei: string | null, currency: string) => (wei === null || wei === '-1' ? '-' : `${formatUnits(BigInt(wei))} ${currency}`);
+
+function overviewText(o: ChainOverview, currency: string): string {
   const fee = o.base_fee_gwei === null ? '-' : `${o.base_fee_gwei} gwei`;
   const ceiling = o.max_fee_gwei === null ? 'no ceiling' : `ceiling ${o.max_fee_gwei} gwei`;
   const providers = table(
@@ -62,12 +66,12 @@ function overviewText(o: ChainOverview): string {
     '  (no provider calls yet)',
   );
   const relayers = table(
-    o.relayers as unknown as Record<string, unknown>[],
+    o.relayers.map((r) => ({ ...r, balance: native(r.balance_wei, currency) })),
     [
       ['role', 'role'],
       ['state', 'state'],
       ['address', 'address'],
-      ['balance_wei', 'balance (wei)'],
+      ['balance', 'balance'],
       ['low', 'low'],
       ['nonce', 'nonce'],
       ['pending_nonce', 'pending'],
@@ -78,7 +82,7 @@ function overviewText(o: ChainOverview): string {
   );
   return [
     `Chain ${o.chain_id} ${o.name}${o.embedded ? ' (embedded)' : ''}: ${o.status}`,
-    `  head ${o.head ?? '-'}, base fee ${fee} (${ceiling}), low under ${o.low_balance_wei} wei`,
+    `  head ${o.head ?? '-'}, base fee ${fee} (${ceiling}), low under ${native(o.low_balance_wei, currency)}`,
     `  ${o.unconfirmed_transactions} unconfirmed transaction(s), ${o.stuck_transactions} stuck`,
     providers,
     relayers,
@@ -91,8 +95,9 @@ export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsD
     .addOption(chainIdOption(false))
     .action((o: { chain?: number }) =>
       withCtx(async (ctx, config) => {
-        const chains = await Promise.all((await handlesFor(ctx, config, o.chain)).map((h) => chainOverview(ctx, h)));
-        return { json: { chains }, text: chains.map(overviewText).join('\n\n') };
+        const handles = await handlesFor(ctx, config, o.chain);
+        const chains = await Promise.all(handles.map((h) => chainOverview(ctx, h)));
+        return { json: { chains }, text: chains.map((c, i) => overviewText(c, handles[i].spec.currency)).join('\n\n') };
       }),
     );
 

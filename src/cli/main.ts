@@ -14,7 +14,7 @@ import { createCollection, type NewCollection } from '../services/collections.js
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { integer, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
+import { integer, reportUnknownOptionsFirst, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
 import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
@@ -91,7 +91,12 @@ program.configureOutput({
 
 /** A command that does something: --json, exit-code handling and the common shape. */
 function leaf(parent: Command, name: string, description: string): Command {
-  return parent.command(name).description(description).option('--json', 'print one JSON object').exitOverride().allowExcessArguments(false);
+  return parent
+    .command(name)
+    .description(description)
+    .option('--json', 'print one JSON object (the {…} after -> above) instead of text')
+    .exitOverride()
+    .allowExcessArguments(false);
 }
 
 const appOption = () => new Option('--app <uid>', 'the App (see: mintworks app list)').makeOptionMandatory();
@@ -188,7 +193,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
   );
 
 // ----------------------------------------------------------------------------------------- token
-leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret) -> {token, api_key}')
+leaf(program, 'token', 'a bearer token for curl (HS256 with the API secret): prints the token; --json -> {token, api_key}')
   .addOption(appOption())
   .option('--expires <seconds>', 'lifetime in seconds (default: no expiry)', integer(1, TEN_YEARS))
   .action((o) =>
@@ -327,6 +332,7 @@ addChainVerifyCommand(chainGroup, { leaf, withCtx });
 program.addCommand(chainGroup);
 program.addCommand(configCommand({ leaf, withCtx }));
 
+reportUnknownOptionsFirst(program);
 program.addHelpText('after', '\nRun `mintworks <command> --help` (or `mintworks <command> <subcommand> --help`) for its options.');
 
 try {

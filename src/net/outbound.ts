@@ -20,6 +20,12 @@ import net from 'node:net';
 export interface OutboundPolicy {
   /** true lifts the address checks (local development, tests): OUTBOUND_ALLOW_PRIVATE=true. */
   allowPrivate: boolean;
+  /**
+   * true lifts the check of loopback addresses only (127.0.0.0/8, ::1): a development App's webhook on
+   * a service only its own machine can reach (src/webhooks/local-delivery.ts). Private networks, link-local
+   * and the rest stay refused.
+   */
+  allowLoopback?: boolean;
 }
 
 export class OutboundBlockedError extends Error {
@@ -188,6 +194,7 @@ function checkAddress(url: string, ip: string, policy: OutboundPolicy): void {
   if (policy.allowPrivate) return;
   if (outboundTestHooks.allowAddress?.(ip)) return;
   const reason = isForbiddenAddress(ip);
+  if (reason === 'loopback' && policy.allowLoopback) return;
   if (reason) throw new OutboundBlockedError(url, `${reason} address ${ip}`);
 }
 
@@ -258,7 +265,7 @@ const pools = new Map<string, Pool>(); // insertion order = least recently used 
 
 /** The keep-alive agent of one origin under one policy (bounded: the least recently used go). */
 function pooledAgent(u: URL, policy: OutboundPolicy): http.Agent {
-  const key = `${u.protocol}//${u.host}|${policy.allowPrivate}`;
+  const key = `${u.protocol}//${u.host}|${policy.allowPrivate}|${policy.allowLoopback === true}`;
   let pool = pools.get(key);
   // Test hooks changed (another rule in force): sockets checked under the old one must not be reused.
   if (pool && (pool.hooks !== outboundTestHooks.resolve || pool.allow !== outboundTestHooks.allowAddress)) {

@@ -131,6 +131,7 @@ export async function chainOverview(ctx: Ctx, h: ChainHandle): Promise<ChainOver
   return {
     chain_id: chainId,
     name: h.spec.name,
+    currency: h.spec.currency,
     embedded: h.spec.embedded,
     ready: health ? health.ready : null,
     status: health?.status ?? (block ? 'answering' : 'chain unreachable'),

@@ -9,7 +9,10 @@ import { openSqliteStore, type SqliteStoreOptions } from './sqlite/open.js';
 export type PostgresOptions = Omit<PgSettings, 'url'>;
 const POSTGRES_DEFAULTS: PostgresOptions = { poolMode: 'session', poolSize: 10, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 };
 
-export function openStore(opts: SqliteStoreOptions & { postgres?: PostgresOptions }): Store {
+/** `onConnectionLost` (PostgreSQL): told of a connection the server dropped, for the service's log. */
+export function openStore(opts: SqliteStoreOptions & { postgres?: PostgresOptions; onConnectionLost?: (err: Error) => void }): Store {
   const url = opts.databaseUrl;
-  return url && /^postgres(ql)?:\/\//.test(url) ? openPostgresStore({ ...POSTGRES_DEFAULTS, ...opts.postgres, url }) : openSqliteStore(opts);
+  return url && /^postgres(ql)?:\/\//.test(url)
+    ? openPostgresStore({ ...POSTGRES_DEFAULTS, ...opts.postgres, url }, opts.onConnectionLost)
+    : openSqliteStore(opts);
 }

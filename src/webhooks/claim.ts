@@ -4,10 +4,13 @@
 import type { Db, Tx } from '../store/db.js';
 import { skipLocked } from '../store/locks.js';
 import type { EndpointRow } from './endpoints.js';
+import type { AppEnvironment } from '../domain/environment.js';
 import type { DeliveryRow } from './deliveries.js';
 
 export type EventRow = { id: string; type: string; app_uid: string; event_time: string; payload: string };
-export type Batch = { events: Map<string, EventRow>; endpoints: Map<string, EndpointRow> };
+/** An endpoint with its App's environment (the outbound rules depend on it: local-delivery.ts). */
+export type BatchEndpoint = EndpointRow & { app_environment: AppEnvironment };
+export type Batch = { events: Map<string, EventRow>; endpoints: Map<string, BatchEndpoint> };
 
 export interface ClaimPlan {
   now: number;
@@ -71,8 +74,10 @@ export async function loadBatch(db: Db, rows: DeliveryRow[]): Promise<Batch> {
       .execute(),
     db
       .selectFrom('webhook_endpoints')
-      .selectAll()
-      .where('app_uid', 'in', [...new Set(rows.map((r) => r.app_uid))])
+      .innerJoin('apps', 'apps.uid', 'webhook_endpoints.app_uid')
+      .selectAll('webhook_endpoints')
+      .select('apps.environment as app_environment')
+      .where('webhook_endpoints.app_uid', 'in', [...new Set(rows.map((r) => r.app_uid))])
       .execute(),
   ]);
   return { events: new Map(events.map((e) => [e.id, e])), endpoints: new Map(endpoints.map((e) => [e.app_uid, e])) };

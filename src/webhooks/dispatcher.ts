@@ -31,11 +31,12 @@ import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSende
 import { OutboundBlockedError } from '../net/outbound.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { buildRequest, isoOfMs } from './message.js';
-import { holdPending, signingSecrets, WEBHOOK_SIGNAL, type EndpointRow } from './endpoints.js';
+import { holdPending, signingSecrets, WEBHOOK_SIGNAL } from './endpoints.js';
+import { blockedAdvice, webhookPolicy } from './local-delivery.js';
 import type { DeliveryRow } from './deliveries.js';
 import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
 import { EndpointBreakers } from './breaker.js';
-import { leaseDue, loadBatch, type Batch, type EventRow } from './claim.js';
+import { leaseDue, loadBatch, type Batch, type BatchEndpoint, type EventRow } from './claim.js';
 
 type Claimed = DeliveryRow & { token: string };
 /** A claimed delivery waiting for a free slot (its App below its cap, the process below its total). */
@@ -355,7 +356,7 @@ export class WebhookDispatcher {
     }
   }
 
-  private async deliver(row: Claimed, ev: EventRow | undefined, ep: EndpointRow | undefined, release: () => void): Promise<void> {
+  private async deliver(row: Claimed, ev: EventRow | undefined, ep: BatchEndpoint | undefined, release: () => void): Promise<void> {
     const { ctx } = this;
     const t0 = this.now();
     const recent = JSON.parse(row.recent_attempts) as number[];
@@ -379,14 +380,18 @@ export class WebhookDispatcher {
     let res: WebhookSendResult | null = null;
     let error: string | null = null;
     try {
-      res = await this.sender({ url: ep.url, headers, body, timeoutMs: this.timeoutMs, signal: this.stopping.signal });
+      const { allowLoopback } = webhookPolicy(ctx.config, ep.app_environment);
+      res = await this.sender({ url: ep.url, headers, body, timeoutMs: this.timeoutMs, signal: this.stopping.signal, allowLoopback });
     } catch (err) {
       if (this.stopping.signal.aborted) return this.settle(row, {}); // shutting down: not an attempt, send again later
       error = describeError(err);
       // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
-      // mistake (or an attempt) the operator must hear of.
-      if (err instanceof OutboundBlockedError)
-        this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason }, 'webhook delivery refused by the outbound guard');
+      // mistake (or an attempt) the operator must hear of. The log (and the console) say what to do.
+      if (err instanceof OutboundBlockedError) {
+        const advice = blockedAdvice(ctx.config, ep.app_environment, err.reason);
+        error = `${error}: ${advice}`;
+        this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason, advice }, 'webhook delivery refused by the outbound guard');
+      }
     }
     const latency = Math.round(performance.now() - started);
     release();

@@ -3,6 +3,8 @@
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';
 import type { InfraCtx } from '../util/infra-context.js';
+import type { AppEnvironment } from '../domain/environment.js';
+import { blockedAdvice, webhookPolicy } from './local-delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { WebhookView } from '../domain/webhook-view.js';
 import type { DbOrTx } from '../store/db.js';
@@ -88,14 +90,13 @@ export function normaliseEventFilter(events: string[] | null | undefined): strin
   return list.sort();
 }
 
-async function validateUrl(ctx: InfraCtx, url: string): Promise<void> {
+async function validateUrl(ctx: InfraCtx, url: string, environment: AppEnvironment): Promise<void> {
   const invalid = (message: string) => ApiError.validation([{ field: 'url', code: 'invalid', message }]);
   if (url.length > 2048) throw invalid('Ensure this field has no more than 2048 characters.');
   try {
-    await assertAllowedUrl(url, { allowPrivate: ctx.config.outboundAllowPrivate });
+    await assertAllowedUrl(url, webhookPolicy(ctx.config, environment));
   } catch (err) {
-    if (err instanceof OutboundBlockedError)
-      throw invalid(`Webhook URL not allowed: ${err.reason}. (OUTBOUND_ALLOW_PRIVATE=true lifts this for local development.)`);
+    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}: ${blockedAdvice(ctx.config, environment, err.reason)}.`);
     // A name that does not resolve yet is accepted: it is checked again at every attempt.
   }
 }
@@ -110,10 +111,10 @@ export async function setWebhook(
   appUid: string,
   s: WebhookSettings,
 ): Promise<{ created: boolean; rotated: boolean; secret: string; webhook: WebhookView }> {
-  const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
+  const app = await ctx.db.selectFrom('apps').select(['uid', 'environment']).where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const url = s.url?.trim();
-  if (url !== undefined) await validateUrl(ctx, url);
+  if (url !== undefined) await validateUrl(ctx, url, app.environment);
   const filter = s.events === undefined ? undefined : normaliseEventFilter(s.events);
   const enabled = s.enabled ?? true;
 

@@ -8,6 +8,8 @@ export interface WebhookSendRequest {
   body: string;
   timeoutMs: number;
   signal: AbortSignal;
+  /** This delivery may go to a loopback address (a development App on a laptop: local-delivery.ts). */
+  allowLoopback?: boolean;
 }
 
 export interface WebhookSendResult {
@@ -32,7 +34,7 @@ export function httpSender(policy: OutboundPolicy): WebhookSender {
       timeoutMs: r.timeoutMs,
       maxBytes: RESPONSE_LOG_BYTES,
       maxRedirects: 0,
-      policy,
+      policy: r.allowLoopback ? { ...policy, allowLoopback: true } : policy,
       signal: r.signal,
       keepAlive: true,
     });

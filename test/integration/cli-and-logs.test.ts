@@ -60,6 +60,9 @@ describe('CLI and logs', () => {
     assert.deepEqual(Object.keys(coll), ['uid']);
     const { token, api_key } = JSON.parse(await cli('token', '--app', app.uid, '--json'));
     assert.equal(api_key, app.api_key);
+    // What `token --help` says it prints: the token alone, and {token, api_key} with --json.
+    assert.match(await cli('token', '--help'), /prints the token; --json ->\s+\{token, api_key\}/);
+    assert.match((await cli('token', '--app', app.uid)).trim(), /^[\w-]+\.[\w-]+\.[\w-]+$/);
     const api = new ApiClient(`${svc.url}/v1`, app.api_key, token);
     const deployed = await waitFor(
       'deployed by the running service',
@@ -88,6 +91,9 @@ describe('CLI and logs', () => {
     await refused(['collection', 'create', '--app', '123456789012', '--name', 'X', '--symbol', 'X'], /no App with uid 123456789012/);
     await refused(['app', 'create', '--environment', 'development'], /required option '--name <name>'/);
     await refused(['app', 'create', '--name', 'X'], /required option '--environment <env>'/);
+    // A misspelt required option is unknown (with the one meant), not a missing one.
+    await refused(['app', 'create', '--nmae', 'X', '--environment', 'development'], /^unknown option '--nmae'\n\(Did you mean --name\?\)$/);
+    await refused(['webhook', 'redeliver', '--app', app, '--evnet', 'x'], /unknown option '--evnet'[\s\S]*--event/);
     await refused(['app', 'create', '--name', 'X', '--environment', 'dev'], /'dev' is invalid.*development, production/);
     await refused(['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--editabel'], /unknown option '--editabel'[\s\S]*--editable/);
     await refused(['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--editable', 'maybe'], /--editable.*'maybe' is invalid/);

@@ -427,13 +427,15 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       );
       assert.equal(first.page.items.length, 50);
       assert.equal(deep.page.items.length, 50);
+      // An order of magnitude, what a busy machine meets too: a page that read the App's 100,000 assets
+      // would take seconds. The plans themselves are query-plans.test.ts's; speed is the bench's.
       for (const [what, ms] of [
         ['first page', first.ms],
         ['deep page', deep.ms],
         ['failed', failed.ms],
         ['no match', none.ms],
       ] as const)
-        assert.ok(ms < 300, `${what}: ${ms} ms`);
+        assert.ok(ms < 3000, `${what}: ${ms} ms`);
     });
   });
 }

@@ -132,7 +132,8 @@ describe('installations and the processes that use them', () => {
           ANVIL_PORT: anvilPort,
         };
         const api = start([main], { ...common, WORKERS: 'false', PORT: String(await freePort()) });
-        await waitFor('the API process', async () => api.output().includes('"msg":"mintworks ready"'), 60_000, 50);
+        // Listening, not ready: no worker deploys this chain's forwarder.
+        await waitFor('the API process', async () => api.output().includes('"msg":"mintworks listening"'), 60_000, 50);
         const worker = start([main], { ...common, API: 'false', DEMO_APP: 'false' });
         assert.equal(await worker.exited, 1);
         assert.match(worker.output(), new RegExp(`another Mintworks \\(pid ${api.child.pid}\\) is using the embedded chain of DATA_DIR`));
@@ -173,7 +174,7 @@ describe('installations and the processes that use them', () => {
       assert.match(early.output(), /PUBLIC_URL is not set and no API process of this installation has recorded one yet/);
 
       const api = start([main], { ...common, WORKERS: 'false', PORT: String(apiPort), PUBLIC_URL: `http://127.0.0.1:${apiPort}/` });
-      await waitFor('the API process', async () => api.output().includes('"msg":"mintworks ready"'), 60_000, 50);
+      await waitFor('the API process', async () => api.output().includes('"msg":"mintworks listening"'), 60_000, 50);
       assert.equal(fs.readFileSync(path.join(dataDir, 'demo.env'), 'utf8'), 'MW_APP=999999999999\n');
       assert.equal(fs.readdirSync(dataDir).filter((f) => /^demo-\d+\.env$/.test(f)).length, 1, "this installation's Demo App is in a file of its own");
 
@@ -181,7 +182,7 @@ describe('installations and the processes that use them', () => {
       const worker = start([main], { ...common, API: 'false', DEMO_APP: 'false' });
       await waitFor('the worker process', async () => worker.output().includes('"msg":"workers ready"') || worker.child.exitCode !== null, 60_000, 50);
       assert.match(worker.output(), new RegExp(`"public_url":"http://127.0.0.1:${apiPort}"[^\\n]*"msg":"workers ready"`), worker.output());
-      assert.doesNotMatch(worker.output(), /"msg":"mintworks ready"/);
+      assert.doesNotMatch(worker.output(), /"msg":"mintworks (ready|listening)"/);
 
       // Funded, the worker deploys the Demo App's collection with the recorded URL as its base token URI.
       const fund = cliRun(['chain', 'fund'], common);

@@ -69,6 +69,11 @@ describe('operator logs', () => {
     proc.stderr!.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
     try {
+      // `mintworks ready` is said once /health answers 200, not while it still answers 503.
+      await waitFor('mintworks ready', async () => out.includes('"mintworks ready"'), 90_000, 20);
+      const health = await fetch(`http://127.0.0.1:${env.PORT}/health`);
+      assert.equal(health.status, 200, `/health right after "mintworks ready": ${await health.text()}`);
+      assert.ok(out.indexOf('"mintworks listening"') < out.indexOf('"mintworks ready"'), 'listening, then ready');
       await waitFor('workers ready', async () => out.includes('"workers ready"'), 90_000, 100);
       await waitFor('health 200', async () => (await fetch(`http://127.0.0.1:${env.PORT}/health`).catch(() => null))?.status === 200, 30_000, 100);
     } catch (err) {
@@ -105,7 +110,9 @@ describe('operator logs', () => {
     });
     svc = await startService(config, log);
     const op = { authorization: `Bearer ${config.operatorToken ?? svc.ctx.config.operatorToken}`, 'content-type': 'application/json' };
-    const app = await createApp(svc.ctx, 'Logs', 'development');
+    // A production App: on a service that listens on loopback only, a development App may deliver to
+    // this machine (src/webhooks/local-delivery.ts); a production App never does.
+    const app = await createApp(svc.ctx, 'Logs', 'production');
     // A name that resolves to a public address when the webhook is set, to this machine when it is
     // sent to (DNS rebinding): refused at delivery by the outbound guard.
     let rebound = false;

@@ -17,9 +17,24 @@ const STATUSES: [AssetStatus, string][] = [
 const TRANSITIONAL = new Set<AssetStatus>(['not_minted', 'transferring', 'burning']);
 export const hasTransitional = (rows: AssetRow[]) => rows.some((a) => TRANSITIONAL.has(a.status));
 
+/** An image that may not load (a dead link, a host that refuses): an empty box then, not a broken icon. */
+function useLoads(src: string | null) {
+  const [failed, setFailed] = useState<string | null>(null);
+  return { ok: !!src && failed !== src, onError: () => setFailed(src) };
+}
+
 function Thumb({ src }: { src: string | null }) {
-  if (!src) return <span class="thumb empty" aria-hidden="true" />;
-  return <img class="thumb" src={src} alt="" loading="lazy" referrerPolicy="no-referrer" width={40} height={40} />;
+  const img = useLoads(src);
+  if (!src || !img.ok) return <span class="thumb empty" aria-hidden="true" />;
+  // biome-ignore lint/a11y/noNoninteractiveElementInteractions: onError is the image failing to load, not something the user does
+  return <img class="thumb" src={src} alt="" loading="lazy" referrerPolicy="no-referrer" width={40} height={40} onError={img.onError} />;
+}
+
+function AssetImage({ src, name }: { src: string | null; name: string }) {
+  const img = useLoads(src);
+  if (!src || !img.ok) return <div class="asset-image empty">{src ? 'image not available' : 'no image'}</div>;
+  // biome-ignore lint/a11y/noNoninteractiveElementInteractions: onError is the image failing to load, not something the user does
+  return <img class="asset-image" src={src} alt={name} referrerPolicy="no-referrer" onError={img.onError} />;
 }
 
 export function assetColumns(appUid: string): Column<AssetRow>[] {
@@ -71,47 +86,52 @@ export function AssetsPage({ appUid, loc }: { appUid: string; loc: Location }) {
       <h1 ref={heading} tabIndex={-1}>
         Assets
       </h1>
-      <form
-        class="filters"
-        role="search"
-        onSubmit={(e) => {
-          e.preventDefault();
-          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
-        }}
-      >
-        <div class="field">
-          <label for="asset-collection">Collection</label>
-          <select id="asset-collection" value={collection} onChange={(e) => navigate(withQuery(loc, { collection: e.currentTarget.value, after: undefined }))}>
-            <option value="">All collections</option>
-            {collections.data?.map((c) => (
-              <option value={c.uid} key={c.uid}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="asset-status">Status</label>
-          <select id="asset-status" value={status} onChange={(e) => navigate(withQuery(loc, { status: e.currentTarget.value, after: undefined }))}>
-            <option value="">Any status</option>
-            {STATUSES.map(([v, label]) => (
-              <option value={v} key={v}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="asset-search">Find an asset</label>
-          <input id="asset-search" type="search" placeholder="uid or external id" value={search} onInput={onInput(setSearch)} />
-        </div>
-        <button type="submit">Find</button>
-        {q && (
-          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
-            Clear
-          </button>
-        )}
-      </form>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+          }}
+        >
+          <div class="field">
+            <label for="asset-collection">Collection</label>
+            <select
+              id="asset-collection"
+              value={collection}
+              onChange={(e) => navigate(withQuery(loc, { collection: e.currentTarget.value, after: undefined }))}
+            >
+              <option value="">All collections</option>
+              {collections.data?.map((c) => (
+                <option value={c.uid} key={c.uid}>
+                  {c.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="asset-status">Status</label>
+            <select id="asset-status" value={status} onChange={(e) => navigate(withQuery(loc, { status: e.currentTarget.value, after: undefined }))}>
+              <option value="">Any status</option>
+              {STATUSES.map(([v, label]) => (
+                <option value={v} key={v}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="asset-search">Find an asset</label>
+            <input id="asset-search" type="search" placeholder="uid or external id" value={search} onInput={onInput(setSearch)} />
+          </div>
+          <button type="submit">Find</button>
+          {q && (
+            <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+              Clear
+            </button>
+          )}
+        </form>
+      </search>
       <ErrorBox error={assets.error} />
       {!assets.data ? (
         <Loading />
@@ -150,11 +170,7 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
       ) : (
         <>
           <div class="asset-head">
-            {a.image ? (
-              <img class="asset-image" src={a.image} alt={`Image of ${a.name}`} referrerPolicy="no-referrer" />
-            ) : (
-              <div class="asset-image empty">no image</div>
-            )}
+            <AssetImage src={a.image} name={a.name} />
             <dl class="props">
               <dt>UID</dt>
               <dd>
@@ -211,6 +227,8 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
             </dl>
           </div>
           <Section title="Metadata">
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take the keyboard focus to be scrolled without a mouse */}
+            {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: its name is what a screen reader announces on that focus */}
             <pre class="json" tabIndex={0} aria-label="Metadata document">
               {JSON.stringify(a.metadata, null, 2)}
             </pre>

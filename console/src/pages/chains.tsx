@@ -2,14 +2,13 @@
 // JSON-RPC providers, its relayers (balance, nonces, transactions in flight) and the transactions not
 // confirmed yet, each stuck one with a Cancel action. Read live (every few seconds). Verify walks every
 // record against the chain and lists the divergences, with a Fix that sets them to what the chain shows.
+import { count, wei } from '../format';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOverview, ChainTxRow, ChainVerifyReport } from '../../../src/services/console/types';
 import { useState } from 'preact/hooks';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
 
-const eth = (wei: string | null) =>
-  wei === null ? '—' : `${(Number(BigInt(wei) / 10n ** 12n) / 1e6).toLocaleString(undefined, { maximumFractionDigits: 6 })}`;
 const gwei = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 3 })} gwei`);
 
 export function ChainsPage() {
@@ -109,7 +108,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
               </div>
               <div class="stat">
                 <dt>Low under</dt>
-                <dd>{eth(c.low_balance_wei)}</dd>
+                <dd>{wei(c.low_balance_wei, c.currency)}</dd>
               </div>
             </dl>
           </Section>
@@ -122,8 +121,8 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Provider', cell: (p) => <Mono>{p.provider}</Mono> },
                 { title: 'State', cell: (p) => <Status value={p.state} title={p.last_error} /> },
-                { title: 'Calls', cell: (p) => p.calls.toLocaleString() },
-                { title: 'Errors', cell: (p) => p.errors.toLocaleString() },
+                { title: 'Calls', cell: (p) => count(p.calls) },
+                { title: 'Errors', cell: (p) => count(p.errors) },
                 { title: 'Latency', cell: (p) => (p.latency_ms === null ? '—' : `${p.latency_ms} ms`) },
                 { title: 'Last error', cell: (p) => p.last_error ?? <span class="muted">—</span> },
               ]}
@@ -150,7 +149,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
                   title: 'Balance',
                   cell: (r) => (
                     <span class={r.low ? 'warn' : undefined}>
-                      {eth(r.balance_wei)}
+                      {wei(r.balance_wei, c.currency)}
                       {r.low ? ' (low)' : ''}
                     </span>
                   ),

@@ -56,7 +56,7 @@ export function KeysPage({ appUid }: { appUid: string }) {
                 </button>
               </div>
             ) : confirm ? (
-              <div class="row" role="group" aria-label="Confirm rotation">
+              <fieldset class="row" aria-label="Confirm rotation">
                 <button
                   type="button"
                   class="danger"
@@ -74,7 +74,7 @@ export function KeysPage({ appUid }: { appUid: string }) {
                 <button type="button" onClick={() => setConfirm(false)}>
                   Cancel
                 </button>
-              </div>
+              </fieldset>
             ) : (
               <button type="button" class="danger" onClick={() => setConfirm(true)}>
                 Rotate secret
@@ -110,11 +110,11 @@ export function KeysPage({ appUid }: { appUid: string }) {
                 <p class="muted">
                   Expires <Time iso={token.expires_at} />.
                 </p>
-                <pre
-                  class="json"
-                  tabIndex={0}
-                  aria-label="Example request"
-                >{`curl -H "X-API-KEY: ${key.data.api_key}" \\\n     -H "Authorization: Bearer ${token.token}" \\\n     ${base}/collection/<uid>`}</pre>
+                {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling block must take the keyboard focus to be scrolled without a mouse */}
+                {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: its name is what a screen reader announces on that focus */}
+                <pre class="json" tabIndex={0} aria-label="Example request">
+                  {`curl -H "X-API-KEY: ${key.data.api_key}" \\\n     -H "Authorization: Bearer ${token.token}" \\\n     ${base}/collection/<uid>`}
+                </pre>
               </div>
             )}
           </Section>

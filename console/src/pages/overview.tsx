@@ -1,13 +1,26 @@
+import { count, wei } from '../format';
 import { useState } from 'preact/hooks';
 import { useApi, useFocusHeading } from '../hooks';
 import type { Activity, ActivityRange, ChainStatus, Overview } from '../../../src/services/console/types';
 import { ErrorBox, Loading, Mono, Section, Short, Status, Time } from '../ui';
 import { ActivityChart } from '../chart';
 
-const eth = (wei: string) => {
-  const n = Number(BigInt(wei) / 10n ** 12n) / 1e6;
-  return `${n.toLocaleString(undefined, { maximumFractionDigits: 4 })} ETH`;
-};
+type Stat = [string, number | undefined, string?];
+/** Counts that say something is waiting or went wrong. */
+const ATTENTION = new Set(['Assets pending', 'Assets failed', 'Transfers pending', 'Webhook events retrying']);
+
+function Stats({ list, tone }: { list: Stat[]; tone?: 'attention' }) {
+  return (
+    <dl class={`stats ${tone ?? ''}`}>
+      {list.map(([label, value, href]) => (
+        <div class="stat" key={label}>
+          <dt>{label}</dt>
+          <dd>{href ? <a href={href}>{count(value ?? 0)}</a> : count(value ?? 0)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
 
 export function OverviewPage({ appUid }: { appUid: string }) {
   const overview = useApi<Overview>(`/apps/${appUid}/overview`, () => 5000);
@@ -18,7 +31,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
   const o = overview.data;
   const c = o?.counts;
 
-  const stats: [string, number | undefined, string?][] = c
+  const stats: Stat[] = c
     ? [
         ['Users', c.users, `/console/apps/${appUid}/users`],
         ['Assets minted', c.assets_minted, `/console/apps/${appUid}/assets?status=minted`],
@@ -35,6 +48,9 @@ export function OverviewPage({ appUid }: { appUid: string }) {
         ['Webhook events retrying', c.webhook_failing, `/console/apps/${appUid}/webhook?status=pending`],
       ]
     : [];
+  const attention = stats.filter(([label, v]) => ATTENTION.has(label) && (v ?? 0) > 0);
+  const present = stats.filter(([label, v]) => !ATTENTION.has(label) && (v ?? 0) > 0);
+  const zeros = stats.filter(([, v]) => (v ?? 0) === 0);
 
   return (
     <>
@@ -53,26 +69,29 @@ export function OverviewPage({ appUid }: { appUid: string }) {
         <Loading />
       ) : (
         <Section title="At a glance">
-          <dl class="stats">
-            {stats.map(([label, value, href]) => (
-              <div class="stat" key={label}>
-                <dt>{label}</dt>
-                <dd>{href ? <a href={href}>{(value ?? 0).toLocaleString()}</a> : (value ?? 0).toLocaleString()}</dd>
-              </div>
-            ))}
-          </dl>
+          {/* What needs attention first, then what there is; the zeros folded away. */}
+          {attention.length > 0 && <Stats list={attention} tone="attention" />}
+          <Stats list={present} />
+          {zeros.length > 0 && (
+            <details class="zeros">
+              <summary>
+                {zeros.length} at zero: {zeros.map(([label]) => label.toLowerCase()).join(', ')}
+              </summary>
+              <Stats list={zeros} />
+            </details>
+          )}
         </Section>
       )}
       <Section
         title="Mints and sales"
         actions={
-          <div class="segmented" role="group" aria-label="Time range">
+          <fieldset class="segmented" aria-label="Time range">
             {(['24h', '30d'] as const).map((r) => (
               <button type="button" key={r} aria-pressed={range === r} onClick={() => setRange(r)}>
                 {r === '24h' ? 'Last 24 hours' : 'Last 30 days'}
               </button>
             ))}
-          </div>
+          </fieldset>
         }
       >
         <ErrorBox error={activity.error} />
@@ -109,7 +128,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
               <ul class="plain">
                 {status.data.relayers.map((r) => (
                   <li key={r.address}>
-                    <Short value={r.address} /> {r.balance_wei.startsWith('-') ? 'balance unknown' : eth(r.balance_wei)}{' '}
+                    <Short value={r.address} /> {r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}{' '}
                     {r.low && <span class="badge bad">low balance</span>}
                   </li>
                 ))}

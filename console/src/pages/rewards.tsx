@@ -1,3 +1,4 @@
+import { amount as inUnits } from '../format';
 import { useState } from 'preact/hooks';
 import { post, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
@@ -58,8 +59,8 @@ export function RewardsPage({ appUid }: { appUid: string }) {
             { title: 'Name', cell: (r) => <a href={`/console/apps/${appUid}/rewards/${r.uid}`}>{r.name}</a> },
             { title: 'UID', cell: (r) => <Mono>{r.uid}</Mono> },
             { title: 'Token', cell: (r) => `${r.token_name} (${r.token_symbol})` },
-            { title: 'Supply', cell: (r) => r.supply, class: 'num' },
-            { title: 'Unallocated', cell: (r) => r.unallocated, class: 'num' },
+            { title: 'Supply', cell: (r) => inUnits(r.supply, r.token_symbol), class: 'num' },
+            { title: 'Unallocated', cell: (r) => inUnits(r.unallocated, r.token_symbol), class: 'num' },
             { title: 'Status', cell: (r) => <Status value={r.status} /> },
             { title: 'Withdrawal', cell: (r) => (r.withdraw_status ? <Status value={r.withdraw_status} /> : <span class="muted">—</span>) },
           ]}
@@ -163,9 +164,9 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
               )}
             </dd>
             <dt>Supply</dt>
-            <dd>{r.supply}</dd>
+            <dd>{inUnits(r.supply, r.token_symbol)}</dd>
             <dt>Unallocated</dt>
-            <dd>{r.unallocated}</dd>
+            <dd>{inUnits(r.unallocated, r.token_symbol)}</dd>
             <dt>Withdraw receiver</dt>
             <dd>
               <Short value={r.withdraw_receiver} />
@@ -173,7 +174,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
             <dt>Withdrawal</dt>
             <dd>
               {r.withdraw_status ? <Status value={r.withdraw_status} /> : 'not requested'}
-              {r.withdrawn_amount && ` · ${r.withdrawn_amount} withdrawn`} {r.withdrawn_at && <Time iso={r.withdrawn_at} />}
+              {r.withdrawn_amount && ` · ${inUnits(r.withdrawn_amount, r.token_symbol)} withdrawn`} {r.withdrawn_at && <Time iso={r.withdrawn_at} />}
             </dd>
           </dl>
 
@@ -226,7 +227,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                   columns={[
                     { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
                     { title: 'User', cell: (a) => <a href={`/console/apps/${appUid}/users/${a.to_user_uid}`}>{a.to_user_uid}</a> },
-                    { title: 'Amount', cell: (a) => a.amount, class: 'num' },
+                    { title: 'Amount', cell: (a) => inUnits(a.amount, r.token_symbol), class: 'num' },
                     { title: 'Nonce', cell: (a) => <Short value={String(a.nonce)} /> },
                     { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
                     { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
@@ -277,7 +278,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                   columns={[
                     { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
                     { title: 'User', cell: (c) => <a href={`/console/apps/${appUid}/users/${c.from_user_uid}`}>{c.from_user_uid}</a> },
-                    { title: 'Amount', cell: (c) => c.amount, class: 'num' },
+                    { title: 'Amount', cell: (c) => inUnits(c.amount, r.token_symbol), class: 'num' },
                     { title: 'To', cell: (c) => <Short value={c.to_address} /> },
                     { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
                     { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
@@ -301,7 +302,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                 Withdrawal <Status value={r.withdraw_status} />
               </p>
             ) : confirmWithdraw ? (
-              <div class="row" role="group" aria-label="Confirm withdrawal">
+              <fieldset class="row" aria-label="Confirm withdrawal">
                 <button
                   type="button"
                   class="danger"
@@ -318,7 +319,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                 <button type="button" onClick={() => setConfirmWithdraw(false)}>
                   Cancel
                 </button>
-              </div>
+              </fieldset>
             ) : (
               <button type="button" class="danger" onClick={() => setConfirmWithdraw(true)}>
                 Withdraw

@@ -3,7 +3,8 @@ import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import { post } from '../api';
-import type { Page, UserDetail, UserRow, WalletExport } from '../../../src/services/console/types';
+import type { Page, RewardRow, UserDetail, UserRow, WalletExport } from '../../../src/services/console/types';
+import { amount as inUnits } from '../format';
 import { CopyButton, ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
 import { assetColumns, hasTransitional } from './assets';
 
@@ -20,25 +21,26 @@ export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
       <h1 ref={heading} tabIndex={-1}>
         Users
       </h1>
-      <form
-        role="search"
-        class="filters"
-        onSubmit={(e) => {
-          e.preventDefault();
-          navigate(withQuery(loc, { q: search.trim(), after: undefined }));
-        }}
-      >
-        <div class="field">
-          <label for="user-search">Search users</label>
-          <input id="user-search" type="search" placeholder="uid, email or external id" value={search} onInput={onInput(setSearch)} />
-        </div>
-        <button type="submit">Search</button>
-        {q && (
-          <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
-            Clear
-          </button>
-        )}
-      </form>
+      <search>
+        <form
+          class="filters"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(withQuery(loc, { q: search.trim(), after: undefined }));
+          }}
+        >
+          <div class="field">
+            <label for="user-search">Search users</label>
+            <input id="user-search" type="search" placeholder="uid, email or external id" value={search} onInput={onInput(setSearch)} />
+          </div>
+          <button type="submit">Search</button>
+          {q && (
+            <button type="button" onClick={() => navigate(withQuery(loc, { q: undefined, after: undefined }))}>
+              Clear
+            </button>
+          )}
+        </form>
+      </search>
       <ErrorBox error={users.error} />
       {!users.data ? (
         <Loading />
@@ -68,6 +70,9 @@ export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
 }
 
 export function UserPage({ appUid, userUid }: { appUid: string; userUid: string }) {
+  // The rewards' token symbols: amounts are shown with their unit.
+  const rewards = useApi<RewardRow[]>(`/apps/${appUid}/rewards`);
+  const symbol = (rewardUid: string) => rewards.data?.find((r) => r.uid === rewardUid)?.token_symbol ?? '';
   const detail = useApi<UserDetail>(`/apps/${appUid}/users/${encodeURIComponent(userUid)}`, (d) => {
     if (!d) return false;
     const busy = hasTransitional(d.assets) || [...d.transfers, ...d.burns, ...d.allocations, ...d.claims].some((r) => r.status === 'pending');
@@ -156,7 +161,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               columns={[
                 { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
                 { title: 'Reward', cell: (a) => <a href={`/console/apps/${appUid}/rewards/${a.reward_uid}`}>{a.reward_uid}</a> },
-                { title: 'Amount', cell: (a) => a.amount },
+                { title: 'Amount', cell: (a) => inUnits(a.amount, symbol(a.reward_uid)), class: 'num' },
                 { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
                 { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
               ]}
@@ -171,7 +176,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               columns={[
                 { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
                 { title: 'Reward', cell: (c) => <a href={`/console/apps/${appUid}/rewards/${c.reward_uid}`}>{c.reward_uid}</a> },
-                { title: 'Amount', cell: (c) => c.amount },
+                { title: 'Amount', cell: (c) => inUnits(c.amount, symbol(c.reward_uid)), class: 'num' },
                 { title: 'To', cell: (c) => <Short value={c.to_address} /> },
                 { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
                 { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },

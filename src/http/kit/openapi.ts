@@ -301,6 +301,7 @@ const chainOverviewObject = z
   .object({
     chain_id: z.number().int(),
     name: z.string(),
+    currency: z.string().describe('Symbol of the native currency: balances are in its wei'),
     embedded: z.boolean(),
     ready: z.boolean().nullable(),
     status: z.string().describe('ok, or what the chain waits for'),

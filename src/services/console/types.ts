@@ -279,6 +279,8 @@ export interface ChainRelayer {
 export interface ChainOverview {
   chain_id: number;
   name: string;
+  /** Symbol of the native currency (balances are in its wei). */
+  currency: string;
   embedded: boolean;
   ready: boolean | null;
   status: string;

@@ -16,7 +16,11 @@ import { plainGroupCommit, redactUrl, type Store } from '../db.js';
 // block numbers, token ids) fits in a double, so parse them as numbers like SQLite does.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-function openPool(url: string, s: PgSettings, max: number): pg.Pool {
+/**
+ * `onConnectionLost`: told of an idle connection the server dropped (the service logs it as a warning;
+ * without it, a process warning).
+ */
+function openPool(url: string, s: PgSettings, max: number, onConnectionLost?: (err: Error) => void): pg.Pool {
   // keepAlive: a connection whose server vanished without a word (a failover, a partition) is found
   // dead by TCP instead of hanging; connectionTimeoutMillis: a server that does not answer fails the
   // request (503) instead of holding it.
@@ -26,15 +30,15 @@ function openPool(url: string, s: PgSettings, max: number): pg.Pool {
   // transaction, between two queries): the query in flight fails with the error, the client is no
   // longer queryable so the pool discards it on release and opens a new one on the next query; the
   // 'error' event the client emits as well only needs a listener.
-  pool.on('error', (err) => process.emitWarning(`PostgreSQL connection lost: ${err.message}`));
+  pool.on('error', (err) => (onConnectionLost ? onConnectionLost(err) : process.emitWarning(`PostgreSQL connection lost: ${err.message}`)));
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
-export function openPostgresStore(s: PgSettings): Store {
+export function openPostgresStore(s: PgSettings, onConnectionLost?: (err: Error) => void): Store {
   const pooled = s.poolMode === 'transaction';
   const explain = (url: string) => (err: unknown) => explainTlsFailure(err, url, s);
-  const pool = openPool(s.url, s, s.poolSize);
+  const pool = openPool(s.url, s, s.poolSize, onConnectionLost);
   // Timeouts: a session's own settings on a session; behind a transaction pooler, SET LOCAL in each
   // transaction (a statement outside one has the role's or the server's).
   const session = sessionSettings(s.statementTimeoutMs, s.idleInTransactionTimeoutMs);
@@ -50,7 +54,7 @@ export function openPostgresStore(s: PgSettings): Store {
   let migrations: Kysely<Database> | null = null;
   const migrationDb = () => {
     if (migrations) return migrations;
-    const own = s.directUrl ? openPool(s.directUrl, s, 1) : null;
+    const own = s.directUrl ? openPool(s.directUrl, s, 1, onConnectionLost) : null;
     const migrationPool = preparingPool(own ?? pool, { named: false, explain: explain(s.directUrl ?? s.url), shared: own === null });
     migrations = new Kysely<Database>({ dialect: new MigrationDialect({ pool: migrationPool }) });
     return migrations;
