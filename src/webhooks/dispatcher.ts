@@ -9,15 +9,10 @@
 //   `perEndpoint` slots and its queue never stands in front of other Apps' events.
 // - An endpoint that keeps failing is given a rest (breaker.ts): its deliveries wait, unattempted,
 //   instead of taking the dispatcher's capacity one failure at a time.
-// - Every attempt uses the App's configuration (URL, secrets, on/off) as read with its claim, at most
-//   a second before it starts.
-// - Throughput: deliveries are claimed ahead of the free slots (a finished request is followed at once
-//   by the next, without a claim round trip each); a claim loads the events and endpoint configurations
-//   of its whole batch in two queries; connections to an endpoint are kept alive; results are
-//   group-committed: attempts that finish while a write transaction is running go together into the
-//   next one, each guarded by its lease token. On SQLite no commit waits for the disk on the event loop:
-//   a claim is flushed (in the thread pool) before anything is sent, which also flushes every event
-//   committed before it; results are not waited for (a lost result means one more attempt).
+// - Every attempt uses the App's configuration as read with its claim, at most a second before it starts.
+// - Throughput: claims run ahead of the free slots and load a batch's events and endpoints in two
+//   queries; connections are kept alive; results are group-committed, each guarded by its lease token.
+//   On SQLite a claim is flushed (thread pool) before anything is sent; results are not waited for.
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
 import { redactUrl } from '../net/redact-url.js';
 import { randomUUID } from 'node:crypto';
