@@ -1,3 +1,4 @@
+// test:exclusive — counts blocks between a fee change and a mine; run with the machine to itself (scripts/run-integration.mjs).
 // The chain pipeline on a chain with its own block time and fee market: an external anvil producing a
 // block every second (chain 80002 through CHAINS, ceiling 200 gwei, 2 relayers of at most 2
 // transactions in flight each). The base fee is moved with anvil's own RPCs: a sudden jump, a gradual

@@ -1,4 +1,4 @@
-// test:exclusive (four service processes, a 1 s chain and a lagging provider: timing matters)
+// Heavy (four service processes, a 1 s chain and a lagging provider), judged on correctness only: it shares the machine.
 // The record never disagrees with the chain, scaled out: PostgreSQL, two API processes and two worker
 // processes, an external anvil (1 s blocks) behind a provider whose backends lag (30 % of receipts
 // missing, heads and nonces from 3 s ago), and one worker killed -9 while mints are in flight. The

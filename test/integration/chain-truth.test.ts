@@ -1,4 +1,4 @@
-// test:exclusive (a 1 s chain and a few hundred transactions behind a lagging provider: timing matters)
+// Heavy (a 1 s chain and a few hundred transactions behind a lagging provider), judged on correctness only: it shares the machine.
 // The record never disagrees with the chain, behind a provider whose backends lag: an external anvil
 // (1 s blocks) behind a proxy that answers eth_getTransactionReceipt with null for a share of the
 // lookups of transactions that are in fact mined, then also answers the head and account nonces from

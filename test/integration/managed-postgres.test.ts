@@ -1,4 +1,4 @@
-// test:exclusive — 1,000 creates through a pooler, twice, and their POST → minted times; run with the machine to itself.
+// 1,000 creates through a pooler, twice, and their POST → minted times; no wall-clock assertion: it shares the machine.
 // PostgreSQL as managed providers serve it: through Debian's PgBouncer in transaction mode (a server
 // connection per transaction, none held between them). One API and one worker process, 1,000 creates
 // at 32 connections, 300 user lists and reads meanwhile, 100 edits once minted: no 5xx, no error line

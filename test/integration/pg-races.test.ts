@@ -1,4 +1,4 @@
-// test:exclusive — six service processes at once, with start-up deadlines; run with the machine to itself.
+// six service processes at once, with start-up deadlines; no wall-clock assertion: it shares the machine.
 // Processes racing on one PostgreSQL database, directly and through PgBouncer in transaction mode.
 // - Four API processes started at once on an empty database, then two worker processes at once: the
 //   migrations run once, every first write of an installation (its record, the wallet seed, the relayer
