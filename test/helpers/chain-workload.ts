@@ -3,6 +3,10 @@
 // agree at the end: read straight from the node (never through the service's providers), so a fault
 // injected between the service and the node cannot hide a divergence.
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { createPublicClient, http, parseAbi, parseEventLogs, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import type { Db } from '../../src/store/db.js';
@@ -281,4 +285,27 @@ export async function assertChainAgrees(db: Db, nodeUrl: string, w: WorkloadResu
   const open = await db.selectFrom('chain_txs').select(['id', 'kind', 'status']).where('handled', '=', 0).execute();
   if (open.length) problems.push(`${open.length} transactions still without an outcome: ${JSON.stringify(open.slice(0, 5))}`);
   assert.deepEqual(problems, [], `the record and the chain disagree:\n${problems.join('\n')}`);
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * What an operator runs to prove it: `mintworks chain verify --chain <id> --json` against the
+ * installation (`env`: its settings) exits 0 and names no divergence.
+ */
+export async function assertVerifyClean(env: Record<string, string>, chainId: number): Promise<void> {
+  const argv = [path.join(root, 'bin/mintworks.js'), 'chain', 'verify', '--chain', String(chainId), '--json'];
+  let code = 0;
+  let stdout = '';
+  try {
+    ({ stdout } = await promisify(execFile)(process.execPath, argv, { env: { ...process.env, LOG_LEVEL: 'silent', ...env }, maxBuffer: 64 << 20 }));
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    code = e.code;
+    stdout = e.stdout;
+    assert.ok(stdout, `chain verify printed nothing (exit ${e.code}): ${e.stderr}`);
+  }
+  const report = JSON.parse(stdout) as { divergences: unknown[] };
+  assert.deepEqual(report.divergences, [], 'chain verify found divergences');
+  assert.equal(code, 0, `chain verify exited ${code}: ${stdout.slice(0, 2000)}`);
 }

@@ -12,7 +12,7 @@ import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
 import { startService, stopAll } from '../helpers/process-group.js';
 import { freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 import { TEST_FUNDS } from '../helpers/service.js';
-import { assertChainAgrees, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
+import { assertChainAgrees, assertVerifyClean, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
 import { openStore } from '../../src/store/open.js';
 
 const CHAIN = 80002;
@@ -79,5 +79,6 @@ describe('2 API and 2 worker processes on PostgreSQL behind a lagging provider, 
     } finally {
       await store.close();
     }
+    await assertVerifyClean(common, CHAIN);
   });
 });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
 import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
 import { startOnExternalChain, type TestService } from '../helpers/service.js';
-import { assertChainAgrees, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
+import { assertChainAgrees, assertVerifyClean, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
 
 const CHAIN = 80002;
 
@@ -19,6 +19,12 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
   let proxy: RpcFaultProxy;
   let second: RpcFaultProxy;
   let t: TestService;
+  /** The installation's settings, for the CLI. */
+  const cliEnv = () => ({
+    EMBEDDED_CHAIN: 'false',
+    CHAINS: JSON.stringify([{ id: CHAIN, name: 'Lagging', rpc: [proxy.url, second.url] }]),
+    DATA_DIR: t.dataDir,
+  });
 
   before(async () => {
     node = await startExternalNode({ kind: 'anvil', chainId: CHAIN, blockTimeS: 1 });
@@ -39,6 +45,7 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
     const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.receiptMisses > 50, `receipts were missed (${proxy.counts.receiptMisses})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
+    await assertVerifyClean(cliEnv(), CHAIN);
   });
 
   it('30 % of receipts missing, heads and nonces from 3 s ago: every record as the chain shows it', async () => {
@@ -47,5 +54,6 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
     const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.staleAnswers > 20, `stale answers were given (${proxy.counts.staleAnswers})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
+    await assertVerifyClean(cliEnv(), CHAIN);
   });
 });
