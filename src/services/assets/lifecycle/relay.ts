@@ -49,12 +49,8 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }
-        const a = await ctx.db
-          .selectFrom('assets')
-          .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-          .select(['assets.token_id', 'collections.contract_address'])
-          .where('assets.uid', '=', row.asset_uid)
-          .executeTakeFirstOrThrow();
+        const a = await tokenOf(ctx, row.asset_uid);
+        if (!a) throw new Error(`asset ${row.asset_uid} of ${action} ${row.uid} not found`);
         const user = ctx.keys.user(row.from_user_uid);
         const data =
           action === 'transfer'
@@ -164,14 +160,19 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
   };
 }
 
-/** Whether the chain shows the request's effect: the token burned, or owned by the transfer's recipient. */
-async function actionDoneOnChain(ctx: ChainCtx, it: ForwardItem, blockNumber: bigint | undefined): Promise<boolean> {
-  const a = await ctx.db
+/** An asset's token: its id and its collection's contract. */
+function tokenOf(ctx: Ctx, assetUid: string) {
+  return ctx.db
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .select(['assets.token_id', 'collections.contract_address'])
-    .where('assets.uid', '=', it.asset_uid)
+    .where('assets.uid', '=', assetUid)
     .executeTakeFirst();
+}
+
+/** Whether the chain shows the request's effect: the token burned, or owned by the transfer's recipient. */
+async function actionDoneOnChain(ctx: ChainCtx, it: ForwardItem, blockNumber: bigint | undefined): Promise<boolean> {
+  const a = await tokenOf(ctx, it.asset_uid);
   if (!a?.contract_address) return false;
   const owner = await ownerOrGone(ctx.sender.client, a.contract_address, a.token_id, blockNumber);
   if (it.action === 'burn') return owner === null;
