@@ -43,7 +43,7 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
     proxy.plan = { receiptMissRate: 0.5 };
     second.plan = { receiptMissRate: 0.5 };
     const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
-    assert.ok(proxy.counts.receiptMisses > 50, `receipts were missed (${proxy.counts.receiptMisses})`);
+    assert.ok(proxy.counts.receiptMisses >= 20, `receipts were missed (${proxy.counts.receiptMisses})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
     await assertVerifyClean(cliEnv(), CHAIN);
   });

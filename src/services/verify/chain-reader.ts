@@ -3,7 +3,7 @@
 // allocated(), and what a claim's transactions paid. A revert is a fact (ownerOf of a burned token
 // reverts); a lookup that fails (a node down, a timeout) is not, and gives null: the rules conclude
 // nothing from it.
-import { BaseError, ContractFunctionRevertedError, parseAbi, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
+import { BaseError, ContractFunctionRevertedError, parseAbi, parseAbiItem, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
 import type { TokenFacts } from './divergences.js';
 
 const COLLECTION_ABI = parseAbi([
@@ -17,6 +17,7 @@ const CONTRACT_ABI = parseAbi([
   'function isOperator(address) view returns (bool)',
   'function trustedForwarder() view returns (address)',
 ]);
+const CLAIMED_EVENT = parseAbiItem('event Claimed(address indexed user, address indexed to, uint256 amount, bytes32 indexed ref)');
 const REWARDS_ABI = parseAbi([
   'function withdrawn() view returns (bool)',
   'function usedRef(bytes32) view returns (bool)',
@@ -25,7 +26,7 @@ const REWARDS_ABI = parseAbi([
 ]);
 
 /** The chain reads the verifier needs: a running service's client or the CLI's (src/services/chain-ops.ts chainHandle). */
-export type ChainClient = Pick<PublicClient, 'readContract' | 'simulateContract' | 'getCode' | 'getTransactionReceipt'>;
+export type ChainClient = Pick<PublicClient, 'readContract' | 'simulateContract' | 'getCode' | 'getTransactionReceipt' | 'getLogs'>;
 
 /** The error a call reverted with (its name, or 'reverted' without one); null when the call did not revert but failed. */
 function revertOf(err: unknown): string | null {
@@ -119,8 +120,10 @@ export async function readAllocated(client: ChainClient, reward: Address, wallet
 }
 
 /**
- * What a claim was paid: the Claimed events carrying its ref in the receipts of every hash ever sent
- * for it. `receipts`: how many of those hashes have a receipt (none: nothing can be concluded).
+ * What a claim was paid: the Claimed events carrying its ref, read from the chain's log index (a
+ * provider that does not serve a receipt yet still serves its logs), else from the receipts of every
+ * hash ever sent for it. `receipts`: 1 when the logs answered, else how many of those hashes have a
+ * receipt (none: nothing can be concluded).
  */
 export async function readClaimPaid(
   client: ChainClient,
@@ -128,6 +131,8 @@ export async function readClaimPaid(
   ref: Hex,
   hashes: readonly string[],
 ): Promise<{ paid: bigint | null; receipts: number }> {
+  const logs = await client.getLogs({ address: reward, event: CLAIMED_EVENT, args: { ref }, fromBlock: 0n }).catch(() => null);
+  if (logs) return { paid: logs.length ? logs.reduce((sum, l) => sum + (l.args.amount ?? 0n), 0n) : null, receipts: 1 };
   let paid: bigint | null = null;
   let receipts = 0;
   for (const hash of hashes) {
