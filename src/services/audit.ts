@@ -46,7 +46,6 @@ export type AuditAction =
   | 'reward.claimed'
   | 'chain.tx_cancelled'
   | 'chain.resynced'
-  | 'chain.verify_fixed'
   | 'chain.funded'
   | 'config.public_url_set'
   | 'config.chains_set'

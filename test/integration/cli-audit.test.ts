@@ -67,6 +67,7 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
       'keys rotate-master': 'test/integration/custody-migrate.test.ts',
       'keys migrate': 'test/integration/custody-migrate.test.ts',
       'wallet export': 'test/integration/custody.sqlite.test.ts',
+      'chain verify': 'test/integration/chain-verify-suite.ts', // --fix: one entry per fix
       restore: '', // its entry is written into the restored SQLite database
       // Audited in code (src/cli): not exercised by a test yet, each needs a running chain or an event.
       'chain fund': '',
