@@ -46,17 +46,26 @@ export class FundingWatch {
    */
   async reading(deployer: string, relayers: string[], bootstrap: ForwarderBootstrap | null): Promise<ChainReading> {
     const accounts = [{ address: deployer, role: 'deployer' as const }, ...relayers.map((address) => ({ address, role: 'relayer' as const }))];
-    const [readings, code] = await Promise.all([this.balances(accounts), bootstrap ? bootstrap.deployed(this.probe).catch(() => null) : Promise.resolve(true)]);
-    const reachable = code !== null && readings.some((r) => r.balance !== null);
+    const [{ readings, fresh }, code] = await Promise.all([
+      this.balances(accounts),
+      bootstrap ? bootstrap.deployed(this.probe).catch(() => null) : Promise.resolve(true),
+    ]);
+    // Reachable only on an answer now: the last balances stand in for a missed read, not for a dead node.
+    const reachable = code !== null && fresh > 0;
     return { reachable, forwarderDeployed: code === true, accounts: readings };
   }
 
-  /** The accounts' balances: as read now, else as last read (not older than LAST_BALANCE_MAX_AGE_MS), else null. */
-  async balances(accounts: { address: string; role: 'deployer' | 'relayer' }[]): Promise<AccountReading[]> {
-    return Promise.all(
+  /**
+   * The accounts' balances: as read now, else as last read (not older than LAST_BALANCE_MAX_AGE_MS), else
+   * null; `fresh`: how many were read now.
+   */
+  async balances(accounts: { address: string; role: 'deployer' | 'relayer' }[]): Promise<{ readings: AccountReading[]; fresh: number }> {
+    let fresh = 0;
+    const readings = await Promise.all(
       accounts.map(async (a): Promise<AccountReading> => {
         const now = await this.probe.getBalance({ address: a.address as Address }).catch(() => null);
         if (now !== null) {
+          fresh++;
           this.lastBalance.set(a.address, { wei: now, at: Date.now() });
           return { ...a, balance: now };
         }
@@ -64,6 +73,7 @@ export class FundingWatch {
         return { ...a, balance: last && Date.now() - last.at < LAST_BALANCE_MAX_AGE_MS ? last.wei : null };
       }),
     );
+    return { readings, fresh };
   }
 
   /**

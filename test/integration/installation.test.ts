@@ -203,7 +203,7 @@ describe('installations and the processes that use them', () => {
       assert.match(wrong.output(), new RegExp(`PUBLIC_URL is http://127.0.0.1:8080, but this installation's public URL is http://127.0.0.1:${apiPort}`));
 
       // Told to change it, the next process with the new URL starts.
-      const set = cliRun(['config', 'set', 'public-url', 'http://127.0.0.1:8080'], common);
+      const set = cliRun(['config', 'set', 'public-url', 'http://127.0.0.1:8080', '--yes'], common);
       assert.equal(set.status, 0, set.stderr);
       assert.match(set.stdout, new RegExp(`Public URL recorded: http://127.0.0.1:8080 \\(was http://127.0.0.1:${apiPort}\\)`));
       assert.match(set.stdout, /1 deployed collection\(s\) keep .* a setBaseURI transaction to http:\/\/127\.0\.0\.1:8080\/metadata\/<collection>\/ is queued/);

@@ -106,7 +106,18 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       assert.equal(home.ready, true);
       assert.equal(second.ready, false);
       assert.equal(typeof second.block, 'number');
-      assert.deepEqual(Object.keys(second), ['chain_id', 'name', 'embedded', 'ready', 'block', 'accounts', 'status', 'low_balance_wei', 'providers']);
+      assert.deepEqual(Object.keys(second), [
+        'chain_id',
+        'name',
+        'embedded',
+        'ready',
+        'block',
+        'accounts',
+        'status',
+        'low_balance_wei',
+        'providers',
+        'awaiting_evidence',
+      ]);
       assert.deepEqual(
         second.providers.map((p: any) => p.state),
         ['up'],

@@ -167,10 +167,14 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
         'POST /console/api/ops/chains/:chain_id/resync': ['chain.resynced', () => consoleCall('POST', `/ops/chains/${chain}/resync`)],
       };
       // Cancelling needs a transaction that waits or is stuck: test/integration/chain-ops.test.ts cancels one
-      // through /admin/v1 and checks its entry (the console mounts the same route).
+      // through /admin/v1 and checks its entry (the console mounts the same route). A verify changes state
+      // only with fix and a divergence to fix: test/integration/chain-verify-suite.ts seeds them and checks
+      // one entry per fix.
       const elsewhere: Record<string, string> = {
         'POST /admin/v1/chains/:chain_id/transactions/:id/cancel': 'chain.tx_cancelled',
         'POST /console/api/ops/chains/:chain_id/transactions/:id/cancel': 'chain.tx_cancelled',
+        'POST /admin/v1/chains/:chain_id/verify': 'chain.divergence_fixed',
+        'POST /console/api/ops/chains/:chain_id/verify': 'chain.divergence_fixed',
       };
 
       const changing = (routesOf.get(t.svc.http!) ?? [])

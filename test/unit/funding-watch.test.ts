@@ -1,5 +1,6 @@
 // Readiness never flips on a missed answer: a balance that cannot be read (a busy node's timeout) is
-// the last one read, not an empty account, and the chain stays ready; an account never read is unknown.
+// the last one read, not an empty account, and the chain stays ready; an account never read is unknown;
+// a node that answers nothing is unreachable.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -23,13 +24,18 @@ describe('the funding watch', () => {
       { address: '0xr', role: 'relayer' as const },
     ];
     const first = await watch.balances(accounts);
-    assert.equal(first[1].balance, 998n * 10n ** 18n);
+    assert.equal(first.readings[1].balance, 998n * 10n ** 18n);
     failing = true;
     const missed = await watch.balances(accounts);
-    assert.equal(missed[1].balance, 998n * 10n ** 18n, 'the last balance read');
-    const verdict = judgeChain({ reachable: true, forwarderDeployed: true, accounts: missed });
+    assert.equal(missed.readings[1].balance, 998n * 10n ** 18n, 'the last balance read');
+    assert.equal(missed.fresh, 0);
+    const verdict = judgeChain({ reachable: true, forwarderDeployed: true, accounts: missed.readings });
     assert.equal(verdict.ready, true, verdict.reason ?? '');
     const never = await watch.balances([{ address: '0xnew', role: 'relayer' }]);
-    assert.equal(never[0].balance, null, 'never read: unknown');
+    assert.equal(never.readings[0].balance, null, 'never read: unknown');
+    // A node that answers nothing at all is unreachable, whatever was read before.
+    assert.equal((await watch.reading('0xd', ['0xr'], null)).reachable, false);
+    failing = false;
+    assert.equal((await watch.reading('0xd', ['0xr'], null)).reachable, true);
   });
 });
