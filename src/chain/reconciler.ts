@@ -148,6 +148,8 @@ export class Reconciler {
       .where('id', '=', row.id)
       .where('status', 'in', leavingFor('chain_tx', 'reverted'))
       .where('handled', '=', 0)
+      // Replaced since it was read (another process's tracker): the holder may be its new hash.
+      .where('hash', '=', row.hash)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) > 0)
       log.error({ tx: row.id, kind: row.kind, nonce: row.nonce, account: row.from_address, holder: holder.hash }, `transaction ${error}`);
