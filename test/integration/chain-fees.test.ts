@@ -142,12 +142,7 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     // than one transaction: a snapshot taken after the first would miss the others).
     const recorded = async () =>
       (await svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', 'in', uids).where('mint_tx_id', 'is not', null).execute()).length;
-    await waitFor(
-      'mints sent',
-      async () => (await recorded()) === uids.length && (await mintRows(uids)).every((r) => r.status === 'sent'),
-      15_000,
-      50,
-    );
+    await waitFor('mints sent', async () => (await recorded()) === uids.length && (await mintRows(uids)).every((r) => r.status === 'sent'), 15_000, 50);
     const before = await mintRows(uids);
     await setNextBaseFee(100n * GWEI);
     await call('evm_mine');

@@ -20,7 +20,10 @@ const ACCOUNT = '0x00000000000000000000000000000000000000aa';
 const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as Hex;
 
 /** A chain of `blocks`: each block lists the account's transactions in it (nonce -> hash). */
-function node(blocks: Record<number, [number, Hex][]>, opts: { receipts?: Set<string>; failing?: Set<string>; missingBlocks?: Set<number> } = {}) {
+function node(
+  blocks: Record<number, [number, Hex][]>,
+  opts: { receipts?: Set<string>; failing?: Set<string>; missingBlocks?: Set<number>; onBlock?: () => Promise<void> } = {},
+) {
   const head = Math.max(...Object.keys(blocks).map(Number));
   const countAt = (b: number) => Object.entries(blocks).reduce((n, [k, txs]) => (Number(k) <= b ? n + txs.length : n), 0);
   const calls: string[] = [];
@@ -36,6 +39,7 @@ function node(blocks: Record<number, [number, Hex][]>, opts: { receipts?: Set<st
       return countAt(blockTag ? head : Number(blockNumber));
     },
     async getBlock({ blockNumber }: { blockNumber: bigint }) {
+      await opts.onBlock?.();
       const b = Number(blockNumber);
       if (opts.missingBlocks?.has(b)) throw new Error('block not found');
       return { hash: h(10_000 + b), transactions: (blocks[b] ?? []).map(([nonce, hash]) => ({ from: ACCOUNT, nonce, hash })) };
@@ -148,5 +152,22 @@ describe('the reconciler on a used nonce', () => {
     const r = await row(id);
     assert.equal(r.status, 'sent');
     assert.match(r.awaiting ?? '', /receipt lookup failed/);
+  });
+
+  it('replaced since it was read (another process gave it the hash that holds its nonce): not judged', async () => {
+    const id = await sentTx(3, h(203));
+    const chain = { 1: [[0, h(200)]], 2: [[1, h(999)]], 3: [[2, h(777)]], 4: [[3, h(303)]], 5: [], 6: [] } as Record<number, [number, Hex][]>;
+    // While the holder is read off the chain, another process replaces the transaction with h(303).
+    const n = node(chain, {
+      onBlock: async () => {
+        await store.db
+          .updateTable('chain_txs')
+          .set({ hash: h(303), prior_hashes: JSON.stringify([h(203)]) })
+          .where('id', '=', id)
+          .execute();
+      },
+    });
+    await reconciler(n).run();
+    assert.equal((await row(id)).status, 'sent', 'its new hash holds the nonce: the tracker finds its receipt');
   });
 });
