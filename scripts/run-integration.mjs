@@ -4,7 +4,7 @@
 //      and its own databases, so files share nothing);
 //   2. the files whose first lines say `test:exclusive` (they measure throughput, latency or timing
 //      against a budget), one after another with the machine to themselves.
-// INTEGRATION_CONCURRENCY sets phase 1's width (default 3); extra arguments run only those files.
+// INTEGRATION_CONCURRENCY sets phase 1's width (default 4: most files wait on chains and processes more than they use the CPU); extra arguments run only those files.
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -20,9 +20,33 @@ const files = listed.length
         .map((f) => `${dir}/${f}`),
     );
 const exclusive = (f) => /test:exclusive/.test(fs.readFileSync(path.join(root, f), 'utf8').split('\n').slice(0, 20).join('\n'));
-const shared = files.filter((f) => !exclusive(f)).sort();
+// The longest files start first, so that phase 1 does not end waiting on one that started last
+// (their order here: longest first, as measured in CI; the rest follow by name).
+const LONGEST = [
+  'cli-and-logs',
+  'pg-failover',
+  'cli-audit',
+  'installation',
+  'production',
+  'hardhat-rewards',
+  'managed-postgres',
+  'pg-races',
+  'production-hsm',
+  'chain-ops',
+  'backup',
+  'chain-verify.sqlite',
+  'chain-verify.postgres',
+];
+const rank = (f) => {
+  const i = LONGEST.indexOf(path.basename(f).replace(/\.test\.ts$/, ''));
+  return i < 0 ? LONGEST.length : i;
+};
+const shared = files
+  .filter((f) => !exclusive(f))
+  .sort()
+  .sort((a, b) => rank(a) - rank(b));
 const alone = files.filter(exclusive).sort();
-const width = process.env.INTEGRATION_CONCURRENCY ?? '3';
+const width = process.env.INTEGRATION_CONCURRENCY ?? '4';
 
 function run(list, concurrency) {
   if (list.length === 0) return 0;
