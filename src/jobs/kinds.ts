@@ -75,8 +75,6 @@ const RUNS_ON = {
 
 /** The kinds of work done on a chain, as a type: a table over them must have an entry for each. */
 export type ChainJobKind = { [K in JobKind]: (typeof RUNS_ON)[K] extends 'a chain' ? K : never }[JobKind];
-/** The kinds of work the same on every chain. */
-export type SharedJobKind = Exclude<JobKind, ChainJobKind>;
 
 export function isJobKind(kind: string): kind is JobKind {
   return Object.hasOwn(RUNS_ON, kind);

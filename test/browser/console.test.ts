@@ -295,7 +295,7 @@ describe('developer console in a browser', () => {
     await page.getByLabel('Amount').fill('12.5');
     await page.getByRole('button', { name: 'Allocate', exact: true }).click();
     const table = page.getByRole('table', { name: 'Allocations of this reward, newest first' });
-    await table.getByRole('link', { name: userUid }).waitFor();
+    await table.getByRole('link', { name: userUid }).first().waitFor();
     await table.locator('[data-status="done"]').waitFor({ timeout: 30_000 });
     await page.getByText('987.5').first().waitFor(); // unallocated
     await assertLabelled(page, 'a reward page');
@@ -368,7 +368,7 @@ describe('developer console in a browser', () => {
     for (const action of ['wallet.exported', 'app.secret_rotated', 'operator.signed_in']) await table.getByText(action, { exact: true }).first().waitFor();
     await page.getByLabel('Action').selectOption('wallet.exported');
     await page.waitForURL(/action=wallet\.exported/);
-    await table.getByRole('link', { name: userUid }).waitFor();
+    await table.getByRole('link', { name: userUid }).first().waitFor();
     assert.equal(await table.getByText('operator.signed_in', { exact: true }).count(), 0);
     await assertLabelled(page, 'the audit page');
   });

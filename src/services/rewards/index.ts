@@ -9,7 +9,6 @@
 //   - what a claim paid is what the contract's Claimed event says; the ledger records exactly that.
 // The pure rules (balance arithmetic, claim and allocation state machines) are in domain/rewards.ts.
 import type { ChainCtx } from '../context.js';
-import type { JobHandler } from '../../jobs/worker.js';
 import { rewardDeployJobHandler } from './deploy-job.js';
 import { allocationJobHandler } from './allocations-job.js';
 import { claimJobHandler } from './claims-job.js';
