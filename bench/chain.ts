@@ -69,7 +69,7 @@ async function run(s: Scenario): Promise<void> {
   let proc: ServiceProcess | null = null;
   let reader: DbReader | null = null;
   try {
-    proc = await launchService(se.env, { logName: 'service.log' });
+    proc = await launchService(se.env, { logName: 'service.log', answering: true });
     const base = proc.base;
     // An external chain: the service does not fund its accounts; the operator (here the bench) does.
     const health = await (await fetch(`${base}/health`)).json();

@@ -85,7 +85,7 @@ export interface ServiceProcess {
 /** Spawns the service with `env` and waits until /health answers 200; fails early if it exits first. */
 export async function launchService(
   env: Record<string, string>,
-  opts: { logName?: string; timeoutMs?: number; pollMs?: number } = {},
+  opts: { logName?: string; timeoutMs?: number; pollMs?: number; answering?: boolean } = {},
 ): Promise<ServiceProcess> {
   const logName = opts.logName ?? 'service.log';
   const child = spawnMain(env, logName);
@@ -101,7 +101,9 @@ export async function launchService(
       async () => {
         if (child.exitCode !== null || child.signalCode !== null)
           throw new Error(`the service exited (${child.exitCode ?? child.signalCode}); ${logTail(env.DATA_DIR, logName)}`);
-        return (await fetch(`${base}/health`).catch(() => null))?.status === 200;
+        const status = (await fetch(`${base}/health`).catch(() => null))?.status;
+        // `answering`: up is enough (an external chain's accounts are funded by the caller once it answers).
+        return opts.answering ? status !== undefined : status === 200;
       },
       opts.timeoutMs ?? 120_000,
       opts.pollMs ?? 200,
