@@ -5,7 +5,7 @@
 //
 // A running service hands its chain runtimes over; the CLI builds a handle of its own over the same
 // providers (src/chain/providers.ts), so both read the same things the same way.
-import { sql } from 'kysely';
+import { UNHANDLED } from '../chain/unhandled.js';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import type { ChainSigner } from '../chain/signer.js';
 // The operator's views are the console's browser contract too: declared once, there.
@@ -22,9 +22,6 @@ import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 import { relayerRows } from '../chain/relayer-set.js';
 import { ApiError } from '../util/errors.js';
 import { recordAudit, type Actor } from './audit.js';
-
-/** `handled = 0` as a literal: the planner then uses the partial index of unhandled transactions. */
-const UNHANDLED = sql.lit(0);
 
 /** What the tools need of a chain: a running service's runtime fits, and so does `chainHandle` (the CLI). */
 export interface ChainHandle {
