@@ -7,7 +7,7 @@ import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOverview, ChainTxRow, ChainVerifyReport } from '../../../src/services/console/types';
 import { useState } from 'preact/hooks';
-import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
+import { ErrorBox, Loading, Mono, Section, Status, Table, Time, Uid, useAction } from '../ui';
 
 const gwei = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 3 })} gwei`);
 
@@ -144,7 +144,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Role', cell: (r) => r.role },
                 { title: 'State', cell: (r) => r.state ?? '—' },
-                { title: 'Address', cell: (r) => <Short value={r.address} /> },
+                { title: 'Address', cell: (r) => <Uid value={r.address} label="address" /> },
                 {
                   title: 'Balance',
                   cell: (r) => (
@@ -196,7 +196,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
             rowKey={(t) => String(t.id)}
             empty="Every transaction is confirmed."
             columns={[
-              { title: 'Tx', cell: (t) => <Mono>{t.id}</Mono> },
+              { title: 'Tx', cell: (t) => <Uid value={t.id} label="transaction id" /> },
               { title: 'Kind', cell: (t) => t.kind },
               {
                 title: 'State',
@@ -204,7 +204,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
                   <Status value={t.cancelling ? 'cancelling' : t.awaiting ? 'awaiting evidence' : t.stuck ? 'stuck' : t.status} title={t.awaiting} />
                 ),
               },
-              { title: 'From', cell: (t) => <Short value={t.from} /> },
+              { title: 'From', cell: (t) => <Uid value={t.from} label="address" /> },
               { title: 'Nonce', cell: (t) => t.nonce },
               { title: 'Max fee', cell: (t) => gwei(t.max_fee_gwei) },
               { title: 'Replaced', cell: (t) => t.replacements },
