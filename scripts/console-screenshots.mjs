@@ -95,6 +95,8 @@ export async function startDemo() {
     await until('the reward deployed', async () => (await api('GET', `/reward/${reward}`)).status === 'deployed');
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '0.000000000000000001', nonce: 1 });
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '1234.5', nonce: 2 });
+    // Settled before the pictures, and before the webhook exists (its only event is the test one).
+    await until('the allocations settled', async () => (await api('GET', `/reward/allocate?user_uid=${user}`)).every((a) => a.status !== 'pending'));
     const operator = async (method, p, body) => {
       const r = await fetch(`${base}${p}`, {
         method,
@@ -107,7 +109,7 @@ export async function startDemo() {
     };
     await operator('PUT', `/admin/v1/apps/${demo.MW_APP}/webhook`, {
       url: `http://127.0.0.1:${receiver.address().port}/hooks`,
-      events: ['asset.minted', 'reward.allocated'],
+      events: ['asset.burned'],
     });
     await operator('POST', `/console/api/apps/${demo.MW_APP}/webhook/test`);
     await until('the test event delivered', async () =>

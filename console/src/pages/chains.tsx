@@ -31,8 +31,8 @@ export function ChainsPage() {
             { title: 'Chain', cell: (c) => <a href={`/console/chains/${c.chain_id}`}>{c.name}</a> },
             { title: 'ID', cell: (c) => <Mono>{c.chain_id}</Mono> },
             { title: 'Status', cell: (c) => <Status value={c.status} /> },
-            { title: 'Head', cell: (c) => c.head ?? '—' },
-            { title: 'Base fee', cell: (c) => gwei(c.base_fee_gwei) },
+            { title: 'Head', cell: (c) => <span data-volatile>{c.head ?? '—'}</span> },
+            { title: 'Base fee', cell: (c) => <span data-volatile>{gwei(c.base_fee_gwei)}</span> },
             { title: 'Unconfirmed', cell: (c) => c.unconfirmed_transactions },
             { title: 'Stuck', cell: (c) => c.stuck_transactions },
           ]}
@@ -88,11 +88,11 @@ export function ChainPage({ chainId }: { chainId: string }) {
             <dl class="stats">
               <div class="stat">
                 <dt>Head</dt>
-                <dd>{c.head ?? '—'}</dd>
+                <dd data-volatile>{c.head ?? '—'}</dd>
               </div>
               <div class="stat">
                 <dt>Base fee</dt>
-                <dd>{gwei(c.base_fee_gwei)}</dd>
+                <dd data-volatile>{gwei(c.base_fee_gwei)}</dd>
               </div>
               <div class="stat">
                 <dt>Fee ceiling</dt>
@@ -108,7 +108,10 @@ export function ChainPage({ chainId }: { chainId: string }) {
               </div>
               <div class="stat">
                 <dt>Low under</dt>
-                <dd>{wei(c.low_balance_wei, c.currency)}</dd>
+                {/* A threshold (it follows the fees): four decimals at most, rounded up; the exact value on hover. */}
+                <dd data-volatile title={wei(c.low_balance_wei, c.currency)}>
+                  {wei(c.low_balance_wei, c.currency, 4)}
+                </dd>
               </div>
             </dl>
           </Section>
@@ -121,7 +124,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Provider', cell: (p) => <Mono>{p.provider}</Mono> },
                 { title: 'State', cell: (p) => <Status value={p.state} title={p.last_error} /> },
-                { title: 'Calls', cell: (p) => count(p.calls) },
+                { title: 'Calls', cell: (p) => <span data-volatile>{count(p.calls)}</span> },
                 { title: 'Errors', cell: (p) => count(p.errors) },
                 { title: 'Latency', cell: (p) => (p.latency_ms === null ? '—' : `${p.latency_ms} ms`) },
                 { title: 'Last error', cell: (p) => p.last_error ?? <span class="muted">—</span> },
@@ -148,7 +151,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
                 {
                   title: 'Balance',
                   cell: (r) => (
-                    <span class={r.low ? 'warn' : undefined}>
+                    <span class={r.low ? 'warn' : undefined} data-volatile>
                       {wei(r.balance_wei, c.currency)}
                       {r.low ? ' (low)' : ''}
                     </span>

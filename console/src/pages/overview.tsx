@@ -113,7 +113,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
                 {status.data.chain.name} (id {status.data.chain.chain_id}){status.data.chain.embedded ? ', embedded' : ''}
               </dd>
               <dt>Latest block</dt>
-              <dd>{status.data.chain.block ?? '—'}</dd>
+              <dd data-volatile>{status.data.chain.block ?? '—'}</dd>
               <dt>Unconfirmed transactions</dt>
               <dd>{status.data.unconfirmed_transactions}</dd>
               <dt>Jobs waiting</dt>
@@ -128,7 +128,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
               <ul class="plain">
                 {status.data.relayers.map((r) => (
                   <li key={r.address}>
-                    <Uid value={r.address} label="address" /> {r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}{' '}
+                    <Uid value={r.address} label="address" /> <span data-volatile>{r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}</span>{' '}
                     {r.low && <span class="badge bad">low balance</span>}
                   </li>
                 ))}

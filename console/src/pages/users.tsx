@@ -85,8 +85,9 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
       <p class="back">
         <a href={`/console/apps/${appUid}/users`}>← Users</a>
       </p>
+      {/* Named as people know them: their email, else their external id; the uid is listed below. */}
       <h1 ref={heading} tabIndex={-1}>
-        User {userUid}
+        {d ? (d.user.email ?? d.user.user_external_id ?? `User ${userUid}`) : `User ${userUid}`}
       </h1>
       <ErrorBox error={detail.error} />
       {!d ? (
