@@ -332,7 +332,7 @@ function Value({ value, name }: { value: unknown; name: string }) {
     if (name.endsWith('_wei') && /^\d+$/.test(value)) return <>{wei(value)}</>;
     // An amount (a reward's supply) reads with separators; its unit is the reward's, named beside it.
     if (/(^|_)(amount|supply)$/.test(name) && /^\d+(\.\d+)?$/.test(value)) return <>{decimal(value)}</>;
-    if (LONG_ID.test(value)) return <Uid value={value} label={label(name)} />;
+    if (LONG_ID.test(value) || /(^|_)id$/.test(name)) return <Uid value={value} label={label(name)} />;
     return <>{value}</>;
   }
   if (Array.isArray(value)) {
