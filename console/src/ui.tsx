@@ -71,16 +71,6 @@ export function Mono({ children }: { children: ComponentChildren }) {
   return <code class="mono">{children}</code>;
 }
 
-/** A long value (an address, a hash) cut to its ends, the whole value on hover. */
-export function Short({ value, keep = 6 }: { value: string | null | undefined; keep?: number }) {
-  if (!value) return <span class="muted">—</span>;
-  return (
-    <code class="mono" title={value}>
-      {shorten(value, keep)}
-    </code>
-  );
-}
-
 const shorten = (value: string, keep: number) => (value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value);
 
 /**

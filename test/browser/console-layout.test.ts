@@ -1,6 +1,7 @@
 // Every page of the developer console, as scripts/console-screenshots.mjs shows it (the same service,
 // data and pages), in Debian's chromium: at 390 px nothing is wider than the screen; no number is
-// written with an exponent and the amounts carry their unit; and each page at 1440 and 390 px looks
+// written with an exponent and the amounts carry their unit; every identifier has its copy button; the
+// audit log's details are rendered (a change as before → after), not JSON; and each page at 1440 and 390 px looks
 // like its stored screenshot in docs/console/ (a tolerant comparison: what differs from run to run by
 // design is left out and antialiasing is forgiven; a page that lost its layout does not pass). After a deliberate change of the
 // console, `node scripts/console-screenshots.mjs` writes the new references.
@@ -142,6 +143,20 @@ describe('every console page at 1440 and 390 px', () => {
             if (!shown.text.includes(a)) problems.push(`${p[0]} at ${width} px: no "${a}"`);
         }
         if (p[0] === 'chain' && !/\d ETH\b/.test(shown.text)) problems.push(`chain at ${width} px: no balance in ETH`);
+        // Every identifier on screen (a 12-digit uid, an address, a hash) is cut with its copy button.
+        const bare = await page.evaluate(() => {
+          const found: string[] = [];
+          const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+          for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+            const id = /\b[1-9]\d{11}\b|\b0x[0-9a-f]{40,}\b/i.exec(n.textContent ?? '');
+            if (id && !n.parentElement?.closest('.uid, pre, option')) found.push(id[0]);
+          }
+          return found;
+        });
+        if (bare.length) problems.push(`${p[0]} at ${width} px: identifiers without their copy button: ${bare.join(', ')}`);
+        if (p[0] === 'audit' && !(await page.locator('[data-change="previous_key_id->key_id"]').count()))
+          problems.push('audit: the master key rotation is not shown as before → after');
+        if (p[0] === 'audit' && /\{"/.test(shown.text)) problems.push('audit: details shown as raw JSON');
         const reference = path.join(root, 'docs/console', `${p[0]}-${width}.png`);
         if (!fs.existsSync(reference)) {
           problems.push(`no stored screenshot ${path.relative(root, reference)} (node scripts/console-screenshots.mjs)`);

@@ -128,7 +128,8 @@ export function OverviewPage({ appUid }: { appUid: string }) {
               <ul class="plain">
                 {status.data.relayers.map((r) => (
                   <li key={r.address}>
-                    <Uid value={r.address} label="address" /> <span data-volatile>{r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}</span>{' '}
+                    <Uid value={r.address} label="address" />{' '}
+                    <span data-volatile>{r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}</span>{' '}
                     {r.low && <span class="badge bad">low balance</span>}
                   </li>
                 ))}
