@@ -153,6 +153,13 @@ export function CopyButton({ value, label, icon = false }: { value: string; labe
   );
 }
 
+const ID_IN_TEXT = /((?<![\w.,/])(?:[1-9]\d{11}|0x[0-9a-f]{40,})(?![\w.,]))/i;
+
+/** A sentence from the server ("token id 1 for user 816379099131") with each identifier in it a Uid. */
+export function IdText({ text }: { text: string }) {
+  return <>{text.split(ID_IN_TEXT).map((part, i) => (i % 2 === 1 ? <Uid key={i} value={part} label="id" /> : part))}</>;
+}
+
 /** A value shown once (a new secret): select-all text plus a copy button. */
 export function Secret({ label, value }: { label: string; value: string }) {
   const id = `secret-${label.replace(/\W+/g, '-').toLowerCase()}`;

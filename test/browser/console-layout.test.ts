@@ -148,8 +148,9 @@ describe('every console page at 1440 and 390 px', () => {
           const found: string[] = [];
           const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
           for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-            const id = /\b[1-9]\d{11}\b|\b0x[0-9a-f]{40,}\b/i.exec(n.textContent ?? '');
-            if (id && !n.parentElement?.closest('.uid, pre, option')) found.push(id[0]);
+            // Not a part of a URL or of a number (the decimals of a balance).
+            const id = /(?<![\w.,/])([1-9]\d{11}|0x[0-9a-f]{40,})(?![\w.,])/i.exec(n.textContent ?? '');
+            if (id && !n.parentElement?.closest('.uid, pre, option')) found.push(`${id[0]} in ${n.parentElement?.outerHTML.slice(0, 120)}`);
           }
           return found;
         });

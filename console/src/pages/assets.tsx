@@ -3,7 +3,7 @@ import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import type { AssetDetail, AssetRow, AssetStatus, CollectionRow, Page } from '../../../src/services/console/types';
-import { type Column, ErrorBox, ExternalLink, Loading, Mono, onInput, Pager, Section, Status, Table, Time, Uid } from '../ui';
+import { type Column, ErrorBox, IdText, ExternalLink, Loading, Mono, onInput, Pager, Section, Status, Table, Time, Uid } from '../ui';
 
 const STATUSES: [AssetStatus, string][] = [
   ['not_minted', 'Not minted'],
@@ -257,7 +257,12 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
             <ol class="history">
               {d.history.map((h, i) => (
                 <li key={i}>
-                  <Time iso={h.time} /> <strong>{h.event}</strong> {h.detail && <span class="muted">{h.detail}</span>}
+                  <Time iso={h.time} /> <strong>{h.event}</strong>{' '}
+                  {h.detail && (
+                    <span class="muted">
+                      <IdText text={h.detail} />
+                    </span>
+                  )}
                 </li>
               ))}
             </ol>

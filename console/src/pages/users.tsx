@@ -161,7 +161,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               empty="No allocation."
               columns={[
                 { title: 'UID', cell: (a) => <Uid value={a.uid} label="uid" /> },
-                { title: 'Reward', cell: (a) => <a href={`/console/apps/${appUid}/rewards/${a.reward_uid}`}>{a.reward_uid}</a> },
+                { title: 'Reward', cell: (a) => <Uid value={a.reward_uid} href={`/console/apps/${appUid}/rewards/${a.reward_uid}`} label="reward uid" /> },
                 { title: 'Amount', cell: (a) => inUnits(a.amount, symbol(a.reward_uid)), class: 'num' },
                 { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
                 { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
@@ -176,7 +176,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               empty="No claim."
               columns={[
                 { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
-                { title: 'Reward', cell: (c) => <a href={`/console/apps/${appUid}/rewards/${c.reward_uid}`}>{c.reward_uid}</a> },
+                { title: 'Reward', cell: (c) => <Uid value={c.reward_uid} href={`/console/apps/${appUid}/rewards/${c.reward_uid}`} label="reward uid" /> },
                 { title: 'Amount', cell: (c) => inUnits(c.amount, symbol(c.reward_uid)), class: 'num' },
                 { title: 'To', cell: (c) => <Uid value={c.to_address} label="address" /> },
                 { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
