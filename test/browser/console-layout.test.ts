@@ -128,7 +128,13 @@ describe('every console page at 1440 and 390 px', () => {
     const shares: string[] = [];
     for (const p of consolePages(d) as [string, string, string][]) {
       for (const width of WIDTHS as number[]) {
+        const requested: string[] = [];
+        const onRequest = (r: { url: () => string }) => void requested.push(r.url());
+        page.on('request', onRequest);
         await openPage(page, d, p, width);
+        page.off('request', onRequest);
+        // The API reference works offline: everything it loads comes from the service.
+        if (p[0] === 'docs') for (const url of requested) if (!url.startsWith(`${d.base}/`)) problems.push(`docs at ${width} px: loaded ${url}`);
         const shown = await page.evaluate(() => ({
           overflow: document.documentElement.scrollWidth - window.innerWidth,
           // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered (what a reader sees), not the DOM's
