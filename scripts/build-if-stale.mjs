@@ -16,7 +16,16 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const stampFile = join(root, 'dist', '.build-hash');
 // What the build reads. package-lock.json: the versions of tsc, solc, Vite and the console's packages.
-const INPUTS = ['src', 'console', 'contracts', 'scripts/build-contracts.mjs', 'scripts/build-console.mjs', 'scripts/bundle-cli.mjs', 'tsconfig.json', 'package-lock.json'];
+const INPUTS = [
+  'src',
+  'console',
+  'contracts',
+  'scripts/build-contracts.mjs',
+  'scripts/build-console.mjs',
+  'scripts/bundle-cli.mjs',
+  'tsconfig.json',
+  'package-lock.json',
+];
 // What the service needs at run time from the build.
 const OUTPUTS = ['dist/main.js', 'dist/cli/main.js', 'dist/cli/mintworks.js', 'build/contracts', 'build/console/index.html'];
 

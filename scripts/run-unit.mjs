@@ -29,7 +29,10 @@ for (let g = 0; g < groups; g++) {
   const mine = files.filter((_, i) => i % groups === g);
   const entry = path.join(tmp, `group-${g + 1}.mjs`);
   // A file that fails to load is a failing test named after it, and the group's other files still run.
-  const lines = mine.map((f) => `try { await import(${JSON.stringify(`file://${f}`)}); } catch (e) { test(${JSON.stringify(`load ${path.relative(root, f)}`)}, () => { throw e; }); }`);
+  const lines = mine.map(
+    (f) =>
+      `try { await import(${JSON.stringify(`file://${f}`)}); } catch (e) { test(${JSON.stringify(`load ${path.relative(root, f)}`)}, () => { throw e; }); }`,
+  );
   fs.writeFileSync(entry, [`import { test } from 'node:test';`, ...lines].join('\n') + '\n');
   entries.push(entry);
 }
