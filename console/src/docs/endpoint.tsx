@@ -31,7 +31,7 @@ function curl(doc: Document, e: Endpoint): string {
   if (management) lines.push('  -H "Authorization: Bearer $OPERATOR_TOKEN"');
   else lines.push('  -H "X-API-KEY: $MW_API_KEY"', '  -H "Authorization: Bearer $MW_TOKEN"');
   const body = e.op.requestBody?.content?.['application/json']?.schema;
-  if (body) lines.push('  -H "Content-Type: application/json"', `  -d '${JSON.stringify(sample(doc, body))}'`);
+  if (body) lines.push('  -H "Content-Type: application/json"', `  -d '${JSON.stringify(sample(doc, body), null, 2).replace(/\n/g, '\n  ')}'`);
   return lines.join(' \\\n');
 }
 
