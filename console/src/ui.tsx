@@ -237,7 +237,9 @@ export function Table<T>({
             rows.map((r) => (
               <tr key={rowKey(r)} data-key={rowKey(r)}>
                 {columns.map((c) => (
-                  <td class={c.class}>{c.cell(r)}</td>
+                  <td class={c.class} data-label={c.title}>
+                    {c.cell(r)}
+                  </td>
                 ))}
               </tr>
             ))
