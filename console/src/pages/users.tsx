@@ -207,7 +207,7 @@ function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; user
         wallet afterwards: from then on the user controls it too.
       </p>
       <form
-        class="row"
+        class="card form"
         onSubmit={async (e) => {
           e.preventDefault();
           const r = await exportKey.run();
@@ -217,12 +217,14 @@ function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; user
           }
         }}
       >
-        <Field label="Recipient public key" id="export-recipient" hint="raw X25519 public key, base64url">
+        <Field label="Recipient public key" id="export-recipient" hint="raw X25519 public key, base64url" wide>
           <input id="export-recipient" value={recipient} onInput={onInput(setRecipient)} autocomplete="off" spellcheck={false} />
         </Field>
-        <button type="submit" class="danger" disabled={exportKey.busy || !recipient.trim()}>
-          Export wallet
-        </button>
+        <div class="form-actions">
+          <button type="submit" class="danger" disabled={exportKey.busy || !recipient.trim()}>
+            Export wallet
+          </button>
+        </div>
       </form>
       <ErrorBox error={exportKey.error} />
       {result && (
