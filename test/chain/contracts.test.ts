@@ -760,7 +760,18 @@ describe('MintworksItems (ERC-1155)', () => {
     const before = await balance(a.address, 1n);
     // The number of the first 5 (used above) beside a new one: only the new one mints.
     const fresh1 = ++seq;
-    await send(items, Items.abi, 'mintBatch', mintArgs([[a.address, 1n, 5n, 1000n], [a.address, 1n, 2n, 5n]], [firstOfA, fresh1]));
+    await send(
+      items,
+      Items.abi,
+      'mintBatch',
+      mintArgs(
+        [
+          [a.address, 1n, 5n, 1000n],
+          [a.address, 1n, 2n, 5n],
+        ],
+        [firstOfA, fresh1],
+      ),
+    );
     assert.equal(await balance(a.address, 1n), before + 2n, 'the used number was skipped; a later cap is ignored');
     assert.equal(await read(items, Items.abi, 'maxSupply', [1n]), 1000n);
     assert.equal(await read(items, Items.abi, 'mintUsed', [fresh1]), true);
@@ -770,7 +781,19 @@ describe('MintworksItems (ERC-1155)', () => {
     const minted = await read<bigint>(items, Items.abi, 'mintedSupply', [1n]);
     const left = 1000n - minted;
     const s1 = seq + 1n;
-    await expectRevert(items, Items.abi, 'mintBatch', mintArgs([[b.address, 3n, 1n, 0n], [b.address, 1n, left + 1n, 1000n]], [s1, s1 + 1n]), 'MaxSupplyExceeded');
+    await expectRevert(
+      items,
+      Items.abi,
+      'mintBatch',
+      mintArgs(
+        [
+          [b.address, 3n, 1n, 0n],
+          [b.address, 1n, left + 1n, 1000n],
+        ],
+        [s1, s1 + 1n],
+      ),
+      'MaxSupplyExceeded',
+    );
     await expectRevert(items, Items.abi, 'mintBatch', mintArgs([[b.address, 1n, 2n ** 200n, 1000n]], [s1]), 'MaxSupplyExceeded');
     assert.equal(await read(items, Items.abi, 'mintUsed', [s1]), false, 'nothing of the reverted batch stays');
     await send(items, Items.abi, 'mintBatch', mintArgs([[b.address, 1n, left, 1000n]]));
