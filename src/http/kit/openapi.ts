@@ -235,7 +235,7 @@ const itemObject = z
     token_id: z.number().int().describe('Fixed at creation; nothing happens on chain until the first mint.'),
     name: z.string(),
     token_uri: z.string(),
-    max_supply: itemAmount.nullable().describe('null: unlimited'),
+    max_supply: z.union([z.number().int().nullable(), z.string()]).describe('A whole number (a string beyond 2^53 - 1); null: unlimited.'),
     minted_supply: itemAmount.describe('What mints confirmed on chain (burns do not lower it).'),
     created_at: time,
     metadata: z.record(z.string(), z.unknown()).describe('The ERC-1155 metadata document (name, image, attributes, …).'),
