@@ -119,6 +119,27 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('gives every nullable schema of a request body a type (OpenAPI 3.0 ignores `nullable` without one)', () => {
+    const untyped: string[] = [];
+    const walk = (schema: any, where: string): void => {
+      if (!schema || typeof schema !== 'object') return;
+      if (schema.nullable === true && schema.type === undefined) untyped.push(where);
+      for (const [k, v] of Object.entries(schema)) if (v && typeof v === 'object') walk(v, `${where}.${k}`);
+    };
+    for (const [url, ops] of Object.entries<any>(doc.paths))
+      for (const [method, op] of Object.entries<any>(ops)) walk(op.requestBody?.content?.['application/json']?.schema, `${method} ${url}`);
+    assert.deepEqual(untyped, []);
+    const maxSupply = doc.paths['/v1/item'].post.requestBody.content['application/json'].schema.properties.max_supply;
+    assert.deepEqual(
+      maxSupply.anyOf.map((s: any) => [s.type, s.nullable]),
+      [
+        ['integer', true],
+        ['string', true],
+      ],
+    );
+  });
+
+
   it('real answers of every route match their documented schemas', async () => {
     const base = t.svc.url;
     const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);

@@ -28,23 +28,38 @@ const uidText = str({ error: 'This field is required.' })
   .min(1, 'This field may not be blank.')
   .max(32, 'Ensure this field has no more than 32 characters.');
 
+/** Checks a whole amount the schema let through (the handler parses it again); null passes (none given). */
+const checkAmount = (v: number | string | null | undefined, c: z.RefinementCtx): void => {
+  if (v == null) return;
+  try {
+    parseItemAmount(v);
+  } catch (err) {
+    if (!(err instanceof ItemAmountError)) throw err;
+    c.addIssue({ code: 'custom', message: err.message });
+  }
+};
+const amountError = (iss: { input: unknown }) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.');
+// Documented as an integer; a fraction is still let through to parseItemAmount, whose message names it.
+const wholeNumber = () => z.number().meta({ type: 'integer' });
+
 /** A whole amount as a JSON number or numeric string (checked here, parsed again by the handler). */
 const itemAmount = z
-  .union([z.number(), str()], { error: (iss) => (iss.input === undefined ? 'This field is required.' : 'Must be a number or a numeric string.') })
-  .superRefine((v, c) => {
-    try {
-      parseItemAmount(v);
-    } catch (err) {
-      if (!(err instanceof ItemAmountError)) throw err;
-      c.addIssue({ code: 'custom', message: err.message });
-    }
-  })
+  .union([wholeNumber(), str()], { error: amountError })
+  .superRefine(checkAmount)
   .describe('A positive whole number as a JSON number or a numeric string, e.g. 5 or "5" (at most 2^128 - 1).');
+
+// OpenAPI 3.0 reads `nullable` only beside a `type`, so each branch carries its own (a union marked
+// nullable as a whole would document no type at all).
+const maxSupply = z
+  .union([wholeNumber().nullable(), str().nullable()], { error: amountError })
+  .optional()
+  .superRefine(checkAmount)
+  .describe('The most that may ever be minted of the item (burns make no room); null or none: unlimited.');
 
 const createItemBody = z.object({
   collection_uid: uidText,
   item_external_id: str({ error: 'This field is required.' }).trim().min(1, 'This field may not be blank.').max(255),
-  max_supply: itemAmount.nullish().describe('The most that may ever be minted of the item (burns make no room); none: unlimited.'),
+  max_supply: maxSupply,
   data: itemData,
 });
 
