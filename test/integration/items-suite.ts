@@ -16,6 +16,7 @@ const erc1155 = parseAbi([
   'function uri(uint256) view returns (string)',
   'function maxSupply(uint256) view returns (uint256)',
   'function safeTransferFrom(address, address, uint256, uint256, bytes)',
+  'function safeBatchTransferFrom(address, address, uint256[], uint256[], bytes)',
 ]);
 
 type TestApp = Awaited<ReturnType<TestService['newApp']>>;
@@ -240,6 +241,56 @@ export function itemsSuite(db: 'sqlite' | 'postgres'): void {
         amount: 1,
         tx_hash: hash,
       });
+    });
+
+    it('a TransferBatch from outside into A’s wallet raises A’s balance of each id and emits item.transferred per id', async () => {
+      const second = await app.api.post('/item', {
+        collection_uid: collection,
+        item_external_id: 'potion-mana',
+        data: { name: 'Mana potion', image_url: 'https://example.com/mana.png', store_image_on_ipfs: false },
+      });
+      assert.equal(second.status, 201, second.raw);
+      const mana = second.body.data.uid as string;
+      const manaId = BigInt((await app.api.get(`/item/${mana}`)).body.data.token_id);
+      const minted = await app.api.post('/item/mint', { item_uid: mana, to_user_uid: userB, amount: 2, nonce: 'batch-deposit' });
+      await waitDone('mint', minted.body.data.uid);
+      // B sends one of each to an outsider, which sends both back to A in one TransferBatch.
+      const outsider = privateKeyToAccount(generatePrivateKey());
+      await embeddedChain.fund(t, outsider.address, parseEther('1'));
+      for (const [item_uid, amount] of [
+        [item, 1],
+        [mana, 2],
+      ] as const) {
+        const out = await app.api.post('/item/transfer', { item_uid, from_user_uid: userB, to_address: outsider.address, amount });
+        assert.equal(out.status, 201, out.raw);
+        await waitDone('transfer', out.body.data.uid);
+      }
+      const manaBalance = async (user: string) => (await app.api.get(`/item/balance?item_uid=${mana}&user_uid=${user}`)).body.data.amount as number;
+      const before = await balance(userA);
+      assert.equal(await manaBalance(userA), 0);
+      const wallet = createWalletClient({ account: outsider, chain: foundry, transport: http(t.svc.chain!.rpcUrl) });
+      const hash = await wallet.writeContract({
+        address: contract,
+        abi: erc1155,
+        functionName: 'safeBatchTransferFrom',
+        args: [outsider.address, walletOf(userA), [tokenId, manaId], [1n, 2n], '0x'],
+      });
+      await rpc().waitForTransactionReceipt({ hash });
+      await waitFor('the batch deposit counted', async () => (await balance(userA)) === before + 1 && (await manaBalance(userA)) === 2, 30_000);
+      assert.equal(await onChain(userA), BigInt(before + 1));
+      assert.equal(await rpc().readContract({ address: contract, abi: erc1155, functionName: 'balanceOf', args: [walletOf(userA), manaId] }), 2n);
+      const deposits = await waitFor('item.transferred per id of the batch', async () => {
+        const found = (await eventsOf('item.transferred')).filter((e) => e.deposit?.tx_hash === hash);
+        return found.length >= 2 ? found : null;
+      });
+      assert.deepEqual(
+        deposits.map((e) => [e.item.uid, e.deposit.amount, e.deposit.user_uid]).sort(),
+        [
+          [item, 1, userA],
+          [mana, 2, userA],
+        ].sort(),
+      );
+      assert.equal(deposits.length, 2, 'one event per id, not one per log or per pass');
     });
   });
 }

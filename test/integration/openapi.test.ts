@@ -139,7 +139,6 @@ describe('OpenAPI document', () => {
     );
   });
 
-
   it('real answers of every route match their documented schemas', async () => {
     const base = t.svc.url;
     const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
