@@ -163,6 +163,12 @@ contract MintworksItems is ERC1155Burnable, ERC2771Context, Ownable {
         _baseTokenURI = baseURI_;
     }
 
+    /// @notice Emits the ERC-1155 `URI` event for `id` with its current URI: the service serves an edited
+    ///         document at the unchanged URI, and marketplaces refresh an id when they see the event.
+    function refreshURI(uint256 id) external onlyOperator {
+        emit URI(uri(id), id);
+    }
+
     // ------------------------------------------------------------------ ERC-2771 plumbing
 
     function _msgSender() internal view override(Context, ERC2771Context) returns (address) {

@@ -87,6 +87,8 @@ export interface OutcomePayloads {
   'item.mint': { collection_uid: string; contract: string; items: ItemMintItem[]; rounds: Record<string, number> };
   /** Users' signed item transfers and burns relayed in one batch. */
   'item.forward': { items: ItemForwardItem[] };
+  /** refreshURI(id) of an edited item: the URI event marketplaces refresh on. */
+  'item.uri': { item_uid: string; contract: string; token_id: string };
 }
 
 /** What a relayer rotation's transaction does to a contract. */
@@ -107,6 +109,7 @@ export const BASE_URI_TX = 'collection.base_uri' satisfies OutcomeKind;
 export const ROTATION_TX = 'relayers.rotation' satisfies OutcomeKind;
 export const ITEM_MINT_TX = 'item.mint' satisfies OutcomeKind;
 export const ITEM_FORWARD_TX = 'item.forward' satisfies OutcomeKind;
+export const ITEM_URI_TX = 'item.uri' satisfies OutcomeKind;
 
 /** A mined, reverted or dropped transaction, as its handler sees it. */
 export interface Outcome<K extends OutcomeKind> {

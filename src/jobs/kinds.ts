@@ -38,6 +38,8 @@ export interface JobPayloads {
   'item.mint': { round?: number; solo?: boolean };
   /** Relays a user's signed item transfer or burn (ref: the transfer or burn uid). */
   'item.forward': { action: Action; round?: number };
+  /** Announces an edited item's metadata on chain, the ERC-1155 URI event (ref: the item uid). */
+  'item.uri': NoPayload;
 }
 
 export type JobKind = keyof JobPayloads;
@@ -57,6 +59,7 @@ export const BASE_URI_JOB = 'collection.base_uri' satisfies JobKind;
 export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
 export const ITEM_MINT_JOB = 'item.mint' satisfies JobKind;
 export const ITEM_FORWARD_JOB = 'item.forward' satisfies JobKind;
+export const ITEM_URI_JOB = 'item.uri' satisfies JobKind;
 
 /**
  * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
@@ -79,6 +82,7 @@ const RUNS_ON = {
   'relayers.rotate': 'a chain',
   'item.mint': 'a chain',
   'item.forward': 'a chain',
+  'item.uri': 'a chain',
 } as const satisfies Record<JobKind, 'a chain' | 'every chain'>;
 
 /** The kinds of work done on a chain, as a type: a table over them must have an entry for each. */

@@ -4,7 +4,7 @@
 // item.* events.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createWalletClient, http, parseAbi, parseEther, type Address } from 'viem';
+import { createPublicClient, createWalletClient, http, parseAbi, parseAbiItem, parseEther, type Address } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { ApiClient, waitFor } from '../helpers/env.js';
@@ -203,6 +203,32 @@ export function itemsSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(burned[0].burn.amount, 1);
       assert.equal((await app.api.get(`/item/transfer?user_uid=${userA}`)).body.data[0].uid, tr.body.data.uid);
       assert.equal((await app.api.get(`/item/burn?user_uid=${userB}`)).body.data[0].uid, burn.body.data.uid);
+    });
+
+    it('PUT /item/{uid} serves the edited document at once and emits the ERC-1155 URI event for its id on chain', async () => {
+      const before = await app.api.get(`/item/${item}`);
+      const edited = await app.api.call('PUT', `/item/${item}`, {
+        data: { name: 'Greater healing potion', image_url: 'https://example.com/potion2.png', store_image_on_ipfs: false },
+      });
+      assert.equal(edited.status, 200, edited.raw);
+      const got = (await app.api.get(`/item/${item}`)).body.data;
+      assert.equal(got.name, 'Greater healing potion');
+      assert.equal(got.token_uri, before.body.data.token_uri, 'the URI is unchanged: the service serves the new document at it');
+      assert.equal(((await (await fetch(got.token_uri)).json()) as { name: string }).name, 'Greater healing potion');
+      const uriEvent = parseAbiItem('event URI(string value, uint256 indexed id)');
+      const logs = await waitFor(
+        'the URI event of the edit',
+        async () => {
+          const found = await rpc().getLogs({ address: contract, event: uriEvent, args: { id: tokenId }, fromBlock: 0n, strict: true });
+          return found.length > 0 ? found : null;
+        },
+        30_000,
+      );
+      assert.equal(logs.length, 1, 'one event per edit');
+      assert.equal(logs[0].args.value, got.token_uri);
+      // An item of another App, or a collection without editable assets, is not edited and sends nothing.
+      const foreign = await other.api.call('PUT', `/item/${item}`, { data: { name: 'x', image_url: 'https://example.com/x.png', store_image_on_ipfs: false } });
+      assert.equal(foreign.status, 404, foreign.raw);
     });
 
     it('refuses a transfer or burn over what the user may spend (in-flight ones reserved)', async () => {

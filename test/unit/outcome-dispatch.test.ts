@@ -93,6 +93,7 @@ describe('chain outcome dispatch', () => {
       'relayers.rotation': refuse,
       'item.mint': refuse,
       'item.forward': refuse,
+      'item.uri': refuse,
       ...overrides,
     };
   }

@@ -16,6 +16,7 @@ import { baseUriOutcome } from '../collection-base-uri.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';
+import { itemUriOutcome } from '../items/uri-job.js';
 
 export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {
@@ -32,5 +33,6 @@ export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
     'relayers.rotation': rotationOutcome(ctx),
     'item.mint': itemMintOutcome(ctx),
     'item.forward': itemForwardOutcome(ctx),
+    'item.uri': itemUriOutcome(ctx),
   };
 }

@@ -22,6 +22,7 @@ import { ChainIndexer } from './indexer.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
 import { itemMintJobHandler } from '../items/mint-job.js';
 import { itemForwardJobHandler } from '../items/relay.js';
+import { itemUriJobHandler } from '../items/uri-job.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
 const NOT_READY_DELAY_MS = 2000;
@@ -52,6 +53,7 @@ function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
     'relayers.rotate': relayerRotationJobHandler(ctx, rt),
     'item.mint': itemMintJobHandler(ctx),
     'item.forward': itemForwardJobHandler(ctx),
+    'item.uri': itemUriJobHandler(ctx),
   };
 }
 

@@ -10,6 +10,8 @@ import { buildMetadata, type AssetData } from '../../domain/assets.js';
 import { withNewUid } from '../uids.js';
 import { saveAnswer, type IdempotentWrite } from '../requests/idempotency.js';
 import { itemView, type ItemRow } from './views.js';
+import { ITEM_URI_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
 
 export interface NewItem {
   collection_uid: string;
@@ -105,13 +107,14 @@ export async function listItems(ctx: Ctx, appUid: string, collectionUid: string)
 /**
  * PUT /item/{uid}: replaces the item's metadata (collections created with editable_assets). The
  * document is the metadata route's, so the change is served at once; holders' balances are untouched.
+ * The ERC-1155 URI event that tells marketplaces is queued with the edit (uri-job.ts).
  */
 export async function editItem(ctx: Ctx, appUid: string, uid: string, data: NewItem['data'], idem?: IdempotentWrite): Promise<null> {
-  await ctx.db.transaction().execute(async (tx) => {
+  const chainId = await ctx.db.transaction().execute(async (tx) => {
     const i = await tx
       .selectFrom('items')
       .innerJoin('collections', 'collections.uid', 'items.collection_uid')
-      .select(['items.uid', 'collections.editable'])
+      .select(['items.uid', 'collections.editable', 'collections.chain_id'])
       .where('items.uid', '=', uid)
       .where('items.app_uid', '=', appUid)
       .executeTakeFirst();
@@ -122,8 +125,11 @@ export async function editItem(ctx: Ctx, appUid: string, uid: string, data: NewI
       .set({ name: data.name, metadata: JSON.stringify(itemMetadata(uid, data)), updated_at: nowIso() })
       .where('uid', '=', uid)
       .execute();
+    await queueOn(ctx, Number(i.chain_id)).enqueue(tx, { kind: ITEM_URI_JOB, ref: uid, payload: {} });
     await saveAnswer(tx, idem, null);
+    return Number(i.chain_id);
   });
+  queueOn(ctx, chainId).notify(ITEM_URI_JOB);
   return null;
 }
 
