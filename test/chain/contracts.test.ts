@@ -756,6 +756,14 @@ describe('MintworksItems (ERC-1155)', () => {
     firstOfA = seq - 2n;
   });
 
+  it('refreshURI(id) emits URI with the current URI, for operators only', async () => {
+    const r = await send(items, Items.abi, 'refreshURI', [1n]);
+    const logs = parseEventLogs({ abi: Items.abi, logs: r.logs, eventName: 'URI' });
+    assert.equal(logs.length, 1);
+    assert.deepEqual(logs[0]!.args, { value: `${BASE}1`, id: 1n });
+    await expectRevert(items, Items.abi, 'refreshURI', [1n], 'NotOperator', a.address);
+  });
+
   it('a replayed batch mints only the numbers not used yet; the first mint fixes the cap', async () => {
     const before = await balance(a.address, 1n);
     // The number of the first 5 (used above) beside a new one: only the new one mints.
