@@ -13,6 +13,8 @@ import { collectionView } from './views.js';
 import { chainForNew } from './chain/choice.js';
 import { queueOn } from '../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
+import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './collection-info.js';
+import type { AppEnvironment } from '../domain/environment.js';
 
 export interface NewCollection {
   name: string;
@@ -22,6 +24,13 @@ export interface NewCollection {
   external_url?: string | null;
   /** The chain to deploy on; default: the default chain. */
   chain_id?: number | null;
+  /** ERC-5192: tokens bound to their first holder (burns allowed); fixed at deployment. */
+  soulbound?: boolean | null;
+  /** ERC-2981, both or neither (domain/collection-options.ts); changeable later. */
+  royalty_receiver?: string | null;
+  royalty_bps?: number | null;
+  /** The collection's image in its ERC-7572 contract document; changeable later. */
+  image_url?: string | null;
 }
 
 /** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
@@ -30,9 +39,19 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
   if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol))
     throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
   const chainId = chainForNew(ctx, input.chain_id);
-  const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
+  const app = await ctx.db.selectFrom('apps').select(['uid', 'environment']).where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const uid = newUid();
+  const royalty = royaltyOrThrow(input, { royalty_receiver: null, royalty_bps: null });
+  const document = {
+    name: input.name,
+    description: input.description ?? null,
+    image_url: input.image_url ?? null,
+    external_url: input.external_url ?? null,
+    ...royalty,
+  };
+  // Stored before the row exists (content-addressed, so a failed create leaves only an unused file).
+  const contractUri = await storeContractDocument(ctx, app.environment as AppEnvironment, uid, document);
   await ctx.db.transaction().execute(async (tx) => {
     await tx
       .insertInto('collections')
@@ -49,6 +68,10 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         next_token_id: 1,
         created_at: nowIso(),
         chain_id: chainId,
+        ...royalty,
+        soulbound: input.soulbound ? 1 : 0,
+        image_url: document.image_url,
+        contract_uri: contractUri,
       })
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
@@ -57,7 +80,7 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         action: 'collection.created',
         app_uid: appUid,
         chain_id: chainId,
-        details: { collection: uid, name: input.name, symbol: input.symbol },
+        details: { collection: uid, name: input.name, symbol: input.symbol, soulbound: input.soulbound === true, ...royalty },
       });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
@@ -70,10 +93,10 @@ export async function getCollection(ctx: Ctx, appUid: string, uid: string) {
   return collectionView(c, ctx.config);
 }
 
-/** An App's collections, newest first (the management API). */
+/** An App's collections, newest first (the management API: with the image of its contract document, which the console edits). */
 export async function listCollectionsOfApp(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').execute();
-  return rows.map((c) => collectionView(c, ctx.config));
+  return rows.map((c) => ({ ...collectionView(c, ctx.config), image_url: c.image_url }));
 }
 
 export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
@@ -92,7 +115,16 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
       encodeDeployData({
         abi,
         bytecode,
-        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.operators().map((r) => r.address)],
+        args: [
+          c.name,
+          c.symbol ?? '',
+          metadataBaseUri(ctx, c.uid),
+          c.editable === 1,
+          ctx.forwarder,
+          ctx.sender.operators().map((r) => r.address),
+          c.soulbound === 1,
+          ...collectionInfoArgs(c),
+        ],
       }),
     payload: (c) => ({ collection_uid: c.uid }),
   });

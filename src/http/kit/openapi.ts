@@ -91,8 +91,17 @@ const collectionObject = z
     external_url: z.string().nullable(),
     explorer_url: z.string().nullable(),
     ...chain,
+    royalty_receiver: address.nullable().describe('ERC-2981 royalty receiver (null: no royalty)'),
+    royalty_bps: z.number().int().nullable().describe('ERC-2981 royalty in basis points, 0-1000 (250 = 2.5 %)'),
+    soulbound: z.boolean().describe('ERC-5192: tokens cannot be transferred (burns allowed); fixed at creation'),
+    contract_uri: z.string().nullable().describe("ERC-7572 contractURI(): the collection's metadata document"),
   })
   .meta({ id: 'Collection' });
+
+/** The management API's collection: the public object and the image of its contract document. */
+const adminCollectionObject = collectionObject
+  .extend({ image_url: z.string().nullable().describe("The image of the collection's contract document") })
+  .meta({ id: 'AdminCollection' });
 
 const assetObject = z
   .object({
@@ -555,13 +564,21 @@ const DOCS: Record<string, RouteDoc> = {
 
   'GET /admin/v1/apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
   'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
-  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(collectionObject) },
+  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(adminCollectionObject) },
   'POST /admin/v1/apps/:uid/collections': {
     operationId: 'adminCreateCollection',
     summary: 'Create a collection',
-    description: 'Deployed by the workers: `status` goes from deploying to deployed.',
+    description:
+      'Deployed by the workers: `status` goes from deploying to deployed. Options: `soulbound` (ERC-5192, fixed), `royalty_receiver` and `royalty_bps` (ERC-2981, set together), `description`, `image_url`, `external_url` (the ERC-7572 contract document).',
     status: 201,
     data: created,
+  },
+  'PATCH /admin/v1/apps/:uid/collections/:collection': {
+    operationId: 'adminUpdateCollection',
+    summary: "Change a collection's royalty or contract document",
+    description:
+      'Absent fields stay, null clears one. The new contract document is stored, then `setCollectionInfo` sets the royalty and `contractURI()` on chain (`ContractURIUpdated`). `soulbound` cannot be changed.',
+    data: collectionObject,
   },
   'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
   'POST /admin/v1/apps/:uid/users/:user/wallet-export': {
