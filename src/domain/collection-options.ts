@@ -28,7 +28,10 @@ export type FieldProblem = { field: string; code: string; message: string };
  * rate, or a rate without a receiver, is refused: ERC-2981 answers both or neither. Returns the problems
  * or the lower-case royalty to store.
  */
-export function resolveRoyalty(change: Pick<ChangeableOptions, 'royalty_receiver' | 'royalty_bps'>, current: Royalty): { ok: true; royalty: Royalty } | { ok: false; problems: FieldProblem[] } {
+export function resolveRoyalty(
+  change: Pick<ChangeableOptions, 'royalty_receiver' | 'royalty_bps'>,
+  current: Royalty,
+): { ok: true; royalty: Royalty } | { ok: false; problems: FieldProblem[] } {
   const problems: FieldProblem[] = [];
   let receiver = change.royalty_receiver === undefined ? current.royalty_receiver : change.royalty_receiver;
   const bps = change.royalty_bps === undefined ? current.royalty_bps : change.royalty_bps;
@@ -38,7 +41,11 @@ export function resolveRoyalty(change: Pick<ChangeableOptions, 'royalty_receiver
     else problems.push({ field: 'royalty_receiver', code: 'invalid', message: checked.message });
   }
   if (bps !== null && (!Number.isInteger(bps) || bps < 0 || bps > MAX_ROYALTY_BPS))
-    problems.push({ field: 'royalty_bps', code: 'invalid', message: `royalty_bps must be an integer from 0 to ${MAX_ROYALTY_BPS} (basis points: 250 = 2.5 %).` });
+    problems.push({
+      field: 'royalty_bps',
+      code: 'invalid',
+      message: `royalty_bps must be an integer from 0 to ${MAX_ROYALTY_BPS} (basis points: 250 = 2.5 %).`,
+    });
   if (problems.length === 0 && (receiver === null) !== (bps === null)) {
     const missing = receiver === null ? 'royalty_receiver' : 'royalty_bps';
     problems.push({ field: missing, code: 'required', message: 'royalty_receiver and royalty_bps are set together (or both null: no royalty).' });

@@ -64,8 +64,7 @@ export async function updateCollection(ctx: Ctx, appUid: string, uid: string, ch
       .where('uid', '=', uid)
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_INFO_JOB, ref: uid });
-    if (actor)
-      await recordAudit(tx, actor, { action: 'collection.updated', app_uid: appUid, chain_id: chainId, details: { collection: uid, ...change } });
+    if (actor) await recordAudit(tx, actor, { action: 'collection.updated', app_uid: appUid, chain_id: chainId, details: { collection: uid, ...change } });
   });
   queueOn(ctx, chainId).notify(COLLECTION_INFO_JOB);
 }
@@ -120,7 +119,8 @@ export function collectionInfoJobHandler(ctx: ChainCtx): JobHandler<typeof COLLE
 export function collectionInfoOutcome(ctx: ChainCtx): OutcomeHandler<typeof COLLECTION_INFO_TX> {
   return async ({ payload: p, receipt, reason }) =>
     async (tx) => {
-      if (receipt?.status === 'success') return () => ctx.log.info({ collection: p.collection_uid, contract_uri: p.contract_uri }, 'collection info set on chain');
+      if (receipt?.status === 'success')
+        return () => ctx.log.info({ collection: p.collection_uid, contract_uri: p.contract_uri }, 'collection info set on chain');
       await ctx.queue.enqueue(tx, { kind: COLLECTION_INFO_JOB, ref: p.collection_uid, runAt: Date.now() + 5000 });
       return () => ctx.log.error({ collection: p.collection_uid, reason }, 'setting the collection info did not succeed; trying again');
     };

@@ -92,7 +92,9 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
       schema: {
         ...tags,
         params: z.object({ uid: str(), collection: str() }),
-        body: z.object({ description: str().max(2000).nullable().optional(), external_url: str().url().nullable().optional(), ...collectionOptionFields }).strict(),
+        body: z
+          .object({ description: str().max(2000).nullable().optional(), external_url: str().url().nullable().optional(), ...collectionOptionFields })
+          .strict(),
       },
     },
     async (req) => {

@@ -103,6 +103,16 @@ const adminCollectionObject = collectionObject
   .extend({ image_url: z.string().nullable().describe("The image of the collection's contract document") })
   .meta({ id: 'AdminCollection' });
 
+const batchAnswer = z
+  .array(
+    z.union([
+      created,
+      z.object({ error: z.object({ code: z.string().meta({ example: 'asset_external_id_exists' }), message: z.string() }) }).meta({ id: 'BatchItemError' }),
+    ]),
+  )
+  .describe('One entry per item of the request, in order.')
+  .meta({ id: 'AssetBatchResult' });
+
 const assetObject = z
   .object({
     uid,
@@ -491,6 +501,14 @@ const DOCS: Record<string, RouteDoc> = {
     description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
     status: 201,
     data: created,
+  },
+  'POST /v1/asset/batch': {
+    operationId: 'createAssetBatch',
+    summary: 'Create (mint) up to 100 assets',
+    description:
+      '`{assets: [AssetParams, …]}` (1-100). Each item is checked and accepted on its own, as POST /asset would: the answer has one entry per item, in order, `{uid}` or `{error: {code, message}}`. The Idempotency-Key covers the whole batch. 400 only when the envelope is wrong.',
+    status: 201,
+    data: batchAnswer,
   },
   'GET /v1/asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
   'GET /v1/asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },

@@ -25,8 +25,7 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
   return Number(c.chain_id);
 }
 
-const soulboundRefusal = () =>
-  ApiError.client(400, 'asset_soulbound', 'The asset belongs to a soulbound collection: it can be burned, never transferred.');
+const soulboundRefusal = () => ApiError.client(400, 'asset_soulbound', 'The asset belongs to a soulbound collection: it can be burned, never transferred.');
 
 /** Whether the asset's collection is soulbound (fixed at its creation, so no claim is needed to read it). */
 async function isSoulbound(db: DbOrTx, appUid: string, assetUid: string): Promise<boolean> {
