@@ -58,8 +58,10 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
     /// @dev ERC-165 id of ERC-5192 (`locked(uint256)`), fixed by the EIP.
     bytes4 private constant ERC5192_INTERFACE_ID = bytes4(0xb45a3c0e);
 
-    /// @notice Whether tokens are bound to the account they are minted to (ERC-5192): set at deployment.
-    bool public immutable soulbound;
+    /// @dev Whether tokens are bound to the account they are minted to (ERC-5192): set at deployment.
+    ///      Read through `supportsInterface(0xb45a3c0e)` or `locked(id)`: no getter of its own, as each
+    ///      function more lengthens the selector dispatch every mint goes through.
+    bool private immutable _soulbound;
 
     string private _contractURI;
 
@@ -113,7 +115,7 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
     ) ERC721(name_, symbol_) ERC2771Context(trustedForwarder_) Ownable(msg.sender) {
         _baseTokenURI = baseURI_;
         editable = editable_;
-        soulbound = soulbound_;
+        _soulbound = soulbound_;
         _contractURI = contractURI_;
         if (royaltyReceiver_ != address(0)) _setDefaultRoyalty(royaltyReceiver_, royaltyBps_);
         for (uint256 i = 0; i < operators_.length; ++i) {
@@ -153,10 +155,15 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
         for (uint256 i = 0; i < n; ++i) {
             _mintOne(to[i], ids[i], cids[i], dagPb[i]);
         }
+        // Outside the loop: a collection that is not soulbound pays for this test once per batch, not per token.
+        if (_soulbound) {
+            for (uint256 i = 0; i < n; ++i) emit Locked(ids[i]);
+        }
     }
 
     function mint(address to, uint256 id, bytes32 cid, bool dagPb) external onlyOperator {
         _mintOne(to, id, cid, dagPb);
+        if (_soulbound) emit Locked(id);
     }
 
     function _mintOne(address to, uint256 id, bytes32 cid, bool dagPb) private {
@@ -169,7 +176,6 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
             if (cid == 0) revert InvalidCid();
             _dagPbBitmap[id >> 8] |= uint256(1) << (id & 0xff);
         }
-        if (soulbound) emit Locked(id);
     }
 
     // ------------------------------------------------------------------ soulbound (ERC-5192)
@@ -177,12 +183,12 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
     /// @notice True for every token of a soulbound collection; reverts for a token that does not exist.
     function locked(uint256 id) external view returns (bool) {
         _requireOwned(id);
-        return soulbound;
+        return _soulbound;
     }
 
     /// @dev Both `safeTransferFrom`s end here; burns go through `_update` and stay allowed.
     function transferFrom(address from, address to, uint256 id) public override(ERC721, IERC721) {
-        if (soulbound) revert Soulbound(id);
+        if (_soulbound) revert Soulbound(id);
         super.transferFrom(from, to, id);
     }
 
@@ -311,7 +317,7 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
     }
 
     function supportsInterface(bytes4 interfaceId) public view override(ERC721, ERC2981, IERC165) returns (bool) {
-        return interfaceId == ERC4906_INTERFACE_ID || (soulbound && interfaceId == ERC5192_INTERFACE_ID) || super.supportsInterface(interfaceId);
+        return interfaceId == ERC4906_INTERFACE_ID || (_soulbound && interfaceId == ERC5192_INTERFACE_ID) || super.supportsInterface(interfaceId);
     }
 
     // ------------------------------------------------------------------ ERC-2771 plumbing

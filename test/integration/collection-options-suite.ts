@@ -15,7 +15,7 @@ const collectionAbi = parseAbi([
   'function locked(uint256) view returns (bool)',
   'function royaltyInfo(uint256, uint256) view returns (address, uint256)',
   'function contractURI() view returns (string)',
-  'function soulbound() view returns (bool)',
+  'function supportsInterface(bytes4) view returns (bool)',
   'function transferFrom(address from, address to, uint256 id)',
   'error Soulbound(uint256 id)',
 ]);
@@ -91,7 +91,7 @@ export function collectionOptionsSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(c.soulbound, true);
         assert.match(c.contract_uri, new RegExp(`^${t.svc.url}/files/[0-9a-f]{64}$`), 'a development App keeps the document on the service');
         // The contract was deployed with them.
-        assert.equal(await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'soulbound' }), true);
+        assert.equal(await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'supportsInterface', args: ['0xb45a3c0e'] }), true, 'ERC-5192');
         assert.deepEqual(await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'royaltyInfo', args: [1n, 10_000n] }), [
           getAddress(receiver),
           500n,
