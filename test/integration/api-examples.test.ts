@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { createCollection } from '../../src/services/collections.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const doc = fs.readFileSync(path.join(root, 'docs/api.md'), 'utf8');
@@ -112,6 +113,19 @@ describe("docs/api.md's example answers", () => {
     await keep('asset-edited', app.api.call('PUT', `/asset/${editableAsset}`, edit));
     await keep('asset-not-editable', app.api.call('PUT', `/asset/${fixedAsset}`, edit));
     await keep('deposit', app.api.get(`/deposit?user_uid=${user}&collection_uid=${fixed}`));
+    const { name: _noName, ...nameless } = asset(fixed, 'sword-11').data;
+    await keep(
+      'asset-batch',
+      app.api.post('/asset/batch', { assets: [asset(fixed, 'sword-10'), asset(fixed, 'sword-1'), { ...asset(fixed, 'sword-11'), data: nameless }] }),
+    );
+    await keep('asset-batch-too-many', app.api.post('/asset/batch', { assets: Array.from({ length: 101 }, (_, i) => asset(fixed, `many-${i}`)) }));
+    const { uid: badges } = await createCollection(t.svc.ctx, app.uid, { name: 'Badges', symbol: 'BDG', editable: false, soulbound: true });
+    const badge = (await app.api.post('/asset', asset(badges, 'badge-1'))).body.data.uid as string;
+    await minted(badge);
+    await keep(
+      'transfer-soulbound',
+      app.api.post('/transfer', { asset_uid: badge, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' }),
+    );
     await keep('user-with-wallet', app.api.get(`/user/${user}`));
     const admin = await fetch(`${t.svc.url}/admin/v1/apps`);
     answers.set('admin-no-token', { status: admin.status, body: await admin.json() });
