@@ -91,7 +91,11 @@ export function collectionOptionsSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(c.soulbound, true);
         assert.match(c.contract_uri, new RegExp(`^${t.svc.url}/files/[0-9a-f]{64}$`), 'a development App keeps the document on the service');
         // The contract was deployed with them.
-        assert.equal(await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'supportsInterface', args: ['0xb45a3c0e'] }), true, 'ERC-5192');
+        assert.equal(
+          await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'supportsInterface', args: ['0xb45a3c0e'] }),
+          true,
+          'ERC-5192',
+        );
         assert.deepEqual(await rpc().readContract({ address: contract, abi: collectionAbi, functionName: 'royaltyInfo', args: [1n, 10_000n] }), [
           getAddress(receiver),
           500n,
