@@ -5,7 +5,7 @@
 // accepted item minted once, the Idempotency-Key replaying the answer).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, createWalletClient, getAddress, http, parseAbi, parseAbiItem, type Address } from 'viem';
+import { createPublicClient, createWalletClient, encodeFunctionData, getAddress, http, parseAbi, parseAbiItem, type Address } from 'viem';
 import { foundry } from 'viem/chains';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -318,6 +318,56 @@ export function collectionOptionsSuite(db: 'sqlite' | 'postgres'): void {
           { error: { code: 'invalid', message: 'Must be an object.' } },
         ]);
       });
+    });
+
+    // Last: it sends a transaction from a relayer behind the service's back.
+    it("chain verify compares a collection's royalty and contract URI with its record", async () => {
+      const app2 = await t.newApp();
+      const created = await admin.post(`/apps/${app2.uid}/collections`, { name: 'Checked', symbol: 'CHK', royalty_receiver: receiver, royalty_bps: 100 });
+      const uid = created.body.data.uid;
+      const c = await waitFor(
+        'deployed',
+        async () => {
+          const x = (await app2.api.get(`/collection/${uid}`)).body.data;
+          return x.status === 'deployed' ? x : null;
+        },
+        60_000,
+      );
+      const chainId = t.svc.ctx.config.chains[0].id;
+      const verify = async () => {
+        const r = await admin.post(`/chains/${chainId}/verify`, { app_uid: app2.uid });
+        assert.equal(r.status, 200, r.raw);
+        return r.body.data.divergences.filter((d: any) => d.record.uid === uid).map((d: any) => [d.kind, d.field, d.recorded, d.on_chain]);
+      };
+      assert.deepEqual(await verify(), []);
+      // Someone with the contract's keys changes it on chain: the record no longer says what the chain does.
+      const owner = await rpc().readContract({
+        address: c.contract_address,
+        abi: parseAbi(['function owner() view returns (address)']),
+        functionName: 'owner',
+      });
+      await rpc().request({ method: 'anvil_impersonateAccount', params: [owner] } as never);
+      const hash = await rpc().request({
+        method: 'eth_sendTransaction',
+        params: [
+          {
+            from: owner,
+            to: c.contract_address,
+            data: encodeFunctionData({
+              abi: parseAbi(['function setCollectionInfo(address, uint96, string)']),
+              functionName: 'setCollectionInfo',
+              args: ['0x00000000000000000000000000000000000000bb', 900n, 'ipfs://elsewhere'],
+            }),
+          },
+        ],
+      } as never);
+      await rpc().waitForTransactionReceipt({ hash: hash as `0x${string}` });
+      await rpc().request({ method: 'anvil_stopImpersonatingAccount', params: [owner] } as never);
+      assert.deepEqual(await verify(), [
+        ['collection_royalty', 'royalty_receiver', receiver, '0x00000000000000000000000000000000000000bb'],
+        ['collection_royalty', 'royalty_bps', 100, 900],
+        ['contract_uri', 'contract_uri', c.contract_uri, 'ipfs://elsewhere'],
+      ]);
     });
   });
 }

@@ -402,7 +402,7 @@ const verifyObject = z
           kind: z
             .string()
             .describe(
-              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn',
+              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn, collection_royalty, contract_uri',
             ),
           app_uid: z.string(),
           record: z.object({ type: z.string(), uid: z.string() }),
