@@ -2,7 +2,7 @@
 // addresses in lower case; the ERC-7572 contract document built from a record.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { contractDocument, MAX_ROYALTY_BPS, resolveRoyalty } from '../../src/domain/collection-options.js';
+import { contractDocument, MAX_ROYALTY_BPS, resolveRoyalty, type Royalty } from '../../src/domain/collection-options.js';
 
 const NONE = { royalty_receiver: null, royalty_bps: null };
 const RECEIVER = '0x00000000000000000000000000000000000000Aa';
@@ -21,7 +21,7 @@ describe('resolveRoyalty', () => {
     assert.deepEqual(resolveRoyalty({ royalty_receiver: null, royalty_bps: null }, current), { ok: true, royalty: NONE });
   });
   it('refuses one without the other, a rate out of 0..1000, and a bad or zero address, naming the field', () => {
-    const fields = (change: Parameters<typeof resolveRoyalty>[0], current = NONE) => {
+    const fields = (change: Parameters<typeof resolveRoyalty>[0], current: Royalty = NONE) => {
       const r = resolveRoyalty(change, current);
       return r.ok ? [] : r.problems.map((p) => `${p.field}:${p.code}`);
     };
