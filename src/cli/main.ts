@@ -16,7 +16,19 @@ import { MAX_ROYALTY_BPS, type ChangeableOptions } from '../domain/collection-op
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { clearable, integer, reportUnknownOptionsFirst, requireApp, table, text, urlOption, UsageError, yesNo, type Output } from './args.js';
+import {
+  clearable,
+  collectionStandard,
+  integer,
+  reportUnknownOptionsFirst,
+  requireApp,
+  table,
+  text,
+  urlOption,
+  UsageError,
+  yesNo,
+  type Output,
+} from './args.js';
 import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
@@ -156,7 +168,7 @@ leaf(app, 'rotate-secret', "new API secret for the App's key, effective at once 
   );
 
 // ----------------------------------------------------------------------------------- collections
-const collection = program.command('collection').description('ERC-721 collections: create, update, list').exitOverride();
+const collection = program.command('collection').description('collections (ERC-721 assets, ERC-1155 items): create, update, list').exitOverride();
 leaf(collection, 'create', 'create a collection (deployed by the running service) -> {uid}')
   .addOption(appOption())
   .requiredOption('--name <name>', 'collection name', text(100))
@@ -168,6 +180,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
   .option('--description <text>', 'description (in the contract document, ERC-7572)', text(2000))
   .option('--image-url <url>', 'image of the contract document', text(2000))
   .option('--external-url <url>', 'external link of the contract document', text(2000))
+  .option('--standard <standard>', 'ERC721 (unique assets, the default) or ERC1155 (stackable items, /v1/item)', collectionStandard, 'ERC721')
   .addOption(chainOption())
   .action((o) =>
     withCtx(async (ctx, _config) => {
@@ -182,6 +195,7 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
         royalty_bps: o.royaltyBps ?? null,
         image_url: urlOption('--image-url', o.imageUrl),
         external_url: urlOption('--external-url', o.externalUrl),
+        standard: o.standard,
       };
       const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input, cliActor());
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
@@ -233,6 +247,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
         [
           ['uid', 'uid'],
           ['status', 'status'],
+          ['type', 'type'],
           ['symbol', 'symbol'],
           ['editable_assets', 'editable'],
           ['contract_address', 'contract'],

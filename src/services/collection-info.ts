@@ -47,6 +47,14 @@ export async function updateCollection(ctx: Ctx, appUid: string, uid: string, ch
   const c = await ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!c) throw ApiError.notFound('Collection');
   const app = await ctx.db.selectFrom('apps').select('environment').where('uid', '=', appUid).executeTakeFirstOrThrow();
+  // The items contract (ERC-1155) has no royalty or contract URI: its texts change, nothing goes on chain.
+  const items = c.standard === 'ERC1155';
+  if (items && (change.royalty_receiver != null || change.royalty_bps != null))
+    throw ApiError.validation(
+      (['royalty_receiver', 'royalty_bps'] as const)
+        .filter((f) => change[f] != null)
+        .map((field) => ({ field, code: 'invalid', message: 'ERC-1155 collections take no royalty or soulbound option.' })),
+    );
   const royalty = royaltyOrThrow(change, c);
   const next: ContractDocumentSource = {
     name: c.name,
@@ -55,7 +63,7 @@ export async function updateCollection(ctx: Ctx, appUid: string, uid: string, ch
     external_url: change.external_url === undefined ? c.external_url : change.external_url,
     ...royalty,
   };
-  const contractUri = await storeContractDocument(ctx, app.environment as AppEnvironment, uid, next);
+  const contractUri = items ? null : await storeContractDocument(ctx, app.environment as AppEnvironment, uid, next);
   const chainId = Number(c.chain_id);
   await ctx.db.transaction().execute(async (tx) => {
     await tx
@@ -63,7 +71,7 @@ export async function updateCollection(ctx: Ctx, appUid: string, uid: string, ch
       .set({ description: next.description, image_url: next.image_url, external_url: next.external_url, ...royalty, contract_uri: contractUri })
       .where('uid', '=', uid)
       .execute();
-    await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_INFO_JOB, ref: uid });
+    if (!items) await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_INFO_JOB, ref: uid });
     if (actor) await recordAudit(tx, actor, { action: 'collection.updated', app_uid: appUid, chain_id: chainId, details: { collection: uid, ...change } });
   });
   queueOn(ctx, chainId).notify(COLLECTION_INFO_JOB);
@@ -84,7 +92,7 @@ export function collectionInfoJobHandler(ctx: ChainCtx): JobHandler<typeof COLLE
     async handle(jobs) {
       for (const job of jobs) {
         const c = await ctx.db.selectFrom('collections').selectAll().where('uid', '=', job.ref).executeTakeFirst();
-        if (!c) {
+        if (!c || c.standard === 'ERC1155') {
           await ctx.queue.complete(ctx.db, job.id);
           continue;
         }

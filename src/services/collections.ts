@@ -1,4 +1,5 @@
-// Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
+// Collections: a contract per collection (ERC-721 MintworksCollection, or ERC-1155 MintworksItems for
+// stackable items), deployed as a job through the chain sender.
 import { recordAudit, type Actor } from './audit.js';
 import { encodeDeployData } from 'viem';
 import type { ChainCtx, Ctx } from './context.js';
@@ -13,6 +14,7 @@ import { collectionView } from './views.js';
 import { chainForNew } from './chain/choice.js';
 import { queueOn } from '../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
+import type { CollectionStandard } from '../store/schema.js';
 import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './collection-info.js';
 import type { AppEnvironment } from '../domain/environment.js';
 
@@ -24,13 +26,22 @@ export interface NewCollection {
   external_url?: string | null;
   /** The chain to deploy on; default: the default chain. */
   chain_id?: number | null;
-  /** ERC-5192: tokens bound to their first holder (burns allowed); fixed at deployment. */
+  /** ERC721 (the default: unique assets) or ERC1155 (stackable items, the /v1/item API). */
+  standard?: CollectionStandard | null;
+  /** ERC-5192: tokens bound to their first holder (burns allowed); fixed at deployment. ERC-721 only. */
   soulbound?: boolean | null;
-  /** ERC-2981, both or neither (domain/collection-options.ts); changeable later. */
+  /** ERC-2981, both or neither (domain/collection-options.ts); changeable later. ERC-721 only. */
   royalty_receiver?: string | null;
   royalty_bps?: number | null;
   /** The collection's image in its ERC-7572 contract document; changeable later. */
   image_url?: string | null;
+}
+
+/** The items contract (ERC-1155) has no royalty, soulbound tokens or contract URI: its collections take none. */
+function refuseOptionsOfItems(input: NewCollection): void {
+  const set = (['soulbound', 'royalty_receiver', 'royalty_bps'] as const).filter((k) => input[k] != null && input[k] !== false);
+  if (set.length)
+    throw ApiError.validation(set.map((field) => ({ field, code: 'invalid', message: 'ERC-1155 collections take no royalty or soulbound option.' })));
 }
 
 /** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
@@ -42,6 +53,8 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
   const app = await ctx.db.selectFrom('apps').select(['uid', 'environment']).where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const uid = newUid();
+  const items = input.standard === 'ERC1155';
+  if (items) refuseOptionsOfItems(input);
   const royalty = royaltyOrThrow(input, { royalty_receiver: null, royalty_bps: null });
   const document = {
     name: input.name,
@@ -51,7 +64,7 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
     ...royalty,
   };
   // Stored before the row exists (content-addressed, so a failed create leaves only an unused file).
-  const contractUri = await storeContractDocument(ctx, app.environment as AppEnvironment, uid, document);
+  const contractUri = items ? null : await storeContractDocument(ctx, app.environment as AppEnvironment, uid, document);
   await ctx.db.transaction().execute(async (tx) => {
     await tx
       .insertInto('collections')
@@ -68,6 +81,7 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         next_token_id: 1,
         created_at: nowIso(),
         chain_id: chainId,
+        standard: input.standard ?? 'ERC721',
         ...royalty,
         soulbound: input.soulbound ? 1 : 0,
         image_url: document.image_url,
@@ -80,7 +94,14 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         action: 'collection.created',
         app_uid: appUid,
         chain_id: chainId,
-        details: { collection: uid, name: input.name, symbol: input.symbol, soulbound: input.soulbound === true, ...royalty },
+        details: {
+          collection: uid,
+          name: input.name,
+          symbol: input.symbol,
+          standard: input.standard ?? 'ERC721',
+          soulbound: input.soulbound === true,
+          ...royalty,
+        },
       });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
@@ -104,28 +125,24 @@ export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
 }
 
 export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {
-  const { abi, bytecode } = artifact('MintworksCollection');
+  const erc721 = artifact('MintworksCollection');
+  const erc1155 = artifact('MintworksItems');
   return contractDeployJob(ctx, {
     jobKind: COLLECTION_DEPLOY_JOB,
     txKind: COLLECTION_DEPLOY_TX,
     table: 'collections',
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection (those a rotation brings in too): mints and edits go out from whichever is next.
-    deployData: (c) =>
-      encodeDeployData({
-        abi,
-        bytecode,
-        args: [
-          c.name,
-          c.symbol ?? '',
-          metadataBaseUri(ctx, c.uid),
-          c.editable === 1,
-          ctx.forwarder,
-          ctx.sender.operators().map((r) => r.address),
-          c.soulbound === 1,
-          ...collectionInfoArgs(c),
-        ],
-      }),
+    deployData: (c) => {
+      const operators = ctx.sender.operators().map((r) => r.address);
+      if (c.standard === 'ERC1155')
+        return encodeDeployData({ abi: erc1155.abi, bytecode: erc1155.bytecode, args: [metadataBaseUri(ctx, c.uid), ctx.forwarder, operators] });
+      return encodeDeployData({
+        abi: erc721.abi,
+        bytecode: erc721.bytecode,
+        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, operators, c.soulbound === 1, ...collectionInfoArgs(c)],
+      });
+    },
     payload: (c) => ({ collection_uid: c.uid }),
   });
 }

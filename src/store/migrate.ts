@@ -23,6 +23,7 @@ import { userListStatistics } from './migrations/022_user_list_statistics.js';
 import { auditChain, operatorAttempts } from './migrations/023_audit_chain.js';
 import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
 import { collectionOptions } from './migrations/026_collection_options.js';
+import { items } from './migrations/027_items.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -51,6 +52,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '024_operator_attempts': operatorAttempts(store.dialect),
     '025_chain_tx_evidence': chainTxEvidence(),
     '026_collection_options': collectionOptions(),
+    '027_items': items(store.dialect),
   };
 }
 

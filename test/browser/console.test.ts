@@ -171,7 +171,11 @@ describe('developer console in a browser', () => {
     const link = page.getByRole('link', { name: 'Browser Game' });
     await link.waitFor();
     appUid = /\/console\/apps\/(\d+)$/.exec((await link.getAttribute('href'))!)![1];
-    await rowOf(page, appUid).getByText(apiKey).waitFor();
+    // The key is shown cut to its ends; the whole of it is what its copy button copies.
+    await rowOf(page, appUid)
+      .locator(`[data-uid="${apiKey}"]`)
+      .getByRole('button', { name: `Copy API key ${apiKey}` })
+      .waitFor();
     // Shown once: gone after Done, and nowhere after a reload.
     await page.getByRole('button', { name: 'Done' }).click();
     await page.reload();

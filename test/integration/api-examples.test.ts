@@ -128,6 +128,15 @@ describe("docs/api.md's example answers", () => {
       app.api.post('/transfer', { asset_uid: badge, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' }),
     );
     await keep('user-with-wallet', app.api.get(`/user/${user}`));
+    // Items: an ERC-1155 collection's; what is answered before anything reaches the chain.
+    const items = await createCollection(t.svc.ctx, app.uid, { name: 'Potions', symbol: 'POT', editable: false, standard: 'ERC1155' });
+    const potion = { name: 'Healing potion', image_url: 'https://example.com/potion.png', store_image_on_ipfs: false };
+    const item = (
+      await keep('item-created', app.api.post('/item', { collection_uid: items.uid, item_external_id: 'potion-heal', max_supply: 1000, data: potion }))
+    ).data.uid;
+    await keep('item-mint-created', app.api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 5, nonce: 1 }));
+    await keep('item-max-supply', app.api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 996, nonce: 2 }));
+    await keep('item-insufficient', app.api.post('/item/burn', { item_uid: item, from_user_uid: user, amount: 1 }));
     const admin = await fetch(`${t.svc.url}/admin/v1/apps`);
     answers.set('admin-no-token', { status: admin.status, body: await admin.json() });
   });

@@ -92,6 +92,8 @@ describe('chain outcome dispatch', () => {
       'collection.base_uri': refuse,
       'collection.info': refuse,
       'relayers.rotation': refuse,
+      'item.mint': refuse,
+      'item.forward': refuse,
       ...overrides,
     };
   }

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { patch, type ApiFailure } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { CollectionRow } from '../../../src/services/console/types';
-import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Short, Status, Time, onInput, useAction } from '../ui';
+import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Status, Time, Uid, onInput, useAction } from '../ui';
 
 /** The changeable options as the forms hold them: text, '' for none. */
 export interface OptionValues {
@@ -103,15 +103,7 @@ export function CollectionPage({ appUid, collectionUid }: { appUid: string; coll
                 <Status value={c.status} />
               </dd>
               <dt>Contract</dt>
-              <dd>
-                {c.contract_address ? (
-                  <ExternalLink href={c.explorer_url}>
-                    <Short value={c.contract_address} />
-                  </ExternalLink>
-                ) : (
-                  '—'
-                )}
-              </dd>
+              <dd>{c.contract_address ? <Uid value={c.contract_address} href={c.explorer_url} external label="address" /> : '—'}</dd>
               <dt>Symbol</dt>
               <dd>{c.symbol ?? '—'}</dd>
               <dt>Editable assets</dt>

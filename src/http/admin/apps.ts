@@ -7,7 +7,7 @@ import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
 import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections.js';
 import { updateCollection } from '../../services/collection-info.js';
-import { pageQuery, str } from '../kit/schemas.js';
+import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, uidOr404, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
@@ -53,6 +53,7 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
           description: str().max(2000).nullish(),
           external_url: str().url().nullish(),
           chain_id: z.number().int().positive().nullish(),
+          standard: collectionStandard,
           ...collectionOptionFields,
           soulbound: z.boolean().nullish(),
         }),
@@ -73,6 +74,7 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
               description: b.description,
               external_url: b.external_url,
               chain_id: b.chain_id,
+              standard: b.standard,
               soulbound: b.soulbound,
               royalty_receiver: b.royalty_receiver,
               royalty_bps: b.royalty_bps,

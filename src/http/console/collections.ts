@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { createCollection } from '../../services/collections.js';
 import { listCollections } from '../../services/console/queries.js';
 import type { ChainOption } from '../../services/console/types.js';
-import { str } from '../kit/schemas.js';
+import { collectionStandard, str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { updateCollection } from '../../services/collection-info.js';
@@ -31,6 +31,7 @@ export const collectionPages: ConsolePage = async (app, deps) => {
           description: str().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
           chain_id: z.number().int().positive().nullish(),
+          standard: collectionStandard,
           soulbound: z.boolean().default(false),
           ...optionFields,
         }),
@@ -50,6 +51,7 @@ export const collectionPages: ConsolePage = async (app, deps) => {
               editable: b.editable_assets,
               description: b.description || null,
               chain_id: b.chain_id,
+              standard: b.standard,
               soulbound: b.soulbound,
               royalty_receiver: b.royalty_receiver || null,
               royalty_bps: b.royalty_bps ?? null,

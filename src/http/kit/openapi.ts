@@ -83,7 +83,7 @@ const collectionObject = z
     name: z.string(),
     created_at: time,
     status: z.enum(['deploying', 'deployed']),
-    type: z.literal('ERC721'),
+    type: z.enum(['ERC721', 'ERC1155']).describe('ERC721: unique assets (/asset); ERC1155: stackable items (/item).'),
     editable_assets: z.boolean(),
     contract_address: address.nullable(),
     symbol: z.string(),
@@ -244,6 +244,74 @@ const claimObject = z
 const balanceObject = z
   .object({ reward_uid: uid, user_uid: z.string(), amount: z.number() })
   .meta({ id: 'RewardBalance', example: { reward_uid: '621093847712', user_uid: '482913570214', amount: 12.5 } });
+
+const itemAmount = z.union([z.number().int(), z.string()]).describe('A whole number: a JSON number up to 2^53 - 1, a string beyond.');
+const itemObject = z
+  .object({
+    uid,
+    collection_uid: uid,
+    item_external_id: z.string(),
+    token_id: z.number().int().describe('Fixed at creation; nothing happens on chain until the first mint.'),
+    name: z.string(),
+    token_uri: z.string(),
+    max_supply: z.union([z.number().int().nullable(), z.string()]).describe('A whole number (a string beyond 2^53 - 1); null: unlimited.'),
+    minted_supply: itemAmount.describe('What mints confirmed on chain (burns do not lower it).'),
+    created_at: time,
+    metadata: z.record(z.string(), z.unknown()).describe('The ERC-1155 metadata document (name, image, attributes, …).'),
+  })
+  .meta({
+    id: 'Item',
+    example: {
+      uid: '880213465902',
+      collection_uid: '159204837162',
+      item_external_id: 'potion-heal',
+      token_id: 1,
+      name: 'Healing potion',
+      token_uri: 'http://127.0.0.1:8080/metadata/159204837162/1',
+      max_supply: 1000,
+      minted_supply: 8,
+      created_at: '2025-06-01T12:00:00.000000Z',
+      metadata: { name: 'Healing potion', image: 'https://example.com/potion.png' },
+    },
+  });
+const itemMintObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    to_user_uid: uid,
+    amount: itemAmount,
+    nonce: z.union([z.string(), z.number()]).describe('As the client sent it'),
+    created_at: time,
+    status: z.enum(['pending', 'done', 'failed']),
+    reason: z.string().optional().describe('Only on a failed mint.'),
+  })
+  .meta({ id: 'ItemMint' });
+const itemTransferObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    from_user_uid: uid,
+    to_address: address,
+    amount: itemAmount,
+    created_at: time,
+    status: z.enum(['pending', 'done', 'cancelled']),
+    reason: z.string().nullable().optional().describe('Only on a cancelled transfer.'),
+  })
+  .meta({ id: 'ItemTransfer' });
+const itemBurnObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    from_user_uid: uid,
+    amount: itemAmount,
+    created_at: time,
+    status: z.enum(['pending', 'done', 'cancelled']),
+    reason: z.string().nullable().optional().describe('Only on a cancelled burn.'),
+  })
+  .meta({ id: 'ItemBurn' });
+const itemBalanceObject = z
+  .object({ item_uid: uid, user_uid: z.string(), amount: itemAmount })
+  .meta({ id: 'ItemBalance', example: { item_uid: '880213465902', user_uid: '482913570214', amount: 3 } });
 
 const appSummary = z.object({ uid, name: z.string(), environment: z.enum(['development', 'production']), created_at: time }).meta({ id: 'App' });
 const newApp = z
@@ -579,6 +647,69 @@ const DOCS: Record<string, RouteDoc> = {
   'GET /v1/reward/claim/:uid': { operationId: 'getClaim', summary: 'Get a claim', data: claimObject },
   'GET /v1/reward/claim': { operationId: 'listClaims', summary: "List a user's claims", description: `Query \`user_uid\`.${paged}`, data: list(claimObject) },
   'GET /v1/reward/:uid': { operationId: 'getReward', summary: 'Get a reward', data: rewardObject },
+
+  'POST /v1/item': {
+    operationId: 'createItem',
+    summary: 'Create an item type in an ERC-1155 collection',
+    description: 'Fixes the token id; nothing happens on chain until the first mint. `max_supply` (optional): the most ever minted.',
+    status: 201,
+    data: created,
+  },
+  'GET /v1/item': {
+    operationId: 'listItems',
+    summary: "List a collection's items",
+    description: 'Query `collection_uid`; in token id order.',
+    data: list(itemObject),
+  },
+  'GET /v1/item/:uid': { operationId: 'getItem', summary: 'Get an item', data: itemObject },
+  'PUT /v1/item/:uid': {
+    operationId: 'updateItem',
+    summary: "Replace an item's metadata",
+    description: 'Collections created with editable assets only.',
+    data: z.null(),
+  },
+  'POST /v1/item/mint': {
+    operationId: 'mintItem',
+    summary: 'Mint an amount of an item to a user',
+    description: '`amount` a whole number (number or numeric string); `nonce` unique per item. Refused past the max supply (`max_supply_exceeded`).',
+    status: 201,
+    data: created,
+  },
+  'GET /v1/item/mint/:uid': { operationId: 'getItemMint', summary: 'Get an item mint', data: itemMintObject },
+  'GET /v1/item/mint': {
+    operationId: 'listItemMints',
+    summary: "List a user's item mints",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemMintObject),
+  },
+  'GET /v1/item/balance': {
+    operationId: 'getItemBalance',
+    summary: "A user's balance of an item, or of every item",
+    description: 'With `item_uid`: one Balance (an unknown user has 0); without: the items the user holds. As the chain holds them.',
+    data: z.union([itemBalanceObject, list(itemBalanceObject)]),
+  },
+  'POST /v1/item/transfer': {
+    operationId: 'transferItem',
+    summary: 'Transfer an amount of an item to an address',
+    description: "Signed by the holder's key and relayed (ERC-2771). More than the user holds: 400 `insufficient_balance`.",
+    status: 201,
+    data: created,
+  },
+  'GET /v1/item/transfer/:uid': { operationId: 'getItemTransfer', summary: 'Get an item transfer', data: itemTransferObject },
+  'GET /v1/item/transfer': {
+    operationId: 'listItemTransfers',
+    summary: "List a user's item transfers",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemTransferObject),
+  },
+  'POST /v1/item/burn': { operationId: 'burnItem', summary: 'Burn an amount of an item', status: 201, data: created },
+  'GET /v1/item/burn/:uid': { operationId: 'getItemBurn', summary: 'Get an item burn', data: itemBurnObject },
+  'GET /v1/item/burn': {
+    operationId: 'listItemBurns',
+    summary: "List a user's item burns",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemBurnObject),
+  },
 
   'GET /admin/v1/apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
   'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },

@@ -15,6 +15,7 @@ import { transferRoutes } from './transfers.js';
 import { burnRoutes } from './burns.js';
 import { depositRoutes } from './deposit.js';
 import { rewardRoutes } from './rewards.js';
+import { itemRoutes } from './items.js';
 
 export const V1_PREFIX = '/v1';
 
@@ -52,6 +53,7 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
       await burnRoutes(routes, deps.ctx);
       await depositRoutes(routes, deps.ctx);
       await rewardRoutes(routes, deps.ctx);
+      await itemRoutes(routes, deps.ctx);
     },
     { prefix: V1_PREFIX },
   );

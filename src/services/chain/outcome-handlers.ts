@@ -15,6 +15,8 @@ import { withdrawOutcome } from '../rewards/withdraw-job.js';
 import { baseUriOutcome } from '../collection-base-uri.js';
 import { collectionInfoOutcome } from '../collection-info.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
+import { itemMintOutcome } from '../items/mint-job.js';
+import { itemForwardOutcome } from '../items/relay.js';
 
 export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {
@@ -30,5 +32,7 @@ export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
     'collection.base_uri': baseUriOutcome(ctx),
     'collection.info': collectionInfoOutcome(ctx),
     'relayers.rotation': rotationOutcome(ctx),
+    'item.mint': itemMintOutcome(ctx),
+    'item.forward': itemForwardOutcome(ctx),
   };
 }
