@@ -213,8 +213,14 @@ export function collectionOptionsSuite(db: 'sqlite' | 'postgres'): void {
         assert.deepEqual(await collectionOf(collection), before);
       });
 
-      it('creation refuses a royalty without its rate and a rate over 1000', async () => {
-        const bad = [{ royalty_receiver: receiver }, { royalty_receiver: receiver, royalty_bps: 1001 }, { royalty_bps: 100 }];
+      it('creation refuses a royalty without its rate, a rate over 1000, and options an ERC-1155 collection cannot have', async () => {
+        const bad = [
+          { royalty_receiver: receiver },
+          { royalty_receiver: receiver, royalty_bps: 1001 },
+          { royalty_bps: 100 },
+          { standard: 'ERC1155', soulbound: true }, // the items contract has no soulbound tokens, nor royalties
+          { standard: 'ERC1155', royalty_receiver: receiver, royalty_bps: 100 },
+        ];
         const count = async () => (await admin.get(`/apps/${app.uid}/collections`)).body.data.length;
         const n = await count();
         for (const options of bad) {
