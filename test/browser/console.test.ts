@@ -406,7 +406,7 @@ describe('developer console in a browser', () => {
     await assertLabelled(page, 'the audit page');
   });
 
-  it('lists 100,000 assets of one App: a page renders in under 300 ms', async () => {
+  it('lists 100,000 assets of one App: each page reads only its own rows (seconds if it read them all)', async () => {
     const big = await createApp(t.svc.ctx, 'Big Game', 'development');
     const seeded = await seedAssets(t.svc.ctx, big.uid, 100_000);
     await page.goto(`${base}/console/apps/${big.uid}/assets`);
