@@ -212,8 +212,8 @@ describe('CLI and logs', () => {
     );
     assert.match(await cli('app', 'list'), new RegExp(`^UID +ENVIRONMENT +CREATED +NAME\n[\\s\\S]*${app.uid} +development +\\S+ +Tables`));
     const colls = await cli('collection', 'list', '--app', app.uid);
-    assert.match(colls, /^UID +STATUS +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
-    assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +SHD +no +\\S+ +Shields`));
+    assert.match(colls, /^UID +STATUS +TYPE +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
+    assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +ERC721 +SHD +no +\\S+ +Shields`));
     assert.deepEqual(
       JSON.parse(await cli('collection', 'list', '--app', app.uid, '--json')).collections.map((c: any) => c.uid),
       [coll.uid],
