@@ -24,6 +24,7 @@ export const ERROR_CODES: readonly ErrorCode[] = [
   { code: 'asset_burning', status: 400, when: 'an action on an asset being burned' },
   { code: 'asset_transferring', status: 400, when: 'an action on an asset being transferred' },
   { code: 'asset_editing', status: 400, when: 'an edit while the previous edit is on its way' },
+  { code: 'asset_soulbound', status: 400, when: 'a transfer of an asset of a soulbound collection (burns are allowed)' },
   { code: 'not_owner', status: 400, when: 'from_user_uid does not own the asset' },
   { code: 'not_editable', status: 400, when: 'an edit of an asset whose collection is not editable' },
   { code: 'precondition_failed', status: 400, when: 'the asset cannot be changed right now' },

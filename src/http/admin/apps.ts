@@ -5,10 +5,19 @@ import { listUsersOfApp } from '../../services/users/users.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
-import { createCollection, listCollectionsOfApp } from '../../services/collections.js';
+import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections.js';
+import { updateCollection } from '../../services/collection-info.js';
 import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
-import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { ok, requireApp, uidOr404, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
+import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
+
+/** The collection options that creation and PATCH share (checked further in domain/collection-options.ts). */
+const collectionOptionFields = {
+  royalty_receiver: str().max(100).nullable().optional(),
+  royalty_bps: z.number().int().min(0).max(MAX_ROYALTY_BPS).nullable().optional(),
+  image_url: str().url().max(2000).nullable().optional(),
+};
 
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
@@ -45,6 +54,8 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
           external_url: str().url().nullish(),
           chain_id: z.number().int().positive().nullish(),
           standard: collectionStandard,
+          ...collectionOptionFields,
+          soulbound: z.boolean().nullish(),
         }),
       },
     },
@@ -64,11 +75,35 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
               external_url: b.external_url,
               chain_id: b.chain_id,
               standard: b.standard,
+              soulbound: b.soulbound,
+              royalty_receiver: b.royalty_receiver,
+              royalty_bps: b.royalty_bps,
+              image_url: b.image_url,
             },
             requestActor(req),
           ),
         ),
       );
+    },
+  );
+
+  // The changeable options; an absent field stays as it is, null clears it.
+  app.patch(
+    '/apps/:uid/collections/:collection',
+    {
+      schema: {
+        ...tags,
+        params: z.object({ uid: str(), collection: str() }),
+        body: z
+          .object({ description: str().max(2000).nullable().optional(), external_url: str().url().nullable().optional(), ...collectionOptionFields })
+          .strict(),
+      },
+    },
+    async (req) => {
+      await requireApp(ctx, req.params.uid);
+      const collection = uidOr404(req.params.collection, 'Collection');
+      await updateCollection(ctx, req.params.uid, collection, req.body, requestActor(req));
+      return ok(await getCollection(ctx, req.params.uid, collection));
     },
   );
 

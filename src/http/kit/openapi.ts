@@ -91,8 +91,27 @@ const collectionObject = z
     external_url: z.string().nullable(),
     explorer_url: z.string().nullable(),
     ...chain,
+    royalty_receiver: address.nullable().describe('ERC-2981 royalty receiver (null: no royalty)'),
+    royalty_bps: z.number().int().nullable().describe('ERC-2981 royalty in basis points, 0-1000 (250 = 2.5 %)'),
+    soulbound: z.boolean().describe('ERC-5192: tokens cannot be transferred (burns allowed); fixed at creation'),
+    contract_uri: z.string().nullable().describe("ERC-7572 contractURI(): the collection's metadata document"),
   })
   .meta({ id: 'Collection' });
+
+/** The management API's collection: the public object and the image of its contract document. */
+const adminCollectionObject = collectionObject
+  .extend({ image_url: z.string().nullable().describe("The image of the collection's contract document") })
+  .meta({ id: 'AdminCollection' });
+
+const batchAnswer = z
+  .array(
+    z.union([
+      created,
+      z.object({ error: z.object({ code: z.string().meta({ example: 'asset_external_id_exists' }), message: z.string() }) }).meta({ id: 'BatchItemError' }),
+    ]),
+  )
+  .describe('One entry per item of the request, in order.')
+  .meta({ id: 'AssetBatchResult' });
 
 const assetObject = z
   .object({
@@ -451,7 +470,7 @@ const verifyObject = z
           kind: z
             .string()
             .describe(
-              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn',
+              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn, collection_royalty, contract_uri',
             ),
           app_uid: z.string(),
           record: z.object({ type: z.string(), uid: z.string() }),
@@ -550,6 +569,14 @@ const DOCS: Record<string, RouteDoc> = {
     description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
     status: 201,
     data: created,
+  },
+  'POST /v1/asset/batch': {
+    operationId: 'createAssetBatch',
+    summary: 'Create (mint) up to 100 assets',
+    description:
+      '`{assets: [AssetParams, …]}` (1-100). Each item is checked and accepted on its own, as POST /asset would: the answer has one entry per item, in order, `{uid}` or `{error: {code, message}}`. The Idempotency-Key covers the whole batch. 400 only when the envelope is wrong.',
+    status: 201,
+    data: batchAnswer,
   },
   'GET /v1/asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
   'GET /v1/asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
@@ -686,13 +713,21 @@ const DOCS: Record<string, RouteDoc> = {
 
   'GET /admin/v1/apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
   'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
-  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(collectionObject) },
+  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(adminCollectionObject) },
   'POST /admin/v1/apps/:uid/collections': {
     operationId: 'adminCreateCollection',
     summary: 'Create a collection',
-    description: 'Deployed by the workers: `status` goes from deploying to deployed.',
+    description:
+      'Deployed by the workers: `status` goes from deploying to deployed. Options: `soulbound` (ERC-5192, fixed), `royalty_receiver` and `royalty_bps` (ERC-2981, set together), `description`, `image_url`, `external_url` (the ERC-7572 contract document).',
     status: 201,
     data: created,
+  },
+  'PATCH /admin/v1/apps/:uid/collections/:collection': {
+    operationId: 'adminUpdateCollection',
+    summary: "Change a collection's royalty or contract document",
+    description:
+      'Absent fields stay, null clears one. The new contract document is stored, then `setCollectionInfo` sets the royalty and `contractURI()` on chain (`ContractURIUpdated`). `soulbound` cannot be changed.',
+    data: collectionObject,
   },
   'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
   'POST /admin/v1/apps/:uid/users/:user/wallet-export': {

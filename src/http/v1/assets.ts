@@ -1,4 +1,4 @@
-// /v1/asset: create (mint) an asset, read one, list a user's, replace an editable asset's metadata.
+// /v1/asset: create (mint) an asset or a batch of up to 100, read one, list a user's, replace an editable asset's metadata.
 import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
@@ -7,6 +7,7 @@ import { sendPage } from '../kit/paging.js';
 import { getAsset, listAssetsOfUser } from '../../services/assets/reads.js';
 import type { AssetReads } from '../../services/assets/cache.js';
 import { createAsset } from '../../services/assets/create.js';
+import { createAssetBatch } from '../../services/assets/batch.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
 
 export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null): Promise<void> {
@@ -14,6 +15,11 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
 
   app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
     return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency)));
+  });
+
+  app.post('/asset/batch', { schema: { ...tags, body: s.assetBatchBody } }, async (req, reply) => {
+    const items = req.body.assets.map(s.batchItem);
+    return reply.code(201).send(ok(await createAssetBatch(ctx, req.appUid, req.appEnvironment, items, req.idempotency)));
   });
 
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
