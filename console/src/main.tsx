@@ -14,6 +14,7 @@ import { UsersPage, UserPage } from './pages/users';
 import { AssetsPage, AssetPage } from './pages/assets';
 import { CollectionsPage } from './pages/collections';
 import { CollectionPage } from './pages/collection';
+import { ItemPage } from './pages/items';
 import { RewardsPage, RewardPage } from './pages/rewards';
 import { WebhookPage } from './pages/webhook';
 import { KeysPage } from './pages/keys';
@@ -89,6 +90,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   else if (section === '/users') page = sub ? <UserPage appUid={appUid} userUid={sub} /> : <UsersPage appUid={appUid} loc={loc} />;
   else if (section === '/assets') page = sub ? <AssetPage appUid={appUid} assetUid={sub} /> : <AssetsPage appUid={appUid} loc={loc} />;
   else if (section === '/collections') page = sub ? <CollectionPage appUid={appUid} collectionUid={sub} /> : <CollectionsPage appUid={appUid} />;
+  else if (section === '/items' && sub) page = <ItemPage appUid={appUid} itemUid={sub} />;
   else if (section === '/rewards') page = sub ? <RewardPage appUid={appUid} rewardUid={sub} loc={loc} /> : <RewardsPage appUid={appUid} />;
   else if (section === '/webhook' && !sub) page = <WebhookPage appUid={appUid} loc={loc} />;
   else if (section === '/keys' && !sub) page = <KeysPage appUid={appUid} />;

@@ -194,6 +194,55 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal((await call('PATCH', `/apps/${uid}/collections/${newUid()}`, { description: 'x' })).status, 404);
     });
 
+    it('an ERC-1155 collection from the form, its items, an item with its mints and holders, and a user’s holdings', async () => {
+      const c = await call('POST', `/apps/${app.uid}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155', editable_assets: false });
+      assert.equal(c.status, 201, JSON.stringify(c.body));
+      const page = `/apps/${app.uid}/collections/${c.body.data.uid}`;
+      await waitFor('items collection deployed', async () => (await data(page)).status === 'deployed', 30_000);
+      assert.equal((await data(page)).type, 'ERC1155');
+      assert.equal((await data(`/apps/${app.uid}/collections`)).find((x: any) => x.uid === collection).type, 'ERC721');
+      // Royalty and soulbound belong to ERC-721 collections: the form sends neither for ERC-1155, the service refuses them.
+      const refused = await call('POST', `/apps/${app.uid}/collections`, { name: 'X', symbol: 'X', standard: 'ERC1155', soulbound: true });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+
+      const potion = { name: 'Potion', image_url: 'https://example.com/p.png', store_image_on_ipfs: false };
+      const item = (await app.api.post('/item', { collection_uid: c.body.data.uid, item_external_id: 'p', max_supply: '100000000000000000000', data: potion }))
+        .body.data.uid;
+      const [ann, bob] = [(await app.api.post('/user', {})).body.data.uid, (await app.api.post('/user', {})).body.data.uid];
+      const big = '12345678901234567890'; // beyond 2^53: a string, shown exactly
+      const mints = [
+        (await app.api.post('/item/mint', { item_uid: item, to_user_uid: ann, amount: 1500, nonce: 1 })).body.data.uid,
+        (await app.api.post('/item/mint', { item_uid: item, to_user_uid: bob, amount: big, nonce: 2 })).body.data.uid,
+      ];
+      for (const m of mints) await waitFor('item minted', async () => (await app.api.get(`/item/mint/${m}`)).body.data.status === 'done', 60_000);
+      const listed = await data(`${page}/items`);
+      assert.deepEqual(
+        listed.map((i: any) => [i.uid, i.minted_supply, i.max_supply]),
+        [[item, '12345678901234569390', '100000000000000000000']],
+      );
+      const detail = await data(`/apps/${app.uid}/items/${item}`);
+      assert.equal(detail.item.uid, item);
+      assert.equal(detail.collection_name, 'Potions');
+      assert.deepEqual(detail.item.metadata.name, 'Potion');
+      assert.deepEqual(
+        detail.holders.map((h: any) => [h.user_uid, h.amount]),
+        [
+          [bob, big],
+          [ann, 1500],
+        ],
+        'largest first, amounts exact',
+      );
+      assert.deepEqual(detail.mints.map((m: any) => m.uid).sort(), [...mints].sort());
+      assert.deepEqual(await data(`/apps/${app.uid}/users/${ann}/items`), [
+        { item_uid: item, name: 'Potion', collection_uid: c.body.data.uid, token_id: detail.item.token_id, amount: 1500 },
+      ]);
+      // Another App sees none of it.
+      const other = (await call('POST', '/apps', { name: 'Other', environment: 'development' })).body.data.uid;
+      assert.equal((await call('GET', `/apps/${other}/items/${item}`)).status, 404);
+      assert.equal((await call('GET', `/apps/${other}/collections/${c.body.data.uid}/items`)).status, 404);
+      assert.deepEqual(await data(`/apps/${other}/users/${ann}/items`), []);
+    });
+
     let seeded: Seeded;
     let bigApp = '';
 

@@ -3,6 +3,7 @@ import { patch, type ApiFailure } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { CollectionRow } from '../../../src/services/console/types';
 import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Status, Time, Uid, onInput, useAction } from '../ui';
+import { CollectionItems } from './items';
 
 /** The changeable options as the forms hold them: text, '' for none. */
 export interface OptionValues {
@@ -28,17 +29,26 @@ export function royaltyText(c: Pick<CollectionRow, 'royalty_bps' | 'royalty_rece
 }
 
 /** The royalty and contract-document fields, shared by the new-collection form and the collection's page. */
-export function OptionFields(props: { prefix: string; values: OptionValues; onChange: (v: OptionValues) => void; error?: ApiFailure }) {
-  const { prefix, values, onChange, error } = props;
+export function OptionFields(props: { prefix: string; values: OptionValues; onChange: (v: OptionValues) => void; error?: ApiFailure; royalty?: boolean }) {
+  const { prefix, values, onChange, error, royalty = true } = props;
   const set = (k: keyof OptionValues) => onInput((v: string) => onChange({ ...values, [k]: v }));
   return (
     <>
-      <Field label="Royalty receiver" id={`${prefix}-royalty-receiver`} hint="ERC-2981: an address (0x…), with a rate" error={error?.field('royalty_receiver')}>
-        <input id={`${prefix}-royalty-receiver`} maxLength={42} value={values.royalty_receiver} onInput={set('royalty_receiver')} />
-      </Field>
-      <Field label="Royalty (basis points)" id={`${prefix}-royalty-bps`} hint="0–1000: 250 = 2.5 %" error={error?.field('royalty_bps')}>
-        <input id={`${prefix}-royalty-bps`} type="number" min={0} max={1000} step={1} value={values.royalty_bps} onInput={set('royalty_bps')} />
-      </Field>
+      {royalty && (
+        <>
+          <Field
+            label="Royalty receiver"
+            id={`${prefix}-royalty-receiver`}
+            hint="ERC-2981: an address (0x…), with a rate"
+            error={error?.field('royalty_receiver')}
+          >
+            <input id={`${prefix}-royalty-receiver`} maxLength={42} value={values.royalty_receiver} onInput={set('royalty_receiver')} />
+          </Field>
+          <Field label="Royalty (basis points)" id={`${prefix}-royalty-bps`} hint="0–1000: 250 = 2.5 %" error={error?.field('royalty_bps')}>
+            <input id={`${prefix}-royalty-bps`} type="number" min={0} max={1000} step={1} value={values.royalty_bps} onInput={set('royalty_bps')} />
+          </Field>
+        </>
+      )}
       <Field label="Image URL" id={`${prefix}-image-url`} hint="the collection's image, shown by marketplaces" error={error?.field('image_url')}>
         <input id={`${prefix}-image-url`} type="url" maxLength={2000} value={values.image_url} onInput={set('image_url')} />
       </Field>
@@ -104,6 +114,8 @@ export function CollectionPage({ appUid, collectionUid }: { appUid: string; coll
               </dd>
               <dt>Contract</dt>
               <dd>{c.contract_address ? <Uid value={c.contract_address} href={c.explorer_url} external label="address" /> : '—'}</dd>
+              <dt>Type</dt>
+              <dd>{c.type === 'ERC1155' ? 'ERC1155: stackable items' : 'ERC721: unique assets'}</dd>
               <dt>Symbol</dt>
               <dd>{c.symbol ?? '—'}</dd>
               <dt>Editable assets</dt>
@@ -129,10 +141,13 @@ export function CollectionPage({ appUid, collectionUid }: { appUid: string; coll
                 <Time iso={c.created_at} />
               </dd>
             </dl>
-            <p>
-              <a href={`/console/apps/${appUid}/assets?collection=${c.uid}`}>Assets of this collection</a>
-            </p>
+            {c.type === 'ERC721' && (
+              <p>
+                <a href={`/console/apps/${appUid}/assets?collection=${c.uid}`}>Assets of this collection</a>
+              </p>
+            )}
           </Section>
+          {c.type === 'ERC1155' && <CollectionItems appUid={appUid} collectionUid={c.uid} />}
           <Section title="Royalty and contract document">
             <form class="card form" onSubmit={submit} aria-label="Royalty and contract document">
               <Field label="Description" id="edit-description" error={save.error?.field('description')}>

@@ -15,6 +15,8 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
   const [editable, setEditable] = useState(false);
   const [soulbound, setSoulbound] = useState(false);
   const [options, setOptions] = useState(NO_OPTIONS);
+  const [standard, setStandard] = useState<CollectionRow['type']>('ERC721');
+  const items = standard === 'ERC1155';
   const [chainId, setChainId] = useState<number | null>(null); // null: the default chain
   const chains = useApi<ChainOption[]>('/chains', () => false);
   const [created, setCreated] = useState<string | null>(null);
@@ -25,8 +27,10 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
       description: description || null,
       editable_assets: editable,
       chain_id: chainId,
-      soulbound,
-      ...optionsBody(options),
+      standard,
+      // An ERC-1155 collection takes neither (the service refuses them): what the fields hid is not sent.
+      soulbound: items ? false : soulbound,
+      ...optionsBody(items ? { ...options, royalty_receiver: '', royalty_bps: '' } : options),
     }),
   );
 
@@ -40,6 +44,7 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
       setDescription('');
       setEditable(false);
       setSoulbound(false);
+      setStandard('ERC721');
       setOptions(NO_OPTIONS);
       list.reload();
     }
@@ -62,6 +67,7 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
           columns={[
             { title: 'Name', cell: (c) => <a href={`/console/apps/${appUid}/collections/${c.uid}`}>{c.name}</a> },
             { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
+            { title: 'Type', cell: (c) => c.type },
             { title: 'Symbol', cell: (c) => c.symbol ?? '—' },
             { title: 'Editable assets', cell: (c) => (c.editable_assets ? 'yes' : 'no') },
             { title: 'Soulbound', cell: (c) => (c.soulbound ? 'yes' : 'no') },
@@ -92,6 +98,22 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
               aria-describedby="collection-symbol-hint"
             />
           </Field>
+          <Field
+            label="Standard"
+            id="collection-standard"
+            hint="ERC721: unique assets; ERC1155: stackable items (fixed once created)"
+            error={create.error?.field('standard')}
+          >
+            <select
+              id="collection-standard"
+              value={standard}
+              onChange={(e) => setStandard(e.currentTarget.value as CollectionRow['type'])}
+              aria-describedby="collection-standard-hint"
+            >
+              <option value="ERC721">ERC721 (unique assets)</option>
+              <option value="ERC1155">ERC1155 (stackable items)</option>
+            </select>
+          </Field>
           <Field label="Description" id="collection-description" wide>
             <textarea id="collection-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />
           </Field>
@@ -106,15 +128,17 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
               </select>
             </Field>
           )}
-          <OptionFields prefix="collection" values={options} onChange={setOptions} error={create.error} />
+          <OptionFields prefix="collection" values={options} onChange={setOptions} error={create.error} royalty={!items} />
           <div class="check">
             <input id="collection-editable" type="checkbox" checked={editable} onChange={(e) => setEditable(e.currentTarget.checked)} />
             <label for="collection-editable">Editable assets</label>
           </div>
-          <div class="check">
-            <input id="collection-soulbound" type="checkbox" checked={soulbound} onChange={(e) => setSoulbound(e.currentTarget.checked)} />
-            <label for="collection-soulbound">Soulbound: tokens can be burned, never transferred (fixed once created)</label>
-          </div>
+          {!items && (
+            <div class="check">
+              <input id="collection-soulbound" type="checkbox" checked={soulbound} onChange={(e) => setSoulbound(e.currentTarget.checked)} />
+              <label for="collection-soulbound">Soulbound: tokens can be burned, never transferred (fixed once created)</label>
+            </div>
+          )}
           <ErrorBox error={create.error} />
           <div class="form-actions">
             <button type="submit" class="primary" disabled={create.busy}>

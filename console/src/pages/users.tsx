@@ -7,6 +7,7 @@ import type { Page, RewardRow, UserDetail, UserRow, WalletExport } from '../../.
 import { amount as inUnits } from '../format';
 import { CopyButton, ErrorBox, Field, Loading, Mono, onInput, Pager, Section, Status, Table, Time, Uid, useAction } from '../ui';
 import { assetColumns, hasTransitional } from './assets';
+import { UserItems } from './items';
 
 export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
   const q = loc.query.get('q') ?? '';
@@ -124,6 +125,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
           <Section title={`Assets (${d.assets.length})`}>
             <Table caption="Assets of this user" rows={d.assets} rowKey={(a) => a.uid} columns={assetColumns(appUid)} empty="No asset." />
           </Section>
+          <UserItems appUid={appUid} userUid={d.user.uid} />
           <Section title={`Transfers (${d.transfers.length})`}>
             <Table
               caption="Transfers by this user"

@@ -38,6 +38,7 @@ import { chainPages } from './chains.js';
 import { webhookPages } from './webhook.js';
 import { custodyPages } from './custody.js';
 import { keyPages } from './keys.js';
+import { itemPages } from './items.js';
 
 export type { ConsoleApiDeps } from './kit.js';
 
@@ -114,7 +115,7 @@ async function bearerOperator(req: FastifyRequest, reply: FastifyReply, sessions
 }
 
 /** Every page's routes, behind the session. */
-const PAGES: ConsolePage[] = [appPages, userPages, assetPages, collectionPages, rewardPages, chainPages, webhookPages, custodyPages, keyPages];
+const PAGES: ConsolePage[] = [appPages, userPages, assetPages, collectionPages, rewardPages, chainPages, webhookPages, custodyPages, keyPages, itemPages];
 
 async function authedRoutes(app: App, deps: ConsoleApiDeps): Promise<void> {
   for (const routes of PAGES) await routes(app, deps);

@@ -246,6 +246,7 @@ export async function listCollections(ctx: Ctx, appUid: string): Promise<Collect
       image_url: c.image_url,
       external_url: v.external_url,
       contract_uri: v.contract_uri,
+      type: c.standard,
     };
   });
 }

@@ -208,6 +208,53 @@ export interface CollectionRow {
   image_url: string | null;
   external_url: string | null;
   contract_uri: string | null;
+  /** ERC721 (assets) or ERC1155 (items). */
+  type: 'ERC721' | 'ERC1155';
+}
+
+/**
+ * An item of an ERC-1155 collection on the console. Amounts as the API writes them: numbers up to
+ * 2^53 - 1, decimal strings beyond.
+ */
+export interface ItemRowView {
+  uid: string;
+  collection_uid: string;
+  item_external_id: string;
+  token_id: number;
+  name: string;
+  token_uri: string;
+  max_supply: number | string | null;
+  minted_supply: number | string;
+  created_at: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface ItemMintRowView {
+  uid: string;
+  item_uid: string;
+  to_user_uid: string;
+  amount: number | string;
+  nonce: number | string;
+  created_at: string;
+  status: 'pending' | 'done' | 'failed';
+  reason?: string;
+}
+
+/** One item's page: the item, its collection's name, its newest mints and who holds it. */
+export interface ItemDetail {
+  item: ItemRowView;
+  collection_name: string;
+  mints: ItemMintRowView[];
+  holders: { user_uid: string; amount: number | string }[];
+}
+
+/** What a user holds of one item (amount > 0), with the item's name. */
+export interface ItemHolding {
+  item_uid: string;
+  name: string;
+  collection_uid: string;
+  token_id: number;
+  amount: number | string;
 }
 
 export interface RewardRow {
