@@ -1,6 +1,6 @@
 // Screenshots of every page of the developer console, at 1440 and 390 px wide, into docs/console/
 // (`<page>-<width>.png`): a service of its own (`node dist/main.js`, a temporary DATA_DIR, the Demo
-// App), given a user, an asset, a reward with an allocation of the smallest amount, a webhook with a
+// App), given a user, an asset, an ERC-1155 item minted to the user, a reward with an allocation of the smallest amount, a webhook with a
 // delivered test event (to a receiver of its own on 127.0.0.1) and a master key rotation (an audit
 // entry with a before and an after), then every page in Debian's chromium (CHROMIUM_PATH) through
 // playwright-core. test/browser/console-layout.test.ts runs
@@ -79,6 +79,16 @@ export async function startDemo() {
       if (!json.success) throw new Error(`${method} ${p}: ${JSON.stringify(json.error)}`);
       return json.data;
     };
+    const operator = async (method, p, body) => {
+      const r = await fetch(`${base}${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${OPERATOR_TOKEN}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const json = await r.json();
+      if (!json.success) throw new Error(`${method} ${p}: ${JSON.stringify(json.error)}`);
+      return json.data;
+    };
     const user = (await api('POST', '/user', { email: 'player@example.com', user_external_id: 'player-1' })).uid;
     const asset = (
       await api('POST', '/asset', {
@@ -95,18 +105,21 @@ export async function startDemo() {
     await until('the reward deployed', async () => (await api('GET', `/reward/${reward}`)).status === 'deployed');
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '0.000000000000000001', nonce: 1 });
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '1234.5', nonce: 2 });
+    // An ERC-1155 collection with an item minted to the user: a max supply past 2^53 (a string, shown exactly).
+    const potions = (await operator('POST', `/admin/v1/apps/${demo.MW_APP}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155' })).uid;
+    await until('the items collection deployed', async () => (await api('GET', `/collection/${potions}`)).status === 'deployed');
+    const item = (
+      await api('POST', '/item', {
+        collection_uid: potions,
+        item_external_id: 'potion-heal',
+        max_supply: '100000000000000000000',
+        data: { name: 'Healing potion', image_url: 'https://example.invalid/potion.png', store_image_on_ipfs: false },
+      })
+    ).uid;
+    const itemMint = (await api('POST', '/item/mint', { item_uid: item, to_user_uid: user, amount: 1234567, nonce: 1 })).uid;
+    await until('the item minted', async () => (await api('GET', `/item/mint/${itemMint}`)).status === 'done');
     // Settled before the pictures, and before the webhook exists (its only event is the test one).
     await until('the allocations settled', async () => (await api('GET', `/reward/allocate?user_uid=${user}`)).every((a) => a.status !== 'pending'));
-    const operator = async (method, p, body) => {
-      const r = await fetch(`${base}${p}`, {
-        method,
-        headers: { Authorization: `Bearer ${OPERATOR_TOKEN}`, 'Content-Type': 'application/json' },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const json = await r.json();
-      if (!json.success) throw new Error(`${method} ${p}: ${JSON.stringify(json.error)}`);
-      return json.data;
-    };
     await operator('PUT', `/admin/v1/apps/${demo.MW_APP}/webhook`, {
       url: `http://127.0.0.1:${receiver.address().port}/hooks`,
       events: ['asset.burned'],
@@ -116,7 +129,7 @@ export async function startDemo() {
       (await operator('GET', `/admin/v1/apps/${demo.MW_APP}/webhook/events`)).some((e) => e.status === 'delivered'),
     );
     cli('keys', 'rotate-master');
-    return { base, app: demo.MW_APP, user, asset, reward, collection: demo.MW_COLLECTION, operatorToken: OPERATOR_TOKEN, stop };
+    return { base, app: demo.MW_APP, user, asset, reward, collection: demo.MW_COLLECTION, potions, item, operatorToken: OPERATOR_TOKEN, stop };
   } catch (err) {
     await stop();
     throw new Error(`${err.message}\n${log.slice(-2000)}`);
@@ -134,6 +147,8 @@ export function consolePages(d) {
     ['assets', `${app}/assets`, 'Sword'],
     ['asset', `${app}/assets/${d.asset}`, 'Metadata'],
     ['collections', `${app}/collections`, 'deployed'],
+    ['items-collection', `${app}/collections/${d.potions}`, 'Healing potion'],
+    ['item', `${app}/items/${d.item}`, '1,234,567'],
     ['rewards', `${app}/rewards`, 'Gems'],
     ['reward', `${app}/rewards/${d.reward}`, '1,234.5 GEM'],
     ['webhook', `${app}/webhook`, 'Delivery log'],

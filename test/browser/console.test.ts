@@ -311,6 +311,57 @@ describe('developer console in a browser', () => {
     await rowOf(page, assetUid).waitFor();
   });
 
+  it('creates an ERC-1155 collection with the form; its page lists its items, an item page shows supply and holders, the user page balances', async () => {
+    await page.getByRole('navigation', { name: 'App sections' }).getByRole('link', { name: 'Collections' }).click();
+    await page.waitForURL(`${base}/console/apps/${appUid}/collections`);
+    await page.getByLabel('Name', { exact: true }).fill('Potions');
+    await page.getByLabel('Symbol').fill('POT');
+    await page.getByLabel('Standard').selectOption('ERC1155');
+    // Royalty and soulbound are ERC-721 options: the form no longer offers them.
+    assert.equal(await page.getByLabel('Royalty receiver').count(), 0);
+    assert.equal(await page.getByLabel(/Soulbound/).count(), 0);
+    await page.getByRole('button', { name: 'Create collection' }).click();
+    const status = page.getByRole('status').filter({ hasText: 'created' });
+    await status.waitFor();
+    const potions = /Collection (\d{12}) created/.exec((await status.textContent())!)![1];
+    const row = rowOf(page, potions);
+    await row.locator('[data-status="deployed"]').waitFor({ timeout: 30_000 });
+    await row.getByText('ERC1155').waitFor();
+    const stored = await t.svc.ctx.db.selectFrom('collections').select(['standard', 'soulbound']).where('uid', '=', potions).executeTakeFirstOrThrow();
+    assert.deepEqual([stored.standard, stored.soulbound], ['ERC1155', 0]);
+
+    const api = new ApiClient(`${base}/v1`, apiKey, await signAppToken(apiKey, apiSecret));
+    const item = await api.post('/item', {
+      collection_uid: potions,
+      item_external_id: 'potion-heal',
+      max_supply: '100000000000000000000',
+      data: { name: 'Healing potion', image_url: `${base}/console/favicon.svg`, store_image_on_ipfs: false },
+    });
+    assert.equal(item.status, 201, item.raw);
+    const itemUid = item.body.data.uid as string;
+    const mint = await api.post('/item/mint', { item_uid: itemUid, to_user_uid: userUid, amount: 1234567, nonce: 1 });
+    assert.equal(mint.status, 201, mint.raw);
+
+    await row.getByRole('link', { name: 'Potions' }).click();
+    await page.getByRole('heading', { name: 'Potions', level: 1 }).waitFor();
+    const items = page.getByRole('table', { name: 'Items of this collection, by token id' });
+    // The page refreshes itself: the supply shows once the mint is on chain, with separators.
+    await items.getByText('1,234,567 of 100,000,000,000,000,000,000').waitFor({ timeout: 30_000 });
+    await assertLabelled(page, "an ERC-1155 collection's page");
+    await items.getByRole('link', { name: 'Healing potion' }).click();
+    await page.waitForURL(`${base}/console/apps/${appUid}/items/${itemUid}`);
+    await page.getByRole('heading', { name: 'Healing potion', level: 1 }).waitFor();
+    await page.getByRole('table', { name: 'Who holds this item, largest balance first' }).getByText('1,234,567').waitFor();
+    await rowOf(page, mint.body.data.uid).locator('[data-status="done"]').waitFor();
+    assert.match((await page.locator('pre.json').textContent())!, /"Healing potion"/);
+    await assertLabelled(page, 'an item page');
+
+    await page.goto(`${base}/console/apps/${appUid}/users/${userUid}`);
+    const held = page.getByRole('table', { name: 'Items this user holds' });
+    await held.getByText('1,234,567').waitFor();
+    await held.getByRole('link', { name: 'Healing potion' }).waitFor();
+  });
+
   it('creates a reward, watches it deploy, allocates to the user', async () => {
     await page.getByRole('navigation', { name: 'App sections' }).getByRole('link', { name: 'Rewards' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Gems');

@@ -106,7 +106,7 @@ export function CollectionPage({ appUid, collectionUid }: { appUid: string; coll
             <dl class="props">
               <dt>UID</dt>
               <dd>
-                <Mono>{c.uid}</Mono>
+                <Uid value={c.uid} label="uid" />
               </dd>
               <dt>Status</dt>
               <dd>
@@ -148,19 +148,20 @@ export function CollectionPage({ appUid, collectionUid }: { appUid: string; coll
             )}
           </Section>
           {c.type === 'ERC1155' && <CollectionItems appUid={appUid} collectionUid={c.uid} />}
-          <Section title="Royalty and contract document">
-            <form class="card form" onSubmit={submit} aria-label="Royalty and contract document">
+          {/* An ERC-1155 collection has no royalty (the service refuses one): only its texts change. */}
+          <Section title={c.type === 'ERC1155' ? 'Description and links' : 'Royalty and contract document'}>
+            <form class="card form" onSubmit={submit} aria-label={c.type === 'ERC1155' ? 'Description and links' : 'Royalty and contract document'}>
               <Field label="Description" id="edit-description" error={save.error?.field('description')}>
                 <textarea id="edit-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />
               </Field>
-              <OptionFields prefix="edit" values={options} onChange={setOptions} error={save.error} />
+              <OptionFields prefix="edit" values={options} onChange={setOptions} error={save.error} royalty={c.type !== 'ERC1155'} />
               <ErrorBox error={save.error} />
               <button type="submit" class="primary" disabled={save.busy}>
                 Save changes
               </button>
               {saved && (
                 <p role="status" class="muted">
-                  Saved: the new contract document is recorded, and the contract follows within a block or two.
+                  {c.type === 'ERC1155' ? 'Saved.' : 'Saved: the new contract document is recorded, and the contract follows within a block or two.'}
                 </p>
               )}
             </form>
