@@ -1,6 +1,6 @@
-// Property-based fuzzing of the 24 endpoints of the public API and POST /asset/batch against a real service (HTTP + workers + embedded
+// Property-based fuzzing of the 24 endpoints of the public API, POST /asset/batch and the 14 of /v1/item against a real service (HTTP + workers + embedded
 // anvil), once per database. Requests are drawn around real fixtures (uids of this App and of another,
-// minted assets, a deployed reward) and mutated: wrong types, NUL and lone surrogates, malformed and
+// minted assets, a deployed reward, ERC-1155 items with minted amounts) and mutated: wrong types, NUL and lone surrogates, malformed and
 // non-UTF-8 bodies, odd content types, bad percent-encoding, exact amount literals, Idempotency-Keys,
 // page cursors (well-formed, hostile once decoded, not base64url),
 // missing or foreign credentials. Properties of every answer:
@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import fc from 'fast-check';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
-import { waitFor } from '../helpers/env.js';
+import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createReward } from '../../src/services/rewards/index.js';
 
@@ -90,6 +90,12 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       burns: string[];
       allocations: string[];
       claims: string[];
+      itemCollection: string;
+      items: string[];
+      otherItems: string[];
+      itemMints: string[];
+      itemTransfers: string[];
+      itemBurns: string[];
     };
 
     before(async () => {
@@ -131,15 +137,58 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         (await app.api.post('/reward/claim', { reward_uid: f.reward, from_user_uid: f.users[2], to_address: privateKeyToAddress(generatePrivateKey()) })).body
           .data.uid,
       ];
+      await itemFixtures();
       for (const [k, v] of Object.entries(f)) assert.ok(Array.isArray(v) ? v.every((x) => /^\d{12}$/.test(x)) : /^\d{12}$/.test(v), `fixture ${k}`);
     });
     after(async () => {
       await t?.stop();
     });
 
+    /** An editable ERC-1155 collection with two items, 1000 of the first minted to the first user, a transfer and a burn; another App's item. */
+    async function itemFixtures(): Promise<void> {
+      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      const collectionOf = async (a: TestApp) => {
+        const c = await admin.post(`/apps/${a.uid}/collections`, { name: 'Fuzz items', symbol: 'FZI', standard: 'ERC1155', editable_assets: true });
+        assert.equal(c.status, 201, c.raw);
+        return c.body.data.uid as string;
+      };
+      const [mine, theirs] = await Promise.all([collectionOf(app), collectionOf(other)]);
+      f.itemCollection = mine;
+      const data = { name: 'Fuzz potion', image_url: 'https://example.com/p.png', store_image_on_ipfs: false };
+      const item = async (a: TestApp, c: string, id: string, max_supply: unknown) =>
+        (await a.api.post('/item', { collection_uid: c, item_external_id: id, max_supply, data })).body.data.uid as string;
+      f.items = [await item(app, mine, 'fz-1', null), await item(app, mine, 'fz-2', 10)];
+      f.otherItems = [await item(other, theirs, 'fz-1', null)];
+      f.itemMints = [(await app.api.post('/item/mint', { item_uid: f.items[0], to_user_uid: f.users[0], amount: 1000, nonce: 'fx-1' })).body.data.uid];
+      await waitFor('item fixtures minted', async () => (await app.api.get(`/item/mint/${f.itemMints[0]}`)).body.data.status === 'done', 60_000);
+      const action = async (kind: 'transfer' | 'burn', body: object) => {
+        const r = await app.api.post(`/item/${kind}`, { item_uid: f.items[0], from_user_uid: f.users[0], amount: 1, ...body });
+        assert.equal(r.status, 201, r.raw);
+        return r.body.data.uid as string;
+      };
+      f.itemTransfers = [await action('transfer', { to_address: privateKeyToAddress(generatePrivateKey()) })];
+      f.itemBurns = [await action('burn', {})];
+    }
+
     /** Row counts of every table a request can write (workers never add rows to these). */
     async function counts(): Promise<Record<string, number>> {
-      const tables = ['apps', 'api_keys', 'users', 'collections', 'assets', 'transfers', 'burns', 'rewards', 'allocations', 'claims', 'idempotency_keys'];
+      const tables = [
+        'apps',
+        'api_keys',
+        'users',
+        'collections',
+        'assets',
+        'transfers',
+        'burns',
+        'rewards',
+        'allocations',
+        'claims',
+        'idempotency_keys',
+        'items',
+        'item_mints',
+        'item_transfers',
+        'item_burns',
+      ];
       const q = sql.join(tables.map((tb) => sql`(select count(*) from ${sql.table(tb)}) as ${sql.ref(tb)}`));
       const { rows } = await sql<Record<string, number | string>>`select ${q}`.execute(t.svc.ctx.db);
       return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)]));
@@ -218,7 +267,7 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       const ABSENT = Symbol('absent');
 
       /**
-       * The 24 endpoints and the batch create, plus what is no endpoint. `chaotic`: every field may be weird or missing; else
+       * The 24 endpoints, the batch create and the 14 item endpoints, plus what is no endpoint. `chaotic`: every field may be weird or missing; else
        * the requests are well-formed around the fixtures, so success paths (and their business-rule
        * refusals: not owner, already exists, budget...) are reached too.
        */
@@ -251,6 +300,8 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
         const assetUid = pick(f.assets, f.otherAssets);
         const collection = pick([f.collection], [f.otherCollection]);
         const reward = pick([f.reward]);
+        const item = pick(f.items, f.otherItems);
+        const itemCollection = pick([f.itemCollection], [f.collection]);
         const anyUid = pick(
           [...f.users, ...f.assets, f.collection, f.reward, ...f.transfers, ...f.burns, ...f.allocations, ...f.claims],
           [...f.otherUsers, ...f.otherAssets, f.otherCollection],
@@ -397,6 +448,36 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           send('22 POST /reward/claim', 'POST', fc.constant('/reward/claim'), obj({ reward_uid: reward, from_user_uid: user, to_address: address })),
           byUid('23 GET /reward/claim/{uid}', '/reward/claim', pick(f.claims, f.allocations)),
           byQuery('24 GET /reward/claim?user_uid=', '/reward/claim', { user_uid: user, ...paged }),
+          // Items (ERC-1155): amounts as the rewards' (numbers, strings, exact literals), nonces unique per item.
+          send(
+            '26 POST /item',
+            'POST',
+            fc.constant('/item'),
+            obj({
+              collection_uid: itemCollection,
+              item_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })),
+              max_supply: fc.option(amount),
+              data: mostly(assetData(true)),
+            }),
+          ),
+          byUid('27 GET /item/{uid}', '/item', item),
+          byQuery('28 GET /item?collection_uid=', '/item', { collection_uid: itemCollection }),
+          send(
+            '29 PUT /item/{uid}',
+            'PUT',
+            item.map((u) => `/item/${pct(asText(u))}`),
+            obj({ data: mostly(assetData(true)) }),
+          ),
+          send('30 POST /item/mint', 'POST', fc.constant('/item/mint'), obj({ item_uid: item, to_user_uid: user, amount, nonce })),
+          byUid('31 GET /item/mint/{uid}', '/item/mint', pick(f.itemMints, f.itemTransfers)),
+          byQuery('32 GET /item/mint?user_uid=', '/item/mint', { user_uid: user, ...paged }),
+          byQuery('33 GET /item/balance', '/item/balance', { item_uid: item, user_uid: user }),
+          send('34 POST /item/transfer', 'POST', fc.constant('/item/transfer'), obj({ item_uid: item, from_user_uid: user, to_address: address, amount })),
+          byUid('35 GET /item/transfer/{uid}', '/item/transfer', pick(f.itemTransfers, f.itemBurns)),
+          byQuery('36 GET /item/transfer?user_uid=', '/item/transfer', { user_uid: user, ...paged }),
+          send('37 POST /item/burn', 'POST', fc.constant('/item/burn'), obj({ item_uid: item, from_user_uid: user, amount })),
+          byUid('38 GET /item/burn/{uid}', '/item/burn', pick(f.itemBurns, f.itemMints)),
+          byQuery('39 GET /item/burn?user_uid=', '/item/burn', { user_uid: user, ...paged }),
           // and what is no endpoint at all: unknown routes and methods, raw bad percent-encoding
           fc
             .tuple(
@@ -530,10 +611,10 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       const twoXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s < 300);
       const fourXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s >= 400);
       const names = endpoints.length - 1;
-      assert.equal([...stats.keys()].filter((e) => e !== 'other').length, names, 'all 25 endpoints exercised');
+      assert.equal([...stats.keys()].filter((e) => e !== 'other').length, names, `all ${names} endpoints exercised`);
       for (const e of stats.keys()) if (e !== 'other') assert.ok(fourXX(e), `${e} refused something`);
       const withSuccess = [...stats.keys()].filter((e) => e !== 'other' && twoXX(e));
-      assert.ok(withSuccess.length >= 20, `successes reached on ${withSuccess.length} endpoints: ${withSuccess.join(', ')}`);
+      assert.ok(withSuccess.length >= 34, `successes reached on ${withSuccess.length} endpoints: ${withSuccess.join(', ')}`);
     });
   });
 }

@@ -1,4 +1,4 @@
-// Webhooks end to end: the real service (HTTP + workers + embedded anvil) sending
+// Webhooks end to end (asset and item events): the real service (HTTP + workers + embedded anvil) sending
 // to real HTTP receivers on 127.0.0.1 (OUTBOUND_ALLOW_PRIVATE=true), configured through the management
 // API and the CLI, verified with the public `standardwebhooks` library and by recomputing our header.
 import { after, before, describe, it } from 'node:test';
@@ -12,7 +12,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { emitEvent } from '../../src/services/events.js';
+import { createWalletClient, http as viemHttp, parseAbi, parseEther, type Address } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { foundry } from 'viem/chains';
 import { ApiClient, freePort, waitFor } from '../helpers/env.js';
+import { embeddedChain } from '../helpers/suite-chain.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -200,6 +204,79 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(again.status, 200, again.raw);
       const third = await rx.next(isEvent('asset.minted', 3, eventId), 10_000, 'redelivery');
       assertSigned(third, created.secret);
+    });
+
+    it('item.minted, item.transferred (a relayed transfer and a deposit from outside) and item.burned: signed, each retried with its own stable id', async () => {
+      const app = await t.newApp();
+      const c = await admin.post(`/apps/${app.uid}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155' });
+      assert.equal(c.status, 201, c.raw);
+      const collection = c.body.data.uid as string;
+      const deployed = await waitFor('items collection deployed', async () => {
+        const r = await app.api.get(`/collection/${collection}`);
+        return r.body.data.status === 'deployed' ? r.body.data : null;
+      });
+      const rx = await receiver();
+      const failedOnce = new Set<string>();
+      rx.decide = (r) => (failedOnce.has(r.json.event_id) ? 200 : (failedOnce.add(r.json.event_id), 500));
+      const hook = await setWebhook(app.uid, { url: rx.url, events: ['item.minted', 'item.transferred', 'item.burned'] });
+
+      const user = (await app.api.post('/user', {})).body.data.uid as string;
+      const item = (
+        await app.api.post('/item', {
+          collection_uid: collection,
+          item_external_id: 'potion',
+          data: { name: 'Potion', image_url: 'https://example.com/p.png', store_image_on_ipfs: false },
+        })
+      ).body.data.uid as string;
+      const tokenId = BigInt((await app.api.get(`/item/${item}`)).body.data.token_id);
+      const done = (kind: string, uid: string) =>
+        waitFor(`item ${kind} done`, async () => (await app.api.get(`/item/${kind}/${uid}`)).body.data.status === 'done', 60_000);
+      const mint = (await app.api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 5, nonce: 1 })).body.data.uid as string;
+      await done('mint', mint);
+      const outsider = privateKeyToAccount(generatePrivateKey());
+      const transfer = (await app.api.post('/item/transfer', { item_uid: item, from_user_uid: user, to_address: outsider.address, amount: 2 })).body.data
+        .uid as string;
+      await done('transfer', transfer);
+      const burn = (await app.api.post('/item/burn', { item_uid: item, from_user_uid: user, amount: 1 })).body.data.uid as string;
+      await done('burn', burn);
+      // The outsider sends one back: a deposit, announced as item.transferred too.
+      await embeddedChain.fund(t, outsider.address, parseEther('1'));
+      const wallet = createWalletClient({ account: outsider, chain: foundry, transport: viemHttp(t.svc.chain!.rpcUrl) });
+      const userWallet = t.svc.ctx.keys.user(user).address;
+      const hash = await wallet.writeContract({
+        address: deployed.contract_address as Address,
+        abi: parseAbi(['function safeTransferFrom(address, address, uint256, uint256, bytes)']),
+        functionName: 'safeTransferFrom',
+        args: [outsider.address, userWallet, tokenId, 1n, '0x'],
+      });
+
+      const delivered = async (what: string, pred: (r: Received) => boolean) => {
+        const first = await rx.next((r) => r.headers['x-webhook-attempt'] === '1' && pred(r), 60_000, `${what} attempt 1`);
+        const second = await rx.next(isEvent(first.json.event, 2, first.json.event_id), 30_000, `${what} attempt 2`);
+        assert.equal(second.headers['webhook-id'], first.headers['webhook-id'], `${what}: the same id on the retry`);
+        assert.equal(
+          second.body.replace(/"sent_at":"[^"]*"/, '').replace(/"attempt":\d+/, ''),
+          first.body.replace(/"sent_at":"[^"]*"/, '').replace(/"attempt":\d+/, ''),
+        );
+        for (const r of [first, second]) {
+          assertSigned(r, hook.secret);
+          assert.equal(r.json.app_uid, app.uid);
+          assert.equal(r.json.data.item.uid, item);
+        }
+        return first;
+      };
+      const minted = await delivered('item.minted', (r) => r.json.event === 'item.minted');
+      assert.equal(minted.json.data.mint.uid, mint);
+      assert.equal(minted.json.data.mint.amount, 5);
+      const relayed = await delivered('item.transferred (relayed)', (r) => r.json.event === 'item.transferred' && r.json.data.transfer?.uid === transfer);
+      assert.equal(relayed.json.data.transfer.amount, 2);
+      const burned = await delivered('item.burned', (r) => r.json.event === 'item.burned');
+      assert.equal(burned.json.data.burn.uid, burn);
+      const deposit = await delivered('item.transferred (deposit)', (r) => r.json.event === 'item.transferred' && r.json.data.deposit?.tx_hash === hash);
+      assert.equal(deposit.json.data.deposit.user_uid, user);
+      assert.equal(deposit.json.data.deposit.amount, 1);
+      const ids = [minted, relayed, burned, deposit].map((r) => r.json.event_id);
+      assert.equal(new Set(ids).size, 4, 'each event its own id');
     });
 
     it("a hanging endpoint with 20 queued events does not hold up another App's asset.minted", async () => {
