@@ -194,6 +194,26 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal((await admin.post(`/chains/${CHAIN}/verify`, { app_uid: 'nope' })).status, 404);
     });
 
+    let item = '';
+    let itemHolder = '';
+    it('ERC-1155 items: each minted supply and balance checked against the chain', async () => {
+      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      const c = await admin.post(`/apps/${app.uid}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155' });
+      assert.equal(c.status, 201, c.raw);
+      await waitFor('items collection deployed', async () => (await app.api.get(`/collection/${c.body.data.uid}`)).body.data.status === 'deployed', 60_000);
+      const data = { name: 'Potion', image_url: 'https://example.com/p.png', store_image_on_ipfs: false };
+      item = (await app.api.post('/item', { collection_uid: c.body.data.uid, item_external_id: 'potion', data })).body.data.uid;
+      itemHolder = (await app.api.post('/user', {})).body.data.uid;
+      const mint = await app.api.post('/item/mint', { item_uid: item, to_user_uid: itemHolder, amount: 5, nonce: 1 });
+      assert.equal(mint.status, 201, mint.raw);
+      await waitDone('item mint', `/item/mint/${mint.body.data.uid}`);
+      const { code, report } = await verify();
+      assert.deepEqual(report.divergences, [], JSON.stringify(report.divergences));
+      assert.equal(code, 0);
+      assert.equal(report.checked.items, 1);
+      assert.equal(report.checked.item_balances, 1);
+    });
+
     it('the background pass counts a divergence in /metrics and raises a chain.divergence alert; it clears once the record agrees', async () => {
       const gauge = async () => {
         const text = await (await fetch(`${t.svc.url}/metrics`)).text();
@@ -316,6 +336,46 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       assert.equal(claimed.at(-1).claim.amount, 40);
     });
 
+    it('a seeded item supply and balance are reported with both sides; --fix sets them to the chain, audited', async () => {
+      const sql = core!.store.db;
+      await sql.updateTable('items').set({ minted_supply: '9' }).where('uid', '=', item).execute();
+      await sql.updateTable('item_balances').set({ amount: '7' }).where('item_uid', '=', item).where('user_uid', '=', itemHolder).execute();
+      const found = await verify();
+      assert.equal(found.code, 3);
+      assert.deepEqual(
+        found.report.divergences.map((d) => [d.kind, d.record.type, d.record.uid, d.field, d.recorded, d.on_chain, d.fixable]),
+        [
+          ['item_supply', 'item', item, 'minted_supply', '9', '5', true],
+          ['item_balance', 'item_balance', `${item}:${itemHolder}`, 'amount', '7', '5', true],
+        ],
+      );
+      const fixed = await verify('--fix');
+      assert.deepEqual(
+        fixed.report.divergences.map((d) => d.fixed),
+        ['fixed', 'fixed'],
+      );
+      assert.equal((await sql.selectFrom('items').select('minted_supply').where('uid', '=', item).executeTakeFirstOrThrow()).minted_supply, '5');
+      const balance = await sql
+        .selectFrom('item_balances')
+        .select('amount')
+        .where('item_uid', '=', item)
+        .where('user_uid', '=', itemHolder)
+        .executeTakeFirstOrThrow();
+      assert.equal(balance.amount, '5');
+      const audit = await sql.selectFrom('audit_log').select('details').where('action', '=', 'chain.divergence_fixed').execute();
+      assert.deepEqual(
+        audit
+          .map((a) => JSON.parse(a.details))
+          .filter((d) => d.kind.startsWith('item_'))
+          .map((d) => [d.kind, d.recorded, d.on_chain]),
+        [
+          ['item_supply', '9', '5'],
+          ['item_balance', '7', '5'],
+        ],
+      );
+      assert.equal((await verify()).code, 0);
+    });
+
     it('a token recorded minted that the chain never minted: reported, not fixable, left as it is by --fix', async () => {
       const sql = core!.store.db;
       await sql.updateTable('assets').set({ token_id: 424_242 }).where('uid', '=', assets[0].uid).execute();
@@ -336,7 +396,8 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       await node.stop();
       const { code, report } = await verify();
       assert.deepEqual(report.divergences, []);
-      assert.equal(report.unverified.collections + report.unverified.rewards, 2, JSON.stringify(report));
+      // The asset collection, the item collection and the reward.
+      assert.equal(report.unverified.collections + report.unverified.rewards, 3, JSON.stringify(report));
       assert.equal(code, 4);
     });
   });

@@ -461,7 +461,7 @@ const resyncObject = z
 const side = z.unknown();
 const recordCounts = z
   .record(z.string(), z.number().int())
-  .describe('per record kind: collections, rewards, assets, transfers, burns, allocations, claims, reward_balances');
+  .describe('per record kind: collections, rewards, assets, transfers, burns, allocations, claims, reward_balances, items, item_balances');
 const verifyObject = z
   .object({
     divergences: z.array(

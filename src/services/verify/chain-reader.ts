@@ -21,6 +21,18 @@ const COLLECTION_INFO_ABI = parseAbi([
   'function royaltyInfo(uint256 id, uint256 price) view returns (address, uint256)',
   'function contractURI() view returns (string)',
 ]);
+const ITEMS_ABI = parseAbi(['function mintedSupply(uint256) view returns (uint256)', 'function balanceOf(address, uint256) view returns (uint256)']);
+
+/** What was ever minted of an ERC-1155 id (burns do not lower it), or null when the node did not answer. */
+export async function readItemSupply(client: ChainClient, contract: Address, tokenId: bigint): Promise<bigint | null> {
+  return value(await attempt(() => client.readContract({ address: contract, abi: ITEMS_ABI, functionName: 'mintedSupply', args: [tokenId] })));
+}
+
+/** A wallet's balance of an ERC-1155 id, or null when the node did not answer. */
+export async function readItemBalance(client: ChainClient, contract: Address, wallet: Address, tokenId: bigint): Promise<bigint | null> {
+  return value(await attempt(() => client.readContract({ address: contract, abi: ITEMS_ABI, functionName: 'balanceOf', args: [wallet, tokenId] })));
+}
+
 const CLAIMED_EVENT = parseAbiItem('event Claimed(address indexed user, address indexed to, uint256 amount, bytes32 indexed ref)');
 const REWARDS_ABI = parseAbi([
   'function withdrawn() view returns (bool)',

@@ -16,10 +16,13 @@
 //     amount; `failed` means no transaction of the claim paid anything;
 //   - an allocation `done` means the contract's usedRef(ref) is true; `failed` that it is false;
 //   - per (reward, user), allocated_done − claimed is what the contract's allocated(wallet) reads
-//     while nothing of that user and reward is in flight and the pool is not withdrawn.
+//     while nothing of that user and reward is in flight and the pool is not withdrawn;
+//   - an item's `minted_supply` is the contract's mintedSupply(id) while none of its mints is pending,
+//     and per (item, user) `item_balances.amount` is balanceOf(wallet, id) while nothing of that user
+//     and item is pending (verify-items.ts).
 import { formatUnits } from '../../domain/amounts.js';
 
-export type RecordType = 'collection' | 'reward' | 'asset' | 'transfer' | 'burn' | 'allocation' | 'claim' | 'reward_balance';
+export type RecordType = 'collection' | 'reward' | 'asset' | 'transfer' | 'burn' | 'allocation' | 'claim' | 'reward_balance' | 'item' | 'item_balance';
 
 export type DivergenceKind =
   | 'contract_missing'
@@ -39,7 +42,9 @@ export type DivergenceKind =
   | 'allocation_status'
   | 'claim_amount'
   | 'claim_status'
-  | 'reward_balance';
+  | 'reward_balance'
+  | 'item_supply'
+  | 'item_balance';
 
 export type Side = string | number | boolean | null;
 
@@ -65,7 +70,9 @@ export type FixPlan =
   | { do: 'transfer_done'; transfer_uid: string; asset_uid: string; status_was: 'pending' | 'cancelled'; to: string }
   | { do: 'transfer_cancelled'; transfer_uid: string; asset_uid: string; owner_was: string | null; owner: string }
   | { do: 'token_uri'; asset_uid: string; from: string | null; to: string }
-  | { do: 'claim'; claim_uid: string; status_was: 'done' | 'failed'; amount_was: string | null; paid: string };
+  | { do: 'claim'; claim_uid: string; status_was: 'done' | 'failed'; amount_was: string | null; paid: string }
+  | { do: 'item_supply'; item_uid: string; from: string; to: string }
+  | { do: 'item_balance'; item_uid: string; user_uid: string; from: string; to: string };
 
 /** A divergence with its fix, as the rules give it; `report` strips the plan. */
 export type Found = Divergence & { plan?: FixPlan };

@@ -157,6 +157,30 @@ const claimPaid: Apply<'claim'> = async (ctx, tx, appUid, p) => {
   return true;
 };
 
+// Item supplies and balances are the chain's figures the service keeps: the fix writes them, guarded
+// by the figure read. No event: what moved the figure (a mint, a deposit) announced itself, or is not the
+// service's to announce.
+const itemSupply: Apply<'item_supply'> = async (_ctx, tx, _appUid, p) =>
+  changed(
+    await tx
+      .updateTable('items')
+      .set({ minted_supply: p.to, updated_at: nowIso() })
+      .where('uid', '=', p.item_uid)
+      .where('minted_supply', '=', p.from)
+      .executeTakeFirst(),
+  );
+
+const itemBalance: Apply<'item_balance'> = async (_ctx, tx, _appUid, p) =>
+  changed(
+    await tx
+      .updateTable('item_balances')
+      .set({ amount: p.to, updated_at: nowIso() })
+      .where('item_uid', '=', p.item_uid)
+      .where('user_uid', '=', p.user_uid)
+      .where('amount', '=', p.from)
+      .executeTakeFirst(),
+  );
+
 const APPLY: { [K in FixPlan['do']]: Apply<K> } = {
   asset_owner: assetOwner,
   asset_burned: assetBurned,
@@ -165,6 +189,8 @@ const APPLY: { [K in FixPlan['do']]: Apply<K> } = {
   transfer_cancelled: transferCancelled,
   token_uri: tokenUri,
   claim: claimPaid,
+  item_supply: itemSupply,
+  item_balance: itemBalance,
 };
 
 /** Applies a divergence's fix in one transaction with its events and audit entry. */

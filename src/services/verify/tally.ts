@@ -10,7 +10,18 @@ export interface Tally {
   readonly counts: { checked: Counts; in_flight: Counts; unverified: Counts };
 }
 
-export const RECORD_KINDS = ['collections', 'rewards', 'assets', 'transfers', 'burns', 'allocations', 'claims', 'reward_balances'] as const;
+export const RECORD_KINDS = [
+  'collections',
+  'rewards',
+  'assets',
+  'transfers',
+  'burns',
+  'allocations',
+  'claims',
+  'reward_balances',
+  'items',
+  'item_balances',
+] as const;
 
 export function tally(): Tally {
   const zero = (): Counts => Object.fromEntries(RECORD_KINDS.map((k) => [k, 0]));

@@ -1,7 +1,7 @@
 // `mintworks chain verify`, POST /admin/v1/chains/<id>/verify and the console's Verify: every record of
 // a chain (or of one App on it) against what the chain shows — contracts (code, owner, operators,
 // forwarder; a collection's royalty and contract URI), each asset's token (owner, URI, burned or never minted) with its latest transfer and
-// burn, rewards' allocations, claims and balances. Deposits are assets like the others (the indexer
+// burn, rewards' allocations, claims and balances, ERC-1155 items' minted supplies and balances. Deposits are assets like the others (the indexer
 // records them with the owner the chain showed). Records in flight are counted, not judged. With `fix`,
 // each fixable divergence is set to what the chain shows (fix.ts), audited, with the events that were
 // missed.
@@ -16,6 +16,7 @@ import { COLLECTION_INFO_JOB, kindOn } from '../../jobs/kinds.js';
 import { COLLECTION_INFO_TX } from '../../chain/outcomes.js';
 import { checkAllAssets, READ_CONCURRENCY, type CollectionRef } from './verify-assets.js';
 import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
+import { checkItemRecords, type ItemCollectionRef } from './verify-items.js';
 import { tally, type Counts, type Tally } from './tally.js';
 import { applyFix, type FixResult } from './fix.js';
 import type { ChainVerifyReport } from '../console/types.js';
@@ -86,10 +87,10 @@ async function checkContracts(
   accounts: ChainAccounts,
   appUid: string | undefined,
   t: Tally,
-): Promise<{ found: Found[]; collections: Map<string, CollectionRef>; rewards: Map<string, RewardRef> }> {
+): Promise<{ found: Found[]; collections: Map<string, CollectionRef>; itemCollections: Map<string, ItemCollectionRef>; rewards: Map<string, RewardRef> }> {
   let cq = ctx.db
     .selectFrom('collections')
-    .select(['uid', 'app_uid', 'status', 'contract_address', 'royalty_receiver', 'royalty_bps', 'contract_uri'])
+    .select(['uid', 'app_uid', 'status', 'contract_address', 'royalty_receiver', 'royalty_bps', 'contract_uri', 'standard'])
     .where('chain_id', '=', h.spec.id);
   let rq = ctx.db.selectFrom('rewards').select(['uid', 'app_uid', 'status', 'contract_address', 'withdraw_status']).where('chain_id', '=', h.spec.id);
   if (appUid) {
@@ -98,8 +99,17 @@ async function checkContracts(
   }
   const [cs, rs] = await Promise.all([cq.orderBy('uid').execute(), rq.orderBy('uid').execute()]);
   const collections = new Map<string, CollectionRef>();
+  const itemCollections = new Map<string, ItemCollectionRef>();
   const rewards = new Map<string, RewardRef>();
-  const contracts: { type: 'collection' | 'reward'; uid: string; app_uid: string; address: string; withdrawn?: boolean; info?: CollectionInfoRecord }[] = [];
+  const contracts: {
+    type: 'collection' | 'reward';
+    uid: string;
+    app_uid: string;
+    address: string;
+    withdrawn?: boolean;
+    info?: CollectionInfoRecord;
+    items?: boolean;
+  }[] = [];
   const changing = await collectionInfoInFlight(ctx, h.spec.id);
   for (const c of cs) {
     if (c.status === 'deploying') t.inFlight('collections');
@@ -109,7 +119,14 @@ async function checkContracts(
       c.contract_uri !== null && !changing.has(c.uid)
         ? { royalty_receiver: c.royalty_receiver, royalty_bps: c.royalty_bps, contract_uri: c.contract_uri }
         : undefined;
-    contracts.push({ type: 'collection', uid: c.uid, app_uid: c.app_uid, address: c.contract_address, ...(info ? { info } : {}) });
+    contracts.push({
+      type: 'collection',
+      uid: c.uid,
+      app_uid: c.app_uid,
+      address: c.contract_address,
+      ...(info ? { info } : {}),
+      ...(c.standard === 'ERC1155' ? { items: true } : {}),
+    });
   }
   for (const r of rs) {
     if (r.status !== 'deployed' || !r.contract_address) {
@@ -125,14 +142,17 @@ async function checkContracts(
       if (!readInFull(facts)) t.unverified(`${c.type}s`);
       else t.checked(`${c.type}s`);
       // Only a contract that is there has records worth reading from it (a missing one is its own divergence).
-      if (facts.hasCode === true && c.type === 'collection') collections.set(c.uid, { uid: c.uid, contract_address: c.address });
+      if (facts.hasCode === true && c.type === 'collection' && c.items)
+        itemCollections.set(c.uid, { uid: c.uid, app_uid: c.app_uid, contract_address: c.address });
+      else if (facts.hasCode === true && c.type === 'collection') collections.set(c.uid, { uid: c.uid, contract_address: c.address });
       if (facts.hasCode === true && c.type === 'reward')
         rewards.set(c.uid, { uid: c.uid, app_uid: c.app_uid, contract_address: c.address, withdrawn: c.withdrawn === true });
       // A withdrawal requested and not final yet is in flight: judged once it is done.
       const withdrawn = c.type === 'reward' && c.withdrawn ? { recorded: true, onChain: await readWithdrawn(h.client, address) } : undefined;
       const info = c.info && facts.hasCode === true ? { recorded: c.info, onChain: await readCollectionInfo(h.client, address) } : undefined;
+      const { items: _items, ...contract } = c;
       return contractDivergences({
-        ...c,
+        ...contract,
         ...facts,
         info,
         ourAccounts: accounts.ours,
@@ -142,7 +162,7 @@ async function checkContracts(
       });
     })
   ).flat();
-  return { found, collections, rewards };
+  return { found, collections, itemCollections, rewards };
 }
 
 /** Collections whose royalty or contract URI is on its way to the chain (a job, or a transaction not final yet). */
@@ -167,6 +187,7 @@ export async function verifyChain(ctx: Ctx, h: VerifyTarget, opts: VerifyOptions
   const found: Found[] = [...contracts.found];
   found.push(...(await checkAllAssets(ctx, h.client, h.spec.id, contracts.collections, accounts.operator, t)));
   found.push(...(await checkRewardRecords(ctx, h.client, h.spec.id, contracts.rewards, t)));
+  found.push(...(await checkItemRecords(ctx, h.client, h.spec.id, contracts.itemCollections, t)));
   const divergences: ReportedDivergence[] = [];
   for (const f of found) {
     const d: ReportedDivergence = { ...report(f), chain_id: h.spec.id };
