@@ -24,7 +24,7 @@ function chainExplorer(
   client: PublicClient,
   chain: { id: number; name: string; base: string },
 ): void {
-  const bad = (reply: any, what: string) => reply.code(404).send(errorBody(404, 'not_found', `${what} not found.`));
+  const bad = (reply: any, what: string) => reply.code(404).send(errorBody('not_found', `${what} not found.`));
   const explorer = chain.base;
   /** JSON for scripts; for a browser the same fields as a page, links between explorer pages kept. */
   const answer = (req: any, reply: any, title: string, data: Record<string, unknown>, link: Record<string, string> = {}) => {

@@ -45,11 +45,11 @@ describe('secret box', () => {
 
 describe('error envelope', () => {
   it('single detail is an object with message last; several are an array', () => {
-    const one = ApiError.client(404, 'not_found', 'User not found.').toBody() as any;
+    const one = ApiError.notFound('User').toBody() as any;
     assert.deepEqual(one, { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'User not found.' } } });
     const many = ApiError.validation([
-      { field: 'a', code: 'x', message: 'm1' },
-      { field: 'b', code: 'y', message: 'm2' },
+      { field: 'a', code: 'required', message: 'm1' },
+      { field: 'b', code: 'invalid', message: 'm2' },
     ]).toBody() as any;
     assert.equal(many.error.detail.length, 2);
     assert.deepEqual(Object.keys(many.error.detail[0]), ['code', 'field_name', 'message']);

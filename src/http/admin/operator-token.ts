@@ -18,7 +18,7 @@ export function operatorGuard(ctx: Ctx) {
     if (token !== null) await attempts.check(req, reply);
     if (!ctx.config.operatorToken || token === null || !timingSafeEqual(digest(token), expected)) {
       if (token !== null) await attempts.fail(req);
-      throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
+      throw ApiError.of('unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
     }
   };
 }

@@ -63,7 +63,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
     await throttle.check(req, reply, 'sign-ins');
     if (!sessions.checkToken(req.body.token)) {
       await throttle.fail(req);
-      throw ApiError.client(401, 'invalid_token', 'That is not the operator token.', 'token');
+      throw ApiError.of('invalid_token', 'That is not the operator token.', 'token');
     }
     await throttle.succeed(req);
     const s = await sessions.create();
@@ -93,7 +93,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
       const s = await sessions.verify(readCookie(req, SESSION_COOKIE));
       if (!s) {
         reply.header('set-cookie', clearedCookie(secure));
-        throw ApiError.client(401, 'unauthorized', 'Sign in to the console (your session has ended).');
+        throw ApiError.of('unauthorized', 'Sign in to the console (your session has ended).');
       }
     });
     await authedRoutes(authed, deps);

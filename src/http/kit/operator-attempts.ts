@@ -30,7 +30,7 @@ export class OperatorAttempts {
     const seconds = Math.max(1, Math.ceil((refused.until - this.now()) / 1000));
     reply.header('retry-after', String(seconds));
     const who = refused.everyone ? 'from all addresses together' : 'from this address';
-    throw ApiError.client(429, 'too_many_attempts', `Too many failed ${what} ${who}: try again in ${Math.ceil(seconds / 60)} min.`);
+    throw ApiError.of('too_many_attempts', `Too many failed ${what} ${who}: try again in ${Math.ceil(seconds / 60)} min.`);
   }
 
   /** Counts a failed attempt of the request's address (and in the global budget). */

@@ -35,7 +35,7 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
       // Bodies are JSON: anything else is refused before it could be misread as an empty object.
       v1.addHook('onRequest', async (req: FastifyRequest) => {
         if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
-          throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+          throw ApiError.of('unsupported_media_type');
         }
       });
       v1.addHook('onRequest', deps.idempotency.checkHeader);

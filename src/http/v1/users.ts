@@ -21,6 +21,6 @@ export async function userRoutes(app: App, ctx: Ctx): Promise<void> {
     if (q.email !== undefined) return ok(await findUser(ctx, req.appUid, 'email', q.email));
     const ext = q.user_external_id ?? q.client_id;
     if (ext !== undefined) return ok(await findUser(ctx, req.appUid, 'user_external_id', ext));
-    throw ApiError.client(404, 'not_found', 'Not Found');
+    throw ApiError.of('not_found');
   });
 }

@@ -34,8 +34,8 @@ export interface AssetParams {
 /** Columns of a new asset row with nothing in flight: not burned, no transfer, burn or edit running. */
 export const NO_ACTIONS = { mint_error: null, mint_tx_id: null, is_burned: 0, is_transferring: 0, is_editing: 0, is_burning: 0, pending_edit: null } as const;
 
-const nameTaken = () => ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
-const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
+const nameTaken = () => ApiError.of('asset_name_exists');
+const externalIdTaken = () => ApiError.of('asset_external_id_exists');
 
 /** Most creates in one transaction (bounded by the databases' limits on bound parameters per statement). */
 const MAX_GROUP = 400;
@@ -269,7 +269,7 @@ async function check(
   namesTaken: Set<string>,
 ): Promise<ApiError | null> {
   const { p, appUid } = r;
-  if (userOf.get(p.user_uid)?.app_uid !== appUid) return ApiError.client(404, 'not_found', 'User not found.');
+  if (userOf.get(p.user_uid)?.app_uid !== appUid) return ApiError.notFound('User');
   if (collectionOf.get(p.collection_uid)?.app_uid !== appUid) return ApiError.notFound('Collection');
   const extKey = `${appUid}\n${p.asset_external_id}`;
   if (takenIds.has(extKey)) return externalIdTaken();

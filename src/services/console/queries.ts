@@ -200,7 +200,7 @@ const USER_PAGE_ASSETS = 500;
 
 export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Promise<UserDetail> {
   const u = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid).where('uid', '=', userUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
+  if (!u) throw ApiError.notFound('User');
   const [assets, transfers, burns, allocations, claims] = await Promise.all([
     assetRows(ctx)
       .where('assets.uid', 'in', userAssetUids(appUid, userUid, { limit: USER_PAGE_ASSETS }, { unburned: false })) // as the API's list, burned ones too

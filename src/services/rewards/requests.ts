@@ -2,7 +2,7 @@
 import type { Ctx } from '../context.js';
 import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 import { isUniqueViolation } from '../../store/db.js';
-import { ApiError } from '../../util/errors.js';
+import { ApiError, type FieldError } from '../../util/errors.js';
 import { isUid, newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
@@ -36,7 +36,7 @@ export interface NewReward {
  * installation's seed (so the operator can always move it on).
  */
 export async function createReward(ctx: Ctx, appUid: string, input: NewReward): Promise<{ uid: string }> {
-  const problems: { field: string; code: string; message: string }[] = [];
+  const problems: FieldError[] = [];
   if (!input.name?.trim()) problems.push({ field: 'name', code: 'required', message: 'Name must not be empty.' });
   if (!input.token_name?.trim() || input.token_name.length > 100)
     problems.push({ field: 'token_name', code: 'invalid', message: 'Token name must be 1-100 characters.' });
@@ -146,7 +146,7 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
         const dup = await tx.selectFrom('allocations').select('uid').where('reward_uid', '=', reward.uid).where('nonce', '=', nonce).executeTakeFirst();
         if (dup) throw duplicateNonce();
         const budget = checkBudget(unitsFromDb(reward.unallocated), req.amount);
-        if (!budget.ok) throw ApiError.client(400, 'insufficient_supply', budget.message, 'amount');
+        if (!budget.ok) throw ApiError.of('insufficient_supply', budget.message, 'amount');
         await tx
           .updateTable('rewards')
           .set({ unallocated: unitsToDb(budget.left) })
@@ -288,8 +288,7 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
     const reward = await lockReward(ctx, tx, rewardUid, 'update', appUid);
     if (!reward) throw rewardNotFound();
     if (reward.withdraw_status !== null)
-      throw ApiError.client(
-        400,
+      throw ApiError.of(
         'already_withdrawn',
         reward.withdraw_status === 'done' ? 'Reward has already been withdrawn.' : 'Withdrawal of this reward is already under way.',
       );

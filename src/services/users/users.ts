@@ -47,11 +47,11 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
   }
 }
 
-const userExists = () => ApiError.client(400, 'user_exists', 'User already exists.');
+const userExists = () => ApiError.of('user_exists');
 
 export async function getUser(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
+  if (!u) throw ApiError.notFound('User');
   return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config);
 }
 
@@ -76,7 +76,7 @@ export async function findUser(ctx: Ctx, appUid: string, by: 'email' | 'user_ext
 
 export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
+  if (!u) throw ApiError.notFound('User');
   return u;
 }
 

@@ -43,7 +43,7 @@ export async function startAction(
   const uid = await withNewUid(table, (uid) =>
     ctx.db.transaction().execute(async (tx) => {
       const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
+      if (!user) throw ApiError.notFound('User');
       const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
       // The claim: only one request can flip the flag from 0 to 1 while every precondition holds.
       const claimed = await tx
@@ -60,8 +60,7 @@ export async function startAction(
       if (Number(claimed.numUpdatedRows) === 0) {
         const a = await tx.selectFrom('assets').selectAll().where('uid', '=', assetUid).where('app_uid', '=', appUid).executeTakeFirst();
         if (!a) throw ApiError.notFound('Asset');
-        const failed = assetPrecondition(a, fromUserUid);
-        throw ApiError.client(400, failed?.code ?? 'precondition_failed', failed?.message ?? 'The asset cannot be changed right now.');
+        throw ApiError.of(assetPrecondition(a, fromUserUid) ?? 'precondition_failed');
       }
       const t = nowIso();
       if (action === 'transfer') {
