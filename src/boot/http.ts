@@ -17,6 +17,7 @@ import { bindError } from './bind.js';
 export async function startCreatesThread(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<CreatesThread> {
   const thread = new CreatesThread({
     config,
+    installation: ctx.installation,
     log: log.child({ component: 'creates' }),
     local: new AssetIntake(ctx),
     announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
@@ -55,7 +56,7 @@ export async function startHttp(
     throw bindError(err as NodeJS.ErrnoException, config.host, config.port);
   });
   shutdown.add(() => http.close());
-  let url = config.publicUrl;
+  let url = ctx.installation.publicUrl;
   const addr = http.server.address();
   if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
   return { http, url };

@@ -4,7 +4,7 @@
 // server, the chains and the workers.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { Config } from '../config.js';
+import { freezeConfig, installationOf, type Config, type Installation } from '../config.js';
 import type { Checkpoints, Store } from '../store/db.js';
 import { openStore } from '../store/open.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -124,20 +124,22 @@ export interface ContextParts {
   config: Config;
   log: Logger;
   core: Pick<Core, 'store' | 'queue' | 'box' | 'keys'> & { homeChainId?: number };
+  /** What the start agreed on (src/services/installation.ts); else the settings' own, with the core's home chain. */
+  installation?: Installation;
   sender?: ChainSender;
 }
 
 /** The one way a context is built (the service, the CLI, tests): what every use case needs. */
-export function buildContext({ config, log, core, sender }: ContextParts): Ctx {
+export function buildContext({ config, log, core, sender, installation }: ContextParts): Ctx {
   return {
-    config,
+    config: freezeConfig(config),
+    installation: installation ?? installationOf(config, { homeChainId: core.homeChainId }),
     db: core.store.db,
     dialect: core.store.dialect,
     queue: core.queue,
     box: core.box,
     log,
     keys: core.keys,
-    homeChainId: core.homeChainId,
     groupCommit: core.store.groupCommit,
     ...(sender ? { sender, chains: new Map<number, ChainCtx>() } : {}),
   };

@@ -204,7 +204,7 @@ export function rpcUrlsOf(spec: ChainSpec): string[] {
 }
 
 /** The configured chain of an id; a record on a chain no longer configured still gets a description. */
-export function chainSpecOf(chains: ChainSpec[], id: number): ChainSpec {
+export function chainSpecOf(chains: readonly ChainSpec[], id: number): ChainSpec {
   return (
     chains.find((c) => c.id === id) ?? {
       id,

@@ -152,7 +152,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
   const manifest: Manifest = {
     format: FORMAT,
     created_at: new Date().toISOString(),
-    chain_id: config.chainId,
+    chain_id: config.chains[0].id,
     database: pg ? 'postgres' : 'sqlite',
     contents,
     master_key: masterKey,
@@ -181,7 +181,7 @@ export async function restore(config: Config, o: { from: string; force?: boolean
     throw new UsageError(`--from ${from} is not a Mintworks backup (no readable ${MANIFEST})`);
   }
   if (manifest.format !== FORMAT) throw new UsageError(`--from ${from}: backup format ${manifest.format} is not one this version reads (${FORMAT})`);
-  if (manifest.chain_id !== config.chainId) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chainId}`);
+  if (manifest.chain_id !== config.chains[0].id) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chains[0].id}`);
   const pg = isPostgres(config);
   if ((manifest.database === 'postgres') !== pg) {
     throw new UsageError(

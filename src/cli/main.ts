@@ -175,7 +175,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
     withCtx(async (ctx) => {
       const uid = await requireApp(ctx.db, o.app);
       const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', uid).orderBy('created_at', 'desc').execute();
-      const collections = rows.map((c) => collectionView(c, ctx.config));
+      const collections = rows.map((c) => collectionView(c, ctx.installation));
       const text = table(
         collections,
         [

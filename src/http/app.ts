@@ -156,7 +156,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: OPENAPI_INFO,
-      servers: [{ url: deps.ctx.config.publicUrl }],
+      servers: [{ url: deps.ctx.installation.publicUrl }],
       components: { securitySchemes: SECURITY_SCHEMES as any },
       security: [{ apiKey: [], bearer: [] }],
     },

@@ -83,15 +83,14 @@ export function isJobKind(kind: string): kind is JobKind {
 /** The kinds of work done on a chain: each chain has its own kinds of these. */
 export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k): k is ChainJobKind => RUNS_ON[k] === 'a chain');
 
-interface KindCtx {
-  homeChainId?: number;
-  config: { chainId: number };
+export interface KindCtx {
+  installation: { homeChainId: number };
 }
 
 /**
  * The kind of a job for a record on `chainId`, as stored and claimed. The database's home chain is the
- * one every record was on before there were several; without one recorded, the default chain.
+ * one every record was on before there were several (its jobs keep their plain kinds).
  */
 export function kindOn(ctx: KindCtx, base: JobKind, chainId: number): string {
-  return RUNS_ON[base] === 'a chain' ? chainKind(base, chainId, ctx.homeChainId ?? ctx.config.chainId) : base;
+  return RUNS_ON[base] === 'a chain' ? chainKind(base, chainId, ctx.installation.homeChainId) : base;
 }

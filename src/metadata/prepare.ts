@@ -78,7 +78,7 @@ export async function prepareAssetMetadata(ctx: InfraCtx, input: PrepareInput): 
       image = `ipfs://${cid}`;
       publish.push({ cid, name: `${input.assetUid}-image` });
     } else {
-      image = `${ctx.config.publicUrl}/files/${await storage.files.put(fetched.bytes)}`;
+      image = `${ctx.installation.publicUrl}/files/${await storage.files.put(fetched.bytes)}`;
     }
   }
   const metadata = buildMetadata(input.assetUid, input.name, input.data, image);

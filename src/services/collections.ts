@@ -67,17 +67,17 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
 export async function getCollection(ctx: Ctx, appUid: string, uid: string) {
   const c = await ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!c) throw ApiError.notFound('Collection');
-  return collectionView(c, ctx.config);
+  return collectionView(c, ctx.installation);
 }
 
 /** An App's collections, newest first (the management API). */
 export async function listCollectionsOfApp(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').execute();
-  return rows.map((c) => collectionView(c, ctx.config));
+  return rows.map((c) => collectionView(c, ctx.installation));
 }
 
 export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
-  return `${ctx.config.publicUrl}/metadata/${collectionUid}/`;
+  return `${ctx.installation.publicUrl}/metadata/${collectionUid}/`;
 }
 
 export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {

@@ -73,7 +73,7 @@ export async function exportWallet(ctx: Ctx, appUid: string, userUid: string, in
     await tx.updateTable('users').set({ wallet_exported_at: t }).where('uid', '=', user.uid).execute();
     const u = await tx.selectFrom('users').selectAll().where('uid', '=', user.uid).executeTakeFirstOrThrow();
     await emitEvent(tx, appUid, 'user.wallet_exported', {
-      user: { ...userView(u, wallets, ctx.config), wallet_exported_at: t },
+      user: { ...userView(u, wallets, ctx.installation), wallet_exported_at: t },
       chain_id: chainId,
       address: wallet.address.toLowerCase(),
     });

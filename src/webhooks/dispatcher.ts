@@ -27,7 +27,7 @@ import { OutboundBlockedError } from '../net/outbound.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { buildRequest, isoOfMs } from './message.js';
 import { holdPending, signingSecrets, WEBHOOK_SIGNAL } from './endpoints.js';
-import { blockedAdvice, webhookPolicy } from './local-delivery.js';
+import { blockedAdvice, placeOf, webhookPolicy } from './local-delivery.js';
 import type { DeliveryRow } from './deliveries.js';
 import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
 import { EndpointBreakers } from './breaker.js';
@@ -375,7 +375,7 @@ export class WebhookDispatcher {
     let res: WebhookSendResult | null = null;
     let error: string | null = null;
     try {
-      const { allowLoopback } = webhookPolicy(ctx.config, ep.app_environment);
+      const { allowLoopback } = webhookPolicy(placeOf(ctx), ep.app_environment);
       res = await this.sender({ url: ep.url, headers, body, timeoutMs: this.timeoutMs, signal: this.stopping.signal, allowLoopback });
     } catch (err) {
       if (this.stopping.signal.aborted) return this.settle(row, {}); // shutting down: not an attempt, send again later
@@ -383,7 +383,7 @@ export class WebhookDispatcher {
       // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
       // mistake (or an attempt) the operator must hear of. The log (and the console) say what to do.
       if (err instanceof OutboundBlockedError) {
-        const advice = blockedAdvice(ctx.config, ep.app_environment, err.reason);
+        const advice = blockedAdvice(placeOf(ctx), ep.app_environment, err.reason);
         error = `${error}: ${advice}`;
         this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason, advice }, 'webhook delivery refused by the outbound guard');
       }

@@ -4,7 +4,7 @@
 import type { Selectable } from 'kysely';
 import type { InfraCtx } from '../util/infra-context.js';
 import type { AppEnvironment } from '../domain/environment.js';
-import { blockedAdvice, webhookPolicy } from './local-delivery.js';
+import { blockedAdvice, placeOf, webhookPolicy } from './local-delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { WebhookView } from '../domain/webhook-view.js';
 import type { DbOrTx } from '../store/db.js';
@@ -94,9 +94,9 @@ async function validateUrl(ctx: InfraCtx, url: string, environment: AppEnvironme
   const invalid = (message: string) => ApiError.validation([{ field: 'url', code: 'invalid', message }]);
   if (url.length > 2048) throw invalid('Ensure this field has no more than 2048 characters.');
   try {
-    await assertAllowedUrl(url, webhookPolicy(ctx.config, environment));
+    await assertAllowedUrl(url, webhookPolicy(placeOf(ctx), environment));
   } catch (err) {
-    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}: ${blockedAdvice(ctx.config, environment, err.reason)}.`);
+    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}: ${blockedAdvice(placeOf(ctx), environment, err.reason)}.`);
     // A name that does not resolve yet is accepted: it is checked again at every attempt.
   }
 }

@@ -74,7 +74,7 @@ describe('chain operator tools and alerts', () => {
     };
     t = await startOnExternalChain('sqlite', chain, node.fund, env);
     env = { ...env, EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' };
-    admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+    admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
   });
   after(async () => {
     await t?.stop();

@@ -121,7 +121,7 @@ describe('OpenAPI document', () => {
 
   it('real answers of every route match their documented schemas', async () => {
     const base = t.svc.url;
-    const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+    const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
     const admin = (method: string, route: string, path: string, body?: unknown) =>
       operator.call(method, path, body).then((r) => conforms(method, `/admin/v1${route}`, r));
 

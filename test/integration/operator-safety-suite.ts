@@ -69,7 +69,7 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       t = await startTestService(db, { TRUST_PROXY: '127.0.0.1', OUTBOUND_ALLOW_PRIVATE: 'true', OPERATOR_AUTH_GLOBAL_FAILURES: String(GLOBAL_BUDGET) });
-      operator = t.svc.ctx.config.operatorToken!;
+      operator = t.svc.ctx.installation.operatorToken!;
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, operator);
       if (db === 'sqlite') {
         const conn = new SQLite(sqliteFile(undefined, t.dataDir));

@@ -20,7 +20,7 @@ async function bareServer() {
   });
   // Only the token is read before a handler runs: the services behind the routes are never reached.
   // The lockout (counted in the database) is off: this server has none.
-  await adminApi(app, { config: { operatorToken: TOKEN, operatorAuthFailures: 0, operatorAuthGlobalFailures: 0 } } as unknown as Ctx);
+  await adminApi(app, { config: { operatorAuthFailures: 0, operatorAuthGlobalFailures: 0 }, installation: { operatorToken: TOKEN } } as unknown as Ctx);
   await app.ready();
   return { app, routes };
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig } from '../../src/config.js';
+import { installationOf, loadConfig } from '../../src/config.js';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -97,6 +97,7 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       await migrateToLatest(store);
       ctx = {
         config,
+        installation: installationOf(config),
         db: store.db,
         dialect: store.dialect,
         queue: new JobQueue(store.db, store.dialect),

@@ -17,7 +17,7 @@
 // first time; the same asset_external_id cannot create a second asset).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
+import type { Config, Installation } from '../../config.js';
 import type { AssetParams, CreatesWriter } from '../../services/assets/create.js';
 import { IdempotencyConflict, type IdempotentWrite } from '../../services/requests/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
@@ -52,6 +52,8 @@ export type ToCreates = { creates: WireCreate[] } | { stop: true };
 export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { stopped: true };
 export interface CreatesThreadData {
   config: Config;
+  /** What the main thread's start agreed on (the public URL of token URIs, the home chain of job kinds). */
+  installation: Installation;
   /** The process's row counters (src/store/row-versions.ts). */
   rowVersions: SharedArrayBuffer;
   /** Turns at SQLite's write lock (src/store/write-turns.ts): this thread goes first, as the main thread does. */
@@ -105,7 +107,16 @@ export class CreatesThread implements CreatesWriter {
    * kinds that committed creates enqueued. `flush`: makes the thread's commits durable (its store leaves
    * that to us: the store's `flush`), before anyone is told of them.
    */
-  constructor(private readonly opts: { config: Config; log: Logger; local: CreatesWriter; announce(kinds: string[]): void; flush(): Promise<void> }) {
+  constructor(
+    private readonly opts: {
+      config: Config;
+      installation: Installation;
+      log: Logger;
+      local: CreatesWriter;
+      announce(kinds: string[]): void;
+      flush(): Promise<void>;
+    },
+  ) {
     this.thread = new SupervisedWorker({
       what: "the creates' thread",
       log: opts.log,
@@ -113,7 +124,12 @@ export class CreatesThread implements CreatesWriter {
       stopTimeoutMs: STOP_TIMEOUT_MS,
       meanwhile: 'creates are written on the main thread until then',
       spawn: () => {
-        const data: CreatesThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
+        const data: CreatesThreadData = {
+          config: this.opts.config,
+          installation: this.opts.installation,
+          rowVersions: rowVersions().buffer,
+          writeTurns: writeTurns().buffer,
+        };
         const [entry, how] = threadEntry();
         return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       },

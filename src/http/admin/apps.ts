@@ -72,6 +72,6 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/apps/:uid/users', { schema: { ...tags, params: appParam, querystring: z.object(pageQuery) } }, async (req, reply) => {
     await requireApp(ctx, req.params.uid);
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
   });
 }

@@ -47,7 +47,7 @@ export async function adminCustodyRoutes(app: App, ctx: Ctx, opts: { actorOf?: (
     '/audit',
     { schema: { ...tags, querystring: z.object({ ...pageQuery, action: str().max(64).optional(), app_uid: str().max(64).optional() }) } },
     async (req, reply) =>
-      ok(sendPage(req, reply, ctx.config.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
+      ok(sendPage(req, reply, ctx.installation.publicUrl, await listAudit(ctx, { action: req.query.action, app_uid: req.query.app_uid }, req.query))),
   );
   app.get('/audit/verify', { schema: tags }, async () => ok(await verifyAudit(ctx)));
 }

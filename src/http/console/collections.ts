@@ -11,7 +11,7 @@ import { appFinder, appParam, type ConsolePage } from './kit.js';
 export const collectionPages: ConsolePage = async (app, deps) => {
   const { ctx } = deps;
   const requireApp = appFinder(ctx);
-  app.get('/chains', async () => ok(ctx.config.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
+  app.get('/chains', async () => ok(ctx.installation.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
   app.get('/apps/:uid/collections', { schema: { params: appParam } }, async (req) => ok(await listCollections(ctx, await requireApp(req.params.uid))));
 
   app.post(

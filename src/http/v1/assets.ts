@@ -26,7 +26,7 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
     if (user_uid === undefined) throw ApiError.of('not_found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   app.put('/asset/:uid', { schema: { ...tags, params: s.uidParam, body: s.editAssetBody } }, async (req) => {

@@ -79,7 +79,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     app.get(base, { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
       const { user_uid, ...page } = req.query;
       if (user_uid === undefined) throw ApiError.of('not_found');
-      return ok(sendPage(req, reply, ctx.config.publicUrl, await listAllocationsOfUser(ctx, req.appUid, user_uid, page)));
+      return ok(sendPage(req, reply, ctx.installation.publicUrl, await listAllocationsOfUser(ctx, req.appUid, user_uid, page)));
     });
   }
 
@@ -93,7 +93,7 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   app.get('/reward/claim', { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
     if (user_uid === undefined) throw ApiError.of('not_found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   // A reward

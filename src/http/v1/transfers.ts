@@ -20,6 +20,6 @@ export async function transferRoutes(app: App, ctx: Ctx): Promise<void> {
   app.get('/transfer', { schema: { ...tags, querystring: s.userListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
     if (user_uid === undefined) throw ApiError.of('not_found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listTransfers(ctx, req.appUid, user_uid, page)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listTransfers(ctx, req.appUid, user_uid, page)));
   });
 }

@@ -35,7 +35,7 @@ export class ChainIndexer {
     private readonly intervalMs = 1000,
   ) {
     this.chainId = ctx.sender.chainId;
-    this.cursorName = chainKind(CURSOR, this.chainId, ctx.homeChainId ?? this.chainId);
+    this.cursorName = chainKind(CURSOR, this.chainId, ctx.installation.homeChainId);
   }
 
   start(): void {
@@ -73,7 +73,7 @@ export class ChainIndexer {
   async step(): Promise<boolean> {
     const client = this.ctx.sender.client;
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
-    const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
+    const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.chain.confirmations);
     if (head < 0n) return false;
     const cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', this.cursorName).executeTakeFirst();
     if (!cursor) {
@@ -227,7 +227,7 @@ export class ChainIndexer {
           owner_user_uid: user.uid,
           owner_address: current,
           mint_for_address: current,
-          token_uri: `${ctx.config.publicUrl}/metadata/${c.uid}/${tokenId}`,
+          token_uri: `${ctx.installation.publicUrl}/metadata/${c.uid}/${tokenId}`,
           sale_price_in_usd: null,
           metadata: JSON.stringify({ name, image: null, org_image_url: null, original_id: uid }),
           created_at: t,

@@ -51,12 +51,11 @@ function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
   };
 }
 
-/** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
+/** A context whose chain (`ctx.chain`: id, name, explorer, confirmations), sender and forwarder are those of `rt`, and whose queue maps job kinds to it. */
 export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
   const spec = rt.spec;
   return {
     ...shared,
-    config: { ...shared.config, chainId: spec.id, chainName: spec.name, explorerUrl: spec.explorer, confirmations: spec.confirmations },
     queue: queueOn(shared, spec.id),
     chain: spec,
     sender: rt.sender,

@@ -171,7 +171,7 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     .where('assets.app_uid', '=', appUid)
     .executeTakeFirst();
   if (!a) throw ApiError.notFound('Asset');
-  const explorer = chainOf(ctx.config, a.chain_id).explorer;
+  const explorer = chainOf(ctx.installation, a.chain_id).explorer;
   const [transfers, burns, editTxs, mintTx] = await Promise.all([
     ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),
     ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),

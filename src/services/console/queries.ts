@@ -149,7 +149,7 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
 // -------------------------------------------------------------------------------------------- users
 
 function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
-  const v = userView(u, wallets, ctx.config);
+  const v = userView(u, wallets, ctx.installation);
   return {
     uid: v.uid,
     email: v.email,
@@ -229,7 +229,7 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
 export async function listCollections(ctx: Ctx, appUid: string): Promise<CollectionRow[]> {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').orderBy('uid', 'desc').execute();
   return rows.map((c) => {
-    const v = collectionView(c, ctx.config);
+    const v = collectionView(c, ctx.installation);
     return {
       uid: v.uid,
       name: v.name,

@@ -92,16 +92,16 @@ async function rewardRow(ctx: Ctx, appUid: string, uid: string): Promise<RewardR
 }
 
 export async function getReward(ctx: Ctx, appUid: string, uid: string) {
-  return rewardView(await rewardRow(ctx, appUid, uid), ctx.config);
+  return rewardView(await rewardRow(ctx, appUid, uid), ctx.installation);
 }
 
 export async function getRewardAdmin(ctx: Ctx, appUid: string, uid: string) {
-  return rewardAdminView(await rewardRow(ctx, appUid, uid), ctx.config);
+  return rewardAdminView(await rewardRow(ctx, appUid, uid), ctx.installation);
 }
 
 export async function listRewards(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('rewards').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').limit(1000).execute();
-  return rows.map((r) => rewardAdminView(r, ctx.config));
+  return rows.map((r) => rewardAdminView(r, ctx.installation));
 }
 
 // ----------------------------------------------------------------------------------------- balance
@@ -297,5 +297,5 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
     return { ...reward, withdraw_status: 'requested' as const };
   });
   queueOn(ctx, Number(row.chain_id)).notify(WITHDRAW_JOB);
-  return rewardAdminView(row, ctx.config);
+  return rewardAdminView(row, ctx.installation);
 }

@@ -52,7 +52,7 @@ const userExists = () => ApiError.of('user_exists');
 export async function getUser(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!u) throw ApiError.notFound('User');
-  return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config);
+  return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.installation);
 }
 
 /**
@@ -71,7 +71,7 @@ export async function findUser(ctx: Ctx, appUid: string, by: 'email' | 'user_ext
           .limit(1)
           .executeTakeFirst()
       : await q.where('user_external_id', '=', value).executeTakeFirst();
-  return u ? userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config) : null;
+  return u ? userView(u, await walletsOf(ctx.db, [u.uid]), ctx.installation) : null;
 }
 
 export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
@@ -87,7 +87,7 @@ export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest
     ctx.db,
     rows.map((u) => u.uid),
   );
-  return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.config), wallet_exported_at: u.wallet_exported_at }));
+  return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.installation), wallet_exported_at: u.wallet_exported_at }));
 }
 
 /** The wallets of some users, each user's oldest first (one per chain). */

@@ -86,7 +86,7 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
               () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
             );
             const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
-            requests.push(await signForwardRequest(user, forwarder, ctx.config.chainId, { to: p.to, data: p.data, gas: 150_000n, nonce, deadline }));
+            requests.push(await signForwardRequest(user, forwarder, ctx.chain.id, { to: p.to, data: p.data, gas: 150_000n, nonce, deadline }));
             items.push({ ...p.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });
           }
           const r = await sender.record(tx, {
