@@ -7,6 +7,7 @@ import { createLogger } from './boot/open-core.js';
 import { startService, type Service } from './boot/service.js';
 import { WorkersThread } from './boot/threads/workers-thread.js';
 
+// Long: the process's signals, start and stop share the state of one start.
 async function main(): Promise<void> {
   let config: Config;
   try {

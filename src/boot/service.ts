@@ -75,6 +75,7 @@ export interface StartOptions {
   embeddedRpcUrl?: string;
 }
 
+// Long: the start order is the stop order: the parts come up top to bottom, each registering its stop as it starts.
 export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
   const started = Date.now();
   const shutdown = new Shutdown(log);

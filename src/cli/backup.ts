@@ -89,6 +89,7 @@ const pgRestoreCommand = (dir: string) => `pg_restore --clean --if-exists --no-o
 const pgDumpCommand = (dir: string) => `pg_dump --format=custom --file ${path.join(dir, PG_DUMP_NAME)} "$DATABASE_URL"`;
 const isPostgres = (config: Config) => !!config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl);
 
+// Long: the steps of a backup (lock, copy, dump, manifest, notes) read in the order they run.
 export async function backup(config: Config, o: { out?: string }): Promise<Output> {
   const out = path.resolve(o.out ?? `mintworks-backup-${stamp()}`);
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out} exists and is not empty: name a new directory`);
@@ -172,6 +173,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
   return { json: { directory: out, ...manifest, notes }, text };
 }
 
+// Long: every check runs before anything is overwritten, then the copy: in the order they must run.
 export async function restore(config: Config, o: { from: string; force?: boolean }): Promise<Output> {
   const from = path.resolve(o.from);
   let manifest: Manifest;

@@ -90,6 +90,7 @@ function overviewText(o: ChainOverview, currency: string): string {
 }
 
 /** Adds status, txs, cancel and resync to the `chain` command group. */
+// Long: one table of subcommands, a short entry each.
 export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsDeps): void {
   leaf(chain, 'status', 'head, base fee and ceiling, providers, relayers (balance, nonces, in flight)')
     .addOption(chainIdOption(false))

@@ -30,6 +30,7 @@ export interface ChainCommandDeps {
 }
 
 /** The `chain` command group, for main.ts to add to the program. */
+// Long: one table of subcommands, a short entry each.
 export function chainCommand(deps: ChainCommandDeps): Command {
   const chain = new Command('chain').description("a development chain of its own; funding the installation's accounts").exitOverride();
 

@@ -16,6 +16,7 @@ export interface ConfigCommandDeps {
   withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>, reads?: boolean): Promise<void>;
 }
 
+// Long: one table of subcommands, a short entry each.
 export function configCommand(deps: ConfigCommandDeps): Command {
   const config = new Command('config').description("the installation's settings every process must agree on (recorded in the database)").exitOverride();
 

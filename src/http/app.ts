@@ -81,6 +81,7 @@ function areaOf(url: string): 'v1' | 'admin' | null {
   return null;
 }
 
+// Long: hooks and scopes are registered in the order a request passes them.
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const { ctx } = deps;
   const resolver = new ApiKeyResolver(ctx);

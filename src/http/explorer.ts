@@ -20,6 +20,7 @@ export async function explorerRoutes(app: FastifyInstance<any, any, any, any, an
   }
 }
 
+// Long: one table of the explorer's pages, a short entry each.
 function chainExplorer(
   app: FastifyInstance<any, any, any, any, any>,
   prefix: string,

@@ -228,6 +228,7 @@ export interface CancelResult {
  * raised above the original's (and today's), takes its place in the record and on the node. Whichever
  * is mined decides: the original (the job is done after all) or the cancellation (the job fails with
  * "cancelled by the operator", never tried again). Deployments cannot be cancelled.
+ * Long: every refusal is checked before the replacement is signed, in the order an operator reads them.
  */
 export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], id: number, actor: Actor): Promise<CancelResult> {
   const row = await ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirst();

@@ -66,6 +66,7 @@ export interface AgreeOptions {
  * Checks this process's settings against the installation's, records what is not recorded yet, and
  * returns the installation this process runs in (the recorded public URL when PUBLIC_URL is unset). The
  * config itself is left as the operator set it.
+ * Long: the agreed facts (public URL, operator token, chains) are checked in turn before one write.
  */
 export async function agreeOnInstallation(db: Db, config: Config, opts: AgreeOptions): Promise<Installation> {
   const operatorToken = opts.operatorToken ?? config.operatorToken;

@@ -105,6 +105,7 @@ async function validateUrl(ctx: InfraCtx, url: string, environment: AppEnvironme
  * Creates or changes an App's webhook. Returns the current secret (new when created or rotated).
  * Changing the URL or re-enabling makes waiting events due at once (the hourly cap still applies);
  * re-enabling also brings back events held while it was disabled, if they are still within 72 h.
+ * Long: one transaction: the endpoint and its waiting deliveries change together.
  */
 export async function setWebhook(
   ctx: InfraCtx,

@@ -214,6 +214,7 @@ async function startFreshNode(setup: Setup): Promise<EmbeddedChain> {
 }
 
 /** Spawns the node and waits until it answers with the chain id; a failure is explained from its output. */
+// Long: spawning the node, waiting for its answer and explaining a failure share the child process and its output.
 async function launch(setup: Setup): Promise<EmbeddedChain> {
   const { port, chainId, blockTime, statePath, pidPath, rpcUrl, log, files } = setup;
   const bin = anvilBinaryPath();

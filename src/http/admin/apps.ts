@@ -10,6 +10,7 @@ import { pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 
+// Long: one table of routes, a short entry each.
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });

@@ -16,6 +16,7 @@ import { str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../../webhooks/deliveries.js';
 
+// Long: one table of routes, a short entry each.
 export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin', 'webhooks'] };
   const appParam = z.object({ uid: str() });

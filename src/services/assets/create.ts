@@ -177,6 +177,7 @@ function translate(err: unknown): unknown {
  * Writes a group of creates in `tx`: every check of a single create, in the same order (user, then
  * collection, then external id, then name), answered per request; the accepted ones get their token ids
  * (fixed now, so a replayed mint reverts on chain instead of minting twice), rows and first jobs.
+ * Long: every check of a create, in the order a single create makes them, over one group's facts.
  */
 async function writeCreates(ctx: Ctx, tx: Tx, group: Request[]): Promise<Outcome[]> {
   const { users, collections, takenIds, wallets } = await (queriesAreRoundTrips(tx) ? groupFactsInOneQuery : groupFacts)(tx, group);

@@ -170,6 +170,7 @@ export class ChainIndexer {
    * Applies one Transfer log. When the database already agrees with the log, nothing is asked of the
    * chain. Otherwise the token's CURRENT owner on chain decides (not the log's `to`): logs read again
    * after a reorg or rewind, or out of order, can then never move the database back to a past owner.
+   * Long: the owner's cases (agrees, moved, burned) share the token's facts, read once.
    */
   private async apply(log: TransferLog, c: { uid: string; app_uid: string; contract_address: string | null }, known: KnownToken | undefined): Promise<void> {
     const { tokenId, to: toAddr } = log;

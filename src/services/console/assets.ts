@@ -161,6 +161,7 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
 
 const TX_LABEL: Record<string, string> = { 'asset.mint': 'mint', 'asset.edit': 'edit', forward: 'transfer or burn' };
 
+// Long: one object of the console's contract, built field by field from one read.
 export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
   const a = await ctx.db
     .selectFrom('assets')

@@ -127,6 +127,7 @@ export interface AllocationRequest {
  * POST /reward/allocate. In one transaction, under the reward row's lock: the nonce is checked
  * (and guarded by a unique index), the budget is reduced, the user's wallet is created if needed, the
  * allocation, its ledger entry and its job are written. A refused request changes nothing.
+ * Long: one transaction under the reward's lock: its checks and writes are not to be split.
  */
 export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   if (req.amount <= 0n) throw new Error('allocate: amount must be positive');

@@ -34,6 +34,7 @@ interface PendingEdit {
   round: number;
 }
 
+// Long: one transaction: the checks and the writes hold the asset's row between them.
 export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: AssetData, idem?: IdempotentWrite): Promise<null> {
   const info = await ctx.db
     .selectFrom('assets')
@@ -99,6 +100,7 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
   return null;
 }
 
+// Long: a batch's claim, signing and recording share the batch's state.
 export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
   const sender = ctx.sender;
   const abi = artifact('MintworksCollection').abi;

@@ -26,6 +26,7 @@ import { finishBurn } from './burn.js';
 import { MAX_ROUNDS } from './shared.js';
 
 /** Signs each pending transfer/burn with its owner's key and relays them, one batch per relayer. */
+// Long: a batch is grouped by relayer, signed and recorded in one pass that shares its groups.
 export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB> {
   const sender = ctx.sender;
   const collectionAbi = artifact('MintworksCollection').abi;

@@ -28,6 +28,7 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
 /**
  * Accepts a transfer or burn: claims the asset (its flag flips only while every precondition holds),
  * records the request and queues its relay (relay.ts), all in one transaction.
+ * Long: one transaction: the claim, the request and its job are written together or not at all.
  */
 export async function startAction(
   ctx: Ctx,
