@@ -60,7 +60,7 @@ port.on('message', (m: ToCreates) => {
   if ('creates' in m) {
     for (const c of m.creates) {
       open++;
-      intake.submit(c.appUid, c.environment, c.p, c.idem).then(
+      intake.submit(c.appUid, c.environment, c.params, c.idem).then(
         (r) => answer({ id: c.id, uid: r.uid }),
         (err) => answer({ id: c.id, error: toWireError(err) }),
       );

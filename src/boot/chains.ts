@@ -1,12 +1,11 @@
 // The chains a service serves: the embedded chain (anvil, started and supervised here) and external
 // JSON-RPC endpoints, each with its runtime; then bringing them up once the services' context has
 // their work.
-import type { Db } from '../store/db.js';
 import { genesisHash, recordChainIdentity } from '../services/chain-identity.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChainSpec } from '../chain/chains.js';
-import type { Core } from './open-core.js';
+import type { Booting } from './open-core.js';
 import type { Shutdown } from './shutdown.js';
 import { ChainRuntime, WrongChainError } from '../chain/runtime.js';
 import { startSupervisedChain, type SupervisedChain } from '../chain/anvil/supervised-chain.js';
@@ -67,7 +66,7 @@ export async function configureOperatorAlerts(config: Config, log: Logger, shutd
 }
 
 /** Starts the embedded chain (when this process runs it) and makes every chain's runtime, in config order. */
-export async function startChains(config: Config, log: Logger, core: Core, shutdown: Shutdown, opts: ChainsOptions): Promise<Chains> {
+export async function startChains({ config, log, core, shutdown }: Booting, opts: ChainsOptions): Promise<Chains> {
   let embedded: SupervisedChain | null = null;
   const runtimes: ChainRuntime[] = [];
   const runtimeDeps = {
@@ -111,7 +110,8 @@ export async function startChains(config: Config, log: Logger, core: Core, shutd
  * unfunded does not hold the start back: it comes up in the background, and /health says what it waits
  * for. A node that answers with another chain id stops the start.
  */
-export async function bringUpChains(config: Config, log: Logger, { runtimes, embedded }: Chains, db: Db, embeddedRpcUrl?: string): Promise<void> {
+export async function bringUpChains({ config, log, core }: Booting, { runtimes, embedded }: Chains, embeddedRpcUrl?: string): Promise<void> {
+  const { db } = core.store;
   // Which chains these are (their genesis, the embedded one's URL), for the CLI: recorded by whoever runs the chain or its workers.
   const identify = (rt: ChainRuntime) =>
     genesisHash(rt.client)

@@ -4,6 +4,7 @@
 // server, the chains and the workers.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
+import type { Shutdown } from './shutdown.js';
 import { freezeConfig, installationOf, type Config, type Installation } from '../config.js';
 import type { Checkpoints, Store } from '../store/db.js';
 import { openStore } from '../store/open.js';
@@ -44,6 +45,14 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 export { loadMasterKey } from '../custody/custody.js';
 
 /** What `openCore` opens: the migrated store, the secrets and the queue. */
+/** What each part of a start is given: the settings, the log, the core, and the shutdown its stops go on. */
+export interface Booting {
+  config: Config;
+  log: Logger;
+  core: Core;
+  shutdown: Shutdown;
+}
+
 export interface Core {
   store: Store;
   box: SecretBox;

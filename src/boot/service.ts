@@ -18,8 +18,8 @@ import { startChainWork } from '../services/chain/work.js';
 import { agreeOnInstallation } from '../services/installation.js';
 import { printConsoleWelcome } from '../http/console/welcome.js';
 import { preparePrivateDir } from '../util/private-dir.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
-import { buildContext, createLogger, openCore, type Core } from './open-core.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { buildContext, createLogger, openCore, type Booting, type Core } from './open-core.js';
 import { Shutdown } from './shutdown.js';
 import { assertBindable } from './bind.js';
 import { bringUpChains, checkHomeChain, configureOperatorAlerts, startChains } from './chains.js';
@@ -91,8 +91,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     shutdown.add(() => core.store.close());
     const installation = await settleInstallation(config, core, { isPostgres, operatorToken: operator.token, log });
 
+    const boot: Booting = { config, log, core, shutdown };
     await configureOperatorAlerts(config, log, shutdown);
-    const chains = await startChains(config, log, core, shutdown, {
+    const chains = await startChains(boot, {
       specs: installation.chains,
       embeddedRpcUrl: opts.embeddedRpcUrl,
       remoteProviders: opts.remoteProviders,
@@ -111,10 +112,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
     shutdown.add(async () => {
       for (const w of works) await w.stop();
     });
-    await bringUpChains(config, log, chains, core.store.db, opts.embeddedRpcUrl);
+    await bringUpChains(boot, chains, opts.embeddedRpcUrl);
 
-    if (config.runWorkers) await startWorkers(ctx, config, log, core, shutdown);
-    const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, config, log, core, shutdown) : null;
+    if (config.runWorkers) await startWorkers(ctx, boot);
+    const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, boot) : null;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;
     // `mintworks ready` is said when /health first answers 200, not before (readyWhenHealthy).
@@ -137,9 +138,7 @@ export async function startService(config: Config, log: Logger = createLogger(co
       return h;
     };
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
-    const served = config.runApi
-      ? await startHttp(ctx, config, log, core, shutdown, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined })
-      : null;
+    const served = config.runApi ? await startHttp(ctx, boot, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined }) : null;
     const url = served?.url ?? installation.publicUrl;
     // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
     const quiet = config.logLevel === 'silent';

@@ -18,7 +18,7 @@ import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/sqlite/open.js';
 import { clientConfig } from '../store/postgres/connection.js';
 import { UsageError, type Output } from './args.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
+import { lockDataDir } from '../boot/data-dir-lock.js';
 
 const FORMAT = 1;
 const MANIFEST = 'manifest.json';

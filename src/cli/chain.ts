@@ -16,7 +16,7 @@ import { createPublicClient, formatEther, getAddress, http, parseEther, toHex, t
 import type { Config } from '../config.js';
 import type { Ctx } from '../services/context.js';
 import { startEmbeddedChain } from '../chain/anvil.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
+import { lockDataDir } from '../boot/data-dir-lock.js';
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 import { relayerRows } from '../chain/relayer-set.js';
 import { integer, UsageError, type Output } from './args.js';

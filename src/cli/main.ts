@@ -21,7 +21,7 @@ import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
 import { assertInstallation } from './installation.js';
 import { chainCommand } from './chain.js';
-import { DataDirInUseError } from '../util/data-dir-lock.js';
+import { DataDirInUseError } from '../boot/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
 import { addChainVerifyCommand } from './chain-verify.js';

@@ -23,7 +23,7 @@ import { IdempotencyConflict, type IdempotentWrite } from '../../services/reques
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from '../../util/supervised-worker.js';
+import { SupervisedWorker } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 
@@ -35,7 +35,7 @@ export interface WireCreate {
   id: number;
   appUid: string;
   environment: AppEnvironment;
-  p: AssetParams;
+  params: AssetParams;
   idem?: IdempotentWrite;
 }
 /**
@@ -146,12 +146,12 @@ export class CreatesThread implements CreatesWriter {
     await this.thread.start();
   }
 
-  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
-    if (!this.thread.running) return this.opts.local.submit(appUid, environment, p, idem);
+  submit(appUid: string, environment: AppEnvironment, params: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+    if (!this.thread.running) return this.opts.local.submit(appUid, environment, params, idem);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.inFlight.set(id, { resolve, reject });
-      this.outbox.push({ id, appUid, environment, p, ...(idem ? { idem } : {}) });
+      this.outbox.push({ id, appUid, environment, params, ...(idem ? { idem } : {}) });
       // One message per event-loop turn: the creates parsed in this turn travel together.
       if (this.outbox.length === 1) setImmediate(() => this.flush());
     });
@@ -186,7 +186,7 @@ export class CreatesThread implements CreatesWriter {
     // The thread stopped between submit and flush: these are written here instead.
     for (const c of creates) {
       const pending = this.take(c.id)!;
-      this.opts.local.submit(c.appUid, c.environment, c.p, c.idem).then(pending.resolve, pending.reject);
+      this.opts.local.submit(c.appUid, c.environment, c.params, c.idem).then(pending.resolve, pending.reject);
     }
   }
 

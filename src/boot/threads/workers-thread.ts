@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from '../../util/supervised-worker.js';
+import { SupervisedWorker } from './supervised-worker.js';
 import type { ProviderSnapshot } from '../../chain/providers.js';
 
 const READY_TIMEOUT_MS = 120_000;

@@ -20,7 +20,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
-import { isAlive, lowerPriority } from '../../util/processes.js';
+import { isAlive, lowerPriority } from './processes.js';
 import { anvilBinaryPath } from './binary.js';
 import { HOST, portInUseError, portIsFree, waitForChainId } from './endpoint.js';
 import { LOCK_FILE, PID_FILE, acquireLock, readPidFile, removePidFile, writePidFile } from './pid-lock.js';
