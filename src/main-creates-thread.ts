@@ -2,7 +2,7 @@
 // its own, fed by the main thread and answering it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildContext, createLogger, openCore } from './boot/open-core.js';
-import { freezeConfig } from './config.js';
+import { freezeConfig } from './config/config.js';
 import { AssetIntake } from './services/assets/create.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';

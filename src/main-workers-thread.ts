@@ -3,7 +3,7 @@
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from './boot/open-core.js';
-import { freezeConfig } from './config.js';
+import { freezeConfig } from './config/config.js';
 import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';

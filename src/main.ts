@@ -2,7 +2,7 @@
 // in a thread of their own (src/boot/threads/workers-thread.ts; WORKER_THREAD=false keeps them on the main thread).
 // Stops cleanly on SIGINT/SIGTERM: the workers first, then the API, then the embedded chain (which saves
 // its state on the way out).
-import { loadConfig, ConfigError, withRole, type Config } from './config.js';
+import { loadConfig, ConfigError, withRole, type Config } from './config/config.js';
 import { createLogger } from './boot/open-core.js';
 import { startService, type Service } from './boot/service.js';
 import { WorkersThread } from './boot/threads/workers-thread.js';

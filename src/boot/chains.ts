@@ -3,7 +3,7 @@
 // their work.
 import { genesisHash, recordChainIdentity } from '../services/chain-identity.js';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { ChainSpec } from '../chain/chains.js';
 import type { Booting } from './open-core.js';
 import type { Shutdown } from './shutdown.js';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import type { Shutdown } from './shutdown.js';
-import { freezeConfig, installationOf, type Config, type Installation } from '../config.js';
+import { freezeConfig, installationOf, type Config, type Installation } from '../config/config.js';
 import type { Checkpoints, Store } from '../store/db.js';
 import { openStore } from '../store/open.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -37,7 +37,7 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
       censor: '[redacted]',
     },
   };
-  // LOG_FORMAT (src/config.ts): readable lines on a terminal, JSON for log collectors.
+  // LOG_FORMAT (src/config/config.ts): readable lines on a terminal, JSON for log collectors.
   return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
 }
 

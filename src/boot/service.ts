@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { freezeConfig, type Config, type Installation } from '../config.js';
+import { freezeConfig, type Config, type Installation } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import type { EmbeddedChain } from '../chain/anvil.js';

@@ -7,7 +7,7 @@
 // tracker then follows what they changed).
 import { installationChain } from './installation-chain.js';
 import { Option, type Command } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { cancelChainTx, chainHandle, chainOverview, listChainTxs, requireChain, resyncChain, type ChainOverview } from '../services/chain-ops.js';
 import { formatUnits } from '../domain/amounts.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import pino from 'pino';
 import { createPublicClient, formatEther, getAddress, http, parseEther, toHex, type Address } from 'viem';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { startEmbeddedChain } from '../chain/anvil.js';
 import { lockDataDir } from '../boot/data-dir-lock.js';

@@ -5,12 +5,12 @@
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pino from 'pino';
-import { loadConfig, ConfigError, type Config } from '../config.js';
+import { loadConfig, ConfigError, type Config } from '../config/config.js';
 import { buildContext, openCore } from '../boot/open-core.js';
 import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps/registry.js';
 import { rotateApiSecret } from '../services/apps/api-keys.js';
-import { createCollection, type NewCollection } from '../services/collections.js';
+import { createCollection, type NewCollection } from '../services/collections/collections.js';
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
 import { ApiError } from '../util/errors.js';

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { isAddress, isHash, parseAbi, type Address, type Hex, type PublicClient } from 'viem';
 import type { Ctx } from '../services/context.js';
 import { errorBody } from '../util/errors.js';
-import { defaultChain } from '../config.js';
+import { defaultChain } from '../config/config.js';
 import { escapeHtml, page, sendHtml, wantsHtml } from './kit/html-page.js';
 
 const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)']);

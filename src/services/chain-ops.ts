@@ -9,11 +9,11 @@ import { UNHANDLED } from '../chain/unhandled.js';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import type { ChainSigner } from '../chain/signer.js';
 // The operator's views are the console's browser contract too: declared once, there.
-import type { ChainOverview, ChainRelayer as RelayerView, ChainTxRow as ChainTxView } from './console/types.js';
+import type { ChainOverview, ChainRelayer as RelayerView, ChainTxRow as ChainTxView } from './operator-views.js';
 
 export type { ChainOverview, ChainTxView, RelayerView };
 import type { Ctx } from './context.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { ChainHealth } from '../chain/runtime.js';
 import { rpcUrlsOf, type ChainSpec } from '../chain/chains.js';
 import { mergeSnapshots, providerHealth, ProviderSet, type ProviderSnapshot } from '../chain/providers.js';

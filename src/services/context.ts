@@ -1,4 +1,4 @@
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { KeyRing } from '../chain/keys.js';
 import type { ChainSender } from '../chain/sender.js';
 import type { ChainSpec } from '../chain/chains.js';

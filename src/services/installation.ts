@@ -10,7 +10,7 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { installationOf, type Config, type Installation } from '../config.js';
+import { installationOf, type Config, type Installation } from '../config/config.js';
 import type { Database } from '../store/schema.js';
 
 const PUBLIC_URL = 'public_url';

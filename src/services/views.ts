@@ -1,6 +1,6 @@
 // The API objects (docs/api.md, Objects), built from rows. Key order is part of the contract.
 import type { Selectable } from 'kysely';
-import type { Installation } from '../config.js';
+import type { Installation } from '../config/config.js';
 import type { AssetTable, CollectionTable, UserTable, WalletTable } from '../store/schema.js';
 import { chainSpecOf } from '../chain/chains.js';
 

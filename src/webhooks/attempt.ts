@@ -3,7 +3,7 @@
 // (delivered, retried later, or disabled by a 410 Gone) in one transaction.
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { Tx } from '../store/db.js';
 import { redactUrl } from '../net/redact-url.js';
 import { OutboundBlockedError } from '../net/outbound.js';

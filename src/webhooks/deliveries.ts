@@ -8,7 +8,7 @@
 // send any of them with a redelivery. Events emitted while the webhook is disabled are kept as
 // `disabled` and sent when it is enabled again, if that is within their 72 hours.
 import type { Insertable, Selectable } from 'kysely';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';

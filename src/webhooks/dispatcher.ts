@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import { workersInOneProcess } from '../store/locks.js';
 import { httpSender, type WebhookSender } from './sender.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';

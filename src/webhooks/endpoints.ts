@@ -2,7 +2,7 @@
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { AppEnvironment } from '../domain/environment.js';
 import { blockedAdvice, placeOf, webhookPolicy } from './local-delivery.js';
 import type { EventType } from '../domain/events.js';
@@ -13,7 +13,7 @@ import type { SecretBox } from '../util/secretbox.js';
 import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { assertAllowedUrl, OutboundBlockedError } from '../net/outbound.js';
-import { keyId, newWebhookSecret } from './signing.js';
+import { keyId, newWebhookSecret } from '../util/webhook-signing.js';
 import { HOUR } from './schedule.js';
 
 export type EndpointRow = Selectable<WebhookEndpointTable>;

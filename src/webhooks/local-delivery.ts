@@ -7,7 +7,7 @@
 // settings apply them.
 import type { AppEnvironment } from '../domain/environment.js';
 import type { OutboundPolicy } from '../net/outbound.js';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 
 interface Place {
   /** HOST: the address the API listens on. */

@@ -3,7 +3,7 @@
 // next one; their flush to disk is not waited for (a result lost to a power cut means one more attempt,
 // which at-least-once delivery allows: receivers dedupe on event_id).
 import type { Logger } from 'pino';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import { commitOf, type Tx } from '../store/db.js';
 import type { DeliveryRow } from './deliveries.js';
 

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../../src/services/context.js';
 import { newUid } from '../../src/util/ids.js';
 import { isoFromMicros } from '../../src/util/time.js';
-import { defaultChain } from '../../src/config.js';
+import { defaultChain } from '../../src/config/config.js';
 
 export interface Seeded {
   collectionUid: string;

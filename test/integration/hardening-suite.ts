@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { buildHttp } from '../../src/http/app.js';
 import { STORABLE_TEXT_MESSAGE } from '../../src/http/kit/schemas.js';

@@ -303,7 +303,7 @@ describe('OpenAPI document', () => {
     fs.writeFileSync(
       path.join(dir, 'client.ts'),
       [
-        "import type { components, operations, paths } from './api';",
+        "import type { components, operations, paths } from './api.js';",
         "type Asset = components['schemas']['Asset'];",
         "type Ok<R> = R extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;",
         `export const asset: Ok<operations['getAsset']> = ${JSON.stringify(answers.asset)};`,
@@ -316,7 +316,7 @@ describe('OpenAPI document', () => {
       ].join('\n'),
     );
     // And a wrong one must not compile: the check can fail.
-    fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
+    fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api.js';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
     const tsc = (file: string) =>
       spawnSync(
         process.execPath,

@@ -24,7 +24,7 @@ import { recordAudit } from '../../src/services/audit.js';
 import { createUser } from '../../src/services/users/users.js';
 import { sqliteFile } from '../../src/store/sqlite/open.js';
 import { openStore } from '../../src/store/open.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService } from '../../src/boot/service.js';
 
 const run = promisify(execFile);

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { freePort, tempDir, waitFor } from '../helpers/env.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
 import { outboundTestHooks } from '../../src/net/outbound.js';

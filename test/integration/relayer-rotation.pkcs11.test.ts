@@ -13,7 +13,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { waitFor } from '../helpers/env.js';
 import { initSoftHsmToken, listPrivateKeys } from '../helpers/softhsm.js';
 import { contractsOf, operatorsOnChain } from '../helpers/rotation.js';
-import { defaultChain } from '../../src/config.js';
+import { defaultChain } from '../../src/config/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const token = initSoftHsmToken('mintworks-rotate');

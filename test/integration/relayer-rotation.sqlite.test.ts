@@ -14,9 +14,9 @@ import { waitFor } from '../helpers/env.js';
 import { contractsOf, operatorsOnChain, rotationFinished } from '../helpers/rotation.js';
 import { startRelayerRotation } from '../../src/services/relayer-rotation.js';
 import { createReward } from '../../src/services/rewards/index.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { RELAYER_SET_PROPAGATION_MS } from '../../src/chain/relayer-set.js';
-import { defaultChain } from '../../src/config.js';
+import { defaultChain } from '../../src/config/config.js';
 
 const BURST = 300;
 const OPERATOR_TOKEN = 'operator-token-for-the-rotation-test-0123456789';

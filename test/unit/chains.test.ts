@@ -2,8 +2,8 @@
 // chain, and the readiness rule shared by /health and the workers.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, ConfigError } from '../../src/config.js';
-import { chainKind } from '../../src/chain/chains.js';
+import { loadConfig, ConfigError } from '../../src/config/config.js';
+import { chainKind } from '../../src/jobs/kinds.js';
 import { judgeChain } from '../../src/domain/chain-funding.js';
 
 const base = { DATA_DIR: '/tmp/mw-chains-test', PORT: '8080' };

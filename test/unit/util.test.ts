@@ -4,7 +4,7 @@ import { isoFromMicros, nowIso } from '../../src/util/time.js';
 import { isUid, newUid } from '../../src/util/ids.js';
 import { SecretBox } from '../../src/util/secretbox.js';
 import { ApiError } from '../../src/util/errors.js';
-import { defaultChain, installationOf, loadConfig, withRole, ConfigError } from '../../src/config.js';
+import { defaultChain, installationOf, loadConfig, withRole, ConfigError } from '../../src/config/config.js';
 import { redactQuery } from '../../src/http/app.js';
 import { integer, table, yesNo } from '../../src/cli/args.js';
 import { prettyLine } from '../../src/util/log-format.js';

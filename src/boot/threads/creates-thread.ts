@@ -17,7 +17,7 @@
 // first time; the same asset_external_id cannot create a second asset).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config, Installation } from '../../config.js';
+import type { Config, Installation } from '../../config/config.js';
 import type { AssetParams, CreatesWriter } from '../../services/assets/create.js';
 import { IdempotencyConflict, type IdempotentWrite } from '../../services/requests/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';

@@ -14,7 +14,7 @@
 // growing pause; every job is safe to resume after a crash. The thread ends with the process.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from './supervised-worker.js';

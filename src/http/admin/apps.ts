@@ -5,7 +5,7 @@ import { listUsersOfApp } from '../../services/users/users.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
-import { createCollection, listCollectionsOfApp } from '../../services/collections.js';
+import { createCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
 import { pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';

@@ -8,7 +8,7 @@ import { str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
-import { defaultChain } from '../../config.js';
+import { defaultChain } from '../../config/config.js';
 
 export const appPages: ConsolePage = async (app, deps) => {
   const { ctx, health } = deps;

@@ -1,6 +1,6 @@
 // The console's collections page: the chains a collection can go to, the list, and a new one.
 import { z } from 'zod';
-import { createCollection } from '../../services/collections.js';
+import { createCollection } from '../../services/collections/collections.js';
 import { listCollections } from '../../services/console/queries.js';
 import type { ChainOption } from '../../services/console/types.js';
 import { str } from '../kit/schemas.js';

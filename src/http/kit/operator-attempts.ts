@@ -11,11 +11,11 @@
 // first and the locking one of an address while the global count is low, and the global lockout).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.js';
-import { OperatorAttemptCounts } from '../../services/requests/operator-attempts.js';
+import { OperatorAttemptCounts } from '../../services/operator-attempts.js';
 import { ApiError } from '../../util/errors.js';
 import { requestActor } from './actor.js';
 
-export { addressScope } from '../../services/requests/operator-attempts.js';
+export { addressScope } from '../../services/operator-attempts.js';
 
 export class OperatorAttempts {
   constructor(

@@ -2,7 +2,7 @@
 import type { Ctx } from '../../services/context.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
-import { getCollection } from '../../services/collections.js';
+import { getCollection } from '../../services/collections/collections.js';
 
 export async function collectionRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['collections'] };

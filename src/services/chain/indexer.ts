@@ -14,7 +14,7 @@ import { nowIso } from '../../util/time.js';
 import { newUid } from '../../util/ids.js';
 import { errMessage } from '../../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
-import { chainKind } from '../../chain/chains.js';
+import { chainKind } from '../../jobs/kinds.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;

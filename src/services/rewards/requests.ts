@@ -8,7 +8,7 @@ import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
 import { createWalletNow, hasWallet } from '../users/wallets.js';
-import { chainForNew } from '../chain/choice.js';
+import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { ALLOCATE_JOB, CLAIM_JOB, REWARD_DEPLOY_JOB, WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { parseAddressField } from '../requests/fields.js';

@@ -1,7 +1,7 @@
 // The Reward, Balance, Allocation and Claim objects of the API (docs/api.md, Objects), built from rows. Key order is part of
 // the contract. Amounts leave as JSON numbers made from the exact decimal (see domain/amounts.ts).
 import type { Selectable } from 'kysely';
-import type { Installation } from '../../config.js';
+import type { Installation } from '../../config/config.js';
 import type { AllocationTable, ClaimTable, RewardTable } from '../../store/schema.js';
 import { formatUnits, unitsFromDb, unitsToNumber } from '../../domain/amounts.js';
 import { lowerHex, chainOf } from '../views.js';

@@ -11,10 +11,9 @@ import { nowIso } from '../../util/time.js';
 import { ApiError } from '../../util/errors.js';
 import { requireUserRow, walletsOf } from './users.js';
 import { sql } from 'kysely';
-import { chainKind } from '../../chain/chains.js';
-import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
+import { chainKind, MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
-import { chainForNew } from '../chain/choice.js';
+import { chainForNew } from '../requests/chain-choice.js';
 
 const homeOf = (ctx: Ctx) => ctx.installation.homeChainId;
 

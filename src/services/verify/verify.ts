@@ -16,7 +16,7 @@ import { checkAllAssets, READ_CONCURRENCY, type CollectionRef } from './verify-a
 import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
 import { tally, type Counts, type Tally } from './tally.js';
 import { applyFix, type FixResult } from './fix.js';
-import type { ChainVerifyReport } from '../console/types.js';
+import type { ChainVerifyReport } from '../operator-views.js';
 
 /** A chain to verify against: a running service's runtime or the CLI's handle (src/services/chain-ops.ts). */
 export interface VerifyTarget {

@@ -4,12 +4,12 @@
 // operator of the collection). Setting the same URI again is harmless, so a transaction sent twice (a
 // retry after a failure) changes nothing more.
 import { encodeFunctionData, type Address } from 'viem';
-import type { ChainCtx, Ctx } from './context.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { BASE_URI_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { artifact } from '../chain/artifacts.js';
-import { BASE_URI_TX, type OutcomeHandler } from '../chain/outcomes.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { BASE_URI_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { artifact } from '../../chain/artifacts.js';
+import { BASE_URI_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 
 /** A collection's base token URI under a public URL (what its deployment used, see collections.ts). */
 export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${publicUrl}/metadata/${collectionUid}/`;

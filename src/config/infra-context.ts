@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config, Installation } from '../config.js';
+import type { Config, Installation } from './config.js';
 import type { Db, Dialect, GroupCommit } from '../store/db.js';
 import type { JobQueue } from '../jobs/queue.js';
-import type { SecretBox } from './secretbox.js';
+import type { SecretBox } from '../util/secretbox.js';
 
 /**
  * What the infrastructure modules (metadata, webhooks) take from the composition root: the store, the

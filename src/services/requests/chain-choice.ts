@@ -1,7 +1,7 @@
 // Which chain a new collection or reward goes to: the one asked for, which must be served here, or the
 // default chain (the embedded one, else the first configured).
 import type { Ctx } from '../context.js';
-import { defaultChain } from '../../config.js';
+import { defaultChain } from '../../config/config.js';
 import { ApiError } from '../../util/errors.js';
 
 export function chainForNew(ctx: Pick<Ctx, 'installation'>, chainId: number | null | undefined): number {

@@ -1,18 +1,18 @@
 // Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
-import { recordAudit, type Actor } from './audit.js';
+import { recordAudit, type Actor } from '../audit.js';
 import { encodeDeployData } from 'viem';
-import type { ChainCtx, Ctx } from './context.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { artifact } from '../chain/artifacts.js';
-import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../chain/outcomes.js';
-import { contractDeployJob, contractDeployOutcome } from './chain/contract-deploy.js';
-import { ApiError } from '../util/errors.js';
-import { newUid } from '../util/ids.js';
-import { nowIso } from '../util/time.js';
-import { collectionView } from './views.js';
-import { chainForNew } from './chain/choice.js';
-import { queueOn } from '../jobs/queue.js';
-import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { artifact } from '../../chain/artifacts.js';
+import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
+import { contractDeployJob, contractDeployOutcome } from './contract-deploy.js';
+import { ApiError } from '../../util/errors.js';
+import { newUid } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { collectionView } from '../views.js';
+import { chainForNew } from '../requests/chain-choice.js';
+import { queueOn } from '../../jobs/queue.js';
+import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
 
 export interface NewCollection {
   name: string;

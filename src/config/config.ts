@@ -1,11 +1,12 @@
 // Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
 // message naming the variable, so an operator never has to guess which one is wrong.
-import { publicUrlProblem } from './domain/public-url.js';
+import { publicUrlProblem } from '../domain/public-url.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { SSL_MODES } from './store/postgres/connection.js';
-import { assembleChains, ChainConfigError, DEFAULT_MAX_FEE_GWEI, parseChainsVar, type ChainSpec } from './chain/chains.js';
+import { SSL_MODES } from '../store/postgres/connection.js';
+import { DEFAULT_MAX_FEE_GWEI, type ChainSpec } from '../chain/chains.js';
+import { assembleChains, ChainConfigError, parseChainsVar } from './chains.js';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -211,7 +212,7 @@ function chainSettings(c: Env, chains: ChainSpec[]) {
     /** The first of CHAIN_RPC_URL's providers (the others are in `chains`). */
     chainRpcUrl: c.CHAIN_RPC_URL?.[0],
     anvilPort: c.ANVIL_PORT,
-    /** Every chain served, the default one first: the embedded chain, else the first external one (see src/chain/chains.ts). */
+    /** Every chain served, the default one first: the embedded chain, else the first external one (see src/config/chains.ts). */
     chains,
   };
 }
