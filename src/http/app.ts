@@ -14,7 +14,7 @@ import { rootRoutes, type Health } from './root.js';
 import { metadataRoutes } from './metadata.js';
 import { explorerRoutes } from './explorer.js';
 import { metricsRoutes } from './metrics.js';
-import { documentRoutes, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
+import { exactJsonReplies, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
 import { ApiKeyResolver } from '../services/apps/registry.js';
 import { dbCounterStore, WindowCounters } from '../services/requests/rate-limits.js';
 import { apiGuard } from './kit/guard.js';
@@ -153,7 +153,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats); // before the route plugins: they inherit its onResponse hook
-  documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
+  exactJsonReplies(app); // each area documents its own routes (src/http/kit/openapi.ts documentArea)
   await app.register(swagger, {
     openapi: {
       info: OPENAPI_INFO,

@@ -9,6 +9,8 @@ import { createCollection, listCollectionsOfApp } from '../../services/collectio
 import { pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
+import { adminUserObject, appSummary, collectionObject, created, newApp, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 // Long: one table of routes, a short entry each.
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
@@ -76,3 +78,18 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(sendPage(req, reply, ctx.installation.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const appsDocs = {
+  'GET /apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
+  'POST /apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
+  'GET /apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(collectionObject) },
+  'POST /apps/:uid/collections': {
+    operationId: 'adminCreateCollection',
+    summary: 'Create a collection',
+    description: 'Deployed by the workers: `status` goes from deploying to deployed.',
+    status: 201,
+    data: created,
+  },
+  'GET /apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
+} satisfies RouteDocs;

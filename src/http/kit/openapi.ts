@@ -1,409 +1,14 @@
-// What /openapi.json says about each route beyond its request schema: a summary, a description, the
-// answer of every status it gives (the success in the `{success, data}` envelope, each failure in the
-// error envelope) with examples, and the security scheme (the App's key and token under /v1, the
-// operator token under /admin/v1). The request schemas stay where the routes are (src/http/v1, src/http/admin);
-// these are joined to them when each route is registered (the onRoute hook below), so the document
-// and the routes cannot name different paths. test/integration/openapi.test.ts validates the document
-// and checks real answers against these schemas.
+// How /openapi.json documents each route beyond its request schema: a summary, a description, the answer
+// of every status it gives (the success in the `{success, data}` envelope, each failure in the error
+// envelope) with examples, and the security scheme (the App's key and token under /v1, the operator token
+// under /admin/v1). Each route module declares its routes' docs beside them (a RouteDoc each, with the
+// objects of ./objects.ts); documentArea joins them to the routes as they are registered, and refuses a
+// route without one, so the document and the routes cannot differ. test/integration/openapi.test.ts
+// validates the document and checks real answers against these schemas.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { stringifyExact } from '../../domain/exact-json.js';
-
-// --------------------------------------------------------------------------------------- objects
-
-const uid = z.string().describe('12-digit identifier').meta({ example: '482913570214' });
-const time = z.string().describe('ISO 8601, UTC').meta({ example: '2025-06-01T12:00:00.000000Z' });
-const address = z.string().describe('0x and 40 lower-case hex digits').meta({ example: '0x5fbdb2315678afecb367f032d93f642f64180aa3' });
-const chain = {
-  chain: z.string().meta({ example: 'Anvil' }),
-  network: z.string().meta({ example: 'Anvil' }),
-  chain_id: z.number().int().meta({ example: 31337 }),
-};
-
-const created = z.object({ uid }).describe("The new object's uid; read it with the matching GET.").meta({ id: 'Created' });
-
-export const userObject = z
-  .object({
-    uid,
-    created_at: time,
-    email: z.string().nullable(),
-    user_external_id: z.string().nullable(),
-    wallets: z
-      .array(z.object({ address, explorer_url: z.string(), network: z.string(), chain_id: z.number().int() }))
-      .describe('Empty until the wallet is created (first mint or GET /deposit).'),
-  })
-  .meta({
-    id: 'User',
-    example: { uid: '482913570214', created_at: '2025-06-01T12:00:00.000000Z', email: 'player@example.com', user_external_id: null, wallets: [] },
-  });
-
-/** The management API's user: the public object and when its wallet key was last exported. */
-const adminUserObject = userObject
-  .extend({ wallet_exported_at: time.nullable().describe('When the wallet key was last exported to the user (null: never).') })
-  .meta({ id: 'AdminUser' });
-
-const walletExportObject = z
-  .object({
-    address,
-    enc: z.string().describe('HPKE encapsulated key, base64url'),
-    ciphertext: z.string().describe('The wallet key as 0x-hex text, sealed (AES-256-GCM), base64url'),
-  })
-  .meta({ id: 'WalletExport', example: { address: '0x8ba1f109551bd432803012645ac136ddd64dba72', enc: 'Zk9…', ciphertext: 'qT3…' } });
-
-const auditObject = z
-  .object({
-    uid: z.string(),
-    created_at: time,
-    actor: z.enum(['operator_token', 'console', 'cli']),
-    actor_detail: z.string().nullable().describe('Client address (operator token, console) or OS user (CLI).'),
-    action: z.string().meta({ example: 'wallet.exported' }),
-    app_uid: uid.nullable(),
-    user_uid: uid.nullable(),
-    chain_id: z.number().int().nullable(),
-    details: z.record(z.string(), z.unknown()),
-    seq: z.number().int().describe('The place of the entry in the hash chain, from 1'),
-    hash: z.string().describe("sha-256 (hex) over the entry's content and the previous entry's hash"),
-  })
-  .meta({ id: 'AuditEntry' });
-
-const auditCheckObject = z
-  .object({
-    ok: z.boolean(),
-    entries: z.number().int().describe('Entries checked (before the first broken link, if any)'),
-    head: z.object({ seq: z.number().int(), hash: z.string() }).describe('The last entry: keep a copy elsewhere to compare later'),
-    broken: z.object({ seq: z.number().int(), uid: z.string().nullable(), reason: z.string() }).nullable().describe('The first link that does not hold'),
-    checked_at: time,
-  })
-  .meta({ id: 'AuditCheck' });
-
-const collectionObject = z
-  .object({
-    uid,
-    name: z.string(),
-    created_at: time,
-    status: z.enum(['deploying', 'deployed']),
-    type: z.literal('ERC721'),
-    editable_assets: z.boolean(),
-    contract_address: address.nullable(),
-    symbol: z.string(),
-    description: z.string().nullable(),
-    external_url: z.string().nullable(),
-    explorer_url: z.string().nullable(),
-    ...chain,
-  })
-  .meta({ id: 'Collection' });
-
-const assetObject = z
-  .object({
-    uid,
-    name: z.string(),
-    asset_external_id: z.string(),
-    collection_uid: uid,
-    collection_name: z.string(),
-    created_at: time,
-    token_id: z.number().int().nullable().describe('Fixed at creation; shown once minted.'),
-    is_minted: z.boolean(),
-    is_burned: z.boolean(),
-    is_transferring: z.boolean(),
-    is_transferable: z.boolean(),
-    is_editing: z.boolean(),
-    mint_for_user_uid: uid.nullable(),
-    mint_for_address: address.nullable(),
-    owner_user_uid: uid.nullable(),
-    owner_address: address.nullable(),
-    explorer_url: z.string().nullable(),
-    token_uri: z.string().nullable(),
-    sale_price_in_usd: z.number().nullable(),
-    metadata: z.record(z.string(), z.unknown()).describe('The ERC-721 metadata document (name, image, attributes, …).'),
-    mint_error: z.string().nullable().optional().describe('Only on an asset whose mint failed for good.'),
-  })
-  .meta({
-    id: 'Asset',
-    example: {
-      uid: '730018264405',
-      name: 'Sword',
-      asset_external_id: 'sword-1',
-      collection_uid: '159204837161',
-      collection_name: 'Demo Collection',
-      created_at: '2025-06-01T12:00:00.000000Z',
-      token_id: 1,
-      is_minted: true,
-      is_burned: false,
-      is_transferring: false,
-      is_transferable: true,
-      is_editing: false,
-      mint_for_user_uid: '482913570214',
-      mint_for_address: '0x8ba1f109551bd432803012645ac136ddd64dba72',
-      owner_user_uid: '482913570214',
-      owner_address: '0x8ba1f109551bd432803012645ac136ddd64dba72',
-      explorer_url: 'http://127.0.0.1:8080/explorer/token/0x5fbdb2315678afecb367f032d93f642f64180aa3?a=1',
-      token_uri: 'http://127.0.0.1:8080/metadata/159204837161/1',
-      sale_price_in_usd: null,
-      metadata: { name: 'Sword', image: 'https://example.com/sword.png', attributes: [{ trait_type: 'power', value: 9 }] },
-    },
-  });
-
-const transferObject = z
-  .object({
-    uid,
-    asset_uid: uid,
-    from_user_uid: uid,
-    to_address: address,
-    created_at: time,
-    status: z.enum(['pending', 'done', 'cancelled']),
-    reason: z.string().nullable().optional().describe('Only on a cancelled transfer.'),
-  })
-  .meta({ id: 'Transfer' });
-const burnObject = z.object({ uid, asset_uid: uid, from_user_uid: uid, created_at: time, status: z.enum(['pending', 'done']) }).meta({ id: 'Burn' });
-const depositObject = z
-  .object({
-    network: z.string(),
-    chain_id: z.number().int(),
-    wallet_address: address,
-    qr_code_data: z.string().describe('ERC-681: ethereum:<address>@<chain id>'),
-  })
-  .meta({
-    id: 'Deposit',
-    example: {
-      network: 'Anvil',
-      chain_id: 31337,
-      wallet_address: '0x8ba1f109551bd432803012645ac136ddd64dba72',
-      qr_code_data: 'ethereum:0x8ba1f109551bd432803012645ac136ddd64dba72@31337',
-    },
-  });
-
-const rewardFields = {
-  uid,
-  name: z.string(),
-  status: z.enum(['deploying', 'deployed']),
-  token_type: z.literal('ERC20'),
-  token_name: z.string(),
-  created_at: time,
-  contract_address: address.nullable(),
-  withdraw_receiver: address.nullable(),
-  description: z.string().nullable(),
-  explorer_url: z.string().nullable(),
-  ...chain,
-};
-const rewardObject = z.object(rewardFields).meta({ id: 'Reward' });
-const rewardAdminObject = z
-  .object({
-    ...rewardFields,
-    token_symbol: z.string(),
-    supply: z.string().describe('Exact decimal text'),
-    unallocated: z.string(),
-    withdraw_status: z.string().nullable().describe('null, requested or done'),
-    withdrawn_amount: z.string().nullable(),
-    withdrawn_at: z.string().nullable(),
-  })
-  .meta({ id: 'RewardWithBudget' });
-const allocationObject = z
-  .object({
-    uid,
-    reward_uid: uid,
-    to_user_uid: uid,
-    amount: z.number(),
-    nonce: z.union([z.string(), z.number()]).describe('As the client sent it'),
-    created_at: time,
-    status: z.enum(['pending', 'done', 'failed']),
-    reason: z.string().optional().describe('Only on a failed allocation.'),
-  })
-  .meta({ id: 'Allocation' });
-const claimObject = z
-  .object({
-    uid,
-    reward_uid: uid,
-    from_user_uid: uid,
-    to_address: address,
-    amount: z.number().describe('What was claimed: 0 until done'),
-    created_at: time,
-    status: z.enum(['pending', 'done', 'failed']),
-    reason: z.string().optional().describe('Only on a failed claim.'),
-  })
-  .meta({ id: 'Claim' });
-const balanceObject = z
-  .object({ reward_uid: uid, user_uid: z.string(), amount: z.number() })
-  .meta({ id: 'RewardBalance', example: { reward_uid: '621093847712', user_uid: '482913570214', amount: 12.5 } });
-
-const appSummary = z.object({ uid, name: z.string(), environment: z.enum(['development', 'production']), created_at: time }).meta({ id: 'App' });
-const newApp = z
-  .object({ uid, api_key: z.string(), api_secret: z.string().describe('Shown once') })
-  .meta({ id: 'AppCredentials', example: { uid: '509265441174', api_key: 'mw_3kq9T2xV0b', api_secret: 'Zq8…(43 characters)' } });
-const webhookObject = z
-  .object({
-    app_uid: uid,
-    url: z.string(),
-    enabled: z.boolean(),
-    disabled_reason: z.string().nullable(),
-    events: z.array(z.string()).nullable().describe('null: every event'),
-    key_id: z.string(),
-    previous_key_id: z.string().nullable(),
-    previous_key_valid_until: z.string().nullable(),
-    created_at: time,
-    updated_at: time,
-    secret: z.string().optional().describe('whsec_…: only when created or rotated'),
-  })
-  .meta({ id: 'Webhook' });
-const deliveryObject = z
-  .object({
-    event_id: z.string(),
-    event: z.string(),
-    event_time: time,
-    status: z.enum(['pending', 'delivered', 'expired', 'disabled']),
-    attempts: z.number().int(),
-    next_attempt_at: z.string().nullable(),
-    last_attempt_at: z.string().nullable(),
-    last_status_code: z.number().int().nullable(),
-    last_error: z.string().nullable(),
-    delivered_at: z.string().nullable(),
-    expires_at: time,
-  })
-  .meta({ id: 'WebhookDelivery' });
-const attemptObject = z
-  .object({
-    event_id: z.string(),
-    attempt: z.number().int(),
-    time,
-    url: z.string(),
-    status_code: z.number().int().nullable(),
-    latency_ms: z.number(),
-    error: z.string().nullable(),
-    response: z.string().nullable().describe('First 1 KiB of the answer'),
-  })
-  .meta({ id: 'WebhookAttempt' });
-
-const providerObject = z.object({
-  provider: z.string().describe("The URL's scheme, host and port (its path, which may hold an API key, is hidden)"),
-  state: z.enum(['up', 'degraded', 'down', 'rate_limited']),
-  calls: z.number().int(),
-  errors: z.number().int(),
-  latency_ms: z.number().nullable(),
-  last_error: z.string().nullable(),
-  since: z.string().nullable(),
-  retry_at: z.string().optional().describe('While rate limited: not called before this time (its Retry-After)'),
-});
-const relayerObject = z.object({
-  address,
-  role: z.enum(['relayer', 'deployer']),
-  state: z
-    .enum(['active', 'pending', 'retiring', 'retired'])
-    .optional()
-    .describe('A relayer: active (takes new work), pending (brought in by a rotation), retiring (finishes what it sent), retired; absent for the deployer'),
-  balance_wei: z.string().nullable(),
-  low: z.boolean(),
-  nonce: z.number().int().nullable().describe('Confirmed on chain'),
-  pending_nonce: z.number().int().nullable().describe("Including the node's pool"),
-  next_nonce: z.number().int().nullable().describe('The next nonce Mintworks signs with'),
-  in_flight: z.number().int().describe('Recorded transactions not confirmed yet'),
-});
-const chainOverviewObject = z
-  .object({
-    chain_id: z.number().int(),
-    name: z.string(),
-    currency: z.string().describe('Symbol of the native currency: balances are in its wei'),
-    embedded: z.boolean(),
-    ready: z.boolean().nullable(),
-    status: z.string().describe('ok, or what the chain waits for'),
-    head: z.number().int().nullable(),
-    base_fee_gwei: z.number().nullable(),
-    max_fee_gwei: z.number().nullable().describe('The fee ceiling; null when none is configured'),
-    low_balance_wei: z.string(),
-    providers: z.array(providerObject),
-    relayers: z.array(relayerObject),
-    unconfirmed_transactions: z.number().int(),
-    stuck_transactions: z.number().int(),
-  })
-  .meta({ id: 'ChainOverview' });
-const chainTxObject = z
-  .object({
-    id: z.number().int(),
-    chain_id: z.number().int(),
-    kind: z.string().meta({ example: 'asset.mint' }),
-    ref: z.string(),
-    from: address,
-    nonce: z.number().int(),
-    hash: z.string(),
-    status: z.enum(['signed', 'sent']),
-    stuck: z.boolean(),
-    replacements: z.number().int(),
-    max_fee_gwei: z.number().nullable(),
-    tip_gwei: z.number().nullable(),
-    age_s: z.number().int(),
-    created_at: z.string(),
-    cancellable: z.boolean(),
-    cancelling: z.boolean().describe('Cancelled by the operator; the cancellation is not mined yet'),
-    awaiting: z
-      .string()
-      .nullable()
-      .describe(
-        'What its outcome waits for: a receipt the providers do not serve yet, or proof of which transaction holds its nonce; null when nothing is awaited',
-      ),
-  })
-  .meta({ id: 'ChainTransaction' });
-const cancelObject = z
-  .object({
-    tx: z.number().int(),
-    chain_id: z.number().int(),
-    kind: z.string(),
-    from: address,
-    nonce: z.number().int(),
-    cancel_hash: z.string(),
-    replaced_hash: z.string(),
-    max_fee_gwei: z.number(),
-    broadcast: z.string().describe('sent, or why the node did not take it now (it is sent again)'),
-    outcome: z.string(),
-  })
-  .meta({ id: 'ChainCancel' });
-const resyncObject = z
-  .object({
-    chain_id: z.number().int(),
-    accounts: z.array(
-      z.object({
-        address,
-        nonce: z.number().int(),
-        pending_nonce: z.number().int(),
-        next_nonce_before: z.number().int(),
-        next_nonce: z.number().int(),
-        resent: z.number().int(),
-      }),
-    ),
-  })
-  .meta({ id: 'ChainResync' });
-// A string, number, boolean or null (an address, an amount in tokens, a flag, a status…).
-const side = z.unknown();
-const recordCounts = z
-  .record(z.string(), z.number().int())
-  .describe('per record kind: collections, rewards, assets, transfers, burns, allocations, claims, reward_balances');
-const verifyObject = z
-  .object({
-    divergences: z.array(
-      z
-        .object({
-          kind: z
-            .string()
-            .describe(
-              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn',
-            ),
-          app_uid: z.string(),
-          record: z.object({ type: z.string(), uid: z.string() }),
-          field: z.string(),
-          recorded: side.describe('what the database says'),
-          on_chain: side.describe('what the chain shows'),
-          fixable: z.boolean().describe('fix=true sets the record to what the chain shows'),
-          chain_id: z.number().int(),
-          fixed: z
-            .enum(['fixed', 'changed', 'not_fixable'])
-            .optional()
-            .describe('with fix=true: fixed; changed (the row changed meanwhile: verify again); not_fixable'),
-        })
-        .meta({ id: 'ChainDivergence' }),
-    ),
-    checked: recordCounts,
-    in_flight: recordCounts.describe('pending or unfinal records, not judged'),
-    unverified: recordCounts.describe('records whose chain facts could not be read (the node did not answer)'),
-  })
-  .meta({ id: 'ChainVerify' });
 
 // ------------------------------------------------------------------------------------- envelopes
 
@@ -457,204 +62,6 @@ interface RouteDoc {
   alsoOk?: 200 | 201;
 }
 
-const list = (o: z.ZodType) => z.array(o);
-const paged = ' A plain array, newest first, at most `limit` (1,000) entries; a `Link: <…>; rel="next"` header gives the next page.';
-
-const DOCS: Record<string, RouteDoc> = {
-  'POST /v1/user': {
-    operationId: 'createUser',
-    summary: 'Create a user',
-    description: 'Both fields are optional and unique per App. The wallet is created at the first mint or GET /deposit.',
-    status: 201,
-    data: created,
-  },
-  'GET /v1/user/:uid': { operationId: 'getUser', summary: 'Get a user', data: userObject },
-  'GET /v1/user': {
-    operationId: 'findUser',
-    summary: 'Find a user by email or external id',
-    description: 'Exactly one of `email` (case-insensitive) or `user_external_id` (alias `client_id`).',
-    data: userObject,
-  },
-  'GET /v1/collection/:uid': { operationId: 'getCollection', summary: 'Get a collection', data: collectionObject },
-  'POST /v1/asset': {
-    operationId: 'createAsset',
-    summary: 'Create (mint) an asset',
-    description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
-    status: 201,
-    data: created,
-  },
-  'GET /v1/asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
-  'GET /v1/asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
-  'PUT /v1/asset/:uid': {
-    operationId: 'updateAsset',
-    summary: "Replace an asset's metadata",
-    description: 'Editable collections only; answers `data: null` at once, then emits ERC-4906 MetadataUpdate on chain and `asset.edited`.',
-    data: z.null(),
-  },
-  'POST /v1/transfer': {
-    operationId: 'createTransfer',
-    summary: 'Transfer an asset to an address',
-    description: "Signed by the owner's key and relayed (ERC-2771). A failed precondition answers 400 naming it.",
-    status: 201,
-    data: created,
-  },
-  'GET /v1/transfer/:uid': { operationId: 'getTransfer', summary: 'Get a transfer', data: transferObject },
-  'GET /v1/transfer': {
-    operationId: 'listTransfers',
-    summary: "List a user's transfers",
-    description: `Query \`user_uid\`.${paged}`,
-    data: list(transferObject),
-  },
-  'POST /v1/burn': { operationId: 'createBurn', summary: 'Burn an asset', status: 201, data: created },
-  'GET /v1/burn/:uid': { operationId: 'getBurn', summary: 'Get a burn', data: burnObject },
-  'GET /v1/burn': { operationId: 'listBurns', summary: "List a user's burns", description: `Query \`user_uid\`.${paged}`, data: list(burnObject) },
-  'GET /v1/deposit': {
-    operationId: 'getDeposit',
-    summary: 'Deposit address of a user',
-    description: "Creates the user's wallet if needed; `qr_code_data` is an ERC-681 URI.",
-    data: depositObject,
-  },
-  'GET /v1/reward/balance': {
-    operationId: 'getRewardBalance',
-    summary: "A user's unclaimed reward balance",
-    description: 'An unknown user has 0.',
-    data: balanceObject,
-  },
-  'POST /v1/reward/allocate': {
-    operationId: 'allocateReward',
-    summary: 'Allocate reward tokens to a user',
-    description: '`amount` as a JSON number or numeric string (18 decimals at most); `nonce` unique per reward.',
-    status: 201,
-    data: created,
-  },
-  'GET /v1/reward/allocate/:uid': { operationId: 'getAllocation', summary: 'Get an allocation', data: allocationObject },
-  'GET /v1/reward/allocate': {
-    operationId: 'listAllocations',
-    summary: "List a user's allocations",
-    description: `Query \`user_uid\`.${paged}`,
-    data: list(allocationObject),
-  },
-  'POST /v1/reward/allocation': { operationId: 'createAllocation', summary: 'Allocate reward tokens (alias of /reward/allocate)', status: 201, data: created },
-  'GET /v1/reward/allocation/:uid': { operationId: 'getAllocationByAlias', summary: 'Get an allocation (alias)', data: allocationObject },
-  'GET /v1/reward/allocation': {
-    operationId: 'listAllocationsByAlias',
-    summary: "List a user's allocations (alias)",
-    description: `Query \`user_uid\`.${paged}`,
-    data: list(allocationObject),
-  },
-  'POST /v1/reward/claim': {
-    operationId: 'claimReward',
-    summary: "Claim a user's whole balance to an address",
-    description: "Paid on chain, signed by the user's key; concurrent claims never pay more than the balance.",
-    status: 201,
-    data: created,
-  },
-  'GET /v1/reward/claim/:uid': { operationId: 'getClaim', summary: 'Get a claim', data: claimObject },
-  'GET /v1/reward/claim': { operationId: 'listClaims', summary: "List a user's claims", description: `Query \`user_uid\`.${paged}`, data: list(claimObject) },
-  'GET /v1/reward/:uid': { operationId: 'getReward', summary: 'Get a reward', data: rewardObject },
-
-  'GET /admin/v1/apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
-  'POST /admin/v1/apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
-  'GET /admin/v1/apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(collectionObject) },
-  'POST /admin/v1/apps/:uid/collections': {
-    operationId: 'adminCreateCollection',
-    summary: 'Create a collection',
-    description: 'Deployed by the workers: `status` goes from deploying to deployed.',
-    status: 201,
-    data: created,
-  },
-  'GET /admin/v1/apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
-  'POST /admin/v1/apps/:uid/users/:user/wallet-export': {
-    operationId: 'adminExportWallet',
-    summary: "Export a user's wallet key, sealed to their public key",
-    description:
-      'HPKE (RFC 9180) base mode, DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-256-GCM, info `mintworks wallet export v1`, no AAD. Marks the user, emits `user.wallet_exported`, and is in the audit log.',
-    data: walletExportObject,
-  },
-  'GET /admin/v1/audit': {
-    operationId: 'adminListAudit',
-    summary: 'The audit log of operator acts',
-    description: `Optional \`action\` and \`app_uid\`.${paged}`,
-    data: list(auditObject),
-  },
-  'GET /admin/v1/audit/verify': {
-    operationId: 'adminVerifyAudit',
-    summary: "The audit log's hash chain checked from its first entry",
-    description: 'As `mintworks audit verify`: every entry in its place, following the one before it, its content matching its hash.',
-    data: auditCheckObject,
-  },
-  'PUT /admin/v1/apps/:uid/webhook': {
-    operationId: 'adminPutWebhook',
-    summary: "Create or change the App's webhook",
-    description: '201 when created, 200 when changed; `secret` only when created or rotated.',
-    status: 200,
-    alsoOk: 201,
-    data: webhookObject,
-  },
-  'GET /admin/v1/apps/:uid/webhook': { operationId: 'adminGetWebhook', summary: "The App's webhook configuration", data: webhookObject },
-  'GET /admin/v1/apps/:uid/webhook/events': {
-    operationId: 'adminListWebhookEvents',
-    summary: 'Delivery state per event, newest first',
-    data: list(deliveryObject),
-  },
-  'GET /admin/v1/apps/:uid/webhook/events/:id/attempts': {
-    operationId: 'adminListWebhookAttempts',
-    summary: 'The attempt log of one event, newest first',
-    data: list(attemptObject),
-  },
-  'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': {
-    operationId: 'adminRedeliverWebhookEvent',
-    summary: 'Send an event again now',
-    data: deliveryObject,
-  },
-  'GET /admin/v1/apps/:uid/rewards': { operationId: 'adminListRewards', summary: "List an App's rewards", data: list(rewardAdminObject) },
-  'POST /admin/v1/apps/:uid/rewards': { operationId: 'adminCreateReward', summary: 'Create a reward (ERC-20)', status: 201, data: created },
-  'GET /admin/v1/apps/:uid/rewards/:reward': { operationId: 'adminGetReward', summary: 'Get a reward with its budget', data: rewardAdminObject },
-  'POST /admin/v1/apps/:uid/rewards/:reward/withdraw': {
-    operationId: 'adminWithdrawReward',
-    summary: 'Withdraw what the reward still holds',
-    description: 'To its withdraw receiver, once pending allocations and claims are done.',
-    data: rewardAdminObject,
-  },
-  'GET /admin/v1/chains': {
-    operationId: 'adminListChains',
-    summary: 'Every chain: head, base fee and ceiling, providers, relayers',
-    data: list(chainOverviewObject),
-  },
-  'GET /admin/v1/chains/:chain_id': {
-    operationId: 'adminGetChain',
-    summary: 'One chain: head, base fee and ceiling, providers, relayers',
-    data: chainOverviewObject,
-  },
-  'GET /admin/v1/chains/:chain_id/transactions': {
-    operationId: 'adminListChainTransactions',
-    summary: 'Transactions not confirmed yet, oldest first',
-    description: '`stuck=true`: only those unconfirmed for longer than CHAIN_STUCK_SECONDS.',
-    data: list(chainTxObject),
-  },
-  'POST /admin/v1/chains/:chain_id/transactions/:id/cancel': {
-    operationId: 'adminCancelChainTransaction',
-    summary: 'Cancel a transaction that waits or is stuck',
-    description:
-      'A 0-value transfer from its account to itself at the same nonce, with higher fees, takes its place. If it is mined, the job fails as "cancelled by the operator"; if the original is mined first, the job is done. 409 for a settled transaction or a deployment.',
-    data: cancelObject,
-    errors: [409],
-  },
-  'POST /admin/v1/chains/:chain_id/resync': {
-    operationId: 'adminResyncChain',
-    summary: "Resync the relayers' nonces with the chain",
-    description: "Next nonces raised to the chain's (never lowered); recorded transactions no node knows any more are sent again, byte for byte.",
-    data: resyncObject,
-  },
-  'POST /admin/v1/chains/:chain_id/verify': {
-    operationId: 'adminVerifyChain',
-    summary: 'Verify every record of the chain against the chain',
-    description:
-      'Contracts (code, owner, operators, forwarder), each asset (owner, token URI, burned), transfers, burns, allocations, claims and reward balances, each divergence with both sides. `fix: true` sets each fixable record to what the chain shows (audited as `chain.divergence_fixed`, with the webhook events that were missed). `app_uid`: one App only.',
-    data: verifyObject,
-  },
-};
-
 /** The documented answers of a route: its success and the failures its area can give. */
 function responses(method: string, url: string, doc: RouteDoc): Record<number, z.ZodType | Failure> {
   const r: Record<number, z.ZodType | Failure> = { [doc.status ?? 200]: ok(doc.data).describe(doc.summary) };
@@ -671,21 +78,31 @@ function responses(method: string, url: string, doc: RouteDoc): Record<number, z
   return r;
 }
 
-/** The route docs of DOCS, keyed `METHOD /path` (exported for the test that checks them against answers). */
-export const ROUTE_DOCS: Readonly<Record<string, RouteDoc>> = DOCS;
+/** A route module's docs, keyed `METHOD /path` under its area's prefix (`GET /user/:uid`). */
+export type RouteDocs = Record<string, RouteDoc>;
+
+/** An area's docs keyed by the routes' whole paths (`GET /v1/user/:uid`), as the document and onRoute name them. */
+export function areaDocs(prefix: string, ...modules: RouteDocs[]): Readonly<RouteDocs> {
+  const all: RouteDocs = {};
+  for (const docs of modules)
+    for (const [key, doc] of Object.entries(docs)) {
+      const [method, path] = key.split(' ');
+      all[`${method} ${prefix}${path}`] = doc;
+    }
+  return all;
+}
 
 /**
- * Joins DOCS to the routes as they are registered: call before any route. Serialisation stays
- * JSON.stringify (the response schemas document; they never reshape an answer), with amounts written
- * as their exact literals (domain/exact-json.ts).
+ * Joins an area's docs to its routes as they are registered: call at the top of the area's scope, before
+ * any route. A route registered there without a doc fails to register (the server does not start), so
+ * the document can never leave a route out; the HEAD twin Fastify adds to each GET is documented by its GET.
  */
-export function documentRoutes(app: FastifyInstance<any, any, any, any, any>): void {
-  app.setSerializerCompiler(() => (data: unknown) => stringifyExact(data));
-  app.setReplySerializer((data: unknown) => stringifyExact(data));
-  app.addHook('onRoute', (route: RouteOptions) => {
+export function documentArea(scope: FastifyInstance<any, any, any, any, any>, docs: Readonly<RouteDocs>): void {
+  scope.addHook('onRoute', (route: RouteOptions) => {
     const method = Array.isArray(route.method) ? route.method[0] : route.method;
-    const doc = DOCS[`${method} ${route.url}`];
-    if (!doc) return;
+    if (method === 'HEAD') return;
+    const doc = docs[`${method} ${route.url}`];
+    if (!doc) throw new Error(`${method} ${route.url} has no doc: declare its answers in its route module's docs (a RouteDoc, src/http/kit/openapi.ts)`);
     const admin = route.url.startsWith('/admin/');
     route.schema = {
       ...(route.schema ?? {}),
@@ -696,6 +113,15 @@ export function documentRoutes(app: FastifyInstance<any, any, any, any, any>): v
       ...(admin ? { security: [{ operatorToken: [] }] } : {}),
     };
   });
+}
+
+/**
+ * Replies are serialised by JSON.stringify (the response schemas document; they never reshape an
+ * answer), with amounts written as their exact literals (domain/exact-json.ts): call before any route.
+ */
+export function exactJsonReplies(app: FastifyInstance<any, any, any, any, any>): void {
+  app.setSerializerCompiler(() => (data: unknown) => stringifyExact(data));
+  app.setReplySerializer((data: unknown) => stringifyExact(data));
 }
 
 /** The document's head: what the API is, how to authenticate, where the rest is explained. */

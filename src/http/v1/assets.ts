@@ -8,6 +8,9 @@ import { getAsset, listAssetsOfUser } from '../../services/assets/reads.js';
 import type { AssetReads } from '../../services/assets/cache.js';
 import { createAsset } from '../../services/assets/create.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
+import { assetObject, created, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
+import { z } from 'zod';
 
 export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null): Promise<void> {
   const tags = { tags: ['assets'] };
@@ -33,3 +36,22 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
     return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data, req.idempotency));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const assetsDocs = {
+  'POST /asset': {
+    operationId: 'createAsset',
+    summary: 'Create (mint) an asset',
+    description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
+    status: 201,
+    data: created,
+  },
+  'GET /asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
+  'GET /asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
+  'PUT /asset/:uid': {
+    operationId: 'updateAsset',
+    summary: "Replace an asset's metadata",
+    description: 'Editable collections only; answers `data: null` at once, then emits ERC-4906 MetadataUpdate on chain and `asset.edited`.',
+    data: z.null(),
+  },
+} satisfies RouteDocs;
