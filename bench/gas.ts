@@ -46,6 +46,7 @@ try {
 
   const dev = await measure(proc.base, admin, reader, 'development');
   const prod = await measure(proc.base, admin, reader, 'production');
+  const items = await measureItems(proc.base, admin, reader);
   emit({
     bench: 'gas',
     db,
@@ -53,6 +54,9 @@ try {
     dev_single: dev.single,
     prod_batched_per_token: prod.batchedPerToken,
     prod_single: prod.single,
+    // ERC-1155 items beside the ERC-721's: gas per minted item (an amount of an item to a user).
+    items_batched_per_mint: items.batchedPerMint,
+    items_single: items.single,
     limits: { prod_batched: 60000, prod_single: 100000, dev_batched: 35000 },
     dev_burst_tx_items: dev.burstItems,
     prod_burst_tx_items: prod.burstItems,
@@ -140,4 +144,63 @@ async function measure(base: string, admin: ApiClient, r: DbReader, environment:
     single: lone.gas,
     burstItems: burst.map((t) => t.items),
   };
+}
+
+/**
+ * Gas per item mint of an ERC-1155 collection, as the ERC-721's is measured: a burst of 100 mints of one
+ * item to 10 users who already hold it (each's first mint, before, pays for its balance slot), then one
+ * mint alone to an 11th user who holds nothing yet.
+ */
+async function measureItems(base: string, admin: ApiClient, r: DbReader) {
+  const created = await admin.post('/apps', { name: 'Gas items', environment: 'development' });
+  const app = created.body.data as { uid: string; api_key: string; api_secret: string };
+  const api = new ApiClient(`${base}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
+  const coll = await admin.post(`/apps/${app.uid}/collections`, { name: 'Gas items', symbol: 'GAS', standard: 'ERC1155' });
+  if (coll.status !== 201) throw new Error(`POST collections (ERC1155): ${coll.status} ${coll.raw}`);
+  const collection = coll.body.data.uid as string;
+  await waitDeployed(api, collection);
+  const made = await api.post('/item', {
+    collection_uid: collection,
+    item_external_id: 'gas',
+    data: { name: 'Gas', image_url: 'https://example.com/gas.png', store_image_on_ipfs: false },
+  });
+  if (made.status !== 201) throw new Error(`POST /item: ${made.status} ${made.raw}`);
+  const item = made.body.data.uid as string;
+  const users: string[] = [];
+  for (let i = 0; i <= BURST_USERS; i++) users.push((await api.post('/user', {})).body.data.uid);
+  let nonce = 0;
+  const mint = async (user: string) => {
+    const res = await api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 2, nonce: ++nonce });
+    if (res.status !== 201) throw new Error(`POST /item/mint: ${res.status} ${res.raw}`);
+  };
+  const allDone = (n: number) =>
+    waitFor(
+      `${n} item mints done`,
+      async () => {
+        const rows = await r.query<{ n: unknown }>("select count(*) as n from item_mints where item_uid = $1 and status = 'done'", [item]);
+        return Number(rows[0].n) >= n;
+      },
+      120_000,
+      100,
+    );
+  for (let i = 0; i < BURST_USERS; i++) await mint(users[i]);
+  await allDone(BURST_USERS);
+  const before = Number((await r.query<{ n: unknown }>("select count(*) as n from chain_txs where kind = 'item.mint' and ref = $1", [collection]))[0].n);
+  await inParallel(BURST, BURST, (i) => mint(users[i % BURST_USERS]));
+  await allDone(BURST_USERS + BURST);
+  await mint(users[BURST_USERS]);
+  await allDone(BURST_USERS + BURST + 1);
+  const txs = (
+    await r.query<{ gas_used: unknown; payload: string; status: string }>(
+      "select gas_used, payload, status from chain_txs where kind = 'item.mint' and ref = $1 order by id",
+      [collection],
+    )
+  )
+    .slice(before)
+    .map((t) => ({ gas: Number(t.gas_used), items: (JSON.parse(t.payload) as { items: unknown[] }).items.length }));
+  const lone = txs.at(-1)!;
+  const burst = txs.slice(0, -1);
+  const big = burst.some((t) => t.items >= BIG_TX) ? burst.filter((t) => t.items >= BIG_TX) : burst;
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return { batchedPerMint: Math.round(sum(big.map((t) => t.gas)) / sum(big.map((t) => t.items))), single: lone.gas };
 }

@@ -1,4 +1,5 @@
-// Builds the console (Preact + TypeScript) into build/console, served by the service under /console.
+// Builds the console (Preact + TypeScript) into build/console, served by the service under /console,
+// and the API reference (docs.html) the service serves at /docs.
 // Run through scripts/build-console.mjs (npm run build), which skips the build when nothing changed.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
@@ -20,5 +21,9 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     sourcemap: false,
     chunkSizeWarningLimit: 300,
+    // Two pages: the console (index.html, served under /console) and the API reference (docs.html, at /docs).
+    rollupOptions: {
+      input: { console: fileURLToPath(new URL('index.html', import.meta.url)), docs: fileURLToPath(new URL('docs.html', import.meta.url)) },
+    },
   },
 });

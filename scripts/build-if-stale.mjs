@@ -16,9 +16,18 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const stampFile = join(root, 'dist', '.build-hash');
 // What the build reads. package-lock.json: the versions of tsc, solc, Vite and the console's packages.
-const INPUTS = ['src', 'console', 'contracts', 'scripts/build-contracts.mjs', 'scripts/build-console.mjs', 'tsconfig.json', 'package-lock.json'];
+const INPUTS = [
+  'src',
+  'console',
+  'contracts',
+  'scripts/build-contracts.mjs',
+  'scripts/build-console.mjs',
+  'scripts/bundle-cli.mjs',
+  'tsconfig.json',
+  'package-lock.json',
+];
 // What the service needs at run time from the build.
-const OUTPUTS = ['dist/main.js', 'dist/cli/main.js', 'build/contracts', 'build/console/index.html'];
+const OUTPUTS = ['dist/main.js', 'dist/cli/main.js', 'dist/cli/mintworks.js', 'build/contracts', 'build/console/index.html'];
 
 function files(p) {
   if (!existsSync(p)) return [];
@@ -42,8 +51,8 @@ if (mode === '--write') {
 } else if (mode === '--check') {
   process.exit(current() ? 0 : 1);
 } else if (!current()) {
-  // What the build needs beyond Node: the compiler, Node's types and the console's bundler (dev dependencies).
-  const missing = ['typescript', '@types/node', 'vite'].filter((p) => {
+  // What the build needs beyond Node: the compiler, Node's types and the bundlers of the console and the CLI (dev dependencies).
+  const missing = ['typescript', '@types/node', 'vite', 'esbuild'].filter((p) => {
     try {
       createRequire(import.meta.url).resolve(`${p}/package.json`);
       return false;

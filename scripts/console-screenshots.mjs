@@ -1,11 +1,14 @@
 // Screenshots of every page of the developer console, at 1440 and 390 px wide, into docs/console/
 // (`<page>-<width>.png`): a service of its own (`node dist/main.js`, a temporary DATA_DIR, the Demo
-// App), given a user, an asset, a reward with an allocation of the smallest amount, then every page in
-// Debian's chromium (CHROMIUM_PATH) through playwright-core. test/browser/console-layout.test.ts runs
+// App), given a user, an asset, a reward with an allocation of the smallest amount, a webhook with a
+// delivered test event (to a receiver of its own on 127.0.0.1) and a master key rotation (an audit
+// entry with a before and an after), then every page in Debian's chromium (CHROMIUM_PATH) through
+// playwright-core. test/browser/console-layout.test.ts runs
 // the same pages and compares them with the stored screenshots.
 //   npm run build && node scripts/console-screenshots.mjs [--out docs/console]
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,6 +44,9 @@ export async function startDemo() {
   const dataDir = path.join(dir, 'data');
   const port = await freePort();
   const env = { ...process.env, PORT: String(port), ANVIL_PORT: String(await freePort()), DATA_DIR: dataDir, OPERATOR_TOKEN, LOG_LEVEL: 'warn' };
+  // The webhook's receiver: every delivery is answered 204.
+  const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const child = spawn(process.execPath, [path.join(root, 'dist/main.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr.on('data', (d) => (log += d));
@@ -51,6 +57,7 @@ export async function startDemo() {
       child.kill('SIGTERM');
       await exited;
     }
+    await new Promise((resolve) => receiver.close(resolve));
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -88,6 +95,27 @@ export async function startDemo() {
     await until('the reward deployed', async () => (await api('GET', `/reward/${reward}`)).status === 'deployed');
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '0.000000000000000001', nonce: 1 });
     await api('POST', '/reward/allocate', { reward_uid: reward, to_user_uid: user, amount: '1234.5', nonce: 2 });
+    // Settled before the pictures, and before the webhook exists (its only event is the test one).
+    await until('the allocations settled', async () => (await api('GET', `/reward/allocate?user_uid=${user}`)).every((a) => a.status !== 'pending'));
+    const operator = async (method, p, body) => {
+      const r = await fetch(`${base}${p}`, {
+        method,
+        headers: { Authorization: `Bearer ${OPERATOR_TOKEN}`, 'Content-Type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const json = await r.json();
+      if (!json.success) throw new Error(`${method} ${p}: ${JSON.stringify(json.error)}`);
+      return json.data;
+    };
+    await operator('PUT', `/admin/v1/apps/${demo.MW_APP}/webhook`, {
+      url: `http://127.0.0.1:${receiver.address().port}/hooks`,
+      events: ['asset.burned'],
+    });
+    await operator('POST', `/console/api/apps/${demo.MW_APP}/webhook/test`);
+    await until('the test event delivered', async () =>
+      (await operator('GET', `/admin/v1/apps/${demo.MW_APP}/webhook/events`)).some((e) => e.status === 'delivered'),
+    );
+    cli('keys', 'rotate-master');
     return { base, app: demo.MW_APP, user, asset, reward, collection: demo.MW_COLLECTION, operatorToken: OPERATOR_TOKEN, stop };
   } catch (err) {
     await stop();
@@ -133,8 +161,8 @@ export async function openPage(page, d, [, url, marker], width) {
   await page.goto(`${d.base}${url}`);
   await page.getByText(marker, { exact: false }).first().waitFor({ timeout: 30_000 });
   await page.waitForLoadState('networkidle');
-  // Relative times tick: freeze nothing, but let the first render settle.
-  await page.waitForTimeout(300);
+  // The fonts in use loaded, and a frame painted after them.
+  await page.evaluate(() => document.fonts.ready.then(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))));
 }
 
 async function main() {

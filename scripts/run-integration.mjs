@@ -51,7 +51,10 @@ const width = process.env.INTEGRATION_CONCURRENCY ?? '4';
 function run(list, concurrency) {
   if (list.length === 0) return 0;
   console.log(`\n== ${list.length} file(s), ${concurrency} at a time: ${list.join(' ')}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list], {
+  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+  // After the run, each file's time, longest first (what to look at when the suite nears CI's budget).
+  reporters.push('--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stdout');
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...list], {
     cwd: root,
     stdio: 'inherit',
   });

@@ -34,10 +34,14 @@ function plain(n: number): string {
 /** An amount with its unit: `1,000,000 GEM`. */
 export const amount = (value: string | number | null | undefined, unit: string) => (value === null || value === undefined ? '—' : `${decimal(value)} ${unit}`);
 
-/** Wei (a decimal string) in the native currency, exact: `0.014729 ETH`. */
-export function wei(value: string | null | undefined, currency = 'ETH'): string {
+/** Wei (a decimal string) in the native currency, exact: `0.014729 ETH` (or rounded up to `decimals`). */
+export function wei(value: string | null | undefined, currency = 'ETH', decimals?: number): string {
   if (value === null || value === undefined || value.startsWith('-')) return '—';
-  const units = BigInt(value);
+  let units = BigInt(value);
+  if (decimals !== undefined) {
+    const step = 10n ** BigInt(18 - decimals);
+    units = ((units + step - 1n) / step) * step;
+  }
   const whole = units / 10n ** 18n;
   const frac = (units % 10n ** 18n).toString().padStart(18, '0').replace(/0+$/, '');
   return `${decimal(frac ? `${whole}.${frac}` : `${whole}`)} ${currency}`;

@@ -57,3 +57,22 @@ export const AppsIcon = () => (
     <rect x="14" y="14" width="7" height="7" rx="1.5" />
   </Svg>
 );
+
+export const CopyIcon = () => (
+  <Svg size={14}>
+    <rect x="9" y="9" width="12" height="12" rx="2" />
+    <path d="M5 15H4a1 1 0 0 1-1-1V4a1 1 0 0 1 1-1h10a1 1 0 0 1 1 1v1" />
+  </Svg>
+);
+
+export const CheckIcon = () => (
+  <Svg size={14}>
+    <path d="m5 12 5 5L20 7" />
+  </Svg>
+);
+
+export const ArrowIcon = () => (
+  <Svg size={14}>
+    <path d="M5 12h14m-6-6 6 6-6 6" />
+  </Svg>
+);

@@ -1,6 +1,8 @@
-// Building blocks of the pages: tables, pagers, status badges, forms, copyable values.
-import { relative } from './format';
-import type { ComponentChildren } from 'preact';
+// Building blocks of the pages: tables, pagers, status badges, forms, copyable values. Shared by every
+// page (and by the pages to come): a page composes these rather than styling its own.
+import { decimal, relative, wei } from './format';
+import { ArrowIcon, CheckIcon, CopyIcon } from './icons';
+import { Fragment, type ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiFailure } from './api';
 import { navigate, withQuery, type Location } from './router';
@@ -69,13 +71,43 @@ export function Mono({ children }: { children: ComponentChildren }) {
   return <code class="mono">{children}</code>;
 }
 
-export function Short({ value, keep = 6 }: { value: string | null | undefined; keep?: number }) {
-  if (!value) return <span class="muted">—</span>;
-  const short = value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value;
-  return (
-    <code class="mono" title={value}>
-      {short}
+const shorten = (value: string, keep: number) => (value.length > keep * 2 + 3 ? `${value.slice(0, keep + 2)}…${value.slice(-keep)}` : value);
+
+/**
+ * An identifier (a uid, an address, a hash, an event id): cut to its ends when long, the whole value on
+ * hover, a button that copies it; a link when `href` is given (an explorer's opens in a new tab).
+ */
+export function Uid({
+  value,
+  href,
+  external = false,
+  keep = 6,
+  label = 'value',
+}: {
+  value: string | number | null | undefined;
+  href?: string | null;
+  external?: boolean;
+  keep?: number;
+  label?: string;
+}) {
+  if (value === null || value === undefined || value === '') return <span class="muted">—</span>;
+  const text = String(value);
+  const code = (
+    <code class="mono" title={text}>
+      {shorten(text, keep)}
     </code>
+  );
+  return (
+    <span class="uid" data-uid={text}>
+      {href ? (
+        <a href={href} {...(external ? { target: '_blank', rel: 'noopener noreferrer' } : {})}>
+          {code}
+        </a>
+      ) : (
+        code
+      )}
+      <CopyButton value={text} label={`${label} ${text}`} icon />
+    </span>
   );
 }
 
@@ -96,8 +128,8 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
   );
 }
 
-/** Copies a value to the clipboard; the button says what it copies. */
-export function CopyButton({ value, label }: { value: string; label: string }) {
+/** Copies a value to the clipboard; the button says what it copies (an icon alone when `icon`). */
+export function CopyButton({ value, label, icon = false }: { value: string; label: string; icon?: boolean }) {
   const [done, setDone] = useState(false);
   const copy = async () => {
     try {
@@ -108,11 +140,24 @@ export function CopyButton({ value, label }: { value: string; label: string }) {
       setDone(false);
     }
   };
+  if (icon)
+    return (
+      <button type="button" class={`icon-button${done ? ' done' : ''}`} onClick={copy} aria-label={`Copy ${label}`} title={done ? 'Copied' : 'Copy'}>
+        {done ? <CheckIcon /> : <CopyIcon />}
+      </button>
+    );
   return (
     <button type="button" class="small" onClick={copy} aria-label={`Copy ${label}`}>
       {done ? 'Copied' : 'Copy'}
     </button>
   );
+}
+
+const ID_IN_TEXT = /((?<![\w.,/])(?:[1-9]\d{11}|0x[0-9a-f]{40,})(?![\w.,]))/i;
+
+/** A sentence from the server ("token id 1 for user 816379099131") with each identifier in it a Uid. */
+export function IdText({ text }: { text: string }) {
+  return <>{text.split(ID_IN_TEXT).map((part, i) => (i % 2 === 1 ? <Uid key={i} value={part} label="id" /> : part))}</>;
 }
 
 /** A value shown once (a new secret): select-all text plus a copy button. */
@@ -129,9 +174,10 @@ export function Secret({ label, value }: { label: string; value: string }) {
   );
 }
 
-export function Field(props: { label: string; id: string; error?: string; hint?: string; children: ComponentChildren }) {
+/** A labelled input with its hint and error; `wide` takes two of a form's columns (a description, an address). */
+export function Field(props: { label: string; id: string; error?: string; hint?: string; wide?: boolean; children: ComponentChildren }) {
   return (
-    <div class="field">
+    <div class={props.wide ? 'field wide' : 'field'}>
       <label for={props.id}>{props.label}</label>
       {props.children}
       {props.hint && (
@@ -191,7 +237,9 @@ export function Table<T>({
             rows.map((r) => (
               <tr key={rowKey(r)} data-key={rowKey(r)}>
                 {columns.map((c) => (
-                  <td class={c.class}>{c.cell(r)}</td>
+                  <td class={c.class} data-label={c.title}>
+                    {c.cell(r)}
+                  </td>
                 ))}
               </tr>
             ))
@@ -259,3 +307,85 @@ export function ExternalLink({ href, children }: { href: string | null | undefin
 }
 
 export const onInput = (set: (v: string) => void) => (e: Event) => set((e.currentTarget as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value);
+
+/** Where a change's old and new values sit in an entry's details (the audit log's). */
+const CHANGES: [before: string, after: string, title: string][] = [
+  ['previous', 'public_url', 'public url'],
+  ['previous_key_id', 'key_id', 'key id'],
+  ['from', 'to', 'custody'],
+  ['recorded', 'on_chain', 'value'],
+  ['old_relayers', 'new_relayers', 'relayers'],
+  ['retired', 'active', 'relayers'],
+  ['replaced_hash', 'cancel_hash', 'transaction'],
+];
+
+const label = (key: string) => key.replace(/_/g, ' ');
+const LONG_ID = /^(0x[0-9a-f]{16,}|[0-9a-f-]{32,}|\d{9,})$/i;
+
+/** One value of a details object: identifiers cut with a copy button, lists and objects nested. */
+function Value({ value, name }: { value: unknown; name: string }) {
+  if (value === null || value === undefined) return <span class="muted">—</span>;
+  if (typeof value === 'boolean') return <>{value ? 'yes' : 'no'}</>;
+  if (typeof value === 'number') return <>{decimal(value)}</>;
+  if (typeof value === 'string') {
+    if (name.endsWith('_wei') && /^\d+$/.test(value)) return <>{wei(value)}</>;
+    // An amount (a reward's supply) reads with separators; its unit is the reward's, named beside it.
+    if (/(^|_)(amount|supply)$/.test(name) && /^\d+(\.\d+)?$/.test(value)) return <>{decimal(value)}</>;
+    if (LONG_ID.test(value) || /(^|_)id$/.test(name)) return <Uid value={value} label={label(name)} />;
+    return <>{value}</>;
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) return <span class="muted">none</span>;
+    return (
+      <ul>
+        {value.map((v, i) => (
+          <li key={i}>
+            <Value value={v} name={name} />
+          </li>
+        ))}
+      </ul>
+    );
+  }
+  return <KeyValues data={value as Record<string, unknown>} />;
+}
+
+/**
+ * An object as key/value lines (the audit log's details): identifiers cut with a copy button, and
+ * where the object holds a change's two sides, one line `before → after`.
+ */
+export function KeyValues({ data }: { data: Record<string, unknown> }) {
+  const keys = Object.keys(data);
+  if (keys.length === 0) return <span class="muted">—</span>;
+  const pair = new Map<string, [after: string, title: string]>();
+  for (const [before, after, title] of CHANGES) if (before in data && after in data) pair.set(before, [after, title]);
+  const paired = new Set([...pair.values()].map(([after]) => after));
+  return (
+    <dl class="kv">
+      {keys
+        .filter((k) => !paired.has(k))
+        .map((k) => {
+          const [after, title] = pair.get(k) ?? [];
+          return (
+            <Fragment key={k}>
+              <dt>{title ?? label(k)}</dt>
+              <dd>
+                {after !== undefined ? (
+                  <span class="change" data-change={`${k}->${after}`}>
+                    <span class="before">
+                      <Value value={data[k]} name={k} />
+                    </span>
+                    <ArrowIcon />
+                    <span class="after">
+                      <Value value={data[after]} name={after} />
+                    </span>
+                  </span>
+                ) : (
+                  <Value value={data[k]} name={k} />
+                )}
+              </dd>
+            </Fragment>
+          );
+        })}
+    </dl>
+  );
+}

@@ -13,7 +13,7 @@ export interface Artifact {
 const buildDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/contracts');
 const cache = new Map<string, Artifact>();
 
-export function artifact(name: 'MintworksCollection' | 'MintworksForwarder' | 'MintworksRewards'): Artifact {
+export function artifact(name: 'MintworksCollection' | 'MintworksForwarder' | 'MintworksRewards' | 'MintworksItems'): Artifact {
   let a = cache.get(name);
   if (!a) {
     const file = path.join(buildDir, `${name}.json`);

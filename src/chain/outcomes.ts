@@ -32,6 +32,20 @@ export interface AllocationItem {
   ref: Hex;
 }
 
+/** One mint of an item in a mintBatch: its uid and the collection's mint number the contract guards. */
+export interface ItemMintItem {
+  uid: string;
+  seq: number;
+}
+/** A user's item transfer or burn in a relayed batch. */
+export interface ItemForwardItem {
+  action: Action;
+  uid: string;
+  signer: string;
+  nonce: string;
+  round: number;
+}
+
 export interface OutcomePayloads {
   /** The forwarder contract (ERC-2771), the deployer's first transaction on a chain. */
   'forwarder.deploy': Record<string, never>;
@@ -69,6 +83,10 @@ export interface OutcomePayloads {
    * `account`: the relayer).
    */
   'relayers.rotation': { rotation_id: number; action: RotationAction; contract: string; account: string };
+  /** One mintBatch of an ERC-1155 collection's item mints; `rounds` counts each mint's attempts. */
+  'item.mint': { collection_uid: string; contract: string; items: ItemMintItem[]; rounds: Record<string, number> };
+  /** Users' signed item transfers and burns relayed in one batch. */
+  'item.forward': { items: ItemForwardItem[] };
 }
 
 /** What a relayer rotation's transaction does to a contract. */
@@ -87,6 +105,8 @@ export const CLAIM_TX = 'reward.claim' satisfies OutcomeKind;
 export const WITHDRAW_TX = 'reward.withdraw' satisfies OutcomeKind;
 export const BASE_URI_TX = 'collection.base_uri' satisfies OutcomeKind;
 export const ROTATION_TX = 'relayers.rotation' satisfies OutcomeKind;
+export const ITEM_MINT_TX = 'item.mint' satisfies OutcomeKind;
+export const ITEM_FORWARD_TX = 'item.forward' satisfies OutcomeKind;
 
 /** A mined, reverted or dropped transaction, as its handler sees it. */
 export interface Outcome<K extends OutcomeKind> {

@@ -25,6 +25,7 @@ import { ForwarderBootstrap } from './forwarder-bootstrap.js';
 import { chainClient, checkChainId, providerSetFor, WrongChainError } from './chain-client.js';
 import { awaitingEvidence, chainHealth, type ChainHealth } from './health.js';
 import { errMessage } from './node-answers.js';
+import { OutageLog } from './outage-log.js';
 
 export { WrongChainError } from './chain-client.js';
 export type { ChainHealth } from './health.js';
@@ -65,7 +66,8 @@ export class ChainRuntime {
   private readyListeners: (() => void)[] = [];
   private forwarderListeners: ((f: Address) => void)[] = [];
   private lastMonitorError: string | null = null;
-  private lastTrackerError: string | null = null;
+  /** A tracker pass that fails once is a warning; failing for 30 s on end, an error. */
+  private readonly trackerFailures: OutageLog;
   private steppedAt = 0;
   private readAt = 0;
   private fresh: Promise<unknown> | null = null;
@@ -82,6 +84,7 @@ export class ChainRuntime {
     this.probe = chainClient(spec, this.providers, Math.min(timeout, 2_000), 0);
     ({ res: this.res, sender: this.sender, tracker: this.tracker, reconciler: this.reconciler } = buildChainWing(spec, this.client, this.providers, deps));
     this.forwarderBootstrap = new ForwarderBootstrap(deps.db, deps.keys, spec.id);
+    this.trackerFailures = new OutageLog(deps.log, 'chain tracker', 30_000);
     this.funding = new FundingWatch(spec, this.probe, deps.log);
     this.stuck = new StuckWatch(deps.db, spec, deps.stuckSeconds);
     // A node mines a broadcast transaction within milliseconds (the embedded one on arrival): a
@@ -187,14 +190,11 @@ export class ChainRuntime {
   private async trackPass(): Promise<void> {
     if (this.reconciler.due()) await this.reconciler.run();
     this.reconciler.forget(await this.tracker.trackOnce());
-    this.lastTrackerError = null;
+    this.trackerFailures.worked();
   }
 
   private trackerFailed(err: unknown): void {
-    // An outage is reported once, not every pass, until the tracker works again.
-    const message = errMessage(err);
-    if (message !== this.lastTrackerError) this.deps.log.error({ err: message }, 'chain tracker error');
-    this.lastTrackerError = message;
+    this.trackerFailures.failed(errMessage(err));
   }
 
   /**

@@ -72,3 +72,10 @@ export function reportUnknownOptionsFirst(cmd: Command): void {
     });
   for (const sub of cmd.commands) reportUnknownOptionsFirst(sub);
 }
+
+/** A collection's token standard: ERC721 or ERC1155 (case-insensitive). */
+export function collectionStandard(value: string): 'ERC721' | 'ERC1155' {
+  const v = value.toUpperCase().replace('-', '');
+  if (v === 'ERC721' || v === 'ERC1155') return v;
+  throw new UsageError(`--standard: ERC721 or ERC1155, not "${value}"`);
+}

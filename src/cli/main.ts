@@ -14,7 +14,7 @@ import { createCollection, type NewCollection } from '../services/collections/co
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { integer, reportUnknownOptionsFirst, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
+import { collectionStandard, integer, reportUnknownOptionsFirst, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
 import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
@@ -154,17 +154,25 @@ leaf(app, 'rotate-secret', "new API secret for the App's key, effective at once 
   );
 
 // ----------------------------------------------------------------------------------- collections
-const collection = program.command('collection').description('ERC-721 collections: create, list').exitOverride();
+const collection = program.command('collection').description('collections (ERC-721 assets, ERC-1155 items): create, list').exitOverride();
 leaf(collection, 'create', 'create a collection (deployed by the running service) -> {uid}')
   .addOption(appOption())
   .requiredOption('--name <name>', 'collection name', text(100))
   .requiredOption('--symbol <symbol>', 'token symbol: 1-16 letters or digits', text(16))
   .option('--editable [yes|no]', "assets' metadata can be replaced (PUT /v1/asset/{uid}); --editable alone means yes", yesNo, false)
   .option('--description <text>', 'description', text(2000))
+  .option('--standard <standard>', 'ERC721 (unique assets, the default) or ERC1155 (stackable items, /v1/item)', collectionStandard, 'ERC721')
   .addOption(chainOption())
   .action((o) =>
     withCtx(async (ctx, _config) => {
-      const input: NewCollection = { name: o.name, symbol: o.symbol, editable: o.editable, description: o.description ?? null, chain_id: o.chain ?? null };
+      const input: NewCollection = {
+        name: o.name,
+        symbol: o.symbol,
+        editable: o.editable,
+        description: o.description ?? null,
+        chain_id: o.chain ?? null,
+        standard: o.standard,
+      };
       const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input, cliActor());
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
     }),
@@ -181,6 +189,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
         [
           ['uid', 'uid'],
           ['status', 'status'],
+          ['type', 'type'],
           ['symbol', 'symbol'],
           ['editable_assets', 'editable'],
           ['contract_address', 'contract'],

@@ -10,4 +10,7 @@ export type EventType =
   | 'asset.burned'
   | 'reward.allocated'
   | 'reward.claimed'
-  | 'reward.withdrawn';
+  | 'reward.withdrawn'
+  | 'item.minted'
+  | 'item.transferred'
+  | 'item.burned';

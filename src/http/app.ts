@@ -1,9 +1,9 @@
 // The HTTP server: public API under /v1 (src/http/v1, docs/api.md), management under /admin/v1
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
-// console, OpenAPI. Every failure answers in the error envelope; logs never carry secrets or query strings.
+// console, OpenAPI (the document at /openapi.json; its reader at /docs, served with the console).
+// Every failure answers in the error envelope; logs never carry secrets or query strings.
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { Ctx } from '../services/context.js';
@@ -164,7 +164,6 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
     transformObject: namedSchemas,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
 
   await v1Api(app, { ctx, guard: v1Guard, idempotency, assetReads });
   await adminApi(app, ctx, deps.runtimes ?? []); // checks the operator token on its own scope

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../services/context.js';
 import { tokenMetadata } from '../services/assets/reads.js';
+import { itemTokenMetadata } from '../services/items/index.js';
 import { errorBody } from '../util/errors.js';
 import { isUid } from '../util/ids.js';
 import { sniffContentType } from '../metadata/sniff.js';
@@ -33,7 +34,11 @@ export async function metadataRoutes(app: FastifyInstance<any, any, any, any, an
   app.get<{ Params: { collection: string; token: string } }>('/metadata/:collection/:token', { schema: { hide: true } }, async (req, reply) => {
     const { collection, token } = req.params;
     const id = Number(token);
-    const doc = isUid(collection) && Number.isSafeInteger(id) && id > 0 ? await tokenMetadata(ctx, collection, id) : null;
+    // An ERC-721 collection's asset, or an ERC-1155 collection's item (uri(id) is the same route).
+    const doc =
+      isUid(collection) && Number.isSafeInteger(id) && id > 0
+        ? ((await tokenMetadata(ctx, collection, id)) ?? (await itemTokenMetadata(ctx, collection, id)))
+        : null;
     if (!doc) return reply.code(404).send(errorBody('not_found', 'Token not found.'));
     // Editable: a short cache so an edit shows up within a minute.
     return reply.header('cache-control', 'public, max-age=60').type('application/json').send(doc);

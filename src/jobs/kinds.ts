@@ -33,6 +33,10 @@ export interface JobPayloads {
   'collection.base_uri': { base_uri: string };
   /** Moves a relayer rotation of the chain on, a step at a time (ref: the rotation id). */
   'relayers.rotate': NoPayload;
+  /** Mints an item mint, batched per ERC-1155 collection (ref: the mint uid); `solo` sends it alone, after a failed batch. */
+  'item.mint': { round?: number; solo?: boolean };
+  /** Relays a user's signed item transfer or burn (ref: the transfer or burn uid). */
+  'item.forward': { action: Action; round?: number };
 }
 
 export type JobKind = keyof JobPayloads;
@@ -50,6 +54,8 @@ export const CLAIM_JOB = 'reward.claim' satisfies JobKind;
 export const WITHDRAW_JOB = 'reward.withdraw' satisfies JobKind;
 export const BASE_URI_JOB = 'collection.base_uri' satisfies JobKind;
 export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
+export const ITEM_MINT_JOB = 'item.mint' satisfies JobKind;
+export const ITEM_FORWARD_JOB = 'item.forward' satisfies JobKind;
 
 /**
  * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
@@ -70,6 +76,8 @@ const RUNS_ON = {
   'reward.withdraw': 'a chain',
   'collection.base_uri': 'a chain',
   'relayers.rotate': 'a chain',
+  'item.mint': 'a chain',
+  'item.forward': 'a chain',
 } as const satisfies Record<JobKind, 'a chain' | 'every chain'>;
 
 /** The kinds of work done on a chain, as a type: a table over them must have an entry for each. */

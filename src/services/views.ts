@@ -42,7 +42,7 @@ export function collectionView(c: CollectionRow, installation: Installation) {
     name: c.name,
     created_at: c.created_at,
     status: c.status === 'failed' ? 'deploying' : c.status,
-    type: 'ERC721',
+    type: c.standard ?? 'ERC721',
     editable_assets: c.editable === 1,
     contract_address: deployed ? lowerHex(c.contract_address) : null,
     symbol: c.symbol,

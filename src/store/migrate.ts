@@ -22,6 +22,7 @@ import { relayerSets } from './migrations/020_relayer_sets.js';
 import { userListStatistics } from './migrations/022_user_list_statistics.js';
 import { auditChain, operatorAttempts } from './migrations/023_audit_chain.js';
 import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
+import { items } from './migrations/027_items.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -49,6 +50,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '023_audit_chain': auditChain(store.dialect),
     '024_operator_attempts': operatorAttempts(store.dialect),
     '025_chain_tx_evidence': chainTxEvidence(),
+    '027_items': items(store.dialect),
   };
 }
 

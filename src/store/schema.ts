@@ -48,6 +48,80 @@ export interface CollectionTable {
   next_token_id: number;
   created_at: string;
   chain_id: Generated<number>; // migration 012
+  standard: Generated<CollectionStandard>; // migration 027
+  next_item_mint: Generated<number>; // migration 027: an ERC-1155 collection's next mint number
+}
+
+export type CollectionStandard = 'ERC721' | 'ERC1155';
+
+// Migration 027. Amounts and supplies are decimal text (up to 2^128 - 1).
+export interface ItemTable {
+  uid: string;
+  app_uid: string;
+  collection_uid: string;
+  item_external_id: string;
+  token_id: number;
+  name: string;
+  metadata: string; // JSON, as assets'
+  max_supply: string | null;
+  accepted_supply: string;
+  minted_supply: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ItemMintTable {
+  uid: string;
+  app_uid: string;
+  item_uid: string;
+  to_user_uid: string;
+  to_address: string;
+  amount: string;
+  nonce: string;
+  nonce_is_number: number;
+  seq: number;
+  status: 'pending' | 'done' | 'failed';
+  error: string | null;
+  tx_id: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ItemBurnTable {
+  uid: string;
+  app_uid: string;
+  item_uid: string;
+  from_user_uid: string;
+  amount: string;
+  status: 'pending' | 'done' | 'cancelled';
+  reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ItemTransferTable extends ItemBurnTable {
+  to_address: string;
+}
+
+export interface ItemDepositTable {
+  chain_id: number;
+  tx_hash: string;
+  log_index: number;
+  token_id: string;
+  item_uid: string;
+  user_uid: string;
+  from_address: string;
+  amount: string;
+  created_at: string;
+}
+
+export interface ItemBalanceTable {
+  item_uid: string;
+  user_uid: string;
+  amount: string;
+  reserved: string;
+  block_number: number;
+  updated_at: string;
 }
 
 export interface AssetTable {
@@ -213,6 +287,12 @@ export interface Database {
   wallets: WalletTable;
   transfers: TransferTable;
   burns: BurnTable;
+  items: ItemTable;
+  item_mints: ItemMintTable;
+  item_transfers: ItemTransferTable;
+  item_burns: ItemBurnTable;
+  item_balances: ItemBalanceTable;
+  item_deposits: ItemDepositTable;
   chain_cursors: ChainCursorTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;

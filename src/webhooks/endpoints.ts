@@ -33,6 +33,9 @@ const EVENT_TYPES = {
   'reward.allocated': true,
   'reward.claimed': true,
   'reward.withdrawn': true,
+  'item.minted': true,
+  'item.transferred': true,
+  'item.burned': true,
 } satisfies Record<EventType, true>;
 export const KNOWN_EVENT_TYPES = Object.keys(EVENT_TYPES) as EventType[];
 

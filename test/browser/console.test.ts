@@ -170,7 +170,11 @@ describe('developer console in a browser', () => {
     const link = page.getByRole('link', { name: 'Browser Game' });
     await link.waitFor();
     appUid = /\/console\/apps\/(\d+)$/.exec((await link.getAttribute('href'))!)![1];
-    await rowOf(page, appUid).getByText(apiKey).waitFor();
+    // The key is shown cut to its ends; the whole of it is what its copy button copies.
+    await rowOf(page, appUid)
+      .locator(`[data-uid="${apiKey}"]`)
+      .getByRole('button', { name: `Copy API key ${apiKey}` })
+      .waitFor();
     // Shown once: gone after Done, and nowhere after a reload.
     await page.getByRole('button', { name: 'Done' }).click();
     await page.reload();
@@ -373,7 +377,7 @@ describe('developer console in a browser', () => {
     await assertLabelled(page, 'the audit page');
   });
 
-  it('lists 100,000 assets of one App: a page renders in under 300 ms', async () => {
+  it('lists 100,000 assets of one App: each page reads only its own rows (seconds if it read them all)', async () => {
     const big = await createApp(t.svc.ctx, 'Big Game', 'development');
     const seeded = await seedAssets(t.svc.ctx, big.uid, 100_000);
     await page.goto(`${base}/console/apps/${big.uid}/assets`);

@@ -49,7 +49,7 @@ let anvil: ChildProcess | undefined;
 let pub: PublicClient;
 let wallet: WalletClient;
 const operator = mnemonicToAccount(ANVIL_MNEMONIC); // index 0, funded
-let Collection: Artifact, Forwarder: Artifact, Rewards: Artifact;
+let Collection: Artifact, Forwarder: Artifact, Rewards: Artifact, Items: Artifact;
 
 const fresh = (): PrivateKeyAccount => privateKeyToAccount(generatePrivateKey());
 const freshAddress = (): Address => fresh().address;
@@ -137,6 +137,7 @@ before(async () => {
   Collection = load('MintworksCollection');
   Forwarder = load('MintworksForwarder');
   Rewards = load('MintworksRewards');
+  Items = load('MintworksItems');
   const url = await startAnvil();
   // anvil automines: poll receipts fast. This also keeps viem's leftover poll timer short, so the
   // process exits right after the tests instead of idling for the default 4 s interval.
@@ -683,6 +684,158 @@ describe('MintworksRewards', () => {
         assert.match(err.shortMessage, new RegExp(toFunctionSelector('ZeroAddress()')));
         return true;
       },
+    );
+  });
+});
+
+describe('MintworksItems (ERC-1155)', () => {
+  const BASE = 'https://meta.example/items/';
+  let forwarder: Address;
+  let items: Address;
+  const a = fresh(); // holds no ETH, ever
+  const b = fresh();
+  const outsider = freshAddress();
+  let seq = 0n;
+  let firstOfA = 0n; // the number of the 5 minted to a
+  /** mintBatch calldata args for [to, id, amount, cap] rows, each with the next sequence number. */
+  const mintArgs = (rows: [Address, bigint, bigint, bigint][], seqs?: bigint[]) => [
+    rows.map((r) => r[0]),
+    rows.map((r) => r[1]),
+    rows.map((r) => r[2]),
+    rows.map((r) => r[3]),
+    seqs ?? rows.map(() => ++seq),
+  ];
+  const balance = (who: Address, id: bigint) => read<bigint>(items, Items.abi, 'balanceOf', [who, id]);
+
+  it('deploys with its operators and the forwarder; answers ERC-1155 interfaces; uri is base + id', async () => {
+    forwarder = await deploy(Forwarder);
+    const op = fresh();
+    items = await deploy(Items, [BASE, forwarder, [op.address]]);
+    assert.equal(await read(items, Items.abi, 'isOperator', [op.address]), true);
+    assert.equal(await read(items, Items.abi, 'isOperator', [operator.address]), true); // the owner
+    assert.equal(await read(items, Items.abi, 'isOperator', [a.address]), false);
+    assert.equal(await read(items, Items.abi, 'isTrustedForwarder', [forwarder]), true);
+    assert.equal(await read(items, Items.abi, 'supportsInterface', ['0xd9b67a26']), true); // ERC-1155
+    assert.equal(await read(items, Items.abi, 'supportsInterface', ['0x0e89341c']), true); // metadata URI
+    assert.equal(await read(items, Items.abi, 'uri', [7n]), `${BASE}7`);
+    await expectRevert(items, Items.abi, 'mintBatch', mintArgs([[a.address, 1n, 1n, 0n]]), 'NotOperator', a.address);
+    await expectRevert(items, Items.abi, 'setOperator', [a.address, true], 'OwnableUnauthorizedAccount', op.address);
+    await expectRevert(items, Items.abi, 'setBaseURI', ['x'], 'NotOperator', a.address);
+  });
+
+  it('mints amounts to many users in one transaction, one TransferSingle each', async () => {
+    const r = await send(
+      items,
+      Items.abi,
+      'mintBatch',
+      mintArgs([
+        [a.address, 1n, 5n, 1000n],
+        [b.address, 1n, 3n, 1000n],
+        [a.address, 2n, 10n ** 30n, 0n], // unlimited: any amount
+      ]),
+    );
+    const logs = parseEventLogs({ abi: Items.abi, logs: r.logs, eventName: 'TransferSingle' });
+    assert.equal(logs.length, 3);
+    assert.deepEqual(logs[0]!.args, { operator: operator.address, from: '0x0000000000000000000000000000000000000000', to: a.address, id: 1n, value: 5n });
+    assert.equal(await balance(a.address, 1n), 5n);
+    assert.equal(await balance(b.address, 1n), 3n);
+    assert.equal(await balance(a.address, 2n), 10n ** 30n);
+    assert.equal(await read(items, Items.abi, 'mintedSupply', [1n]), 8n);
+    assert.equal(await read(items, Items.abi, 'maxSupply', [1n]), 1000n);
+    assert.equal(await read(items, Items.abi, 'maxSupply', [2n]), 0n);
+    assert.deepEqual(await read(items, Items.abi, 'mintsUsed', [[seq - 2n, seq - 1n, seq, seq + 1n]]), [true, true, true, false]);
+    firstOfA = seq - 2n;
+  });
+
+  it('a replayed batch mints only the numbers not used yet; the first mint fixes the cap', async () => {
+    const before = await balance(a.address, 1n);
+    // The number of the first 5 (used above) beside a new one: only the new one mints.
+    const fresh1 = ++seq;
+    await send(
+      items,
+      Items.abi,
+      'mintBatch',
+      mintArgs(
+        [
+          [a.address, 1n, 5n, 1000n],
+          [a.address, 1n, 2n, 5n],
+        ],
+        [firstOfA, fresh1],
+      ),
+    );
+    assert.equal(await balance(a.address, 1n), before + 2n, 'the used number was skipped; a later cap is ignored');
+    assert.equal(await read(items, Items.abi, 'maxSupply', [1n]), 1000n);
+    assert.equal(await read(items, Items.abi, 'mintUsed', [fresh1]), true);
+  });
+
+  it('refuses a mint past the max supply, the whole batch with it', async () => {
+    const minted = await read<bigint>(items, Items.abi, 'mintedSupply', [1n]);
+    const left = 1000n - minted;
+    const s1 = seq + 1n;
+    await expectRevert(
+      items,
+      Items.abi,
+      'mintBatch',
+      mintArgs(
+        [
+          [b.address, 3n, 1n, 0n],
+          [b.address, 1n, left + 1n, 1000n],
+        ],
+        [s1, s1 + 1n],
+      ),
+      'MaxSupplyExceeded',
+    );
+    await expectRevert(items, Items.abi, 'mintBatch', mintArgs([[b.address, 1n, 2n ** 200n, 1000n]], [s1]), 'MaxSupplyExceeded');
+    assert.equal(await read(items, Items.abi, 'mintUsed', [s1]), false, 'nothing of the reverted batch stays');
+    await send(items, Items.abi, 'mintBatch', mintArgs([[b.address, 1n, left, 1000n]]));
+    assert.equal(await read(items, Items.abi, 'mintedSupply', [1n]), 1000n);
+    await expectRevert(items, Items.abi, 'mintBatch', mintArgs([[b.address, 1n, 1n, 1000n]], [seq + 1n]), 'MaxSupplyExceeded');
+    await expectRevert(items, Items.abi, 'mintBatch', [[a.address], [1n], [1n], [], []], 'LengthMismatch');
+  });
+
+  it('transfers and burns amounts signed by the holder through the forwarder; others cannot', async () => {
+    const a1 = await balance(a.address, 1n);
+    const b1 = await balance(b.address, 1n);
+    const transfer = encodeFunctionData({ abi: Items.abi, functionName: 'safeTransferFrom', args: [a.address, b.address, 1n, 2n, '0x'] });
+    await send(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, a, items, transfer)]);
+    assert.equal(await balance(a.address, 1n), a1 - 2n);
+    assert.equal(await balance(b.address, 1n), b1 + 2n);
+    const burn = encodeFunctionData({ abi: Items.abi, functionName: 'burn', args: [b.address, 1n, 1n] });
+    const r = await send(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, b, items, burn)]);
+    const [burned] = parseEventLogs({ abi: Items.abi, logs: r.logs, eventName: 'TransferSingle' });
+    assert.equal((burned!.args as { to: Address }).to, '0x0000000000000000000000000000000000000000');
+    assert.equal(await balance(b.address, 1n), b1 + 1n);
+    assert.equal(await read(items, Items.abi, 'mintedSupply', [1n]), 1000n, 'a burn makes no room under the cap');
+    // b signs a transfer of a's items: the inner call reverts; the relayer cannot move them either.
+    const theft = encodeFunctionData({ abi: Items.abi, functionName: 'safeTransferFrom', args: [a.address, outsider, 1n, 1n, '0x'] });
+    await expectRevert(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, b, items, theft)], 'FailedCall');
+    await expectRevert(items, Items.abi, 'burn', [a.address, 1n, 1n], 'ERC1155MissingApprovalForAll');
+    // More than held: refused.
+    const tooMuch = encodeFunctionData({ abi: Items.abi, functionName: 'burn', args: [a.address, 1n, a1] });
+    await expectRevert(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, a, items, tooMuch)], 'FailedCall');
+    assert.equal(await pub.getBalance({ address: a.address }), 0n);
+  });
+
+  it('gas per minted item, beside the ERC-721 (diagnostics; the bench records it)', async (t: TestContext) => {
+    const c = await deploy(Items, [BASE, forwarder, [operator.address]]);
+    const holders = Array.from({ length: 10 }, freshAddress);
+    // First mint of each holder and id pays for fresh slots; the measured batches are the regular case.
+    await send(c, Items.abi, 'mintBatch', mintArgs(holders.map((h) => [h, 1n, 1n, 0n])));
+    const measure = async (label: string, rows: [Address, bigint, bigint, bigint][]) => {
+      const r = await send(c, Items.abi, 'mintBatch', mintArgs(rows));
+      const per = r.gasUsed / BigInt(rows.length);
+      t.diagnostic(`${label}: ${r.gasUsed} gas (${per}/item)`);
+      return per;
+    };
+    await measure('mintBatch 1, holder', [[holders[0]!, 1n, 3n, 0n]]);
+    const batched = await measure(
+      'mintBatch 100, holders',
+      Array.from({ length: 100 }, (_, i) => [holders[i % 10]!, 1n, 2n, 0n] as [Address, bigint, bigint, bigint]),
+    );
+    assert.ok(batched <= 35_000n, `${batched}`);
+    await measure(
+      'mintBatch 100, new holders',
+      Array.from({ length: 100 }, () => [freshAddress(), 1n, 2n, 0n] as [Address, bigint, bigint, bigint]),
     );
   });
 });

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const doc = fs.readFileSync(path.join(root, 'docs/api.md'), 'utf8');
@@ -113,6 +114,15 @@ describe("docs/api.md's example answers", () => {
     await keep('asset-not-editable', app.api.call('PUT', `/asset/${fixedAsset}`, edit));
     await keep('deposit', app.api.get(`/deposit?user_uid=${user}&collection_uid=${fixed}`));
     await keep('user-with-wallet', app.api.get(`/user/${user}`));
+    // Items: an ERC-1155 collection's; what is answered before anything reaches the chain.
+    const items = await createCollection(t.svc.ctx, app.uid, { name: 'Potions', symbol: 'POT', editable: false, standard: 'ERC1155' });
+    const potion = { name: 'Healing potion', image_url: 'https://example.com/potion.png', store_image_on_ipfs: false };
+    const item = (
+      await keep('item-created', app.api.post('/item', { collection_uid: items.uid, item_external_id: 'potion-heal', max_supply: 1000, data: potion }))
+    ).data.uid;
+    await keep('item-mint-created', app.api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 5, nonce: 1 }));
+    await keep('item-max-supply', app.api.post('/item/mint', { item_uid: item, to_user_uid: user, amount: 996, nonce: 2 }));
+    await keep('item-insufficient', app.api.post('/item/burn', { item_uid: item, from_user_uid: user, amount: 1 }));
     const admin = await fetch(`${t.svc.url}/admin/v1/apps`);
     answers.set('admin-no-token', { status: admin.status, body: await admin.json() });
   });

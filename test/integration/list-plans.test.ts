@@ -76,11 +76,15 @@ for (const db of ['sqlite', 'postgres'] as const) {
         // The load's aftermath done before anything is measured: its pages out of the WAL.
         await sql`pragma wal_checkpoint(truncate)`.execute(t.svc.ctx.db);
       } else {
-        await sql
-          .raw(
-            `insert into assets (${list}) select ${select('n.i')} from assets, generate_series(1, ${ASSETS}) as n(i) where assets.uid = '${seed.body.data.uid}'`,
-          )
-          .execute(t.svc.ctx.db);
+        // Without the service's statement timeout: a million rows on a busy machine can outlast it.
+        await t.svc.ctx.db.transaction().execute(async (tx) => {
+          await sql`set local statement_timeout = 0`.execute(tx);
+          await sql
+            .raw(
+              `insert into assets (${list}) select ${select('n.i')} from assets, generate_series(1, ${ASSETS}) as n(i) where assets.uid = '${seed.body.data.uid}'`,
+            )
+            .execute(tx);
+        });
         // Vacuumed as well as analyzed, and a checkpoint: otherwise autovacuum and the checkpointer
         // (writing out the load's pages) take the cores and the disk during the measure.
         await sql`vacuum analyze assets`.execute(t.svc.ctx.db);

@@ -228,6 +228,54 @@ describe('OpenAPI document', () => {
     await v1('GET', '/reward/claim/:uid', `/reward/claim/${claim}`);
     await admin('POST', '/apps/:uid/rewards/:reward/withdraw', `/apps/${app.uid}/rewards/${reward}/withdraw`);
 
+    // Items of an ERC-1155 collection: each route, before and after the chain.
+    const itemColl = (
+      await admin('POST', '/apps/:uid/collections', `/apps/${app.uid}/collections`, {
+        name: 'Potions',
+        symbol: 'POT',
+        standard: 'ERC1155',
+        editable_assets: true,
+      })
+    ).body.data.uid;
+    await waitFor('item collection deployed', async () => (await api.get(`/collection/${itemColl}`)).body.data.status === 'deployed', 30_000);
+    const potion = { name: 'Potion', image_url: 'https://example.com/p.png', store_image_on_ipfs: false };
+    const item = (await v1('POST', '/item', '/item', { collection_uid: itemColl, item_external_id: 'p1', max_supply: '9007199254740993', data: potion })).body
+      .data.uid;
+    await v1('GET', '/item', `/item?collection_uid=${itemColl}`);
+    await v1('PUT', '/item/:uid', `/item/${item}`, { data: { name: 'Potion+', image_url: 'https://example.com/p.png' } });
+    const itemMint = (await v1('POST', '/item/mint', '/item/mint', { item_uid: item, to_user_uid: user, amount: 3, nonce: 'm1' })).body.data.uid;
+    await waitFor('item minted', async () => (await api.get(`/item/mint/${itemMint}`)).body.data.status === 'done', 30_000);
+    await v1('GET', '/item/:uid', `/item/${item}`);
+    await v1('GET', '/item/mint/:uid', `/item/mint/${itemMint}`);
+    await v1('GET', '/item/mint', `/item/mint?user_uid=${user}`);
+    await v1('GET', '/item/balance', `/item/balance?item_uid=${item}&user_uid=${user}`);
+    await v1('GET', '/item/balance', `/item/balance?user_uid=${user}`);
+    await v1('POST', '/item/transfer', '/item/transfer', {
+      item_uid: item,
+      from_user_uid: user,
+      to_address: '0x000000000000000000000000000000000000dEaD',
+      amount: 9,
+    }); // 400
+    const itemTransfer = (
+      await v1('POST', '/item/transfer', '/item/transfer', {
+        item_uid: item,
+        from_user_uid: user,
+        to_address: '0x000000000000000000000000000000000000dEaD',
+        amount: 1,
+      })
+    ).body.data.uid;
+    const itemBurn = (await v1('POST', '/item/burn', '/item/burn', { item_uid: item, from_user_uid: user, amount: '1' })).body.data.uid;
+    await waitFor(
+      'item transfer and burn done',
+      async () =>
+        (await api.get(`/item/transfer/${itemTransfer}`)).body.data.status === 'done' && (await api.get(`/item/burn/${itemBurn}`)).body.data.status === 'done',
+      30_000,
+    );
+    await v1('GET', '/item/transfer/:uid', `/item/transfer/${itemTransfer}`);
+    await v1('GET', '/item/transfer', `/item/transfer?user_uid=${user}`);
+    await v1('GET', '/item/burn/:uid', `/item/burn/${itemBurn}`);
+    await v1('GET', '/item/burn', `/item/burn?user_uid=${user}`);
+
     // Webhooks: created (201, with its secret), changed (200), events, attempts, redelivery.
     await admin('PUT', '/apps/:uid/webhook', `/apps/${app.uid}/webhook`, { url: hookUrl });
     await admin('PUT', '/apps/:uid/webhook', `/apps/${app.uid}/webhook`, { events: ['asset.minted'] });

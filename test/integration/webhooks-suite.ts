@@ -202,7 +202,7 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       assertSigned(third, created.secret);
     });
 
-    it("a hanging endpoint with 20 queued events does not delay another App's asset.minted beyond 5 s", async () => {
+    it("a hanging endpoint with 20 queued events does not hold up another App's asset.minted", async () => {
       const slowApp = await t.newApp();
       const fastApp = await t.newApp();
       const collection = await t.newCollection(fastApp.uid, false);
@@ -217,7 +217,9 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
       const { asset } = await mint(fastApp, collection);
       const got = await fast.next((r) => r.json.event === 'asset.minted' && r.json.data.asset.uid === asset, 60_000, 'asset.minted of the other App');
       const lag = got.at - Date.parse(got.json.event_time);
-      assert.ok(lag <= 5000, `asset.minted arrived ${lag} ms after the mint`);
+      // A dispatcher the hanging endpoint held up would wait out its requests' 15 s timeout first (a
+      // quiet machine delivers in well under a second; a busy one was seen at 11 s).
+      assert.ok(lag < 15_000, `asset.minted arrived ${lag} ms after the mint`);
       assertSigned(got, fastHook.secret);
       assert.ok(slow.hanging >= 1, 'the slow endpoint was still hanging');
       assert.ok(slow.maxHanging <= 4, `at most 4 requests at once to one endpoint (saw ${slow.maxHanging})`);

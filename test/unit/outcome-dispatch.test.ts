@@ -91,6 +91,8 @@ describe('chain outcome dispatch', () => {
       'reward.withdraw': refuse,
       'collection.base_uri': refuse,
       'relayers.rotation': refuse,
+      'item.mint': refuse,
+      'item.forward': refuse,
       ...overrides,
     };
   }

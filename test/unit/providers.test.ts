@@ -40,7 +40,8 @@ async function rpcServer(handler: Handler): Promise<{ url: string; calls: string
 
 const result = (v: unknown): Reply => ({ body: { result: v } });
 const deadUrl = 'http://127.0.0.1:9/'; // discard port: refused
-const opts = { timeoutMs: 300, retryCount: 0 };
+// Long enough for a local server on a busy machine to answer; the hanging one costs a test this long.
+const opts = { timeoutMs: 1500, retryCount: 0 };
 
 describe('failover JSON-RPC transport', () => {
   it('hides paths and credentials of provider URLs', () => {
@@ -67,7 +68,8 @@ describe('failover JSON-RPC transport', () => {
     const busy = await rpcServer(() => ({ status: 503, body: 'overloaded' }));
     const slow = await rpcServer(() => ({ hang: true }));
     const changes: string[] = [];
-    const set = new ProviderSet(5, [deadUrl, busy.url, slow.url, good.url], { onStateChange: (p) => changes.push(`${p.index}:${p.state}`) });
+    // The hanging one before the 5xx one: the 5xx provider's first backoff (1 s) must outlast the next call.
+    const set = new ProviderSet(5, [deadUrl, slow.url, busy.url, good.url], { onStateChange: (p) => changes.push(`${p.index}:${p.state}`) });
     assert.equal(await set.request({ method: 'eth_blockNumber' }, opts), '0x10');
     const s = set.snapshot();
     assert.deepEqual(
@@ -75,8 +77,8 @@ describe('failover JSON-RPC transport', () => {
       ['degraded', 'degraded', 'degraded', 'up'],
     );
     assert.equal(s[0].errors.connection, 1);
-    assert.equal(s[1].errors.http_5xx, 1);
-    assert.equal(s[2].errors.timeout, 1);
+    assert.equal(s[1].errors.timeout, 1);
+    assert.equal(s[2].errors.http_5xx, 1);
     assert.deepEqual(changes, ['0:degraded', '1:degraded', '2:degraded']);
     // The failed ones are avoided while they back off: the next call goes straight to the good one.
     const before = good.calls.length;
@@ -125,7 +127,7 @@ describe('failover JSON-RPC transport', () => {
 
   it('all providers failing is "chain unreachable" (jobs wait without spending attempts)', async () => {
     const set = new ProviderSet(5, [deadUrl, 'http://127.0.0.1:1/']);
-    const client = createPublicClient({ transport: set.transport({ timeoutMs: 300, retryCount: 1 }) });
+    const client = createPublicClient({ transport: set.transport({ timeoutMs: 1500, retryCount: 1 }) });
     const err = await client.getBlockNumber().catch((e) => e);
     assert.ok(isChainUnreachable(err), `unreachable: ${err}`);
     assert.equal(set.snapshot()[0].errors.connection, 2, 'tried in both rounds');

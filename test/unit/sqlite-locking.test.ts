@@ -33,6 +33,8 @@ describe('SQLite transactions across processes', () => {
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
+    // Listened for now: on a busy machine the writer's 2 s can end before our 200 transactions do.
+    const exited = new Promise((resolve) => writer.once('exit', resolve));
     await new Promise<void>((resolve) => writer.stdout!.once('data', () => resolve()));
     let done = 0;
     for (let i = 0; i < 200; i++) {
@@ -46,7 +48,7 @@ describe('SQLite transactions across processes', () => {
       });
       done++;
     }
-    await new Promise((resolve) => writer.once('exit', resolve));
+    await exited;
     assert.equal(done, 200);
     assert.equal((await store.db.selectFrom('meta').select('value').where('key', '=', 'mine').executeTakeFirstOrThrow()).value, '200', 'no lost update');
   });

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { AppCredentials, AppSummary, Environment } from '../../../src/services/console/types';
-import { ErrorBox, Field, Loading, Mono, Secret, Table, Time, onInput, useAction } from '../ui';
+import { ErrorBox, Field, Loading, onInput, Secret, Table, Time, Uid, useAction } from '../ui';
 
 export function AppsPage() {
   const apps = useApi<AppSummary[]>('/apps');
@@ -46,7 +46,7 @@ export function AppsPage() {
             </select>
           </Field>
           <ErrorBox error={create.error} />
-          <div class="row">
+          <div class="form-actions">
             <button type="submit" class="primary" disabled={create.busy}>
               Create App
             </button>
@@ -60,7 +60,8 @@ export function AppsPage() {
         <div class="card callout" role="status" aria-live="polite">
           <h2>App “{created.name}” created</h2>
           <p>
-            Copy the secret now: it is shown only this once. UID <Mono>{created.uid}</Mono> · <a href={`/console/apps/${created.uid}`}>Open the App</a>
+            Copy the secret now: it is shown only this once. UID <Uid value={created.uid} label="uid" /> ·{' '}
+            <a href={`/console/apps/${created.uid}`}>Open the App</a>
           </p>
           <Secret label="API key" value={created.api_key} />
           <Secret label="API secret" value={created.api_secret} />
@@ -80,9 +81,9 @@ export function AppsPage() {
           empty="No App yet: create one with New App."
           columns={[
             { title: 'Name', cell: (a) => <a href={`/console/apps/${a.uid}`}>{a.name}</a> },
-            { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
+            { title: 'UID', cell: (a) => <Uid value={a.uid} label="uid" /> },
             { title: 'Environment', cell: (a) => <span class={`env ${a.environment}`}>{a.environment}</span> },
-            { title: 'API key', cell: (a) => (a.api_key ? <Mono>{a.api_key}</Mono> : <span class="muted">—</span>) },
+            { title: 'API key', cell: (a) => <Uid value={a.api_key} label="API key" /> },
             { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
           ]}
         />

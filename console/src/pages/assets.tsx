@@ -3,7 +3,7 @@ import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import type { AssetDetail, AssetRow, AssetStatus, CollectionRow, Page } from '../../../src/services/console/types';
-import { ErrorBox, ExternalLink, Loading, Mono, Pager, Section, Short, Status, Table, Time, type Column, onInput } from '../ui';
+import { type Column, ErrorBox, IdText, ExternalLink, Loading, Mono, onInput, Pager, Section, Status, Table, Time, Uid } from '../ui';
 
 const STATUSES: [AssetStatus, string][] = [
   ['not_minted', 'Not minted'],
@@ -41,16 +41,16 @@ export function assetColumns(appUid: string): Column<AssetRow>[] {
   return [
     { title: 'Image', cell: (a) => <Thumb src={a.image} />, class: 'narrow' },
     { title: 'Name', cell: (a) => <a href={`/console/apps/${appUid}/assets/${a.uid}`}>{a.name}</a> },
-    { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
+    { title: 'UID', cell: (a) => <Uid value={a.uid} label="uid" /> },
     { title: 'Token id', cell: (a) => a.token_id, class: 'num' },
     { title: 'Collection', cell: (a) => a.collection_name },
     {
       title: 'Owner',
       cell: (a) =>
         a.owner_user_uid ? (
-          <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a>
+          <Uid value={a.owner_user_uid} href={`/console/apps/${appUid}/users/${a.owner_user_uid}`} label="user uid" />
         ) : a.owner_address ? (
-          <Short value={a.owner_address} />
+          <Uid value={a.owner_address} label="address" />
         ) : (
           <span class="muted">—</span>
         ),
@@ -174,7 +174,7 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
             <dl class="props">
               <dt>UID</dt>
               <dd>
-                <Mono>{a.uid}</Mono>
+                <Uid value={a.uid} label="uid" />
               </dd>
               <dt>External id</dt>
               <dd>{a.asset_external_id}</dd>
@@ -189,22 +189,24 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
               </dd>
               <dt>Collection</dt>
               <dd>
-                {d.collection.name} {d.collection.contract_address && <Short value={d.collection.contract_address} />}{' '}
-                {d.collection.explorer_url && <ExternalLink href={d.collection.explorer_url}>contract</ExternalLink>}
+                {d.collection.name}{' '}
+                {d.collection.contract_address && (
+                  <Uid value={d.collection.contract_address} href={d.collection.explorer_url} external label="contract address" />
+                )}
               </dd>
               <dt>Owner</dt>
               <dd>
                 {a.owner_user_uid ? (
-                  <a href={`/console/apps/${appUid}/users/${a.owner_user_uid}`}>{a.owner_user_uid}</a>
+                  <Uid value={a.owner_user_uid} href={`/console/apps/${appUid}/users/${a.owner_user_uid}`} label="user uid" />
                 ) : a.owner_address ? (
-                  <Mono>{a.owner_address}</Mono>
+                  <Uid value={a.owner_address} label="address" keep={10} />
                 ) : (
                   '—'
                 )}
               </dd>
               <dt>Minted for</dt>
               <dd>
-                <a href={`/console/apps/${appUid}/users/${a.mint_for_user_uid}`}>{a.mint_for_user_uid}</a>
+                <Uid value={a.mint_for_user_uid} href={`/console/apps/${appUid}/users/${a.mint_for_user_uid}`} label="user uid" />
               </dd>
               <dt>Token URI</dt>
               <dd>
@@ -243,11 +245,7 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
                 { title: 'Kind', cell: (t) => t.kind },
                 {
                   title: 'Hash',
-                  cell: (t) => (
-                    <ExternalLink href={t.explorer_url}>
-                      <Short value={t.hash} keep={8} />
-                    </ExternalLink>
-                  ),
+                  cell: (t) => <Uid value={t.hash} href={t.explorer_url} external keep={8} label="transaction hash" />,
                 },
                 { title: 'Status', cell: (t) => <Status value={t.status} title={t.error} /> },
                 { title: 'Block', cell: (t) => t.block_number ?? '—', class: 'num' },
@@ -259,7 +257,12 @@ export function AssetPage({ appUid, assetUid }: { appUid: string; assetUid: stri
             <ol class="history">
               {d.history.map((h, i) => (
                 <li key={i}>
-                  <Time iso={h.time} /> <strong>{h.event}</strong> {h.detail && <span class="muted">{h.detail}</span>}
+                  <Time iso={h.time} /> <strong>{h.event}</strong>{' '}
+                  {h.detail && (
+                    <span class="muted">
+                      <IdText text={h.detail} />
+                    </span>
+                  )}
                 </li>
               ))}
             </ol>

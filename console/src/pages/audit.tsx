@@ -3,7 +3,7 @@ import { qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import type { AuditCheck, AuditEntry, Page } from '../../../src/services/console/types';
-import { ErrorBox, Loading, Mono, Pager, Table, Time } from '../ui';
+import { ErrorBox, KeyValues, Loading, Mono, Pager, Table, Time, Uid } from '../ui';
 
 const ACTIONS = [
   'master_key.rotated',
@@ -29,7 +29,8 @@ function ChainCheck() {
   const c = check.data;
   return c.ok ? (
     <p class="notice" data-testid="audit-check">
-      Chain intact: {c.entries} entries checked. Head <Mono>{`${c.head.seq}:${c.head.hash}`}</Mono> — keep a copy elsewhere to compare later.
+      Chain intact: {c.entries} entries checked. Head <Uid value={`${c.head.seq}:${c.head.hash}`} label="head" keep={10} /> — keep a copy elsewhere to compare
+      later.
     </p>
   ) : (
     <p class="error" role="alert" data-testid="audit-check">
@@ -80,14 +81,13 @@ export function AuditPage({ loc }: { loc: Location }) {
               { title: 'When', cell: (e) => <Time iso={e.created_at} /> },
               { title: 'Who', cell: (e) => `${e.actor}${e.actor_detail ? ` (${e.actor_detail})` : ''}` },
               { title: 'Action', cell: (e) => <Mono>{e.action}</Mono> },
-              { title: 'App', cell: (e) => (e.app_uid ? <a href={`/console/apps/${e.app_uid}`}>{e.app_uid}</a> : <span class="muted">—</span>) },
+              { title: 'App', cell: (e) => <Uid value={e.app_uid} href={e.app_uid && `/console/apps/${e.app_uid}`} label="App uid" /> },
               {
                 title: 'User',
-                cell: (e) =>
-                  e.user_uid && e.app_uid ? <a href={`/console/apps/${e.app_uid}/users/${e.user_uid}`}>{e.user_uid}</a> : <span class="muted">—</span>,
+                cell: (e) => <Uid value={e.user_uid} href={e.app_uid && e.user_uid && `/console/apps/${e.app_uid}/users/${e.user_uid}`} label="user uid" />,
               },
               { title: 'Chain', cell: (e) => e.chain_id ?? <span class="muted">—</span> },
-              { title: 'Details', cell: (e) => <Mono>{JSON.stringify(e.details)}</Mono> },
+              { title: 'Details', cell: (e) => <KeyValues data={e.details} />, class: 'details' },
             ]}
           />
           <Pager loc={loc} next={entries.data.next_cursor} />

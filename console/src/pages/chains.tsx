@@ -7,7 +7,7 @@ import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOverview, ChainTxRow, ChainVerifyReport } from '../../../src/services/console/types';
 import { useState } from 'preact/hooks';
-import { ErrorBox, Loading, Mono, Section, Short, Status, Table, Time, useAction } from '../ui';
+import { ErrorBox, Loading, Mono, Section, Status, Table, Time, Uid, useAction } from '../ui';
 
 const gwei = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 3 })} gwei`);
 
@@ -31,8 +31,8 @@ export function ChainsPage() {
             { title: 'Chain', cell: (c) => <a href={`/console/chains/${c.chain_id}`}>{c.name}</a> },
             { title: 'ID', cell: (c) => <Mono>{c.chain_id}</Mono> },
             { title: 'Status', cell: (c) => <Status value={c.status} /> },
-            { title: 'Head', cell: (c) => c.head ?? '—' },
-            { title: 'Base fee', cell: (c) => gwei(c.base_fee_gwei) },
+            { title: 'Head', cell: (c) => <span data-volatile>{c.head ?? '—'}</span> },
+            { title: 'Base fee', cell: (c) => <span data-volatile>{gwei(c.base_fee_gwei)}</span> },
             { title: 'Unconfirmed', cell: (c) => c.unconfirmed_transactions },
             { title: 'Stuck', cell: (c) => c.stuck_transactions },
           ]}
@@ -88,11 +88,11 @@ export function ChainPage({ chainId }: { chainId: string }) {
             <dl class="stats">
               <div class="stat">
                 <dt>Head</dt>
-                <dd>{c.head ?? '—'}</dd>
+                <dd data-volatile>{c.head ?? '—'}</dd>
               </div>
               <div class="stat">
                 <dt>Base fee</dt>
-                <dd>{gwei(c.base_fee_gwei)}</dd>
+                <dd data-volatile>{gwei(c.base_fee_gwei)}</dd>
               </div>
               <div class="stat">
                 <dt>Fee ceiling</dt>
@@ -108,7 +108,10 @@ export function ChainPage({ chainId }: { chainId: string }) {
               </div>
               <div class="stat">
                 <dt>Low under</dt>
-                <dd>{wei(c.low_balance_wei, c.currency)}</dd>
+                {/* A threshold (it follows the fees): four decimals at most, rounded up; the exact value on hover. */}
+                <dd data-volatile title={wei(c.low_balance_wei, c.currency)}>
+                  {wei(c.low_balance_wei, c.currency, 4)}
+                </dd>
               </div>
             </dl>
           </Section>
@@ -121,7 +124,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Provider', cell: (p) => <Mono>{p.provider}</Mono> },
                 { title: 'State', cell: (p) => <Status value={p.state} title={p.last_error} /> },
-                { title: 'Calls', cell: (p) => count(p.calls) },
+                { title: 'Calls', cell: (p) => <span data-volatile>{count(p.calls)}</span> },
                 { title: 'Errors', cell: (p) => count(p.errors) },
                 { title: 'Latency', cell: (p) => (p.latency_ms === null ? '—' : `${p.latency_ms} ms`) },
                 { title: 'Last error', cell: (p) => p.last_error ?? <span class="muted">—</span> },
@@ -144,11 +147,11 @@ export function ChainPage({ chainId }: { chainId: string }) {
               columns={[
                 { title: 'Role', cell: (r) => r.role },
                 { title: 'State', cell: (r) => r.state ?? '—' },
-                { title: 'Address', cell: (r) => <Short value={r.address} /> },
+                { title: 'Address', cell: (r) => <Uid value={r.address} label="address" /> },
                 {
                   title: 'Balance',
                   cell: (r) => (
-                    <span class={r.low ? 'warn' : undefined}>
+                    <span class={r.low ? 'warn' : undefined} data-volatile>
                       {wei(r.balance_wei, c.currency)}
                       {r.low ? ' (low)' : ''}
                     </span>
@@ -196,7 +199,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
             rowKey={(t) => String(t.id)}
             empty="Every transaction is confirmed."
             columns={[
-              { title: 'Tx', cell: (t) => <Mono>{t.id}</Mono> },
+              { title: 'Tx', cell: (t) => <Uid value={t.id} label="transaction id" /> },
               { title: 'Kind', cell: (t) => t.kind },
               {
                 title: 'State',
@@ -204,7 +207,7 @@ export function ChainPage({ chainId }: { chainId: string }) {
                   <Status value={t.cancelling ? 'cancelling' : t.awaiting ? 'awaiting evidence' : t.stuck ? 'stuck' : t.status} title={t.awaiting} />
                 ),
               },
-              { title: 'From', cell: (t) => <Short value={t.from} /> },
+              { title: 'From', cell: (t) => <Uid value={t.from} label="address" /> },
               { title: 'Nonce', cell: (t) => t.nonce },
               { title: 'Max fee', cell: (t) => gwei(t.max_fee_gwei) },
               { title: 'Replaced', cell: (t) => t.replacements },

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { post } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOption, CollectionRow } from '../../../src/services/console/types';
-import { ErrorBox, ExternalLink, Field, Loading, Mono, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
+import { ErrorBox, Field, Loading, onInput, Section, Status, Table, Time, Uid, useAction } from '../ui';
 
 export function CollectionsPage({ appUid }: { appUid: string }) {
   // Live: while a collection deploys, the list is read again every 1.5 s until it shows deployed.
@@ -48,20 +48,14 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
           empty="No collection yet."
           columns={[
             { title: 'Name', cell: (c) => <a href={`/console/apps/${appUid}/assets?collection=${c.uid}`}>{c.name}</a> },
-            { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
+            { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
             { title: 'Symbol', cell: (c) => c.symbol ?? '—' },
             { title: 'Editable assets', cell: (c) => (c.editable_assets ? 'yes' : 'no') },
             { title: 'Status', cell: (c) => <Status value={c.status} /> },
             {
               title: 'Contract',
               cell: (c) =>
-                c.contract_address ? (
-                  <ExternalLink href={c.explorer_url}>
-                    <Short value={c.contract_address} />
-                  </ExternalLink>
-                ) : (
-                  <span class="muted">—</span>
-                ),
+                c.contract_address ? <Uid value={c.contract_address} href={c.explorer_url} external label="address" /> : <span class="muted">—</span>,
             },
             { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
           ]}
@@ -83,7 +77,7 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
               aria-describedby="collection-symbol-hint"
             />
           </Field>
-          <Field label="Description" id="collection-description">
+          <Field label="Description" id="collection-description" wide>
             <textarea id="collection-description" rows={2} maxLength={2000} value={description} onInput={onInput(setDescription)} />
           </Field>
           {(chains.data?.length ?? 0) > 1 && (
@@ -102,14 +96,16 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
             <label for="collection-editable">Editable assets</label>
           </div>
           <ErrorBox error={create.error} />
-          <button type="submit" class="primary" disabled={create.busy}>
-            Create collection
-          </button>
-          {created && (
-            <p role="status" class="muted">
-              Collection <Mono>{created}</Mono> created: its contract is deploying.
-            </p>
-          )}
+          <div class="form-actions">
+            <button type="submit" class="primary" disabled={create.busy}>
+              Create collection
+            </button>
+            {created && (
+              <span role="status" class="muted">
+                Collection <Uid value={created} label="uid" /> created: its contract is deploying.
+              </span>
+            )}
+          </div>
         </form>
       </Section>
     </>

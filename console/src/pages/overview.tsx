@@ -2,7 +2,7 @@ import { count, wei } from '../format';
 import { useState } from 'preact/hooks';
 import { useApi, useFocusHeading } from '../hooks';
 import type { Activity, ActivityRange, ChainStatus, Overview } from '../../../src/services/console/types';
-import { ErrorBox, Loading, Mono, Section, Short, Status, Time } from '../ui';
+import { ErrorBox, Loading, Section, Status, Time, Uid } from '../ui';
 import { ActivityChart } from '../chart';
 
 type Stat = [string, number | undefined, string?];
@@ -60,7 +60,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
         </h1>
         {o && (
           <p class="muted">
-            UID <Mono>{o.app.uid}</Mono> · {o.app.environment} · created <Time iso={o.app.created_at} />
+            UID <Uid value={o.app.uid} label="uid" /> · {o.app.environment} · created <Time iso={o.app.created_at} />
           </p>
         )}
       </div>
@@ -113,7 +113,7 @@ export function OverviewPage({ appUid }: { appUid: string }) {
                 {status.data.chain.name} (id {status.data.chain.chain_id}){status.data.chain.embedded ? ', embedded' : ''}
               </dd>
               <dt>Latest block</dt>
-              <dd>{status.data.chain.block ?? '—'}</dd>
+              <dd data-volatile>{status.data.chain.block ?? '—'}</dd>
               <dt>Unconfirmed transactions</dt>
               <dd>{status.data.unconfirmed_transactions}</dd>
               <dt>Jobs waiting</dt>
@@ -128,7 +128,8 @@ export function OverviewPage({ appUid }: { appUid: string }) {
               <ul class="plain">
                 {status.data.relayers.map((r) => (
                   <li key={r.address}>
-                    <Short value={r.address} /> {r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}{' '}
+                    <Uid value={r.address} label="address" />{' '}
+                    <span data-volatile>{r.balance_wei.startsWith('-') ? 'balance unknown' : wei(r.balance_wei)}</span>{' '}
                     {r.low && <span class="badge bad">low balance</span>}
                   </li>
                 ))}

@@ -4,7 +4,7 @@ import { post, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import type { Location } from '../router';
 import type { AllocationRow, ClaimRow, Page, RewardRow } from '../../../src/services/console/types';
-import { ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
+import { ErrorBox, Field, Loading, onInput, Pager, Section, Status, Table, Time, Uid, useAction } from '../ui';
 
 export function RewardsPage({ appUid }: { appUid: string }) {
   const list = useApi<RewardRow[]>(`/apps/${appUid}/rewards`, (d) =>
@@ -57,7 +57,7 @@ export function RewardsPage({ appUid }: { appUid: string }) {
           empty="No reward yet."
           columns={[
             { title: 'Name', cell: (r) => <a href={`/console/apps/${appUid}/rewards/${r.uid}`}>{r.name}</a> },
-            { title: 'UID', cell: (r) => <Mono>{r.uid}</Mono> },
+            { title: 'UID', cell: (r) => <Uid value={r.uid} label="uid" /> },
             { title: 'Token', cell: (r) => `${r.token_name} (${r.token_symbol})` },
             { title: 'Supply', cell: (r) => inUnits(r.supply, r.token_symbol), class: 'num' },
             { title: 'Unallocated', cell: (r) => inUnits(r.unallocated, r.token_symbol), class: 'num' },
@@ -83,20 +83,23 @@ export function RewardsPage({ appUid }: { appUid: string }) {
           <Field
             label="Withdraw receiver (optional)"
             id="reward-receiver"
+            wide
             hint="Address that receives what is left on withdrawal; default: the service's deployer"
             error={create.error?.field('withdraw_receiver')}
           >
             <input id="reward-receiver" class="mono" value={receiver} onInput={onInput(setReceiver)} aria-describedby="reward-receiver-hint" />
           </Field>
           <ErrorBox error={create.error} />
-          <button type="submit" class="primary" disabled={create.busy}>
-            Create reward
-          </button>
-          {created && (
-            <p role="status" class="muted">
-              Reward <Mono>{created}</Mono> created: its contract is deploying.
-            </p>
-          )}
+          <div class="form-actions">
+            <button type="submit" class="primary" disabled={create.busy}>
+              Create reward
+            </button>
+            {created && (
+              <span role="status" class="muted">
+                Reward <Uid value={created} label="uid" /> created: its contract is deploying.
+              </span>
+            )}
+          </div>
         </form>
       </Section>
     </>
@@ -148,7 +151,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
           <dl class="props">
             <dt>UID</dt>
             <dd>
-              <Mono>{r.uid}</Mono>
+              <Uid value={r.uid} label="uid" />
             </dd>
             <dt>Token</dt>
             <dd>
@@ -156,12 +159,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
             </dd>
             <dt>Status</dt>
             <dd>
-              <Status value={r.status} />{' '}
-              {r.contract_address && (
-                <ExternalLink href={r.explorer_url}>
-                  <Short value={r.contract_address} />
-                </ExternalLink>
-              )}
+              <Status value={r.status} /> {r.contract_address && <Uid value={r.contract_address} href={r.explorer_url} external label="address" />}
             </dd>
             <dt>Supply</dt>
             <dd>{inUnits(r.supply, r.token_symbol)}</dd>
@@ -169,7 +167,7 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
             <dd>{inUnits(r.unallocated, r.token_symbol)}</dd>
             <dt>Withdraw receiver</dt>
             <dd>
-              <Short value={r.withdraw_receiver} />
+              <Uid value={r.withdraw_receiver} label="address" />
             </dd>
             <dt>Withdrawal</dt>
             <dd>
@@ -209,9 +207,11 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                 <input id="alloc-nonce" value={nonce} onInput={onInput(setNonce)} aria-describedby="alloc-nonce-hint" />
               </Field>
               <ErrorBox error={alloc.error} />
-              <button type="submit" class="primary" disabled={alloc.busy || r.withdraw_status !== null}>
-                Allocate
-              </button>
+              <div class="form-actions">
+                <button type="submit" class="primary" disabled={alloc.busy || r.withdraw_status !== null}>
+                  Allocate
+                </button>
+              </div>
             </form>
           </Section>
 
@@ -225,10 +225,10 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                   rowKey={(a) => a.uid}
                   empty="No allocation yet."
                   columns={[
-                    { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
-                    { title: 'User', cell: (a) => <a href={`/console/apps/${appUid}/users/${a.to_user_uid}`}>{a.to_user_uid}</a> },
+                    { title: 'UID', cell: (a) => <Uid value={a.uid} label="uid" /> },
+                    { title: 'User', cell: (a) => <Uid value={a.to_user_uid} href={`/console/apps/${appUid}/users/${a.to_user_uid}`} label="user uid" /> },
                     { title: 'Amount', cell: (a) => inUnits(a.amount, r.token_symbol), class: 'num' },
-                    { title: 'Nonce', cell: (a) => <Short value={String(a.nonce)} /> },
+                    { title: 'Nonce', cell: (a) => <Uid value={String(a.nonce)} label="nonce" /> },
                     { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
                     { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
                   ]}
@@ -256,13 +256,15 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
               <Field label="User uid" id="claim-user" error={claim.error?.field('from_user_uid')}>
                 <input id="claim-user" required value={fromUser} onInput={onInput(setFromUser)} />
               </Field>
-              <Field label="To address" id="claim-address" error={claim.error?.field('to_address')}>
+              <Field label="To address" id="claim-address" wide error={claim.error?.field('to_address')}>
                 <input id="claim-address" class="mono" required value={toAddress} onInput={onInput(setToAddress)} />
               </Field>
               <ErrorBox error={claim.error} />
-              <button type="submit" disabled={claim.busy || r.withdraw_status !== null}>
-                Claim
-              </button>
+              <div class="form-actions">
+                <button type="submit" disabled={claim.busy || r.withdraw_status !== null}>
+                  Claim
+                </button>
+              </div>
             </form>
           </Section>
 
@@ -276,10 +278,10 @@ export function RewardPage({ appUid, rewardUid, loc }: { appUid: string; rewardU
                   rowKey={(c) => c.uid}
                   empty="No claim yet."
                   columns={[
-                    { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
-                    { title: 'User', cell: (c) => <a href={`/console/apps/${appUid}/users/${c.from_user_uid}`}>{c.from_user_uid}</a> },
+                    { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
+                    { title: 'User', cell: (c) => <Uid value={c.from_user_uid} href={`/console/apps/${appUid}/users/${c.from_user_uid}`} label="user uid" /> },
                     { title: 'Amount', cell: (c) => inUnits(c.amount, r.token_symbol), class: 'num' },
-                    { title: 'To', cell: (c) => <Short value={c.to_address} /> },
+                    { title: 'To', cell: (c) => <Uid value={c.to_address} label="address" /> },
                     { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
                     { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
                   ]}

@@ -5,7 +5,7 @@ import { navigate, withQuery, type Location } from '../router';
 import { post } from '../api';
 import type { Page, RewardRow, UserDetail, UserRow, WalletExport } from '../../../src/services/console/types';
 import { amount as inUnits } from '../format';
-import { CopyButton, ErrorBox, ExternalLink, Field, Loading, Mono, Pager, Section, Short, Status, Table, Time, onInput, useAction } from '../ui';
+import { CopyButton, ErrorBox, Field, Loading, Mono, onInput, Pager, Section, Status, Table, Time, Uid, useAction } from '../ui';
 import { assetColumns, hasTransitional } from './assets';
 
 export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
@@ -52,12 +52,12 @@ export function UsersPage({ appUid, loc }: { appUid: string; loc: Location }) {
             rowKey={(u) => u.uid}
             empty={q ? 'No user matches.' : 'No user yet: users are created through the API (POST /v1/user).'}
             columns={[
-              { title: 'UID', cell: (u) => <a href={`/console/apps/${appUid}/users/${u.uid}`}>{u.uid}</a> },
+              { title: 'UID', cell: (u) => <Uid value={u.uid} href={`/console/apps/${appUid}/users/${u.uid}`} label="user uid" /> },
               { title: 'Email', cell: (u) => u.email ?? <span class="muted">—</span> },
               { title: 'External id', cell: (u) => u.user_external_id ?? <span class="muted">—</span> },
               {
                 title: 'Wallet',
-                cell: (u) => (u.wallets.length ? u.wallets.map((w) => <Short value={w.address} />) : <span class="muted">not created yet</span>),
+                cell: (u) => (u.wallets.length ? u.wallets.map((w) => <Uid value={w.address} label="address" />) : <span class="muted">not created yet</span>),
               },
               { title: 'Created', cell: (u) => <Time iso={u.created_at} /> },
             ]}
@@ -85,8 +85,9 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
       <p class="back">
         <a href={`/console/apps/${appUid}/users`}>← Users</a>
       </p>
+      {/* Named as people know them: their email, else their external id; the uid is listed below. */}
       <h1 ref={heading} tabIndex={-1}>
-        User {userUid}
+        {d ? (d.user.email ?? d.user.user_external_id ?? `User ${userUid}`) : `User ${userUid}`}
       </h1>
       <ErrorBox error={detail.error} />
       {!d ? (
@@ -96,7 +97,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
           <dl class="props">
             <dt>UID</dt>
             <dd>
-              <Mono>{d.user.uid}</Mono>
+              <Uid value={d.user.uid} label="uid" />
             </dd>
             <dt>Email</dt>
             <dd>{d.user.email ?? '—'}</dd>
@@ -107,7 +108,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               {d.user.wallets.length
                 ? d.user.wallets.map((w) => (
                     <span key={w.address}>
-                      <Mono>{w.address}</Mono> <ExternalLink href={w.explorer_url}>explorer</ExternalLink>
+                      <Uid value={w.address} href={w.explorer_url} external label="address" keep={10} />
                     </span>
                   ))
                 : 'not created yet (created at the first mint)'}
@@ -130,9 +131,9 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               rowKey={(t) => t.uid}
               empty="No transfer."
               columns={[
-                { title: 'UID', cell: (t) => <Mono>{t.uid}</Mono> },
+                { title: 'UID', cell: (t) => <Uid value={t.uid} label="uid" /> },
                 { title: 'Asset', cell: (t) => <a href={`/console/apps/${appUid}/assets/${t.asset_uid}`}>{t.asset_uid}</a> },
-                { title: 'To', cell: (t) => <Short value={t.to_address} /> },
+                { title: 'To', cell: (t) => <Uid value={t.to_address} label="address" /> },
                 { title: 'Status', cell: (t) => <Status value={t.status} title={t.reason} /> },
                 { title: 'Created', cell: (t) => <Time iso={t.created_at} /> },
               ]}
@@ -145,7 +146,7 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               rowKey={(b) => b.uid}
               empty="No burn."
               columns={[
-                { title: 'UID', cell: (b) => <Mono>{b.uid}</Mono> },
+                { title: 'UID', cell: (b) => <Uid value={b.uid} label="uid" /> },
                 { title: 'Asset', cell: (b) => <a href={`/console/apps/${appUid}/assets/${b.asset_uid}`}>{b.asset_uid}</a> },
                 { title: 'Status', cell: (b) => <Status value={b.status} /> },
                 { title: 'Created', cell: (b) => <Time iso={b.created_at} /> },
@@ -159,8 +160,8 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               rowKey={(a) => a.uid}
               empty="No allocation."
               columns={[
-                { title: 'UID', cell: (a) => <Mono>{a.uid}</Mono> },
-                { title: 'Reward', cell: (a) => <a href={`/console/apps/${appUid}/rewards/${a.reward_uid}`}>{a.reward_uid}</a> },
+                { title: 'UID', cell: (a) => <Uid value={a.uid} label="uid" /> },
+                { title: 'Reward', cell: (a) => <Uid value={a.reward_uid} href={`/console/apps/${appUid}/rewards/${a.reward_uid}`} label="reward uid" /> },
                 { title: 'Amount', cell: (a) => inUnits(a.amount, symbol(a.reward_uid)), class: 'num' },
                 { title: 'Status', cell: (a) => <Status value={a.status} title={a.reason} /> },
                 { title: 'Created', cell: (a) => <Time iso={a.created_at} /> },
@@ -174,10 +175,10 @@ export function UserPage({ appUid, userUid }: { appUid: string; userUid: string 
               rowKey={(c) => c.uid}
               empty="No claim."
               columns={[
-                { title: 'UID', cell: (c) => <Mono>{c.uid}</Mono> },
-                { title: 'Reward', cell: (c) => <a href={`/console/apps/${appUid}/rewards/${c.reward_uid}`}>{c.reward_uid}</a> },
+                { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
+                { title: 'Reward', cell: (c) => <Uid value={c.reward_uid} href={`/console/apps/${appUid}/rewards/${c.reward_uid}`} label="reward uid" /> },
                 { title: 'Amount', cell: (c) => inUnits(c.amount, symbol(c.reward_uid)), class: 'num' },
-                { title: 'To', cell: (c) => <Short value={c.to_address} /> },
+                { title: 'To', cell: (c) => <Uid value={c.to_address} label="address" /> },
                 { title: 'Status', cell: (c) => <Status value={c.status} title={c.reason} /> },
                 { title: 'Created', cell: (c) => <Time iso={c.created_at} /> },
               ]}
@@ -206,7 +207,7 @@ function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; user
         wallet afterwards: from then on the user controls it too.
       </p>
       <form
-        class="row"
+        class="card form"
         onSubmit={async (e) => {
           e.preventDefault();
           const r = await exportKey.run();
@@ -216,18 +217,20 @@ function WalletExportSection({ appUid, userUid, onDone }: { appUid: string; user
           }
         }}
       >
-        <Field label="Recipient public key" id="export-recipient" hint="raw X25519 public key, base64url">
+        <Field label="Recipient public key" id="export-recipient" hint="raw X25519 public key, base64url" wide>
           <input id="export-recipient" value={recipient} onInput={onInput(setRecipient)} autocomplete="off" spellcheck={false} />
         </Field>
-        <button type="submit" class="danger" disabled={exportKey.busy || !recipient.trim()}>
-          Export wallet
-        </button>
+        <div class="form-actions">
+          <button type="submit" class="danger" disabled={exportKey.busy || !recipient.trim()}>
+            Export wallet
+          </button>
+        </div>
       </form>
       <ErrorBox error={exportKey.error} />
       {result && (
         <div class="card callout" role="status">
           <p>
-            Sealed key of <Mono>{result.address}</Mono>: send both values to the user.
+            Sealed key of <Uid value={result.address} label="address" keep={10} />: send both values to the user.
           </p>
           <dl class="props">
             <dt>enc</dt>

@@ -3,7 +3,7 @@ import { type ApiFailure, get, post, put, qs } from '../api';
 import { useApi, useFocusHeading } from '../hooks';
 import { navigate, withQuery, type Location } from '../router';
 import type { DeliveryRow, Page, WebhookConfig, WebhookSettings } from '../../../src/services/console/types';
-import { ErrorBox, Field, Loading, Mono, Pager, Secret, Section, Status, Table, Time, onInput, useAction } from '../ui';
+import { ErrorBox, Field, Loading, onInput, Pager, Secret, Section, Status, Table, Time, Uid, useAction } from '../ui';
 
 /** The App's webhook (null when none is configured) and the event types a filter may name. */
 function useWebhook(appUid: string) {
@@ -90,17 +90,17 @@ export function WebhookPage({ appUid, loc }: { appUid: string; loc: Location }) 
         <form class="card form" onSubmit={(e) => submit(e)} aria-label="Webhook settings">
           {wh.config && (
             <p class="muted">
-              Signing key <Mono>{wh.config.key_id}</Mono>
+              Signing key <Uid value={wh.config.key_id} label="key id" />
               {wh.config.previous_key_id && (
                 <>
                   {' '}
-                  (previous key <Mono>{wh.config.previous_key_id}</Mono> until <Time iso={wh.config.previous_key_valid_until} />)
+                  (previous key <Uid value={wh.config.previous_key_id} label="key id" /> until <Time iso={wh.config.previous_key_valid_until} />)
                 </>
               )}
               {!wh.config.enabled && wh.config.disabled_reason && <> · off: {wh.config.disabled_reason}</>}
             </p>
           )}
-          <Field label="URL" id="webhook-url" error={save.error?.field('url')}>
+          <Field label="URL" id="webhook-url" wide error={save.error?.field('url')}>
             <input id="webhook-url" type="url" required placeholder="https://example.com/hooks/mintworks" value={url} onInput={onInput(setUrl)} />
           </Field>
           <fieldset>
@@ -120,7 +120,7 @@ export function WebhookPage({ appUid, loc }: { appUid: string; loc: Location }) 
             <label for="webhook-enabled">On (send events)</label>
           </div>
           <ErrorBox error={save.error} />
-          <div class="row">
+          <div class="form-actions">
             <button type="submit" class="primary" disabled={save.busy}>
               {wh.config ? 'Save webhook' : 'Create webhook'}
             </button>
@@ -177,7 +177,7 @@ export function WebhookPage({ appUid, loc }: { appUid: string; loc: Location }) 
               rowKey={(d) => d.event_id}
               empty="No event sent yet."
               columns={[
-                { title: 'Event id', cell: (d) => <Mono>{d.event_id}</Mono> },
+                { title: 'Event id', cell: (d) => <Uid value={d.event_id} label="event id" /> },
                 { title: 'Type', cell: (d) => d.event },
                 { title: 'Time', cell: (d) => <Time iso={d.event_time} /> },
                 { title: 'Status', cell: (d) => <Status value={d.status} /> },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
 import { createCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
-import { pageQuery, str } from '../kit/schemas.js';
+import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { adminUserObject, appSummary, collectionObject, created, newApp, list, paged } from '../kit/objects.js';
@@ -47,6 +47,7 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
           description: str().max(2000).nullish(),
           external_url: str().url().nullish(),
           chain_id: z.number().int().positive().nullish(),
+          standard: collectionStandard,
         }),
       },
     },
@@ -65,6 +66,7 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
               description: b.description,
               external_url: b.external_url,
               chain_id: b.chain_id,
+              standard: b.standard,
             },
             requestActor(req),
           ),

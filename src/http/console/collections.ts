@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createCollection } from '../../services/collections/collections.js';
 import { listCollections } from '../../services/console/queries.js';
 import type { ChainOption } from '../../services/console/types.js';
-import { str } from '../kit/schemas.js';
+import { collectionStandard, str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
@@ -27,6 +27,7 @@ export const collectionPages: ConsolePage = async (app, deps) => {
           description: str().max(2000).nullish(),
           editable_assets: z.boolean().default(false),
           chain_id: z.number().int().positive().nullish(),
+          standard: collectionStandard,
         }),
       },
     },
@@ -44,6 +45,7 @@ export const collectionPages: ConsolePage = async (app, deps) => {
               editable: b.editable_assets,
               description: b.description || null,
               chain_id: b.chain_id,
+              standard: b.standard,
             },
             requestActor(req),
           ),

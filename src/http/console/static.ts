@@ -1,7 +1,8 @@
 // The console's files: the browser app built by `npm run build` (scripts/build-console.mjs) into
 // build/console, loaded into memory once and served under /console with a strict Content-Security-
 // Policy. Every other path under /console is a page of the app: it gets index.html, and the app's
-// router shows the page (so every page has its own URL, bookmarkable).
+// router shows the page (so every page has its own URL, bookmarkable). The same build holds the API
+// reference, docs.html, served at /docs: it reads /openapi.json and needs no session.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -90,6 +91,8 @@ export function securityHeaders(reply: FastifyReply): FastifyReply {
 export async function consoleStatic(app: FastifyInstance<any, any, any, any, any>, dir = CONSOLE_BUILD_DIR): Promise<void> {
   const files = loadFiles(dir);
   const index = files.get('index.html');
+  const reference = files.get('docs.html');
+  const pages = new Set(['index.html', 'docs.html']);
 
   const send = (req: FastifyRequest, reply: FastifyReply, f: StaticFile) => {
     securityHeaders(reply).header('etag', f.etag).header('vary', 'accept-encoding').type(f.type);
@@ -99,18 +102,16 @@ export async function consoleStatic(app: FastifyInstance<any, any, any, any, any
     return reply.send(f.body);
   };
 
-  const page = async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!index) {
-      return reply.code(503).type('text/plain; charset=utf-8').send('The console is not built: run `npm run build` (npm start does it).\n');
-    }
-    return send(req, reply, index);
-  };
+  const notBuilt = (reply: FastifyReply) =>
+    reply.code(503).type('text/plain; charset=utf-8').send('The console is not built: run `npm run build` (npm start does it).\n');
+  const page = async (req: FastifyRequest, reply: FastifyReply) => (index ? send(req, reply, index) : notBuilt(reply));
 
+  app.get('/docs', { schema: { hide: true } }, async (req, reply) => (reference ? send(req, reply, reference) : notBuilt(reply)));
   app.get('/console', { schema: { hide: true } }, page);
   app.get<{ Params: { '*': string } }>('/console/*', { schema: { hide: true } }, async (req, reply) => {
     const rel = req.params['*'];
     const f = files.get(rel);
-    if (f && rel !== 'index.html') return send(req, reply, f);
+    if (f && !pages.has(rel)) return send(req, reply, f);
     if (rel === 'api' || rel.startsWith('api/')) return reply.code(404).send(errorBody('not_found', 'Not Found'));
     // A missing file (a name with an extension) is a 404; anything else is a page of the app.
     if (/\.[a-z0-9]+$/i.test(rel)) return securityHeaders(reply).code(404).type('text/plain; charset=utf-8').send('Not found\n');

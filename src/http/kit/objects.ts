@@ -10,7 +10,7 @@ export const list = (o: z.ZodType) => z.array(o);
 export const paged = ' A plain array, newest first, at most `limit` (1,000) entries; a `Link: <…>; rel="next"` header gives the next page.';
 
 export const uid = z.string().describe('12-digit identifier').meta({ example: '482913570214' });
-const time = z.string().describe('ISO 8601, UTC').meta({ example: '2025-06-01T12:00:00.000000Z' });
+export const time = z.string().describe('ISO 8601, UTC').meta({ example: '2025-06-01T12:00:00.000000Z' });
 export const address = z.string().describe('0x and 40 lower-case hex digits').meta({ example: '0x5fbdb2315678afecb367f032d93f642f64180aa3' });
 export const chain = {
   chain: z.string().meta({ example: 'Anvil' }),
@@ -80,7 +80,7 @@ export const collectionObject = z
     name: z.string(),
     created_at: time,
     status: z.enum(['deploying', 'deployed']),
-    type: z.literal('ERC721'),
+    type: z.enum(['ERC721', 'ERC1155']).describe('ERC721: unique assets (/asset); ERC1155: stackable items (/item).'),
     editable_assets: z.boolean(),
     contract_address: address.nullable(),
     symbol: z.string(),

@@ -90,6 +90,11 @@ export const createAssetBody = z.object({
 
 export const editAssetBody = z.object({ data: z.object(assetDataFields) });
 
+/** An item's document fields (docs/api.md, Items): an asset's, without unique_name (an item's name need not be unique). */
+const { unique_name: _uniqueName, ...itemDataFields } = assetDataFields;
+export const itemData = z.object({ ...itemDataFields, store_image_on_ipfs: z.boolean() });
+export const editItemData = z.object({ ...itemDataFields, unique_name: z.boolean().optional().describe('Accepted for EditData alike; items ignore it.') });
+
 export const assetListQuery = z.object({ user_uid: str().optional(), ...pageQuery });
 
 export const depositQuery = z.object({
@@ -123,3 +128,9 @@ export const amountField = z
     }
   })
   .describe('A decimal amount (18 decimals at most) as a JSON number or a numeric string, e.g. 1.5 or "1.5".');
+
+/** A collection's token standard at creation: ERC721 (unique assets, the default) or ERC1155 (stackable items). */
+export const collectionStandard = z
+  .enum(['ERC721', 'ERC1155'], { error: 'Must be "ERC721" or "ERC1155".' })
+  .nullish()
+  .describe('ERC721 (default): unique assets (/asset). ERC1155: stackable items (/item). Fixed once created.');

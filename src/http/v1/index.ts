@@ -16,11 +16,12 @@ import { transferRoutes, transfersDocs } from './transfers.js';
 import { burnRoutes, burnsDocs } from './burns.js';
 import { depositDocs, depositRoutes } from './deposit.js';
 import { rewardRoutes, rewardsDocs } from './rewards.js';
+import { itemRoutes, itemsDocs } from './items.js';
 
 export const V1_PREFIX = '/v1';
 
 /** Every /v1 route's doc, in the order of the OpenAPI document's paths. */
-export const V1_DOCS = areaDocs(V1_PREFIX, usersDocs, collectionsDocs, assetsDocs, transfersDocs, burnsDocs, depositDocs, rewardsDocs);
+export const V1_DOCS = areaDocs(V1_PREFIX, usersDocs, collectionsDocs, assetsDocs, transfersDocs, burnsDocs, depositDocs, rewardsDocs, itemsDocs);
 
 export interface V1Deps {
   ctx: Ctx;
@@ -57,6 +58,7 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
       await burnRoutes(routes, deps.ctx);
       await depositRoutes(routes, deps.ctx);
       await rewardRoutes(routes, deps.ctx);
+      await itemRoutes(routes, deps.ctx);
     },
     { prefix: V1_PREFIX },
   );

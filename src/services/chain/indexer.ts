@@ -15,6 +15,7 @@ import { newUid } from '../../util/ids.js';
 import { errMessage } from '../../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
 import { chainKind } from '../../jobs/kinds.js';
+import { applyItemLogs } from '../items/deposits.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
@@ -70,6 +71,7 @@ export class ChainIndexer {
   }
 
   /** Processes one range of blocks. Returns true when more ranges are waiting. */
+  // Long: one pass over a chain's new logs: the collections', then the items', with one cursor between them.
   async step(): Promise<boolean> {
     const client = this.ctx.sender.client;
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
@@ -102,10 +104,13 @@ export class ChainIndexer {
     const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
     const collections = await this.ctx.db
       .selectFrom('collections')
-      .select(['uid', 'app_uid', 'contract_address'])
+      .select(['uid', 'app_uid', 'contract_address', 'standard'])
       .where('chain_id', '=', this.chainId)
       .where('status', '=', 'deployed')
       .execute();
+    // ERC-1155 collections log TransferSingle/TransferBatch: item balances and deposits (services/items).
+    const itemCollections = collections.filter((c) => c.standard === 'ERC1155');
+    if (itemCollections.length > 0) await applyItemLogs(this.ctx, itemCollections, from + 1n, to);
     if (collections.length > 0) {
       const raw = await client.request({
         method: 'eth_getLogs',

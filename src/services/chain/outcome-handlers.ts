@@ -14,6 +14,8 @@ import { claimTxOutcome } from '../rewards/claims-job.js';
 import { withdrawOutcome } from '../rewards/withdraw-job.js';
 import { baseUriOutcome } from '../collections/base-uri.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
+import { itemMintOutcome } from '../items/mint-job.js';
+import { itemForwardOutcome } from '../items/relay.js';
 
 export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
   return {
@@ -28,5 +30,7 @@ export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
     'reward.withdraw': withdrawOutcome(ctx),
     'collection.base_uri': baseUriOutcome(ctx),
     'relayers.rotation': rotationOutcome(ctx),
+    'item.mint': itemMintOutcome(ctx),
+    'item.forward': itemForwardOutcome(ctx),
   };
 }

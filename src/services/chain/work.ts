@@ -20,6 +20,8 @@ import { baseUriJobHandler } from '../collections/base-uri.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
+import { itemMintJobHandler } from '../items/mint-job.js';
+import { itemForwardJobHandler } from '../items/relay.js';
 
 /** How long the jobs of a chain that is not ready wait before they are looked at again. */
 const NOT_READY_DELAY_MS = 2000;
@@ -48,6 +50,8 @@ function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
     'reward.withdraw': rewards.withdraw,
     'collection.base_uri': baseUriJobHandler(ctx),
     'relayers.rotate': relayerRotationJobHandler(ctx, rt),
+    'item.mint': itemMintJobHandler(ctx),
+    'item.forward': itemForwardJobHandler(ctx),
   };
 }
 

@@ -1,4 +1,5 @@
-// Collections: an ERC-721 contract per collection, deployed as a job through the chain sender.
+// Collections: a contract per collection (ERC-721 MintworksCollection, or ERC-1155 MintworksItems for
+// stackable items), deployed as a job through the chain sender.
 import { recordAudit, type Actor } from '../audit.js';
 import { encodeDeployData } from 'viem';
 import type { ChainCtx, Ctx } from '../context.js';
@@ -13,6 +14,7 @@ import { collectionView } from '../views.js';
 import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
+import type { CollectionStandard } from '../../store/schema.js';
 
 export interface NewCollection {
   name: string;
@@ -22,6 +24,8 @@ export interface NewCollection {
   external_url?: string | null;
   /** The chain to deploy on; default: the default chain. */
   chain_id?: number | null;
+  /** ERC721 (the default: unique assets) or ERC1155 (stackable items, the /v1/item API). */
+  standard?: CollectionStandard | null;
 }
 
 /** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
@@ -49,6 +53,7 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         next_token_id: 1,
         created_at: nowIso(),
         chain_id: chainId,
+        standard: input.standard ?? 'ERC721',
       })
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
@@ -57,7 +62,7 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         action: 'collection.created',
         app_uid: appUid,
         chain_id: chainId,
-        details: { collection: uid, name: input.name, symbol: input.symbol },
+        details: { collection: uid, name: input.name, symbol: input.symbol, standard: input.standard ?? 'ERC721' },
       });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
@@ -81,19 +86,24 @@ export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
 }
 
 export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {
-  const { abi, bytecode } = artifact('MintworksCollection');
+  const erc721 = artifact('MintworksCollection');
+  const erc1155 = artifact('MintworksItems');
   return contractDeployJob(ctx, {
     jobKind: COLLECTION_DEPLOY_JOB,
     txKind: COLLECTION_DEPLOY_TX,
     table: 'collections',
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection (those a rotation brings in too): mints and edits go out from whichever is next.
-    deployData: (c) =>
-      encodeDeployData({
-        abi,
-        bytecode,
-        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, ctx.sender.operators().map((r) => r.address)],
-      }),
+    deployData: (c) => {
+      const operators = ctx.sender.operators().map((r) => r.address);
+      if (c.standard === 'ERC1155')
+        return encodeDeployData({ abi: erc1155.abi, bytecode: erc1155.bytecode, args: [metadataBaseUri(ctx, c.uid), ctx.forwarder, operators] });
+      return encodeDeployData({
+        abi: erc721.abi,
+        bytecode: erc721.bytecode,
+        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, operators],
+      });
+    },
     payload: (c) => ({ collection_uid: c.uid }),
   });
 }

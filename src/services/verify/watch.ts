@@ -193,6 +193,7 @@ export async function watchPass(ctx: ChainCtx, opts: { intervalMs: number; batch
     };
   });
   for (const c of contractFound) if (c.read) judged.set(c.key, c.found);
+  await recheckFresh(ctx, chainId, p, accounts.operator, s.divergent, judged);
 
   const divergent = { ...s.divergent };
   const fresh: Divergence[] = [];
@@ -212,6 +213,39 @@ export async function watchPass(ctx: ChainCtx, opts: { intervalMs: number; batch
   if (fresh.length > MAX_ALERTS)
     raise(DIVERGENCE_ALERT, { chain_id: chainId, more: fresh.length - MAX_ALERTS, hint: `mintworks chain verify --chain ${chainId}` });
   return fresh;
+}
+
+/**
+ * Assets and claims found divergent for the first time are read and checked once more before anything is
+ * reported: a record read in the instant between two of its rows' commits (the burn done, the asset not
+ * yet marked burned) looks divergent and is not. A real divergence is found again; a passing one is not.
+ */
+async function recheckFresh(
+  ctx: ChainCtx,
+  chainId: number,
+  p: Awaited<ReturnType<typeof pick>>,
+  operator: Address,
+  known: WatchState['divergent'],
+  judged: Map<string, Found[]>,
+): Promise<void> {
+  const isFresh = (subject: string) => {
+    const before = new Set(known[subject] ?? []);
+    return (judged.get(subject) ?? []).some((f) => !before.has(divergenceKey(report(f))));
+  };
+  const uidsOf = (type: string) => [...judged.keys()].filter((k) => k.startsWith(`${type}:`) && isFresh(k)).map((k) => k.slice(type.length + 1));
+  const assetUids = uidsOf('asset');
+  const claimUids = uidsOf('claim');
+  const unused = tally(); // a second look is not a second record checked
+  if (assetUids.length) {
+    const rows = await assetRows(ctx).where('uid', 'in', assetUids).execute();
+    for (const uid of assetUids) judged.delete(`asset:${uid}`);
+    for (const [uid, f] of await checkAssets(ctx, ctx.sender.client, chainId, p.collections, operator, rows, unused)) judged.set(`asset:${uid}`, f);
+  }
+  if (claimUids.length) {
+    const rows = await ctx.db.selectFrom('claims').select(['uid', 'app_uid', 'reward_uid', 'status', 'amount']).where('uid', 'in', claimUids).execute();
+    for (const uid of claimUids) judged.delete(`claim:${uid}`);
+    for (const [uid, f] of await checkClaims(ctx, ctx.sender.client, chainId, p.rewards, rows, unused)) judged.set(`claim:${uid}`, f);
+  }
 }
 
 /** Runs the passes of a chain every `intervalMs` until stopped. */

@@ -1,0 +1,3 @@
+import { itemsSuite } from './items-suite.js';
+
+itemsSuite('postgres');
