@@ -8,6 +8,23 @@ import {Context} from "@openzeppelin/contracts/utils/Context.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
 import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
+import {IERC721} from "@openzeppelin/contracts/token/ERC721/IERC721.sol";
+import {ERC2981} from "@openzeppelin/contracts/token/common/ERC2981.sol";
+
+/// @dev ERC-5192 (minimal soulbound NFTs). Not shipped by OpenZeppelin 5, so declared here as the EIP writes it.
+interface IERC5192 {
+    event Locked(uint256 tokenId);
+    event Unlocked(uint256 tokenId);
+
+    function locked(uint256 tokenId) external view returns (bool);
+}
+
+/// @dev ERC-7572 (contract-level metadata): what marketplaces show for the collection as a whole.
+interface IERC7572 {
+    event ContractURIUpdated();
+
+    function contractURI() external view returns (string memory);
+}
 
 /**
  * @title MintworksCollection
@@ -27,12 +44,26 @@ import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
  *   `ipfs add --cid-version 1` makes them: a single-chunk file is a raw block (codec 0x55,
  *   `bafkrei…`), a larger one a dag-pb root (codec 0x70, `bafybei…`). Raw is the common case and
  *   costs nothing extra; dag-pb tokens are marked in a bitmap.
+ * - Collection options: ERC-2981 royalties and the ERC-7572 contract URI (both changeable by an
+ *   operator, in one call, since the contract document carries the royalty too), and ERC-5192
+ *   soulbound tokens (fixed at deployment): every token is locked, transfers revert, burns do not.
+ *   The soulbound check sits in `transferFrom` (which both `safeTransferFrom`s call), not in
+ *   `_update`, so that minting and burning pay nothing for it.
  */
-contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
+contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC4906, IERC5192, IERC7572 {
     using Strings for uint256;
 
     /// @dev ERC-165 id of ERC-4906 (metadata update events), fixed by the EIP.
     bytes4 private constant ERC4906_INTERFACE_ID = bytes4(0x49064906);
+    /// @dev ERC-165 id of ERC-5192 (`locked(uint256)`), fixed by the EIP.
+    bytes4 private constant ERC5192_INTERFACE_ID = bytes4(0xb45a3c0e);
+
+    /// @dev Whether tokens are bound to the account they are minted to (ERC-5192): set at deployment.
+    ///      Read through `supportsInterface(0xb45a3c0e)` or `locked(id)`: no getter of its own, as each
+    ///      function more lengthens the selector dispatch every mint goes through.
+    bool private immutable _soulbound;
+
+    string private _contractURI;
 
     /// @notice Whether per-token metadata may be changed after minting.
     bool public immutable editable;
@@ -62,6 +93,8 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
     error TokenBurned(uint256 id);
     /// @dev dag-pb was requested with a zero digest, which means "no CID": a caller bug.
     error InvalidCid();
+    /// @dev The collection is soulbound: its tokens can be burned, never transferred.
+    error Soulbound(uint256 id);
 
     modifier onlyOperator() {
         if (!isOperator(_msgSender())) revert NotOperator();
@@ -74,10 +107,17 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
         string memory baseURI_,
         bool editable_,
         address trustedForwarder_,
-        address[] memory operators_
+        address[] memory operators_,
+        bool soulbound_,
+        address royaltyReceiver_,
+        uint96 royaltyBps_,
+        string memory contractURI_
     ) ERC721(name_, symbol_) ERC2771Context(trustedForwarder_) Ownable(msg.sender) {
         _baseTokenURI = baseURI_;
         editable = editable_;
+        _soulbound = soulbound_;
+        _contractURI = contractURI_;
+        if (royaltyReceiver_ != address(0)) _setDefaultRoyalty(royaltyReceiver_, royaltyBps_);
         for (uint256 i = 0; i < operators_.length; ++i) {
             _operators[operators_[i]] = true;
             emit OperatorSet(operators_[i], true);
@@ -115,10 +155,15 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
         for (uint256 i = 0; i < n; ++i) {
             _mintOne(to[i], ids[i], cids[i], dagPb[i]);
         }
+        // Outside the loop: a collection that is not soulbound pays for this test once per batch, not per token.
+        if (_soulbound) {
+            for (uint256 i = 0; i < n; ++i) emit Locked(ids[i]);
+        }
     }
 
     function mint(address to, uint256 id, bytes32 cid, bool dagPb) external onlyOperator {
         _mintOne(to, id, cid, dagPb);
+        if (_soulbound) emit Locked(id);
     }
 
     function _mintOne(address to, uint256 id, bytes32 cid, bool dagPb) private {
@@ -131,6 +176,39 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
             if (cid == 0) revert InvalidCid();
             _dagPbBitmap[id >> 8] |= uint256(1) << (id & 0xff);
         }
+    }
+
+    // ------------------------------------------------------------------ soulbound (ERC-5192)
+
+    /// @notice True for every token of a soulbound collection; reverts for a token that does not exist.
+    function locked(uint256 id) external view returns (bool) {
+        _requireOwned(id);
+        return _soulbound;
+    }
+
+    /// @dev Both `safeTransferFrom`s end here; burns go through `_update` and stay allowed.
+    function transferFrom(address from, address to, uint256 id) public override(ERC721, IERC721) {
+        if (_soulbound) revert Soulbound(id);
+        super.transferFrom(from, to, id);
+    }
+
+    // ------------------------------------------------------------------ collection metadata
+
+    /// @notice The collection's own metadata document (ERC-7572).
+    function contractURI() external view returns (string memory) {
+        return _contractURI;
+    }
+
+    /**
+     * @notice Sets the royalty (ERC-2981; a zero receiver removes it) and the contract URI together:
+     *         the document behind the URI states the royalty as well, so they change as one.
+     *         Sending the same values again changes nothing but emits the event again.
+     */
+    function setCollectionInfo(address royaltyReceiver, uint96 royaltyBps, string calldata contractURI_) external onlyOperator {
+        if (royaltyReceiver == address(0)) _deleteDefaultRoyalty();
+        else _setDefaultRoyalty(royaltyReceiver, royaltyBps);
+        _contractURI = contractURI_;
+        emit ContractURIUpdated();
     }
 
     // ------------------------------------------------------------------ burning
@@ -238,8 +316,8 @@ contract MintworksCollection is ERC721, ERC2771Context, Ownable, IERC4906 {
         return _baseTokenURI;
     }
 
-    function supportsInterface(bytes4 interfaceId) public view override(ERC721, IERC165) returns (bool) {
-        return interfaceId == ERC4906_INTERFACE_ID || super.supportsInterface(interfaceId);
+    function supportsInterface(bytes4 interfaceId) public view override(ERC721, ERC2981, IERC165) returns (bool) {
+        return interfaceId == ERC4906_INTERFACE_ID || (_soulbound && interfaceId == ERC5192_INTERFACE_ID) || super.supportsInterface(interfaceId);
     }
 
     // ------------------------------------------------------------------ ERC-2771 plumbing

@@ -32,7 +32,7 @@ export function onSignedOut(fn: Listener): () => void {
   return () => signedOutListeners.delete(fn);
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`/console/api${path}`, {
@@ -61,6 +61,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: st
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
 export const put = <T>(path: string, body: unknown) => api<T>('PUT', path, body);
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);
 
 /** A query string from the defined, non-empty values. */
 export function qs(params: Record<string, string | number | undefined | null>): string {

@@ -13,6 +13,7 @@ import { OverviewPage } from './pages/overview';
 import { UsersPage, UserPage } from './pages/users';
 import { AssetsPage, AssetPage } from './pages/assets';
 import { CollectionsPage } from './pages/collections';
+import { CollectionPage } from './pages/collection';
 import { RewardsPage, RewardPage } from './pages/rewards';
 import { WebhookPage } from './pages/webhook';
 import { KeysPage } from './pages/keys';
@@ -87,7 +88,7 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
   else if (section === '' && !sub) page = <OverviewPage appUid={appUid} />;
   else if (section === '/users') page = sub ? <UserPage appUid={appUid} userUid={sub} /> : <UsersPage appUid={appUid} loc={loc} />;
   else if (section === '/assets') page = sub ? <AssetPage appUid={appUid} assetUid={sub} /> : <AssetsPage appUid={appUid} loc={loc} />;
-  else if (section === '/collections' && !sub) page = <CollectionsPage appUid={appUid} />;
+  else if (section === '/collections') page = sub ? <CollectionPage appUid={appUid} collectionUid={sub} /> : <CollectionsPage appUid={appUid} />;
   else if (section === '/rewards') page = sub ? <RewardPage appUid={appUid} rewardUid={sub} loc={loc} /> : <RewardsPage appUid={appUid} />;
   else if (section === '/webhook' && !sub) page = <WebhookPage appUid={appUid} loc={loc} />;
   else if (section === '/keys' && !sub) page = <KeysPage appUid={appUid} />;

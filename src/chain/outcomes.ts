@@ -76,6 +76,8 @@ export interface OutcomePayloads {
   'reward.withdraw': { reward_uid: string; contract: string };
   /** setBaseURI of a collection: its development tokens' URIs follow a new public URL. */
   'collection.base_uri': { collection_uid: string; contract: string; base_uri: string };
+  /** setCollectionInfo of a collection: its royalty and contract URI as recorded (ContractURIUpdated). */
+  'collection.info': { collection_uid: string; contract: string; contract_uri: string };
   /**
    * A relayer rotation's change to a contract (src/services/chain/relayer-rotation-job.ts): an operator
    * granted or revoked by the deployer, or the contract's ownership handed from the relayer that
@@ -104,6 +106,7 @@ export const ALLOCATE_TX = 'reward.allocate' satisfies OutcomeKind;
 export const CLAIM_TX = 'reward.claim' satisfies OutcomeKind;
 export const WITHDRAW_TX = 'reward.withdraw' satisfies OutcomeKind;
 export const BASE_URI_TX = 'collection.base_uri' satisfies OutcomeKind;
+export const COLLECTION_INFO_TX = 'collection.info' satisfies OutcomeKind;
 export const ROTATION_TX = 'relayers.rotation' satisfies OutcomeKind;
 export const ITEM_MINT_TX = 'item.mint' satisfies OutcomeKind;
 export const ITEM_FORWARD_TX = 'item.forward' satisfies OutcomeKind;

@@ -31,6 +31,22 @@ export function text(max: number) {
   };
 }
 
+/** A URL option (https://…, ipfs://…), as the management API takes them; null when not given. */
+export function urlOption(flag: string, value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!URL.canParse(value)) throw new UsageError(`${flag}: Must be a URL (https://… or ipfs://…).`);
+  return value;
+}
+
+/** What `collection update --clear` can clear, comma-separated. */
+export function clearable(value: string): string[] {
+  const fields = value.split(',').map((f) => f.trim());
+  const known = ['royalty', 'description', 'image-url', 'external-url'];
+  const unknown = fields.filter((f) => !known.includes(f));
+  if (unknown.length) throw new InvalidArgumentError(`Unknown field(s) ${unknown.join(', ')}: give any of ${known.join(', ')}.`);
+  return fields;
+}
+
 /** The uid of an App, which must exist. */
 export async function requireApp(db: Db, uid: string): Promise<string> {
   const app = await db.selectFrom('apps').select('uid').where('uid', '=', uid).executeTakeFirst();

@@ -10,11 +10,25 @@ import { buildContext, openCore } from '../boot/open-core.js';
 import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps/registry.js';
 import { rotateApiSecret } from '../services/apps/api-keys.js';
-import { createCollection, type NewCollection } from '../services/collections/collections.js';
+import { createCollection, getCollection, type NewCollection } from '../services/collections/collections.js';
+import { updateCollection } from '../services/collection-info.js';
+import { MAX_ROYALTY_BPS, type ChangeableOptions } from '../domain/collection-options.js';
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
 import { ApiError } from '../util/errors.js';
-import { collectionStandard, integer, reportUnknownOptionsFirst, requireApp, table, text, UsageError, yesNo, type Output } from './args.js';
+import {
+  clearable,
+  collectionStandard,
+  integer,
+  reportUnknownOptionsFirst,
+  requireApp,
+  table,
+  text,
+  urlOption,
+  UsageError,
+  yesNo,
+  type Output,
+} from './args.js';
 import { prettyDestination } from '../util/log-format.js';
 import { webhookLog, webhookRedeliver, webhookSet, webhookShow } from './webhooks.js';
 import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
@@ -154,13 +168,18 @@ leaf(app, 'rotate-secret', "new API secret for the App's key, effective at once 
   );
 
 // ----------------------------------------------------------------------------------- collections
-const collection = program.command('collection').description('collections (ERC-721 assets, ERC-1155 items): create, list').exitOverride();
+const collection = program.command('collection').description('collections (ERC-721 assets, ERC-1155 items): create, update, list').exitOverride();
 leaf(collection, 'create', 'create a collection (deployed by the running service) -> {uid}')
   .addOption(appOption())
   .requiredOption('--name <name>', 'collection name', text(100))
   .requiredOption('--symbol <symbol>', 'token symbol: 1-16 letters or digits', text(16))
   .option('--editable [yes|no]', "assets' metadata can be replaced (PUT /v1/asset/{uid}); --editable alone means yes", yesNo, false)
-  .option('--description <text>', 'description', text(2000))
+  .option('--soulbound [yes|no]', 'ERC-5192: tokens can be burned, never transferred (fixed); --soulbound alone means yes', yesNo, false)
+  .option('--royalty-receiver <address>', 'ERC-2981 royalty receiver (with --royalty-bps)', text(100))
+  .option('--royalty-bps <n>', `ERC-2981 royalty in basis points, 0-${MAX_ROYALTY_BPS} (250 = 2.5 %)`, integer(0, MAX_ROYALTY_BPS))
+  .option('--description <text>', 'description (in the contract document, ERC-7572)', text(2000))
+  .option('--image-url <url>', 'image of the contract document', text(2000))
+  .option('--external-url <url>', 'external link of the contract document', text(2000))
   .option('--standard <standard>', 'ERC721 (unique assets, the default) or ERC1155 (stackable items, /v1/item)', collectionStandard, 'ERC721')
   .addOption(chainOption())
   .action((o) =>
@@ -171,10 +190,49 @@ leaf(collection, 'create', 'create a collection (deployed by the running service
         editable: o.editable,
         description: o.description ?? null,
         chain_id: o.chain ?? null,
+        soulbound: o.soulbound,
+        royalty_receiver: o.royaltyReceiver ?? null,
+        royalty_bps: o.royaltyBps ?? null,
+        image_url: urlOption('--image-url', o.imageUrl),
+        external_url: urlOption('--external-url', o.externalUrl),
         standard: o.standard,
       };
       const r = await createCollection(ctx, await requireApp(ctx.db, o.app), input, cliActor());
       return { json: r, text: `Collection ${r.uid} created; the running service deploys it (status deploying -> deployed).` };
+    }),
+  );
+leaf(collection, 'update', "change a collection's royalty or contract document (the running service sends it to the contract) -> Collection")
+  .addOption(appOption())
+  .requiredOption('--collection <uid>', 'the collection')
+  .option('--royalty-receiver <address>', 'ERC-2981 royalty receiver', text(100))
+  .option('--royalty-bps <n>', `ERC-2981 royalty in basis points, 0-${MAX_ROYALTY_BPS}`, integer(0, MAX_ROYALTY_BPS))
+  .option('--description <text>', 'description', text(2000))
+  .option('--image-url <url>', 'image of the contract document', text(2000))
+  .option('--external-url <url>', 'external link of the contract document', text(2000))
+  .option('--clear <fields>', 'comma-separated: royalty, description, image-url, external-url', clearable)
+  .action((o) =>
+    withCtx(async (ctx) => {
+      const clear: string[] = o.clear ?? [];
+      const change: ChangeableOptions = {
+        ...(clear.includes('royalty') ? { royalty_receiver: null, royalty_bps: null } : {}),
+        ...(clear.includes('description') ? { description: null } : {}),
+        ...(clear.includes('image-url') ? { image_url: null } : {}),
+        ...(clear.includes('external-url') ? { external_url: null } : {}),
+        ...(o.royaltyReceiver !== undefined ? { royalty_receiver: o.royaltyReceiver } : {}),
+        ...(o.royaltyBps !== undefined ? { royalty_bps: o.royaltyBps } : {}),
+        ...(o.description !== undefined ? { description: o.description } : {}),
+        ...(o.imageUrl !== undefined ? { image_url: urlOption('--image-url', o.imageUrl) } : {}),
+        ...(o.externalUrl !== undefined ? { external_url: urlOption('--external-url', o.externalUrl) } : {}),
+      };
+      if (Object.keys(change).length === 0)
+        throw new UsageError('nothing to change: give --royalty-receiver/--royalty-bps, --description, --image-url, --external-url or --clear');
+      const app = await requireApp(ctx.db, o.app);
+      await updateCollection(ctx, app, o.collection, change, cliActor());
+      const c = await getCollection(ctx, app, o.collection);
+      return {
+        json: c,
+        text: `Collection ${c.uid} updated; the running service sends the royalty and contract URI to its contract.\n  contract_uri ${c.contract_uri}`,
+      };
     }),
   );
 leaf(collection, 'list', 'collections of an App, newest first')

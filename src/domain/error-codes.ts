@@ -46,6 +46,12 @@ export const ERROR_CODES = [
     when: 'an edit while the previous edit is on its way',
     message: 'Asset is already being edited; send the edit again once is_editing is false.',
   },
+  {
+    code: 'asset_soulbound',
+    status: 400,
+    when: 'a transfer of an asset of a soulbound collection (burns are allowed)',
+    message: 'The asset belongs to a soulbound collection: it can be burned, never transferred.',
+  },
   { code: 'not_owner', status: 400, when: 'from_user_uid does not own the asset', message: 'Asset is not owned by from_user_uid.' },
   {
     code: 'not_editable',

@@ -31,6 +31,8 @@ export interface JobPayloads {
   'reward.withdraw': NoPayload;
   /** Points a deployed collection's base token URI at the installation's public URL (ref: the collection uid). */
   'collection.base_uri': { base_uri: string };
+  /** Sends a collection's royalty and contract URI, as recorded, to its contract (ref: the collection uid). */
+  'collection.info': NoPayload;
   /** Moves a relayer rotation of the chain on, a step at a time (ref: the rotation id). */
   'relayers.rotate': NoPayload;
   /** Mints an item mint, batched per ERC-1155 collection (ref: the mint uid); `solo` sends it alone, after a failed batch. */
@@ -53,6 +55,7 @@ export const ALLOCATE_JOB = 'reward.allocate' satisfies JobKind;
 export const CLAIM_JOB = 'reward.claim' satisfies JobKind;
 export const WITHDRAW_JOB = 'reward.withdraw' satisfies JobKind;
 export const BASE_URI_JOB = 'collection.base_uri' satisfies JobKind;
+export const COLLECTION_INFO_JOB = 'collection.info' satisfies JobKind;
 export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
 export const ITEM_MINT_JOB = 'item.mint' satisfies JobKind;
 export const ITEM_FORWARD_JOB = 'item.forward' satisfies JobKind;
@@ -75,6 +78,7 @@ const RUNS_ON = {
   'reward.claim': 'a chain',
   'reward.withdraw': 'a chain',
   'collection.base_uri': 'a chain',
+  'collection.info': 'a chain',
   'relayers.rotate': 'a chain',
   'item.mint': 'a chain',
   'item.forward': 'a chain',

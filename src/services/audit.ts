@@ -35,6 +35,7 @@ export type AuditAction =
   | 'app.deleted'
   | 'app.token_issued'
   | 'collection.created'
+  | 'collection.updated'
   | 'webhook.created'
   | 'webhook.changed'
   | 'webhook.secret_rotated'

@@ -52,6 +52,10 @@ export function collectionView(c: CollectionRow, installation: Installation) {
     chain: n.chain,
     network: n.network,
     chain_id: n.chain_id,
+    royalty_receiver: lowerHex(c.royalty_receiver),
+    royalty_bps: c.royalty_bps === null ? null : Number(c.royalty_bps),
+    soulbound: c.soulbound === 1,
+    contract_uri: c.contract_uri,
   };
 }
 

@@ -22,6 +22,7 @@ import { relayerSets } from './migrations/020_relayer_sets.js';
 import { userListStatistics } from './migrations/022_user_list_statistics.js';
 import { auditChain, operatorAttempts } from './migrations/023_audit_chain.js';
 import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
+import { collectionOptions } from './migrations/026_collection_options.js';
 import { items } from './migrations/027_items.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
@@ -50,6 +51,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '023_audit_chain': auditChain(store.dialect),
     '024_operator_attempts': operatorAttempts(store.dialect),
     '025_chain_tx_evidence': chainTxEvidence(),
+    '026_collection_options': collectionOptions(),
     '027_items': items(store.dialect),
   };
 }
@@ -62,7 +64,10 @@ export async function migrateToLatest(store: Store, defaultChainId = 31337): Pro
 /** Migrates up (or down) to the named migration; null = the latest. Tests use it to build old databases. */
 export async function migrateTo(store: Store, target: string | null, defaultChainId = 31337): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(store, defaultChainId) };
-  const migrator = new Migrator({ db: store.migrationDb?.() ?? store.db, provider });
+  // Unordered: migrations written side by side can land in either order (026 after 027 had run, on a
+  // database of the version between them); each touches its own columns and tables, so one that was
+  // missed runs late instead of refusing to start.
+  const migrator = new Migrator({ db: store.migrationDb?.() ?? store.db, provider, allowUnorderedMigrations: true });
   const { error, results } = target === null ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -48,6 +48,12 @@ export interface CollectionTable {
   next_token_id: number;
   created_at: string;
   chain_id: Generated<number>; // migration 012
+  // Migration 026: the collection options (ERC-2981 royalty, ERC-5192 soulbound, ERC-7572 contract URI).
+  royalty_receiver: string | null;
+  royalty_bps: number | null;
+  soulbound: Generated<number>;
+  image_url: string | null;
+  contract_uri: string | null;
   standard: Generated<CollectionStandard>; // migration 027
   next_item_mint: Generated<number>; // migration 027: an ERC-1155 collection's next mint number
 }

@@ -20,6 +20,7 @@ import {
   parseEther,
   parseEventLogs,
   toFunctionSelector,
+  zeroAddress,
   zeroHash,
   type Abi,
   type Address,
@@ -43,6 +44,8 @@ const ANVIL = join(root, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil')
 const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
 type Artifact = { contractName: string; abi: Abi; bytecode: Hex };
+/** The collection options' constructor arguments when none is set: not soulbound, no royalty, no contract URI. */
+const NO_OPTIONS = [false, zeroAddress, 0n, ''] as const;
 const load = (name: string): Artifact => JSON.parse(readFileSync(join(root, 'build/contracts', `${name}.json`), 'utf8')) as Artifact;
 
 let anvil: ChildProcess | undefined;
@@ -165,8 +168,8 @@ describe('MintworksCollection + MintworksForwarder', () => {
 
   it('deploys the forwarder and collections', async () => {
     forwarder = await deploy(Forwarder);
-    collection = await deploy(Collection, ['Mint One', 'M1', BASE, false, forwarder, []]);
-    editableCollection = await deploy(Collection, ['Mint Two', 'M2', 'ipfs://base/', true, forwarder, []]);
+    collection = await deploy(Collection, ['Mint One', 'M1', BASE, false, forwarder, [], ...NO_OPTIONS]);
+    editableCollection = await deploy(Collection, ['Mint Two', 'M2', 'ipfs://base/', true, forwarder, [], ...NO_OPTIONS]);
     assert.equal(await read(collection, Collection.abi, 'owner'), operator.address);
     assert.equal(await read(collection, Collection.abi, 'isOperator', [operator.address]), true);
     assert.equal(await read(collection, Collection.abi, 'isOperator', [holders[0]]), false);
@@ -186,7 +189,7 @@ describe('MintworksCollection + MintworksForwarder', () => {
 
   it('constructor operators get operator rights; only the owner manages them', async () => {
     const op = fresh();
-    const c = await deploy(Collection, ['X', 'X', '', false, forwarder, [op.address]]);
+    const c = await deploy(Collection, ['X', 'X', '', false, forwarder, [op.address], ...NO_OPTIONS]);
     assert.equal(await read(c, Collection.abi, 'isOperator', [op.address]), true);
     await expectRevert(c, Collection.abi, 'mint', [op.address, 1n, zeroHash, false], 'NotOperator', holders[0]);
     await expectRevert(c, Collection.abi, 'setOperator', [op.address, false], 'OwnableUnauthorizedAccount', op.address);
@@ -208,13 +211,13 @@ describe('MintworksCollection + MintworksForwarder', () => {
     assert.equal(await read(collection, Collection.abi, 'tokenURI', [3n]), `${BASE}3`);
     await expectRevert(collection, Collection.abi, 'tokenURI', [99n], 'ERC721NonexistentToken');
     // Without a base URI a token with no CID has an empty URI (ERC-721 metadata convention).
-    const bare = await deploy(Collection, ['Bare', 'B', '', false, forwarder, []]);
+    const bare = await deploy(Collection, ['Bare', 'B', '', false, forwarder, [], ...NO_OPTIONS]);
     await send(bare, Collection.abi, 'mint', [holders[0], 1n, zeroHash, false]);
     assert.equal(await read(bare, Collection.abi, 'tokenURI', [1n]), '');
   });
 
   it('tokenURI prints exactly the CID the service computed, for 50 documents of all sizes (raw and dag-pb)', async (t: TestContext) => {
-    const c = await deploy(Collection, ['Docs', 'DOC', BASE, false, forwarder, []]);
+    const c = await deploy(Collection, ['Docs', 'DOC', BASE, false, forwarder, [], ...NO_OPTIONS]);
     // Tiny and typical documents, exactly one UnixFS chunk (the largest raw CID), one byte more (the
     // smallest dag-pb root), several chunks, and random sizes (every fifth up to 700 KB).
     const sizes = [
@@ -265,7 +268,7 @@ describe('MintworksCollection + MintworksForwarder', () => {
   });
 
   it('tokenURI base32 is right for edge digests (all zero bits but one, all ones, alternating)', async () => {
-    const c = await deploy(Collection, ['Edges', 'E', BASE, false, forwarder, []]);
+    const c = await deploy(Collection, ['Edges', 'E', BASE, false, forwarder, [], ...NO_OPTIONS]);
     const digests: Hex[] = [`0x${'ff'.repeat(32)}`, `0x${'55'.repeat(32)}`, `0x${'aa'.repeat(32)}`, `0x${'00'.repeat(31)}01`, `0x80${'00'.repeat(31)}`];
     for (let b = 0; b < 256; b += 5) digests.push(`0x${(1n << BigInt(b)).toString(16).padStart(64, '0')}`);
     const items = digests.flatMap((d, i) => [
@@ -448,6 +451,57 @@ describe('MintworksCollection + MintworksForwarder', () => {
     });
   });
 
+  describe('collection options: soulbound (ERC-5192), royalties (ERC-2981), contract URI (ERC-7572)', () => {
+    const holder = fresh(); // holds no ETH: acts through the forwarder
+    const receiver = freshAddress();
+    let sb: Address;
+
+    it('a soulbound collection locks every token at mint, refuses transfers (direct and relayed), allows burns', async () => {
+      sb = await deploy(Collection, ['Badges', 'BDG', BASE, false, forwarder, [], true, receiver, 250n, 'ipfs://contract-doc']);
+      assert.equal(await read(sb, Collection.abi, 'supportsInterface', ['0xb45a3c0e']), true);
+      assert.equal(await read(collection, Collection.abi, 'supportsInterface', ['0xb45a3c0e']), false);
+      const r = await sendData(sb, mintBatchCalldata([1n, 2n].map((tokenId) => ({ to: holder.address, tokenId, tokenUri: null }))));
+      const locks = parseEventLogs({ abi: Collection.abi, logs: r.logs, eventName: 'Locked' });
+      assert.deepEqual(
+        locks.map((l) => (l.args as { tokenId: bigint }).tokenId),
+        [1n, 2n],
+      );
+      assert.equal(await read(sb, Collection.abi, 'locked', [1n]), true);
+      await expectRevert(sb, Collection.abi, 'locked', [99n], 'ERC721NonexistentToken');
+      // Even the owner itself cannot move it, with either entry point.
+      await expectRevert(sb, Collection.abi, 'transferFrom', [holder.address, receiver, 1n], 'Soulbound', holder.address);
+      await expectRevert(sb, Collection.abi, 'safeTransferFrom', [holder.address, receiver, 1n], 'Soulbound', holder.address);
+      const move = encodeFunctionData({ abi: Collection.abi, functionName: 'transferFrom', args: [holder.address, receiver, 1n] });
+      await expectRevert(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, holder, sb, move)], 'FailedCall');
+      assert.equal(await read(sb, Collection.abi, 'ownerOf', [1n]), holder.address);
+      const burn = encodeFunctionData({ abi: Collection.abi, functionName: 'burn', args: [1n] });
+      await send(forwarder, Forwarder.abi, 'execute', [await forwardRequest(forwarder, holder, sb, burn)]);
+      await expectRevert(sb, Collection.abi, 'ownerOf', [1n], 'ERC721NonexistentToken');
+      // Not soulbound: locked(id) is false and transfers work (the relayed transfer test above).
+      await sendData(collection, mintBatchCalldata([{ to: holder.address, tokenId: 500n, tokenUri: null }]));
+      assert.equal(await read(collection, Collection.abi, 'locked', [500n]), false);
+    });
+
+    it('royaltyInfo answers the receiver and amount set; setCollectionInfo changes royalty and contract URI with ContractURIUpdated', async () => {
+      assert.equal(await read(sb, Collection.abi, 'supportsInterface', ['0x2a55205a']), true); // ERC-2981
+      assert.deepEqual(await read(sb, Collection.abi, 'royaltyInfo', [2n, 10_000n]), [receiver, 250n]);
+      assert.equal(await read(sb, Collection.abi, 'contractURI'), 'ipfs://contract-doc');
+      const other = freshAddress();
+      const r = await send(sb, Collection.abi, 'setCollectionInfo', [other, 1000n, 'ipfs://contract-doc-2']);
+      assert.equal(parseEventLogs({ abi: Collection.abi, logs: r.logs, eventName: 'ContractURIUpdated' }).length, 1);
+      assert.deepEqual(await read(sb, Collection.abi, 'royaltyInfo', [2n, 10_000n]), [other, 1000n]);
+      assert.equal(await read(sb, Collection.abi, 'contractURI'), 'ipfs://contract-doc-2');
+      // A zero receiver removes the royalty.
+      await send(sb, Collection.abi, 'setCollectionInfo', [zeroAddress, 0n, 'ipfs://contract-doc-3']);
+      assert.deepEqual(await read(sb, Collection.abi, 'royaltyInfo', [2n, 10_000n]), [zeroAddress, 0n]);
+      // Only operators.
+      await expectRevert(sb, Collection.abi, 'setCollectionInfo', [other, 1n, 'x'], 'NotOperator', holder.address);
+      // Without options: no royalty, an empty contract URI.
+      assert.deepEqual(await read(collection, Collection.abi, 'royaltyInfo', [500n, 10_000n]), [zeroAddress, 0n]);
+      assert.equal(await read(collection, Collection.abi, 'contractURI'), '');
+    });
+  });
+
   describe('gas', () => {
     let c: Address;
     let nextId = 1_000n;
@@ -461,7 +515,7 @@ describe('MintworksCollection + MintworksForwarder', () => {
 
     before(async () => {
       // Deployed as the service deploys it: the relayer is an explicit operator.
-      c = await deploy(Collection, ['Gas', 'GAS', BASE, false, forwarder, [operator.address]]);
+      c = await deploy(Collection, ['Gas', 'GAS', BASE, false, forwarder, [operator.address], ...NO_OPTIONS]);
       await sendData(c, mintBatchCalldata(regulars.map((to, i) => ({ to, tokenId: (1n << 200n) + BigInt(i), tokenUri: null }))));
       // Calldata of a random digest costs what a document's does (both are ~all non-zero bytes).
       for (let i = 0; i < 400; i++) rawUris.push(`ipfs://${CID.createV1(0x55, Digest.create(0x12, crypto.randomBytes(32)))}`);

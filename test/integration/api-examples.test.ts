@@ -113,6 +113,20 @@ describe("docs/api.md's example answers", () => {
     await keep('asset-edited', app.api.call('PUT', `/asset/${editableAsset}`, edit));
     await keep('asset-not-editable', app.api.call('PUT', `/asset/${fixedAsset}`, edit));
     await keep('deposit', app.api.get(`/deposit?user_uid=${user}&collection_uid=${fixed}`));
+    const nameless: Record<string, unknown> = { ...asset(fixed, 'sword-11').data };
+    delete nameless.name;
+    await keep(
+      'asset-batch',
+      app.api.post('/asset/batch', { assets: [asset(fixed, 'sword-10'), asset(fixed, 'sword-1'), { ...asset(fixed, 'sword-11'), data: nameless }] }),
+    );
+    await keep('asset-batch-too-many', app.api.post('/asset/batch', { assets: Array.from({ length: 101 }, (_, i) => asset(fixed, `many-${i}`)) }));
+    const { uid: badges } = await createCollection(t.svc.ctx, app.uid, { name: 'Badges', symbol: 'BDG', editable: false, soulbound: true });
+    const badge = (await app.api.post('/asset', asset(badges, 'badge-1'))).body.data.uid as string;
+    await minted(badge);
+    await keep(
+      'transfer-soulbound',
+      app.api.post('/transfer', { asset_uid: badge, from_user_uid: user, to_address: '0x000000000000000000000000000000000000dEaD' }),
+    );
     await keep('user-with-wallet', app.api.get(`/user/${user}`));
     // Items: an ERC-1155 collection's; what is answered before anything reaches the chain.
     const items = await createCollection(t.svc.ctx, app.uid, { name: 'Potions', symbol: 'POT', editable: false, standard: 'ERC1155' });

@@ -212,6 +212,11 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           'chain',
           'network',
           'chain_id',
+          // The collection options: additions after the hosted service's keys, which keep their order.
+          'royalty_receiver',
+          'royalty_bps',
+          'soulbound',
+          'contract_uri',
         ]);
         assert.equal(c.status, 'deployed');
         assert.equal(c.type, 'ERC721');

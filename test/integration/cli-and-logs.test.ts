@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pino from 'pino';
+import { createPublicClient, http, parseAbi } from 'viem';
 import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
@@ -78,6 +79,53 @@ describe('CLI and logs', () => {
     assert.ok(list.apps.some((a: any) => a.uid === app.uid));
   });
 
+  it('collection create takes the collection options; collection update changes them, and the contract follows', async () => {
+    const app = JSON.parse(await cli('app', 'create', '--name', 'Badges', '--environment', 'development', '--json')).uid;
+    const receiver = '0x00000000000000000000000000000000000000cc';
+    const { uid } = JSON.parse(
+      await cli(
+        ...['collection', 'create', '--app', app, '--name', 'Badges', '--symbol', 'BDG', '--soulbound', '--royalty-receiver', receiver, '--royalty-bps', '300'],
+        ...['--description', 'Earned', '--image-url', 'https://example.com/b.png', '--external-url', 'https://example.com', '--json'],
+      ),
+    );
+    const row = () => svc.ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirstOrThrow();
+    const created = await row();
+    assert.deepEqual([created.soulbound, created.royalty_receiver, created.royalty_bps, created.image_url], [1, receiver, 300, 'https://example.com/b.png']);
+    await waitFor('deployed', async () => (await row()).status === 'deployed', 20_000);
+    const updated = JSON.parse(
+      await cli('collection', 'update', '--app', app, '--collection', uid, '--royalty-bps', '100', '--clear', 'description', '--json'),
+    );
+    assert.equal(updated.royalty_bps, 100);
+    assert.equal(updated.royalty_receiver, receiver);
+    assert.equal(updated.description, null);
+    assert.notEqual(updated.contract_uri, created.contract_uri);
+    // The running service sends it to the contract (a job the CLI queued).
+    const rpc = createPublicClient({ transport: http(svc.chain!.rpcUrl) });
+    const contract = (await row()).contract_address as `0x${string}`;
+    const abi = parseAbi(['function contractURI() view returns (string)', 'function royaltyInfo(uint256, uint256) view returns (address, uint256)']);
+    await waitFor(
+      'contract URI on chain',
+      async () => (await rpc.readContract({ address: contract, abi, functionName: 'contractURI' })) === updated.contract_uri,
+      20_000,
+    );
+    assert.equal((await rpc.readContract({ address: contract, abi, functionName: 'royaltyInfo', args: [1n, 10_000n] }))[1], 100n);
+    // Refused with a clear message, and nothing changes.
+    const refused = async (args: string[], message: RegExp) =>
+      assert.rejects(cli(...args, '--json'), (err: any) => {
+        assert.match(JSON.parse(err.stdout).error, message, args.join(' '));
+        return true;
+      });
+    await refused(['collection', 'update', '--app', app, '--collection', uid, '--royalty-bps', '1001'], /--royalty-bps.*0 to 1000/);
+    await refused(['collection', 'update', '--app', app, '--collection', uid, '--clear', 'soulbound'], /Unknown field\(s\) soulbound/);
+    await refused(['collection', 'update', '--app', app, '--collection', uid], /nothing to change/);
+    await refused(['collection', 'update', '--app', app, '--collection', uid, '--royalty-receiver', 'nope'], /Enter a valid address/);
+    await refused(
+      ['collection', 'create', '--app', app, '--name', 'X', '--symbol', 'X', '--royalty-bps', '10'],
+      /royalty_receiver and royalty_bps are set together/,
+    );
+    assert.equal((await row()).royalty_bps, 100);
+  });
+
   it('bad CLI input fails with a clear message naming it, exit code 2, and changes nothing', async () => {
     const collectionsBefore = await countCollections();
     const apps = JSON.parse(await cli('app', 'list', '--json')).apps.length;
@@ -122,6 +170,7 @@ describe('CLI and logs', () => {
       ['app', 'create'],
       ['app', 'list'],
       ['collection', 'create'],
+      ['collection', 'update'],
       ['collection', 'list'],
       ['token'],
       ['webhook', 'log'],
@@ -134,7 +183,7 @@ describe('CLI and logs', () => {
       assert.match(out, new RegExp(`^Usage: mintworks ${cmd.join(' ')}`), cmd.join(' '));
       helps.add(out);
     }
-    assert.equal(helps.size, 11, 'each command has its own help');
+    assert.equal(helps.size, 12, 'each command has its own help');
     const { version } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
     assert.equal((await cli('--version')).trim(), version);
   });
@@ -163,8 +212,8 @@ describe('CLI and logs', () => {
     );
     assert.match(await cli('app', 'list'), new RegExp(`^UID +ENVIRONMENT +CREATED +NAME\n[\\s\\S]*${app.uid} +development +\\S+ +Tables`));
     const colls = await cli('collection', 'list', '--app', app.uid);
-    assert.match(colls, /^UID +STATUS +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
-    assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +SHD +no +\\S+ +Shields`));
+    assert.match(colls, /^UID +STATUS +TYPE +SYMBOL +EDITABLE +CONTRACT +NAME\n/);
+    assert.match(colls, new RegExp(`${coll.uid} +(deploying|deployed) +ERC721 +SHD +no +\\S+ +Shields`));
     assert.deepEqual(
       JSON.parse(await cli('collection', 'list', '--app', app.uid, '--json')).collections.map((c: any) => c.uid),
       [coll.uid],

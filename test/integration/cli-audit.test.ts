@@ -56,11 +56,13 @@ describe('the CLI audits its acts; config set public-url asks first', () => {
       'chain start',
     ]);
     const app = JSON.parse((await cli(['app', 'create', '--name', 'A', '--environment', 'development', '--json'])).stdout).uid as string;
+    const coll = JSON.parse((await cli(['collection', 'create', '--app', app, '--name', 'U', '--symbol', 'U', '--json'])).stdout).uid as string;
     const here: Record<string, [string, string[]]> = {
       'app create': ['app.created', ['app', 'create', '--name', 'B', '--environment', 'development']],
       'app rotate-secret': ['app.secret_rotated', ['app', 'rotate-secret', '--app', app]],
       token: ['app.token_issued', ['token', '--app', app]],
       'collection create': ['collection.created', ['collection', 'create', '--app', app, '--name', 'C', '--symbol', 'C']],
+      'collection update': ['collection.updated', ['collection', 'update', '--app', app, '--collection', coll, '--description', 'changed']],
       'webhook set': ['webhook.created', ['webhook', 'set', '--app', app, '--url', 'https://example.com/hook/secret']],
       'reward create': ['reward.created', ['reward', 'create', '--app', app, '--name', 'R', '--token-name', 'R', '--token-symbol', 'R', '--supply', '10']],
       'config set public-url': ['config.public_url_set', ['config', 'set', 'public-url', 'https://mint.example.com', '--yes']],

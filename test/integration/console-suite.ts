@@ -160,6 +160,43 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal((await call('GET', `/apps/${newUid()}/collections`)).status, 404);
     });
 
+    it("a collection's options: the form's fields at creation, its page, and a change (empty fields clear)", async () => {
+      const uid = (await call('POST', '/apps', { name: 'Options App', environment: 'development' })).body.data.uid;
+      const receiver = '0x00000000000000000000000000000000000000dd';
+      const form = { royalty_receiver: receiver, royalty_bps: 750, image_url: 'https://example.com/i.png', external_url: '' };
+      const c = await call('POST', `/apps/${uid}/collections`, { name: 'Trophies', symbol: 'TRO', soulbound: true, ...form });
+      assert.equal(c.status, 201, JSON.stringify(c.body));
+      const page = `/apps/${uid}/collections/${c.body.data.uid}`;
+      const shown = await data(page);
+      assert.equal(shown.soulbound, true);
+      assert.equal(shown.royalty_receiver, receiver);
+      assert.equal(shown.royalty_bps, 750);
+      assert.equal(shown.image_url, 'https://example.com/i.png');
+      assert.equal(shown.external_url, null, 'an empty field is none');
+      assert.match(shown.contract_uri, /\/files\/[0-9a-f]{64}$/);
+      const bad = await call('PATCH', page, { royalty_receiver: receiver, royalty_bps: 5000 });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error.detail.field_name, 'royalty_bps');
+      assert.deepEqual(await data(page), shown, 'a refused change changes nothing');
+      const changed = await call('PATCH', page, {
+        description: 'Won',
+        royalty_receiver: '',
+        royalty_bps: null,
+        image_url: '',
+        external_url: 'https://example.com',
+      });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      const after = await data(page);
+      assert.deepEqual(
+        [after.description, after.royalty_receiver, after.royalty_bps, after.image_url, after.external_url],
+        ['Won', null, null, null, 'https://example.com'],
+      );
+      assert.notEqual(after.contract_uri, shown.contract_uri);
+      assert.equal(after.soulbound, true, 'fixed');
+      assert.equal((await call('GET', `/apps/${uid}/collections/${newUid()}`)).status, 404);
+      assert.equal((await call('PATCH', `/apps/${uid}/collections/${newUid()}`, { description: 'x' })).status, 404);
+    });
+
     let seeded: Seeded;
     let bigApp = '';
 

@@ -1,4 +1,4 @@
-// Property-based fuzzing of the 24 endpoints of the public API against a real service (HTTP + workers + embedded
+// Property-based fuzzing of the 24 endpoints of the public API and POST /asset/batch against a real service (HTTP + workers + embedded
 // anvil), once per database. Requests are drawn around real fixtures (uids of this App and of another,
 // minted assets, a deployed reward) and mutated: wrong types, NUL and lone surrogates, malformed and
 // non-UTF-8 bodies, odd content types, bad percent-encoding, exact amount literals, Idempotency-Keys,
@@ -218,7 +218,7 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       const ABSENT = Symbol('absent');
 
       /**
-       * The 24 endpoints, plus what is no endpoint. `chaotic`: every field may be weird or missing; else
+       * The 24 endpoints and the batch create, plus what is no endpoint. `chaotic`: every field may be weird or missing; else
        * the requests are well-formed around the fixtures, so success paths (and their business-rule
        * refusals: not owner, already exists, budget...) are reached too.
        */
@@ -319,6 +319,13 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
             attributes: fc.option(mostly(fc.array(attribute, { maxLength: 3 }))),
           });
         const salePrice = fc.option(fc.oneof({ weight: 4, arbitrary: fc.double({ min: 0, max: 1e6, noNaN: true }) }, fc.double(), fc.integer(), amount));
+        const assetParams = obj({
+          user_uid: user,
+          collection_uid: collection,
+          asset_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })),
+          sale_price_in_usd: salePrice,
+          data: mostly(assetData(true)),
+        });
         const nonce = mostly(fc.oneof(fc.string({ minLength: 1, maxLength: 10 }), fc.nat(), fc.constant(new RawNumber('9007199254740993'))));
         const external = mostly(fc.oneof(fc.constant('fuzz-1'), fc.string({ maxLength: 10 })));
         // Cursors: mostly absent; else well-formed, or well-formed base64url of hostile content (NUL, lone
@@ -347,16 +354,19 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           byQuery('3 GET /user?email=', '/user', { email }),
           byQuery('4 GET /user?user_external_id=', '/user', { user_external_id: external, client_id: external }),
           byUid('5 GET /collection/{uid}', '/collection', collection),
+          send('6 POST /asset', 'POST', fc.constant('/asset'), assetParams),
           send(
-            '6 POST /asset',
+            '25 POST /asset/batch',
             'POST',
-            fc.constant('/asset'),
+            fc.constant('/asset/batch'),
             obj({
-              user_uid: user,
-              collection_uid: collection,
-              asset_external_id: mostly(fc.string({ minLength: 1, maxLength: 10 })),
-              sale_price_in_usd: salePrice,
-              data: mostly(assetData(true)),
+              assets: mostly(
+                fc.oneof(
+                  { weight: 8, arbitrary: fc.array(mostly(assetParams), { minLength: 1, maxLength: 4 }) },
+                  fc.constant([]),
+                  fc.array(fc.constant({}), { minLength: 101, maxLength: 102 }),
+                ),
+              ),
             }),
           ),
           byUid('7 GET /asset/{uid}', '/asset', assetUid),
@@ -491,6 +501,16 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
           assert.ok(res.status === 200 || res.status === 201, what);
           assert.deepEqual(Object.keys(body), ['success', 'data'], what);
           assert.equal(body.success, true, what);
+          // A batch answers each item in order: its uid, or why it was refused.
+          if (r.endpoint.startsWith('25 ')) {
+            assert.ok(Array.isArray(body.data) && body.data.length >= 1 && body.data.length <= 100, what);
+            for (const item of body.data)
+              assert.ok(
+                /^\d{12}$/.test(item.uid) ||
+                  (typeof item.error?.code === 'string' && typeof item.error?.message === 'string' && Object.keys(item.error).at(-1) === 'message'),
+                what,
+              );
+          }
           previous = await counts();
         }
       });
@@ -510,7 +530,7 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
       const twoXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s < 300);
       const fourXX = (e: string) => [...(stats.get(e) ?? [])].some(([s]) => s >= 400);
       const names = endpoints.length - 1;
-      assert.equal([...stats.keys()].filter((e) => e !== 'other').length, names, 'all 24 endpoints exercised');
+      assert.equal([...stats.keys()].filter((e) => e !== 'other').length, names, 'all 25 endpoints exercised');
       for (const e of stats.keys()) if (e !== 'other') assert.ok(fourXX(e), `${e} refused something`);
       const withSuccess = [...stats.keys()].filter((e) => e !== 'other' && twoXX(e));
       assert.ok(withSuccess.length >= 20, `successes reached on ${withSuccess.length} endpoints: ${withSuccess.join(', ')}`);

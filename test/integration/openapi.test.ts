@@ -100,6 +100,9 @@ describe('OpenAPI document', () => {
       'Webhook',
       'WebhookDelivery',
       'Error',
+      'AssetBatchResult',
+      'BatchItemError',
+      'AdminCollection',
     ]) {
       assert.ok(doc.components.schemas[name], `components.schemas.${name}`);
     }
@@ -173,6 +176,11 @@ describe('OpenAPI document', () => {
     answers.assets = (await v1('GET', '/asset', `/asset?user_uid=${user}`)).body;
     await v1('PUT', '/asset/:uid', `/asset/${asset}`, { data: { name: 'Sword+', unique_name: false, image_url: 'https://example.com/s2.png' } });
     await v1('GET', '/deposit', `/deposit?user_uid=${other}&collection_uid=${coll}`);
+    await v1('POST', '/asset/batch', '/asset/batch', { assets: [assetBody('b1'), { ...assetBody('b2'), collection_uid: '999999999999' }] });
+    await admin('PATCH', '/apps/:uid/collections/:collection', `/apps/${app.uid}/collections/${coll}`, {
+      royalty_receiver: '0x000000000000000000000000000000000000bEEF',
+      royalty_bps: 250,
+    });
 
     // Transfers and burns.
     const transfer = (

@@ -112,6 +112,10 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       const cases: Record<string, [string, Case]> = {
         'POST /admin/v1/apps': ['app.created', () => admin.post('/apps', { name: 'A2' })],
         'POST /admin/v1/apps/:uid/collections': ['collection.created', (c) => admin.post(`/apps/${c.app}/collections`, { name: 'C', symbol: 'C' })],
+        'PATCH /admin/v1/apps/:uid/collections/:collection': [
+          'collection.updated',
+          (c) => admin.call('PATCH', `/apps/${c.app}/collections/${collection}`, { royalty_receiver: `0x${'2'.repeat(40)}`, royalty_bps: 100 }),
+        ],
         'PUT /admin/v1/apps/:uid/webhook': ['webhook.created', (c) => admin.call('PUT', `/apps/${c.app}/webhook`, hook)],
         'POST /admin/v1/apps/:uid/webhook/events/:id/redeliver': [
           'webhook.redelivered',
@@ -136,6 +140,10 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
         ],
         'POST /console/api/apps': ['app.created', () => consoleCall('POST', '/apps', { name: 'A3' })],
         'POST /console/api/apps/:uid/collections': ['collection.created', (c) => consoleCall('POST', `/apps/${c.app}/collections`, { name: 'D', symbol: 'D' })],
+        'PATCH /console/api/apps/:uid/collections/:collection': [
+          'collection.updated',
+          (c) => consoleCall('PATCH', `/apps/${c.app}/collections/${collection}`, { description: 'changed' }),
+        ],
         'POST /console/api/apps/:uid/keys/rotate': ['app.secret_rotated', (c) => consoleCall('POST', `/apps/${c.app}/keys/rotate`)],
         'POST /console/api/apps/:uid/keys/token': ['app.token_issued', (c) => consoleCall('POST', `/apps/${c.app}/keys/token`, {})],
         'PUT /console/api/apps/:uid/webhook': ['webhook.secret_rotated', (c) => consoleCall('PUT', `/apps/${c.app}/webhook`, { rotate_secret: true })],

@@ -168,6 +168,33 @@ describe('contracts', () => {
     const [d] = contractDivergences({ ...base, type: 'reward', withdrawn: { recorded: true, onChain: false } });
     assert.deepEqual([d.kind, d.record.type, d.recorded, d.on_chain], ['reward_withdrawn', 'reward', true, false]);
   });
+  it("a collection's royalty and contract URI against its record; unread facts conclude nothing", () => {
+    const recorded = { royalty_receiver: BOB, royalty_bps: 250, contract_uri: 'ipfs://a' };
+    const same = { royalty: { receiver: BOB.toLowerCase(), bps: 250 }, contractUri: 'ipfs://a' };
+    assert.deepEqual(contractDivergences({ ...base, info: { recorded, onChain: same } }), []);
+    assert.deepEqual(contractDivergences({ ...base, info: { recorded, onChain: { royalty: null, contractUri: null } } }), []);
+    const ds = contractDivergences({
+      ...base,
+      info: { recorded, onChain: { royalty: { receiver: '0x00000000000000000000000000000000000000ff', bps: 100 }, contractUri: 'ipfs://b' } },
+    });
+    assert.deepEqual(
+      ds.map((d) => [d.kind, d.field, d.recorded, d.on_chain, d.fixable]),
+      [
+        ['collection_royalty', 'royalty_receiver', BOB.toLowerCase(), '0x00000000000000000000000000000000000000ff', false],
+        ['collection_royalty', 'royalty_bps', 250, 100, false],
+        ['contract_uri', 'contract_uri', 'ipfs://a', 'ipfs://b', false],
+      ],
+    );
+    // No royalty recorded: the chain answers the zero address and 0.
+    const none = { ...recorded, royalty_receiver: null, royalty_bps: null };
+    assert.deepEqual(
+      contractDivergences({
+        ...base,
+        info: { recorded: none, onChain: { ...same, royalty: { receiver: '0x0000000000000000000000000000000000000000', bps: 0 } } },
+      }),
+      [],
+    );
+  });
 });
 
 describe('rewards', () => {

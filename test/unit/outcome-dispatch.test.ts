@@ -90,6 +90,7 @@ describe('chain outcome dispatch', () => {
       'reward.claim': refuse,
       'reward.withdraw': refuse,
       'collection.base_uri': refuse,
+      'collection.info': refuse,
       'relayers.rotation': refuse,
       'item.mint': refuse,
       'item.forward': refuse,

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api';
+import { NO_OPTIONS, OptionFields, optionsBody, royaltyText } from './collection';
 import { useApi, useFocusHeading } from '../hooks';
 import type { ChainOption, CollectionRow } from '../../../src/services/console/types';
 import { ErrorBox, Field, Loading, onInput, Section, Status, Table, Time, Uid, useAction } from '../ui';
@@ -12,11 +13,21 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
   const [symbol, setSymbol] = useState('');
   const [description, setDescription] = useState('');
   const [editable, setEditable] = useState(false);
+  const [soulbound, setSoulbound] = useState(false);
+  const [options, setOptions] = useState(NO_OPTIONS);
   const [chainId, setChainId] = useState<number | null>(null); // null: the default chain
   const chains = useApi<ChainOption[]>('/chains', () => false);
   const [created, setCreated] = useState<string | null>(null);
   const create = useAction(() =>
-    post<{ uid: string }>(`/apps/${appUid}/collections`, { name, symbol, description: description || null, editable_assets: editable, chain_id: chainId }),
+    post<{ uid: string }>(`/apps/${appUid}/collections`, {
+      name,
+      symbol,
+      description: description || null,
+      editable_assets: editable,
+      chain_id: chainId,
+      soulbound,
+      ...optionsBody(options),
+    }),
   );
 
   const submit = async (e: Event) => {
@@ -28,6 +39,8 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
       setSymbol('');
       setDescription('');
       setEditable(false);
+      setSoulbound(false);
+      setOptions(NO_OPTIONS);
       list.reload();
     }
   };
@@ -47,10 +60,12 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
           rowKey={(c) => c.uid}
           empty="No collection yet."
           columns={[
-            { title: 'Name', cell: (c) => <a href={`/console/apps/${appUid}/assets?collection=${c.uid}`}>{c.name}</a> },
+            { title: 'Name', cell: (c) => <a href={`/console/apps/${appUid}/collections/${c.uid}`}>{c.name}</a> },
             { title: 'UID', cell: (c) => <Uid value={c.uid} label="uid" /> },
             { title: 'Symbol', cell: (c) => c.symbol ?? '—' },
             { title: 'Editable assets', cell: (c) => (c.editable_assets ? 'yes' : 'no') },
+            { title: 'Soulbound', cell: (c) => (c.soulbound ? 'yes' : 'no') },
+            { title: 'Royalty', cell: (c) => royaltyText(c) },
             { title: 'Status', cell: (c) => <Status value={c.status} /> },
             {
               title: 'Contract',
@@ -91,9 +106,14 @@ export function CollectionsPage({ appUid }: { appUid: string }) {
               </select>
             </Field>
           )}
+          <OptionFields prefix="collection" values={options} onChange={setOptions} error={create.error} />
           <div class="check">
             <input id="collection-editable" type="checkbox" checked={editable} onChange={(e) => setEditable(e.currentTarget.checked)} />
             <label for="collection-editable">Editable assets</label>
+          </div>
+          <div class="check">
+            <input id="collection-soulbound" type="checkbox" checked={soulbound} onChange={(e) => setSoulbound(e.currentTarget.checked)} />
+            <label for="collection-soulbound">Soulbound: tokens can be burned, never transferred (fixed once created)</label>
           </div>
           <ErrorBox error={create.error} />
           <div class="form-actions">

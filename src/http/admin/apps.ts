@@ -5,12 +5,21 @@ import { listUsersOfApp } from '../../services/users/users.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
-import { createCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
+import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
+import { updateCollection } from '../../services/collection-info.js';
 import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
-import { ok, requireApp, type App } from '../kit/route-kit.js';
+import { ok, requireApp, uidOr404, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
-import { adminUserObject, appSummary, collectionObject, created, newApp, list, paged } from '../kit/objects.js';
+import { adminCollectionObject, adminUserObject, appSummary, collectionObject, created, newApp, list, paged } from '../kit/objects.js';
 import type { RouteDocs } from '../kit/openapi.js';
+import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
+
+/** The collection options that creation and PATCH share (checked further in domain/collection-options.ts). */
+const collectionOptionFields = {
+  royalty_receiver: str().max(100).nullable().optional(),
+  royalty_bps: z.number().int().min(0).max(MAX_ROYALTY_BPS).nullable().optional(),
+  image_url: str().url().max(2000).nullable().optional(),
+};
 
 // Long: one table of routes, a short entry each.
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
@@ -48,6 +57,8 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
           external_url: str().url().nullish(),
           chain_id: z.number().int().positive().nullish(),
           standard: collectionStandard,
+          ...collectionOptionFields,
+          soulbound: z.boolean().nullish(),
         }),
       },
     },
@@ -67,11 +78,35 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
               external_url: b.external_url,
               chain_id: b.chain_id,
               standard: b.standard,
+              soulbound: b.soulbound,
+              royalty_receiver: b.royalty_receiver,
+              royalty_bps: b.royalty_bps,
+              image_url: b.image_url,
             },
             requestActor(req),
           ),
         ),
       );
+    },
+  );
+
+  // The changeable options; an absent field stays as it is, null clears it.
+  app.patch(
+    '/apps/:uid/collections/:collection',
+    {
+      schema: {
+        ...tags,
+        params: z.object({ uid: str(), collection: str() }),
+        body: z
+          .object({ description: str().max(2000).nullable().optional(), external_url: str().url().nullable().optional(), ...collectionOptionFields })
+          .strict(),
+      },
+    },
+    async (req) => {
+      await requireApp(ctx, req.params.uid);
+      const collection = uidOr404(req.params.collection, 'Collection');
+      await updateCollection(ctx, req.params.uid, collection, req.body, requestActor(req));
+      return ok(await getCollection(ctx, req.params.uid, collection));
     },
   );
 
@@ -85,13 +120,21 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
 export const appsDocs = {
   'GET /apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
   'POST /apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
-  'GET /apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(collectionObject) },
+  'GET /apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(adminCollectionObject) },
   'POST /apps/:uid/collections': {
     operationId: 'adminCreateCollection',
     summary: 'Create a collection',
-    description: 'Deployed by the workers: `status` goes from deploying to deployed.',
+    description:
+      'Deployed by the workers: `status` goes from deploying to deployed. Options: `soulbound` (ERC-5192, fixed), `royalty_receiver` and `royalty_bps` (ERC-2981, set together), `description`, `image_url`, `external_url` (the ERC-7572 contract document).',
     status: 201,
     data: created,
+  },
+  'PATCH /apps/:uid/collections/:collection': {
+    operationId: 'adminUpdateCollection',
+    summary: "Change a collection's royalty or contract document",
+    description:
+      'Absent fields stay, null clears one. The new contract document is stored, then `setCollectionInfo` sets the royalty and `contractURI()` on chain (`ContractURIUpdated`). `soulbound` cannot be changed.',
+    data: collectionObject,
   },
   'GET /apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
 } satisfies RouteDocs;

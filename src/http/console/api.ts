@@ -10,7 +10,7 @@
 //   GET    /apps/:uid                     one App; /overview counts; /activity?range=24h|30d
 //   GET    /apps/:uid/users               ?cursor&limit&q; /users/:user a user with everything of theirs
 //   GET    /apps/:uid/assets              ?cursor&limit&collection&status&q; /assets/:asset detail
-//   GET    /apps/:uid/collections         POST creates one (deploys its contract)
+//   GET    /apps/:uid/collections         POST creates one (deploys its contract); /collections/:collection one, PATCH changes it
 //   GET    /apps/:uid/rewards/:reward/allocations|claims   ?cursor&limit; POST allocates|claims
 //   GET    /apps/:uid/webhook/settings    the webhook (or null) and the event types
 //   GET    /apps/:uid/webhook/log         ?cursor&limit&status; POST /apps/:uid/webhook/test

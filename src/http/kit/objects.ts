@@ -88,8 +88,17 @@ export const collectionObject = z
     external_url: z.string().nullable(),
     explorer_url: z.string().nullable(),
     ...chain,
+    royalty_receiver: address.nullable().describe('ERC-2981 royalty receiver (null: no royalty)'),
+    royalty_bps: z.number().int().nullable().describe('ERC-2981 royalty in basis points, 0-1000 (250 = 2.5 %)'),
+    soulbound: z.boolean().describe('ERC-5192: tokens cannot be transferred (burns allowed); fixed at creation'),
+    contract_uri: z.string().nullable().describe("ERC-7572 contractURI(): the collection's metadata document"),
   })
   .meta({ id: 'Collection' });
+
+/** The management API's collection: the public object and the image of its contract document. */
+export const adminCollectionObject = collectionObject
+  .extend({ image_url: z.string().nullable().describe("The image of the collection's contract document") })
+  .meta({ id: 'AdminCollection' });
 
 export const assetObject = z
   .object({
@@ -380,7 +389,7 @@ export const verifyObject = z
           kind: z
             .string()
             .describe(
-              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn',
+              'asset_owner, asset_burned, asset_not_on_chain, asset_minted, token_uri, transfer_status, burn_status, claim_amount, claim_status, allocation_status, reward_balance, contract_missing, contract_owner, operator_missing, forwarder_mismatch, reward_withdrawn, collection_royalty, contract_uri',
             ),
           app_uid: z.string(),
           record: z.object({ type: z.string(), uid: z.string() }),

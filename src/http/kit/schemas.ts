@@ -2,6 +2,7 @@
 // documentation cannot drift from what is enforced.
 import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../../services/requests/pages.js';
+import { MAX_BATCH } from '../../services/assets/batch.js';
 import { AmountError, parseAmount } from '../../domain/amounts.js';
 import { isInvisible, isStorableText, STORABLE_TEXT_MESSAGE } from '../../domain/text.js';
 
@@ -87,6 +88,27 @@ export const createAssetBody = z.object({
   sale_price_in_usd: z.number().finite().min(0, 'Ensure this value is greater than or equal to 0.').nullish(),
   data: z.object({ ...assetDataFields, store_image_on_ipfs: z.boolean() }),
 });
+
+/**
+ * POST /asset/batch: only the envelope is checked here (1-100 items); each item is checked against
+ * createAssetBody on its own (batchItem), so that one bad item never refuses the others.
+ */
+export const assetBatchBody = z.object({
+  assets: z
+    .array(z.unknown().describe('The parameters of POST /asset (AssetParams), checked per item'))
+    .min(1, 'Send at least one asset.')
+    .max(MAX_BATCH, `Ensure this field has no more than ${MAX_BATCH} elements.`),
+});
+
+/** An item of a batch: its parameters, or why they are refused (the first problem, naming its field). */
+export function batchItem(item: unknown): z.infer<typeof createAssetBody> | { error: { code: string; message: string } } {
+  const r = createAssetBody.safeParse(item);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = issue.path.join('.');
+  const code = issue.code === 'invalid_type' && issue.message === 'This field is required.' ? 'required' : 'invalid';
+  return { error: { code, message: field ? `${field}: ${issue.message}` : issue.message } };
+}
 
 export const editAssetBody = z.object({ data: z.object(assetDataFields) });
 

@@ -1,4 +1,4 @@
-// /v1/asset: create (mint) an asset, read one, list a user's, replace an editable asset's metadata.
+// /v1/asset: create (mint) an asset or a batch of up to 100, read one, list a user's, replace an editable asset's metadata.
 import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
@@ -7,6 +7,7 @@ import { sendPage } from '../kit/paging.js';
 import { getAsset, listAssetsOfUser } from '../../services/assets/reads.js';
 import type { AssetReads } from '../../services/assets/cache.js';
 import { createAsset } from '../../services/assets/create.js';
+import { createAssetBatch } from '../../services/assets/batch.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
 import { assetObject, created, list, paged } from '../kit/objects.js';
 import type { RouteDocs } from '../kit/openapi.js';
@@ -17,6 +18,11 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
 
   app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
     return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency)));
+  });
+
+  app.post('/asset/batch', { schema: { ...tags, body: s.assetBatchBody } }, async (req, reply) => {
+    const items = req.body.assets.map(s.batchItem);
+    return reply.code(201).send(ok(await createAssetBatch(ctx, req.appUid, req.appEnvironment, items, req.idempotency)));
   });
 
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
@@ -37,6 +43,17 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
   });
 }
 
+/** POST /asset/batch's answer: an entry per item, in order. */
+const batchAnswer = z
+  .array(
+    z.union([
+      created,
+      z.object({ error: z.object({ code: z.string().meta({ example: 'asset_external_id_exists' }), message: z.string() }) }).meta({ id: 'BatchItemError' }),
+    ]),
+  )
+  .describe('One entry per item of the request, in order.')
+  .meta({ id: 'AssetBatchResult' });
+
 /** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
 export const assetsDocs = {
   'POST /asset': {
@@ -45,6 +62,14 @@ export const assetsDocs = {
     description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
     status: 201,
     data: created,
+  },
+  'POST /asset/batch': {
+    operationId: 'createAssetBatch',
+    summary: 'Create (mint) up to 100 assets',
+    description:
+      '`{assets: [AssetParams, …]}` (1-100). Each item is checked and accepted on its own, as POST /asset would: the answer has one entry per item, in order, `{uid}` or `{error: {code, message}}`. The Idempotency-Key covers the whole batch. 400 only when the envelope is wrong.',
+    status: 201,
+    data: batchAnswer,
   },
   'GET /asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
   'GET /asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },

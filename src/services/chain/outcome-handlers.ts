@@ -13,6 +13,7 @@ import { allocationOutcome } from '../rewards/allocations-job.js';
 import { claimTxOutcome } from '../rewards/claims-job.js';
 import { withdrawOutcome } from '../rewards/withdraw-job.js';
 import { baseUriOutcome } from '../collections/base-uri.js';
+import { collectionInfoOutcome } from '../collection-info.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';
@@ -29,6 +30,7 @@ export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
     'reward.claim': claimTxOutcome(ctx),
     'reward.withdraw': withdrawOutcome(ctx),
     'collection.base_uri': baseUriOutcome(ctx),
+    'collection.info': collectionInfoOutcome(ctx),
     'relayers.rotation': rotationOutcome(ctx),
     'item.mint': itemMintOutcome(ctx),
     'item.forward': itemForwardOutcome(ctx),

@@ -17,6 +17,7 @@ import { rewardJobHandlers } from '../rewards/index.js';
 import { forwardJobHandler } from '../assets/lifecycle/relay.js';
 import { editJobHandler } from '../assets/lifecycle/edit.js';
 import { baseUriJobHandler } from '../collections/base-uri.js';
+import { collectionInfoJobHandler } from '../collection-info.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
@@ -49,6 +50,7 @@ function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
     'reward.claim': rewards.claim,
     'reward.withdraw': rewards.withdraw,
     'collection.base_uri': baseUriJobHandler(ctx),
+    'collection.info': collectionInfoJobHandler(ctx),
     'relayers.rotate': relayerRotationJobHandler(ctx, rt),
     'item.mint': itemMintJobHandler(ctx),
     'item.forward': itemForwardJobHandler(ctx),

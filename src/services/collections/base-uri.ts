@@ -2,11 +2,12 @@
 // collection's contract keeps the base token URI it was deployed with, and a development App's token
 // resolves to baseURI + id, so a new URL is sent to the contract with setBaseURI (every relayer is an
 // operator of the collection). Setting the same URI again is harmless, so a transaction sent twice (a
-// retry after a failure) changes nothing more.
+// retry after a failure) changes nothing more. A development App's contract document (a file of this
+// service) is re-pointed likewise, through setCollectionInfo (collection-info.ts).
 import { encodeFunctionData, type Address } from 'viem';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { BASE_URI_JOB } from '../../jobs/kinds.js';
+import { BASE_URI_JOB, COLLECTION_INFO_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { artifact } from '../../chain/artifacts.js';
 import { BASE_URI_TX, type OutcomeHandler } from '../../chain/outcomes.js';
@@ -21,7 +22,16 @@ export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${pub
 export async function repointCollections(ctx: Ctx, publicUrl: string, rows?: DeployedCollection[]): Promise<DeployedCollection[]> {
   const list = rows ?? (await deployedCollections(ctx));
   await ctx.db.transaction().execute(async (tx) => {
-    for (const r of list) await queueOn(ctx, r.chain_id).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
+    for (const r of list) {
+      await queueOn(ctx, r.chain_id).enqueue(tx, { kind: BASE_URI_JOB, ref: r.uid, payload: { base_uri: baseUriUnder(publicUrl, r.uid) } });
+      // A development App's contract document is a file of this service: its URI follows the new URL too.
+      const c = await tx.selectFrom('collections').select('contract_uri').where('uid', '=', r.uid).executeTakeFirst();
+      const sha = /^https?:\/\/.+\/files\/([0-9a-f]{64})$/.exec(c?.contract_uri ?? '')?.[1];
+      const moved = sha ? `${publicUrl}/files/${sha}` : null;
+      if (!moved || moved === c?.contract_uri) continue;
+      await tx.updateTable('collections').set({ contract_uri: moved }).where('uid', '=', r.uid).execute();
+      await queueOn(ctx, r.chain_id).enqueue(tx, { kind: COLLECTION_INFO_JOB, ref: r.uid });
+    }
   });
   return list;
 }

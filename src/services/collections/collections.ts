@@ -15,6 +15,8 @@ import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
 import type { CollectionStandard } from '../../store/schema.js';
+import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from '../collection-info.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 export interface NewCollection {
   name: string;
@@ -26,17 +28,44 @@ export interface NewCollection {
   chain_id?: number | null;
   /** ERC721 (the default: unique assets) or ERC1155 (stackable items, the /v1/item API). */
   standard?: CollectionStandard | null;
+  /** ERC-5192: tokens bound to their first holder (burns allowed); fixed at deployment. ERC-721 only. */
+  soulbound?: boolean | null;
+  /** ERC-2981, both or neither (domain/collection-options.ts); changeable later. ERC-721 only. */
+  royalty_receiver?: string | null;
+  royalty_bps?: number | null;
+  /** The collection's image in its ERC-7572 contract document; changeable later. */
+  image_url?: string | null;
+}
+
+/** The items contract (ERC-1155) has no royalty, soulbound tokens or contract URI: its collections take none. */
+function refuseOptionsOfItems(input: NewCollection): void {
+  const set = (['soulbound', 'royalty_receiver', 'royalty_bps'] as const).filter((k) => input[k] != null && input[k] !== false);
+  if (set.length)
+    throw ApiError.validation(set.map((field) => ({ field, code: 'invalid', message: 'ERC-1155 collections take no royalty or soulbound option.' })));
 }
 
 /** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
+// Long: the checks and the contract document come first, then one transaction writes the row, its deployment job and its audit entry.
 export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection, actor?: Actor): Promise<{ uid: string }> {
   if (!input.name.trim()) throw ApiError.validation([{ field: 'name', code: 'required', message: 'Name must not be empty.' }]);
   if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol))
     throw ApiError.validation([{ field: 'symbol', code: 'invalid', message: 'Symbol must be 1-16 letters or digits.' }]);
   const chainId = chainForNew(ctx, input.chain_id);
-  const app = await ctx.db.selectFrom('apps').select('uid').where('uid', '=', appUid).executeTakeFirst();
+  const app = await ctx.db.selectFrom('apps').select(['uid', 'environment']).where('uid', '=', appUid).executeTakeFirst();
   if (!app) throw ApiError.notFound('App');
   const uid = newUid();
+  const items = input.standard === 'ERC1155';
+  if (items) refuseOptionsOfItems(input);
+  const royalty = royaltyOrThrow(input, { royalty_receiver: null, royalty_bps: null });
+  const document = {
+    name: input.name,
+    description: input.description ?? null,
+    image_url: input.image_url ?? null,
+    external_url: input.external_url ?? null,
+    ...royalty,
+  };
+  // Stored before the row exists (content-addressed, so a failed create leaves only an unused file).
+  const contractUri = items ? null : await storeContractDocument(ctx, app.environment as AppEnvironment, uid, document);
   await ctx.db.transaction().execute(async (tx) => {
     await tx
       .insertInto('collections')
@@ -54,6 +83,10 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         created_at: nowIso(),
         chain_id: chainId,
         standard: input.standard ?? 'ERC721',
+        ...royalty,
+        soulbound: input.soulbound ? 1 : 0,
+        image_url: document.image_url,
+        contract_uri: contractUri,
       })
       .execute();
     await queueOn(ctx, chainId).enqueue(tx, { kind: COLLECTION_DEPLOY_JOB, ref: uid });
@@ -62,7 +95,14 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
         action: 'collection.created',
         app_uid: appUid,
         chain_id: chainId,
-        details: { collection: uid, name: input.name, symbol: input.symbol, standard: input.standard ?? 'ERC721' },
+        details: {
+          collection: uid,
+          name: input.name,
+          symbol: input.symbol,
+          standard: input.standard ?? 'ERC721',
+          soulbound: input.soulbound === true,
+          ...royalty,
+        },
       });
   });
   queueOn(ctx, chainId).notify(COLLECTION_DEPLOY_JOB);
@@ -75,10 +115,10 @@ export async function getCollection(ctx: Ctx, appUid: string, uid: string) {
   return collectionView(c, ctx.installation);
 }
 
-/** An App's collections, newest first (the management API). */
+/** An App's collections, newest first (the management API: with the image of its contract document, which the console edits). */
 export async function listCollectionsOfApp(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').execute();
-  return rows.map((c) => collectionView(c, ctx.installation));
+  return rows.map((c) => ({ ...collectionView(c, ctx.installation), image_url: c.image_url }));
 }
 
 export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
@@ -101,7 +141,7 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
       return encodeDeployData({
         abi: erc721.abi,
         bytecode: erc721.bytecode,
-        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, operators],
+        args: [c.name, c.symbol ?? '', metadataBaseUri(ctx, c.uid), c.editable === 1, ctx.forwarder, operators, c.soulbound === 1, ...collectionInfoArgs(c)],
       });
     },
     payload: (c) => ({ collection_uid: c.uid }),

@@ -240,6 +240,12 @@ export async function listCollections(ctx: Ctx, appUid: string): Promise<Collect
       contract_address: v.contract_address,
       explorer_url: v.explorer_url,
       created_at: v.created_at,
+      soulbound: v.soulbound,
+      royalty_receiver: v.royalty_receiver,
+      royalty_bps: v.royalty_bps,
+      image_url: c.image_url,
+      external_url: v.external_url,
+      contract_uri: v.contract_uri,
     };
   });
 }

@@ -202,6 +202,12 @@ export interface CollectionRow {
   contract_address: string | null;
   explorer_url: string | null;
   created_at: string;
+  soulbound: boolean;
+  royalty_receiver: string | null;
+  royalty_bps: number | null;
+  image_url: string | null;
+  external_url: string | null;
+  contract_uri: string | null;
 }
 
 export interface RewardRow {

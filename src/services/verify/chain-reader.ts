@@ -4,7 +4,7 @@
 // reverts); a lookup that fails (a node down, a timeout) is not, and gives null: the rules conclude
 // nothing from it.
 import { BaseError, ContractFunctionRevertedError, parseAbi, parseAbiItem, parseEventLogs, type Address, type Hex, type PublicClient } from 'viem';
-import type { TokenFacts } from './divergences.js';
+import type { CollectionInfoFacts, TokenFacts } from './divergences.js';
 
 const COLLECTION_ABI = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -16,6 +16,10 @@ const CONTRACT_ABI = parseAbi([
   'function owner() view returns (address)',
   'function isOperator(address) view returns (bool)',
   'function trustedForwarder() view returns (address)',
+]);
+const COLLECTION_INFO_ABI = parseAbi([
+  'function royaltyInfo(uint256 id, uint256 price) view returns (address, uint256)',
+  'function contractURI() view returns (string)',
 ]);
 const CLAIMED_EVENT = parseAbiItem('event Claimed(address indexed user, address indexed to, uint256 amount, bytes32 indexed ref)');
 const REWARDS_ABI = parseAbi([
@@ -105,6 +109,16 @@ export async function readContract(client: ChainClient, address: Address, accoun
     ),
   ]);
   return { hasCode: true, owner: value(owner)?.toLowerCase() ?? null, forwarder: value(forwarder)?.toLowerCase() ?? null, operators };
+}
+
+/** A collection's royalty (as royaltyInfo(1, 10000) answers: receiver and basis points) and contractURI(); null where not read. */
+export async function readCollectionInfo(client: ChainClient, address: Address): Promise<CollectionInfoFacts> {
+  const [royalty, contractUri] = await Promise.all([
+    attempt(() => client.readContract({ address, abi: COLLECTION_INFO_ABI, functionName: 'royaltyInfo', args: [1n, 10_000n] })),
+    attempt(() => client.readContract({ address, abi: COLLECTION_INFO_ABI, functionName: 'contractURI' })),
+  ]);
+  const r = value(royalty);
+  return { royalty: r ? { receiver: r[0].toLowerCase(), bps: Number(r[1]) } : null, contractUri: value(contractUri) };
 }
 
 export async function readWithdrawn(client: ChainClient, reward: Address): Promise<boolean | null> {

@@ -27,6 +27,8 @@ export type DivergenceKind =
   | 'operator_missing'
   | 'forwarder_mismatch'
   | 'reward_withdrawn'
+  | 'collection_royalty'
+  | 'contract_uri'
   | 'asset_owner'
   | 'asset_burned'
   | 'asset_not_on_chain'
@@ -90,6 +92,40 @@ export interface ContractCase {
   rotating: boolean;
   /** Rewards: the pool recorded withdrawn, and withdrawn() on chain. */
   withdrawn?: { recorded: boolean; onChain: boolean | null };
+  /** Collections with options, none of whose changes is in flight: the royalty and contract URI recorded, and on chain. */
+  info?: { recorded: CollectionInfoRecord; onChain: CollectionInfoFacts };
+}
+
+export interface CollectionInfoRecord {
+  royalty_receiver: string | null;
+  royalty_bps: number | null;
+  contract_uri: string;
+}
+
+/** royaltyInfo(1, 10000) as receiver and basis points, and contractURI(); null where the read failed. */
+export interface CollectionInfoFacts {
+  royalty: { receiver: string; bps: number } | null;
+  contractUri: string | null;
+}
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/**
+ * The royalty and contract URI of a collection against its record. Not fixable by writing the record:
+ * the record is what the operator set, and sending it again (`collection update`) sets the chain right.
+ */
+function collectionInfoDivergences(base: Pick<Found, 'app_uid' | 'record'>, info: NonNullable<ContractCase['info']>): Found[] {
+  const { recorded: r, onChain: c } = info;
+  const out: Found[] = [];
+  const receiver = (r.royalty_receiver ?? ZERO_ADDRESS).toLowerCase();
+  const bps = r.royalty_bps ?? 0;
+  if (c.royalty && c.royalty.receiver !== receiver)
+    out.push({ ...base, kind: 'collection_royalty', field: 'royalty_receiver', recorded: receiver, on_chain: c.royalty.receiver, fixable: false });
+  if (c.royalty && c.royalty.bps !== bps)
+    out.push({ ...base, kind: 'collection_royalty', field: 'royalty_bps', recorded: bps, on_chain: c.royalty.bps, fixable: false });
+  if (c.contractUri !== null && c.contractUri !== r.contract_uri)
+    out.push({ ...base, kind: 'contract_uri', field: 'contract_uri', recorded: r.contract_uri, on_chain: c.contractUri, fixable: false });
+  return out;
 }
 
 export function contractDivergences(c: ContractCase): Found[] {
@@ -113,6 +149,7 @@ export function contractDivergences(c: ContractCase): Found[] {
         out.push({ ...base, kind: 'operator_missing', field: `operator ${o.address.toLowerCase()}`, recorded: true, on_chain: false, fixable: false });
   if (c.withdrawn && c.withdrawn.onChain !== null && c.withdrawn.onChain !== c.withdrawn.recorded)
     out.push({ ...base, kind: 'reward_withdrawn', field: 'withdraw_status', recorded: c.withdrawn.recorded, on_chain: c.withdrawn.onChain, fixable: false });
+  if (c.info) out.push(...collectionInfoDivergences(base, c.info));
   return out;
 }
 

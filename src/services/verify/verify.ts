@@ -1,6 +1,6 @@
 // `mintworks chain verify`, POST /admin/v1/chains/<id>/verify and the console's Verify: every record of
 // a chain (or of one App on it) against what the chain shows — contracts (code, owner, operators,
-// forwarder), each asset's token (owner, URI, burned or never minted) with its latest transfer and
+// forwarder; a collection's royalty and contract URI), each asset's token (owner, URI, burned or never minted) with its latest transfer and
 // burn, rewards' allocations, claims and balances. Deposits are assets like the others (the indexer
 // records them with the owner the chain showed). Records in flight are counted, not judged. With `fix`,
 // each fixable divergence is set to what the chain shows (fix.ts), audited, with the events that were
@@ -10,8 +10,10 @@ import type { Ctx } from '../context.js';
 import type { ChainSpec } from '../../chain/chains.js';
 import { relayerRows } from '../../chain/relayer-set.js';
 import type { Actor } from '../audit.js';
-import { contractDivergences, report, type Divergence, type Found } from './divergences.js';
-import { mapLimit, readContract, readInFull, readWithdrawn, type ChainClient } from './chain-reader.js';
+import { contractDivergences, report, type CollectionInfoRecord, type Divergence, type Found } from './divergences.js';
+import { mapLimit, readCollectionInfo, readContract, readInFull, readWithdrawn, type ChainClient } from './chain-reader.js';
+import { COLLECTION_INFO_JOB, kindOn } from '../../jobs/kinds.js';
+import { COLLECTION_INFO_TX } from '../../chain/outcomes.js';
 import { checkAllAssets, READ_CONCURRENCY, type CollectionRef } from './verify-assets.js';
 import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
 import { tally, type Counts, type Tally } from './tally.js';
@@ -77,6 +79,7 @@ export async function chainAccounts(ctx: Ctx, chainId: number): Promise<ChainAcc
 /**
  * Collections and rewards of the chain: the deployed ones checked, the others counted in flight. Gives
  * those whose code is there, whose records are then checked.
+ * Long: each contract fact (code, owner, operators, forwarder, royalty, contract URI) is judged in turn from one read of the chain.
  */
 async function checkContracts(
   ctx: Ctx,
@@ -85,7 +88,10 @@ async function checkContracts(
   appUid: string | undefined,
   t: Tally,
 ): Promise<{ found: Found[]; collections: Map<string, CollectionRef>; rewards: Map<string, RewardRef> }> {
-  let cq = ctx.db.selectFrom('collections').select(['uid', 'app_uid', 'status', 'contract_address']).where('chain_id', '=', h.spec.id);
+  let cq = ctx.db
+    .selectFrom('collections')
+    .select(['uid', 'app_uid', 'status', 'contract_address', 'royalty_receiver', 'royalty_bps', 'contract_uri'])
+    .where('chain_id', '=', h.spec.id);
   let rq = ctx.db.selectFrom('rewards').select(['uid', 'app_uid', 'status', 'contract_address', 'withdraw_status']).where('chain_id', '=', h.spec.id);
   if (appUid) {
     cq = cq.where('app_uid', '=', appUid);
@@ -94,11 +100,17 @@ async function checkContracts(
   const [cs, rs] = await Promise.all([cq.orderBy('uid').execute(), rq.orderBy('uid').execute()]);
   const collections = new Map<string, CollectionRef>();
   const rewards = new Map<string, RewardRef>();
-  const contracts: { type: 'collection' | 'reward'; uid: string; app_uid: string; address: string; withdrawn?: boolean }[] = [];
+  const contracts: { type: 'collection' | 'reward'; uid: string; app_uid: string; address: string; withdrawn?: boolean; info?: CollectionInfoRecord }[] = [];
+  const changing = await collectionInfoInFlight(ctx, h.spec.id);
   for (const c of cs) {
     if (c.status === 'deploying') t.inFlight('collections');
     if (c.status !== 'deployed' || !c.contract_address) continue;
-    contracts.push({ type: 'collection', uid: c.uid, app_uid: c.app_uid, address: c.contract_address });
+    // Collections created before the options have no contract document (and a contract without them).
+    const info =
+      c.contract_uri !== null && !changing.has(c.uid)
+        ? { royalty_receiver: c.royalty_receiver, royalty_bps: c.royalty_bps, contract_uri: c.contract_uri }
+        : undefined;
+    contracts.push({ type: 'collection', uid: c.uid, app_uid: c.app_uid, address: c.contract_address, ...(info ? { info } : {}) });
   }
   for (const r of rs) {
     if (r.status !== 'deployed' || !r.contract_address) {
@@ -119,9 +131,11 @@ async function checkContracts(
         rewards.set(c.uid, { uid: c.uid, app_uid: c.app_uid, contract_address: c.address, withdrawn: c.withdrawn === true });
       // A withdrawal requested and not final yet is in flight: judged once it is done.
       const withdrawn = c.type === 'reward' && c.withdrawn ? { recorded: true, onChain: await readWithdrawn(h.client, address) } : undefined;
+      const info = c.info && facts.hasCode === true ? { recorded: c.info, onChain: await readCollectionInfo(h.client, address) } : undefined;
       return contractDivergences({
         ...c,
         ...facts,
+        info,
         ourAccounts: accounts.ours,
         expectedForwarder: accounts.forwarder,
         rotating: accounts.rotating,
@@ -130,6 +144,20 @@ async function checkContracts(
     })
   ).flat();
   return { found, collections, rewards };
+}
+
+/** Collections whose royalty or contract URI is on its way to the chain (a job, or a transaction not final yet). */
+async function collectionInfoInFlight(ctx: Ctx, chainId: number): Promise<Set<string>> {
+  const [jobs, txs] = await Promise.all([
+    ctx.db
+      .selectFrom('jobs')
+      .select('ref')
+      .where('kind', '=', kindOn(ctx, COLLECTION_INFO_JOB, chainId))
+      .where('status', 'in', ['queued', 'running'])
+      .execute(),
+    ctx.db.selectFrom('chain_txs').select('ref').where('chain_id', '=', chainId).where('kind', '=', COLLECTION_INFO_TX).where('handled', '=', 0).execute(),
+  ]);
+  return new Set([...jobs, ...txs].map((r) => r.ref));
 }
 
 /** Verifies one chain's records (of one App with `appUid`), fixing what can be fixed with `fix`. */

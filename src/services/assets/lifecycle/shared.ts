@@ -25,6 +25,18 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
   return Number(c.chain_id);
 }
 
+/** Whether the asset's collection is soulbound (fixed at its creation, so no claim is needed to read it). */
+async function isSoulbound(db: DbOrTx, appUid: string, assetUid: string): Promise<boolean> {
+  const c = await db
+    .selectFrom('assets')
+    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+    .select('collections.soulbound')
+    .where('assets.uid', '=', assetUid)
+    .where('assets.app_uid', '=', appUid)
+    .executeTakeFirst();
+  return c?.soulbound === 1;
+}
+
 /**
  * Accepts a transfer or burn: claims the asset (its flag flips only while every precondition holds),
  * records the request and queues its relay (relay.ts), all in one transaction.
@@ -45,6 +57,7 @@ export async function startAction(
     ctx.db.transaction().execute(async (tx) => {
       const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
       if (!user) throw ApiError.notFound('User');
+      if (action === 'transfer' && (await isSoulbound(tx, appUid, assetUid))) throw ApiError.of('asset_soulbound');
       const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
       // The claim: only one request can flip the flag from 0 to 1 while every precondition holds.
       const claimed = await tx

@@ -1,0 +1,3 @@
+import { collectionOptionsSuite } from './collection-options-suite.js';
+
+collectionOptionsSuite('sqlite');
