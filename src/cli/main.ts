@@ -11,7 +11,7 @@ import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps/registry.js';
 import { rotateApiSecret } from '../services/apps/api-keys.js';
 import { createCollection, getCollection, type NewCollection } from '../services/collections/collections.js';
-import { updateCollection } from '../services/collection-info.js';
+import { updateCollection } from '../services/collections/info.js';
 import { MAX_ROYALTY_BPS, type ChangeableOptions } from '../domain/collection-options.js';
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';

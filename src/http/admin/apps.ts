@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
 import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
-import { updateCollection } from '../../services/collection-info.js';
+import { updateCollection } from '../../services/collections/info.js';
 import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, uidOr404, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';

@@ -7,7 +7,7 @@ import type { ChainOption } from '../../services/console/types.js';
 import { collectionStandard, str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
-import { updateCollection } from '../../services/collection-info.js';
+import { updateCollection } from '../../services/collections/info.js';
 import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
 import { ApiError } from '../../util/errors.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';

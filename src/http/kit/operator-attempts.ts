@@ -1,6 +1,6 @@
 // Failed operator-token attempts, wherever the token is taken (the console sign-in, the console's
 // Bearer, /admin/v1): a guesser cannot spread guesses across them, nor across API processes (the
-// counts are in the database: services/requests/operator-attempts.ts). Two budgets, each a window
+// counts are in the database: services/operator-attempts.ts). Two budgets, each a window
 // that starts at its first failure:
 //  - per client address (OPERATOR_AUTH_FAILURES, 10 in 15 min): over it, that address is refused (429,
 //    with Retry-After) before the token is looked at, the right one included, until its window ends;

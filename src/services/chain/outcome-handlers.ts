@@ -13,7 +13,7 @@ import { allocationOutcome } from '../rewards/allocations-job.js';
 import { claimTxOutcome } from '../rewards/claims-job.js';
 import { withdrawOutcome } from '../rewards/withdraw-job.js';
 import { baseUriOutcome } from '../collections/base-uri.js';
-import { collectionInfoOutcome } from '../collection-info.js';
+import { collectionInfoOutcome } from '../collections/info.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';

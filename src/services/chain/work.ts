@@ -17,7 +17,7 @@ import { rewardJobHandlers } from '../rewards/index.js';
 import { forwardJobHandler } from '../assets/lifecycle/relay.js';
 import { editJobHandler } from '../assets/lifecycle/edit.js';
 import { baseUriJobHandler } from '../collections/base-uri.js';
-import { collectionInfoJobHandler } from '../collection-info.js';
+import { collectionInfoJobHandler } from '../collections/info.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';

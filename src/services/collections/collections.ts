@@ -15,7 +15,7 @@ import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
 import type { CollectionStandard } from '../../store/schema.js';
-import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from '../collection-info.js';
+import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './info.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 
 export interface NewCollection {

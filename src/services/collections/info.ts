@@ -7,19 +7,19 @@
 // what the record holds when it runs, so sending it twice, or after a later change, is harmless.
 import { encodeFunctionData, zeroAddress, type Address } from 'viem';
 import type { Selectable } from 'kysely';
-import type { ChainCtx, Ctx } from './context.js';
-import type { CollectionTable } from '../store/schema.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { AppEnvironment } from '../domain/environment.js';
-import { recordAudit, type Actor } from './audit.js';
-import { artifact } from '../chain/artifacts.js';
-import { COLLECTION_INFO_TX, type OutcomeHandler } from '../chain/outcomes.js';
-import { COLLECTION_INFO_JOB, PUBLISH_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { metadataStorage } from '../metadata/store.js';
-import { enqueuePublish } from '../metadata/publish.js';
-import { contractDocument, resolveRoyalty, type ChangeableOptions, type ContractDocumentSource, type Royalty } from '../domain/collection-options.js';
-import { ApiError } from '../util/errors.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { CollectionTable } from '../../store/schema.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import type { AppEnvironment } from '../../domain/environment.js';
+import { recordAudit, type Actor } from '../audit.js';
+import { artifact } from '../../chain/artifacts.js';
+import { COLLECTION_INFO_TX, type OutcomeHandler } from '../../chain/outcomes.js';
+import { COLLECTION_INFO_JOB, PUBLISH_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { metadataStorage } from '../../metadata/store.js';
+import { enqueuePublish } from '../../metadata/publish.js';
+import { contractDocument, resolveRoyalty, type ChangeableOptions, type ContractDocumentSource, type Royalty } from '../../domain/collection-options.js';
+import { ApiError } from '../../util/errors.js';
 
 /** How long a change waits for its collection's deployment before it looks again. */
 const DEPLOY_WAIT_MS = 3000;
