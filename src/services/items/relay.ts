@@ -23,6 +23,7 @@ import {
 } from '../../chain/forward.js';
 import { emitEvent } from '../events.js';
 import { MAX_ROUNDS } from '../assets/lifecycle/shared.js';
+import { signForwardBatch } from '../requests/forward-batch.js';
 import { endItemAction } from './actions.js';
 import { readHeld, writeHeld, type Holding } from './balances.js';
 import { itemBurnView, itemTransferView, itemView } from './views.js';
@@ -85,20 +86,7 @@ export function itemForwardJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_FOR
       }
       for (const g of groups.values()) {
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const requests: ForwardRequestData[] = [];
-          const items: ItemForwardItem[] = [];
-          for (const p of g.prepared) {
-            const user = ctx.keys.user(p.userUid);
-            const nonce = await allocateForwarderNonce(
-              tx,
-              sender.chainId,
-              user.address,
-              () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
-            );
-            const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
-            requests.push(await signForwardRequest(user, forwarder, ctx.chain.id, { to: p.to, data: p.data, gas: ITEM_ACTION_GAS, nonce, deadline }));
-            items.push({ ...p.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });
-          }
+          const { requests, items } = await signForwardBatch(tx, ctx, g.prepared, ITEM_ACTION_GAS);
           const r = await sender.record(tx, {
             kind: ITEM_FORWARD_TX,
             ref: items[0].uid,
