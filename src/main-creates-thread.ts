@@ -2,12 +2,15 @@
 // its own, fed by the main thread and answering it.
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildContext, createLogger, openCore } from './boot/open-core.js';
+import { freezeConfig } from './config/config.js';
 import { AssetIntake } from './services/assets/create.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
 import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './boot/threads/creates-thread.js';
 
-const { config, rowVersions, writeTurns } = workerData as CreatesThreadData;
+const data = workerData as CreatesThreadData;
+const { rowVersions, writeTurns, installation } = data;
+const config = freezeConfig(data.config); // a copy crossed the thread: frozen again
 adoptRowVersions(rowVersions);
 adoptWriteTurns(writeTurns, true);
 const log = createLogger(config).child({ thread: 'creates' });
@@ -15,7 +18,7 @@ const log = createLogger(config).child({ thread: 'creates' });
 // them (CreatesThread): here a group's answers leave as soon as it is committed, while the next group is
 // written, instead of waiting for this thread's event loop to see a flush finish.
 const core = await openCore(config, log, { store: { checkpoints: 'none', flushedBy: 'caller' } });
-const ctx = buildContext({ config, log, core });
+const ctx = buildContext({ config, installation: freezeConfig(installation), log, core });
 const port = parentPort!;
 
 // Answers (and the job kinds to announce) go back in one message per answered group.
@@ -57,7 +60,7 @@ port.on('message', (m: ToCreates) => {
   if ('creates' in m) {
     for (const c of m.creates) {
       open++;
-      intake.submit(c.appUid, c.environment, c.p, c.idem).then(
+      intake.submit(c.appUid, c.environment, c.params, c.idem).then(
         (r) => answer({ id: c.id, uid: r.uid }),
         (err) => answer({ id: c.id, error: toWireError(err) }),
       );

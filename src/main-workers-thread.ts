@@ -3,12 +3,15 @@
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createLogger } from './boot/open-core.js';
+import { freezeConfig } from './config/config.js';
 import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
 import { PROVIDER_REPORT_MS, type FromWorkers, type ToWorkers, type WorkersThreadData } from './boot/threads/workers-thread.js';
 
-const { config, rowVersions, writeTurns } = workerData as WorkersThreadData;
+const data = workerData as WorkersThreadData;
+const { rowVersions, writeTurns, embeddedRpcUrl } = data;
+const config = freezeConfig(data.config); // a copy crossed the thread: frozen again
 adoptRowVersions(rowVersions);
 adoptWriteTurns(writeTurns);
 const log = createLogger(config).child({ thread: 'workers' });
@@ -17,7 +20,7 @@ try {
 } catch (err) {
   log.warn({ err: (err as Error).message }, 'could not lower the workers thread priority (WORKER_NICE)');
 }
-const service = await startService(config, log);
+const service = await startService(config, log, { embeddedRpcUrl });
 const port = parentPort!;
 const report = setInterval(
   () => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()) } satisfies FromWorkers),

@@ -2,11 +2,12 @@
 // in a thread of their own (src/boot/threads/workers-thread.ts; WORKER_THREAD=false keeps them on the main thread).
 // Stops cleanly on SIGINT/SIGTERM: the workers first, then the API, then the embedded chain (which saves
 // its state on the way out).
-import { loadConfig, ConfigError, type Config } from './config.js';
+import { loadConfig, ConfigError, withRole, type Config } from './config/config.js';
 import { createLogger } from './boot/open-core.js';
 import { startService, type Service } from './boot/service.js';
 import { WorkersThread } from './boot/threads/workers-thread.js';
 
+// Long: the process's signals, start and stop share the state of one start.
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -48,12 +49,11 @@ async function main(): Promise<void> {
   try {
     if (config.runApi && config.runWorkers && config.workerThread) {
       let thread: WorkersThread | null = null;
-      const api = await startService({ ...config, runWorkers: false }, log, {
+      const api = await startService(withRole(config, { runWorkers: false }), log, {
         workers: () => thread?.status() ?? { thread: true, running: false },
         remoteProviders: () => thread?.providers() ?? [],
       });
-      const rpc = api.chain ? { embeddedRpcUrl: api.rpcUrl } : {};
-      thread = new WorkersThread({ config: { ...config, ...rpc, runApi: false, demoApp: false }, log });
+      thread = new WorkersThread({ config: withRole(config, { runApi: false, demoApp: false }), embeddedRpcUrl: api.chain ? api.rpcUrl : undefined, log });
       workers = thread;
       api.ctx.queue.forwardNotifications((kind) => thread!.wake(kind));
       await thread.start().catch(async (err) => {

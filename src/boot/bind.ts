@@ -1,6 +1,6 @@
 // Whether HOST:PORT can be served, said in the operator's terms: the setting to change and why.
 import net from 'node:net';
-import { mintworksOnPort } from '../util/data-dir-lock.js';
+import { mintworksOnPort } from './data-dir-lock.js';
 
 /**
  * Fails fast, naming the setting, when HOST:PORT cannot be bound: before anything is created, so a

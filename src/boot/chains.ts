@@ -1,11 +1,11 @@
 // The chains a service serves: the embedded chain (anvil, started and supervised here) and external
 // JSON-RPC endpoints, each with its runtime; then bringing them up once the services' context has
 // their work.
-import type { Db } from '../store/db.js';
 import { genesisHash, recordChainIdentity } from '../services/chain-identity.js';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Core } from './open-core.js';
+import type { Config } from '../config/config.js';
+import type { ChainSpec } from '../chain/chains.js';
+import type { Booting } from './open-core.js';
 import type { Shutdown } from './shutdown.js';
 import { ChainRuntime, WrongChainError } from '../chain/runtime.js';
 import { startSupervisedChain, type SupervisedChain } from '../chain/anvil/supervised-chain.js';
@@ -22,6 +22,10 @@ export interface Chains {
 }
 
 export interface ChainsOptions {
+  /** The chains served, the default one first, as the installation agreed on them. */
+  specs: readonly ChainSpec[];
+  /** The workers' thread: the JSON-RPC URL of the embedded chain the main thread runs. */
+  embeddedRpcUrl?: string;
   /** The chains' JSON-RPC providers as the workers' thread sees them (it makes most of the calls). */
   remoteProviders?: () => ProviderSnapshot[];
   /** Called when the embedded chain died and could not be restarted. */
@@ -62,7 +66,7 @@ export async function configureOperatorAlerts(config: Config, log: Logger, shutd
 }
 
 /** Starts the embedded chain (when this process runs it) and makes every chain's runtime, in config order. */
-export async function startChains(config: Config, log: Logger, core: Core, shutdown: Shutdown, opts: ChainsOptions): Promise<Chains> {
+export async function startChains({ config, log, core, shutdown }: Booting, opts: ChainsOptions): Promise<Chains> {
   let embedded: SupervisedChain | null = null;
   const runtimes: ChainRuntime[] = [];
   const runtimeDeps = {
@@ -74,12 +78,12 @@ export async function startChains(config: Config, log: Logger, core: Core, shutd
     rpcTimeoutMs: config.rpcTimeoutMs,
     remoteProviders: opts.remoteProviders,
   };
-  for (const spec of config.chains) {
+  for (const spec of opts.specs) {
     let rpcUrl: string;
     if (!spec.embedded) {
       rpcUrl = spec.rpc!;
-    } else if (config.embeddedRpcUrl) {
-      rpcUrl = config.embeddedRpcUrl; // the workers' thread: the main thread runs the embedded chain
+    } else if (opts.embeddedRpcUrl) {
+      rpcUrl = opts.embeddedRpcUrl; // the workers' thread: the main thread runs the embedded chain
     } else {
       // Automine only: a block per transaction and none while idle, so an idle chain does not grow. Blocks
       // that confirm others are needed only to wait for confirmations: then one a second.
@@ -106,7 +110,8 @@ export async function startChains(config: Config, log: Logger, core: Core, shutd
  * unfunded does not hold the start back: it comes up in the background, and /health says what it waits
  * for. A node that answers with another chain id stops the start.
  */
-export async function bringUpChains(config: Config, log: Logger, { runtimes, embedded }: Chains, db: Db): Promise<void> {
+export async function bringUpChains({ config, log, core }: Booting, { runtimes, embedded }: Chains, embeddedRpcUrl?: string): Promise<void> {
+  const { db } = core.store;
   // Which chains these are (their genesis, the embedded one's URL), for the CLI: recorded by whoever runs the chain or its workers.
   const identify = (rt: ChainRuntime) =>
     genesisHash(rt.client)
@@ -117,7 +122,7 @@ export async function bringUpChains(config: Config, log: Logger, { runtimes, emb
       runtimes.map(async (rt) => {
         if (rt.spec.embedded) {
           await bringUp(rt, 60_000);
-          if (!config.embeddedRpcUrl) await identify(rt); // the workers' thread leaves it to the thread that runs the chain
+          if (!embeddedRpcUrl) await identify(rt); // the workers' thread leaves it to the thread that runs the chain
         } else {
           try {
             await rt.connect();

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Ctx } from '../services/context.js';
 import { createApp } from '../services/apps/registry.js';
-import { createCollection } from '../services/collections.js';
+import { createCollection } from '../services/collections/collections.js';
 import { signAppToken } from '../services/apps/tokens.js';
 
 export interface DemoOptions {

@@ -1,10 +1,7 @@
 // The API side of a process that serves it (API): the thread POST /asset's creates are written in, and
 // the HTTP server with what its cached reads need to stay current.
 import type { FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Core } from './open-core.js';
-import type { Shutdown } from './shutdown.js';
+import type { Booting } from './open-core.js';
 import type { Ctx } from '../services/context.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import type { Health } from '../http/root.js';
@@ -14,9 +11,10 @@ import { CreatesThread } from './threads/creates-thread.js';
 import { bindError } from './bind.js';
 
 /** Started before the HTTP server, so it stops after the server has answered its last request. */
-export async function startCreatesThread(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<CreatesThread> {
+export async function startCreatesThread(ctx: Ctx, { config, log, core, shutdown }: Booting): Promise<CreatesThread> {
   const thread = new CreatesThread({
     config,
+    installation: ctx.installation,
     log: log.child({ component: 'creates' }),
     local: new AssetIntake(ctx),
     announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
@@ -36,14 +34,7 @@ export interface HttpParts {
 }
 
 /** Listens on HOST:PORT; `url` is where it answers (PORT=0: the port it was given, unless PUBLIC_URL says). */
-export async function startHttp(
-  ctx: Ctx,
-  config: Config,
-  log: Logger,
-  core: Core,
-  shutdown: Shutdown,
-  parts: HttpParts,
-): Promise<{ http: FastifyInstance; url: string }> {
+export async function startHttp(ctx: Ctx, { config, log, core, shutdown }: Booting, parts: HttpParts): Promise<{ http: FastifyInstance; url: string }> {
   // What cached reads need to stay current (on PostgreSQL: a connection listening for changes).
   const changes = config.assetCacheEntries > 0 ? core.store.changeFeed(log.child({ component: 'changes' }), { othersWrite: parts.othersWrite }) : null;
   if (changes) {
@@ -55,7 +46,7 @@ export async function startHttp(
     throw bindError(err as NodeJS.ErrnoException, config.host, config.port);
   });
   shutdown.add(() => http.close());
-  let url = config.publicUrl;
+  let url = ctx.installation.publicUrl;
   const addr = http.server.address();
   if (addr && typeof addr === 'object' && !process.env.PUBLIC_URL && config.port === 0) url = `http://127.0.0.1:${addr.port}`;
   return { http, url };

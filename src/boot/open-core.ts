@@ -4,7 +4,8 @@
 // server, the chains and the workers.
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Shutdown } from './shutdown.js';
+import { freezeConfig, installationOf, type Config, type Installation } from '../config/config.js';
 import type { Checkpoints, Store } from '../store/db.js';
 import { openStore } from '../store/open.js';
 import { migrateToLatest } from '../store/migrate.js';
@@ -36,7 +37,7 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
       censor: '[redacted]',
     },
   };
-  // LOG_FORMAT (src/config.ts): readable lines on a terminal, JSON for log collectors.
+  // LOG_FORMAT (src/config/config.ts): readable lines on a terminal, JSON for log collectors.
   return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
 }
 
@@ -44,6 +45,14 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 export { loadMasterKey } from '../custody/custody.js';
 
 /** What `openCore` opens: the migrated store, the secrets and the queue. */
+/** What each part of a start is given: the settings, the log, the core, and the shutdown its stops go on. */
+export interface Booting {
+  config: Config;
+  log: Logger;
+  core: Core;
+  shutdown: Shutdown;
+}
+
 export interface Core {
   store: Store;
   box: SecretBox;
@@ -124,20 +133,22 @@ export interface ContextParts {
   config: Config;
   log: Logger;
   core: Pick<Core, 'store' | 'queue' | 'box' | 'keys'> & { homeChainId?: number };
+  /** What the start agreed on (src/services/installation.ts); else the settings' own, with the core's home chain. */
+  installation?: Installation;
   sender?: ChainSender;
 }
 
 /** The one way a context is built (the service, the CLI, tests): what every use case needs. */
-export function buildContext({ config, log, core, sender }: ContextParts): Ctx {
+export function buildContext({ config, log, core, sender, installation }: ContextParts): Ctx {
   return {
-    config,
+    config: freezeConfig(config),
+    installation: installation ?? installationOf(config, { homeChainId: core.homeChainId }),
     db: core.store.db,
     dialect: core.store.dialect,
     queue: core.queue,
     box: core.box,
     log,
     keys: core.keys,
-    homeChainId: core.homeChainId,
     groupCommit: core.store.groupCommit,
     ...(sender ? { sender, chains: new Map<number, ChainCtx>() } : {}),
   };

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { freezeConfig, type Config, type Installation } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import type { EmbeddedChain } from '../chain/anvil.js';
@@ -18,8 +18,8 @@ import { startChainWork } from '../services/chain/work.js';
 import { agreeOnInstallation } from '../services/installation.js';
 import { printConsoleWelcome } from '../http/console/welcome.js';
 import { preparePrivateDir } from '../util/private-dir.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
-import { buildContext, createLogger, openCore, type Core } from './open-core.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { buildContext, createLogger, openCore, type Booting, type Core } from './open-core.js';
 import { Shutdown } from './shutdown.js';
 import { assertBindable } from './bind.js';
 import { bringUpChains, checkHomeChain, configureOperatorAlerts, startChains } from './chains.js';
@@ -68,32 +68,41 @@ export interface StartOptions {
   workers?: () => unknown;
   /** The chains' JSON-RPC providers as the workers' thread sees them (it makes most of the calls). */
   remoteProviders?: () => ProviderSnapshot[];
+  /**
+   * The workers' thread of `npm start`: the JSON-RPC URL of the embedded chain the main thread runs
+   * (wiring between the threads, not a setting).
+   */
+  embeddedRpcUrl?: string;
 }
 
+// Long: the start order is the stop order: the parts come up top to bottom, each registering its stop as it starts.
 export async function startService(config: Config, log: Logger = createLogger(config), opts: StartOptions = {}): Promise<Service> {
   const started = Date.now();
   const shutdown = new Shutdown(log);
   const fatalListeners: ((err: Error) => void)[] = [];
   try {
+    freezeConfig(config); // what the operator set stays as set: what the start settles goes to `installation`
     const isPostgres = /^postgres(ql)?:\/\//.test(config.databaseUrl ?? '');
-    await claimDataDir(config, isPostgres, shutdown);
+    await claimDataDir(config, isPostgres, shutdown, opts.embeddedRpcUrl);
     if (config.runApi) await assertBindable(config.host, config.port);
-    const operator = loadOperatorToken({ ...config, dataDir: ensureDir(config.dataDir) });
-    config = { ...config, operatorToken: operator.token };
+    ensureDir(config.dataDir);
+    const operator = loadOperatorToken(config);
     const core = await openCore(config, log);
     shutdown.add(() => core.store.close());
-    config = await agreeOnInstallation(core.store.db, config, { publicUrlSet: config.publicUrlSet, sole: !isPostgres, log });
-    const homeChainId = checkHomeChain(core.homeChainId, config);
+    const installation = await settleInstallation(config, core, { isPostgres, operatorToken: operator.token, log });
 
+    const boot: Booting = { config, log, core, shutdown };
     await configureOperatorAlerts(config, log, shutdown);
-    const chains = await startChains(config, log, core, shutdown, {
+    const chains = await startChains(boot, {
+      specs: installation.chains,
+      embeddedRpcUrl: opts.embeddedRpcUrl,
       remoteProviders: opts.remoteProviders,
       onFatal: (err) => fatalListeners.forEach((cb) => cb(err)),
     });
     const { runtimes, embedded } = chains;
     const primary = runtimes[0];
     // The shared context: the default chain's sender (for what has no chain of its own), every chain's context by id.
-    const ctx = buildContext({ config, log, core: { ...core, homeChainId }, sender: primary.sender });
+    const ctx = buildContext({ config, installation, log, core, sender: primary.sender });
     const works = runtimes.map((rt) => startChainWork(ctx, rt, config.runWorkers));
     works.forEach((w, i) => ctx.chains!.set(runtimes[i].spec.id, w.ctx));
     // Stopped in reverse: each chain's work (its job pools, its indexer) before the runtime it uses.
@@ -103,10 +112,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
     shutdown.add(async () => {
       for (const w of works) await w.stop();
     });
-    await bringUpChains(config, log, chains, core.store.db);
+    await bringUpChains(boot, chains, opts.embeddedRpcUrl);
 
-    if (config.runWorkers) await startWorkers(ctx, config, log, core, shutdown);
-    const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, config, log, core, shutdown) : null;
+    if (config.runWorkers) await startWorkers(ctx, boot);
+    const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, boot) : null;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;
     // `mintworks ready` is said when /health first answers 200, not before (readyWhenHealthy).
@@ -129,17 +138,15 @@ export async function startService(config: Config, log: Logger = createLogger(co
       return h;
     };
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
-    const served = config.runApi
-      ? await startHttp(ctx, config, log, core, shutdown, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined })
-      : null;
-    const url = served?.url ?? config.publicUrl;
+    const served = config.runApi ? await startHttp(ctx, boot, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined }) : null;
+    const url = served?.url ?? installation.publicUrl;
     // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
     const quiet = config.logLevel === 'silent';
-    if (operator.generated && config.runApi && !quiet) printConsoleWelcome(config.publicUrl, operator.generated);
+    if (operator.generated && config.runApi && !quiet) printConsoleWelcome(installation.publicUrl, operator.generated);
     if (config.demoApp) await ensureDemoApp(ctx, { url, rpcUrl: primary.rpcUrl, print: !quiet });
     startedUp = true;
-    if (config.runApi) sayReady = readyWhenHealthy(shutdown, health, (h) => logReady(config, log, core, runtimes, url, started, h));
-    else logReady(config, log, core, runtimes, url, started);
+    if (config.runApi) sayReady = readyWhenHealthy(shutdown, health, (h) => logReady(ctx, core, runtimes, url, started, h));
+    else logReady(ctx, core, runtimes, url, started);
     return {
       ctx,
       url,
@@ -164,15 +171,26 @@ export async function startService(config: Config, log: Logger = createLogger(co
   }
 }
 
+/** What every process of the installation agrees on, this one's operator token and the database's home chain with it. */
+function settleInstallation(config: Config, core: Core, p: { isPostgres: boolean; operatorToken: string; log: Logger }): Promise<Installation> {
+  return agreeOnInstallation(core.store.db, config, {
+    publicUrlSet: config.publicUrlSet,
+    sole: !p.isPostgres,
+    log: p.log,
+    operatorToken: p.operatorToken,
+    homeChainId: checkHomeChain(core.homeChainId, config),
+  });
+}
+
 /**
  * DATA_DIR is this process's alone with SQLite; PostgreSQL's processes share it (the content store).
  * The embedded chain's state in it belongs to one process whatever the database.
  */
-async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutdown): Promise<void> {
+async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutdown, embeddedRpcUrl: string | undefined): Promise<void> {
   ensureDir(config.dataDir);
   const release = await lockDataDir(config.dataDir, isPostgres ? 'shared' : 'exclusive', { port: config.runApi ? config.port : 0 });
   shutdown.add(async () => release());
-  if (config.chains.some((c) => c.embedded) && !config.embeddedRpcUrl) {
+  if (config.chains.some((c) => c.embedded) && !embeddedRpcUrl) {
     const releaseChain = await lockDataDir(config.dataDir, 'exclusive', {
       scope: 'chain',
       port: config.runApi ? config.port : 0,
@@ -207,7 +225,8 @@ function readyWhenHealthy(shutdown: Shutdown, health: () => Promise<unknown>, sa
  * `mintworks ready`); workers on their own say `workers ready`, with the public URL they mint for. A
  * chain's readiness is known where the workers run.
  */
-function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntime[], url: string, started: number, healthy?: { ready: boolean } | null): void {
+function logReady(ctx: Ctx, core: Core, runtimes: ChainRuntime[], url: string, started: number, healthy?: { ready: boolean } | null): void {
+  const { config, log } = ctx;
   const chainsUp = runtimes.map((rt) => ({
     id: rt.spec.id,
     name: rt.spec.name,
@@ -221,7 +240,7 @@ function logReady(config: Config, log: Logger, core: Core, runtimes: ChainRuntim
   }));
   if (config.runApi && healthy === null) log.info({ url, store: core.store.describe, ms: Date.now() - started }, 'mintworks listening');
   else if (config.runApi) log.info({ url, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'mintworks ready');
-  else log.info({ public_url: config.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
+  else log.info({ public_url: ctx.installation.publicUrl, store: core.store.describe, chains: chainsUp, ms: Date.now() - started }, 'workers ready');
 }
 
 function ensureDir(d: string): string {

@@ -1,10 +1,7 @@
 // The workers of a process that runs them (WORKERS): the job handlers that have no chain of their own
 // (the chains' own run in their chain work), webhook deliveries, PostgreSQL wake-ups and retention.
 import os from 'node:os';
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Core } from './open-core.js';
-import type { Shutdown } from './shutdown.js';
+import type { Booting } from './open-core.js';
 import type { Ctx } from '../services/context.js';
 import { WorkerPool } from '../jobs/worker.js';
 import { CHAIN_JOB_KINDS, kindOn } from '../jobs/kinds.js';
@@ -16,7 +13,7 @@ import { Pruner } from '../services/retention.js';
 import { webhookDispatcher } from '../webhooks/index.js';
 import { DivergenceWatch } from '../services/verify/watch.js';
 
-export async function startWorkers(ctx: Ctx, config: Config, log: Logger, core: Core, shutdown: Shutdown): Promise<void> {
+export async function startWorkers(ctx: Ctx, { config, log, core, shutdown }: Booting): Promise<void> {
   const handlers = [
     walletJobHandler(ctx),
     prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { OutboundBlockedError, outboundRequest, type OutboundPolicy } from '../net/outbound.js';
-import { signatureHeaders } from '../webhooks/signing.js';
+import { signatureHeaders } from '../util/webhook-signing.js';
 
 export type AlertKind = 'relayer.balance_low' | 'chain.waiting_for_fees' | 'chain.provider_down' | 'chain.tx_stuck' | 'chain.divergence';
 

@@ -21,7 +21,8 @@ export interface ForwardRequestData {
   signature: Hex;
 }
 
-const types = {
+/** The EIP-712 types of MintworksForwarder's ForwardRequest (OpenZeppelin's ERC2771Forwarder). */
+export const FORWARD_REQUEST_TYPES = {
   ForwardRequest: [
     { name: 'from', type: 'address' },
     { name: 'to', type: 'address' },
@@ -33,6 +34,10 @@ const types = {
   ],
 } as const;
 
+/** The EIP-712 domain of the forwarder at `forwarder` on `chainId`. */
+export const forwarderDomain = (chainId: number, forwarder: Address) =>
+  ({ name: 'MintworksForwarder', version: '1', chainId, verifyingContract: forwarder }) as const;
+
 export async function signForwardRequest(
   user: ChainSigner,
   forwarder: Address,
@@ -41,8 +46,8 @@ export async function signForwardRequest(
 ): Promise<ForwardRequestData> {
   const message = { from: user.address, to: req.to, value: 0n, gas: req.gas, nonce: req.nonce, deadline: req.deadline, data: req.data };
   const signature = await user.signTypedData({
-    domain: { name: 'MintworksForwarder', version: '1', chainId, verifyingContract: forwarder },
-    types,
+    domain: forwarderDomain(chainId, forwarder),
+    types: FORWARD_REQUEST_TYPES,
     primaryType: 'ForwardRequest',
     message,
   });

@@ -13,12 +13,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { copyChainState, runningAnvilPid } from '../chain/anvil.js';
 import { sqliteFile } from '../store/sqlite/open.js';
 import { clientConfig } from '../store/postgres/connection.js';
 import { UsageError, type Output } from './args.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
+import { lockDataDir } from '../boot/data-dir-lock.js';
 
 const FORMAT = 1;
 const MANIFEST = 'manifest.json';
@@ -89,6 +89,7 @@ const pgRestoreCommand = (dir: string) => `pg_restore --clean --if-exists --no-o
 const pgDumpCommand = (dir: string) => `pg_dump --format=custom --file ${path.join(dir, PG_DUMP_NAME)} "$DATABASE_URL"`;
 const isPostgres = (config: Config) => !!config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl);
 
+// Long: the steps of a backup (lock, copy, dump, manifest, notes) read in the order they run.
 export async function backup(config: Config, o: { out?: string }): Promise<Output> {
   const out = path.resolve(o.out ?? `mintworks-backup-${stamp()}`);
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new UsageError(`--out ${out} exists and is not empty: name a new directory`);
@@ -152,7 +153,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
   const manifest: Manifest = {
     format: FORMAT,
     created_at: new Date().toISOString(),
-    chain_id: config.chainId,
+    chain_id: config.chains[0].id,
     database: pg ? 'postgres' : 'sqlite',
     contents,
     master_key: masterKey,
@@ -172,6 +173,7 @@ export async function backup(config: Config, o: { out?: string }): Promise<Outpu
   return { json: { directory: out, ...manifest, notes }, text };
 }
 
+// Long: every check runs before anything is overwritten, then the copy: in the order they must run.
 export async function restore(config: Config, o: { from: string; force?: boolean }): Promise<Output> {
   const from = path.resolve(o.from);
   let manifest: Manifest;
@@ -181,7 +183,7 @@ export async function restore(config: Config, o: { from: string; force?: boolean
     throw new UsageError(`--from ${from} is not a Mintworks backup (no readable ${MANIFEST})`);
   }
   if (manifest.format !== FORMAT) throw new UsageError(`--from ${from}: backup format ${manifest.format} is not one this version reads (${FORMAT})`);
-  if (manifest.chain_id !== config.chainId) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chainId}`);
+  if (manifest.chain_id !== config.chains[0].id) throw new UsageError(`the backup is of chain ${manifest.chain_id}, but CHAIN_ID is ${config.chains[0].id}`);
   const pg = isPostgres(config);
   if ((manifest.database === 'postgres') !== pg) {
     throw new UsageError(

@@ -7,7 +7,7 @@
 // tracker then follows what they changed).
 import { installationChain } from './installation-chain.js';
 import { Option, type Command } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { cancelChainTx, chainHandle, chainOverview, listChainTxs, requireChain, resyncChain, type ChainOverview } from '../services/chain-ops.js';
 import { formatUnits } from '../domain/amounts.js';
@@ -90,6 +90,7 @@ function overviewText(o: ChainOverview, currency: string): string {
 }
 
 /** Adds status, txs, cancel and resync to the `chain` command group. */
+// Long: one table of subcommands, a short entry each.
 export function addChainOpsCommands(chain: Command, { leaf, withCtx }: ChainOpsDeps): void {
   leaf(chain, 'status', 'head, base fee and ceiling, providers, relayers (balance, nonces, in flight)')
     .addOption(chainIdOption(false))

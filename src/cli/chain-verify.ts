@@ -3,7 +3,7 @@
 // when some diverge (after --fix: those it could not set right), 4 when none diverges but some could not
 // be read (the chain did not answer: nothing is proven for them), 1 on an error, 2 on a usage error.
 import { Option, type Command } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { chainHandle, requireChain } from '../services/chain-ops.js';
 import { mergeReports, remaining, verifyChain, type VerifyReport } from '../services/verify/verify.js';

@@ -13,10 +13,10 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import pino from 'pino';
 import { createPublicClient, formatEther, getAddress, http, parseEther, toHex, type Address } from 'viem';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { startEmbeddedChain } from '../chain/anvil.js';
-import { lockDataDir } from '../util/data-dir-lock.js';
+import { lockDataDir } from '../boot/data-dir-lock.js';
 import { LOW_BALANCE_WEI } from '../domain/chain-funding.js';
 import { relayerRows } from '../chain/relayer-set.js';
 import { integer, UsageError, type Output } from './args.js';
@@ -30,6 +30,7 @@ export interface ChainCommandDeps {
 }
 
 /** The `chain` command group, for main.ts to add to the program. */
+// Long: one table of subcommands, a short entry each.
 export function chainCommand(deps: ChainCommandDeps): Command {
   const chain = new Command('chain').description("a development chain of its own; funding the installation's accounts").exitOverride();
 

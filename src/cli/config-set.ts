@@ -1,10 +1,10 @@
 // `mintworks config …`: the settings every process of an installation must agree on (recorded in the
 // database by the first process, see services/installation.ts): show them, or change one on purpose.
 import { Command } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { installationSettings, operatorDigest, recordChains, recordedPublicUrl, recordOperatorToken, setPublicUrl } from '../services/installation.js';
-import { deployedCollections, repointCollections } from '../services/collection-base-uri.js';
+import { deployedCollections, repointCollections } from '../services/collections/base-uri.js';
 import { normalPublicUrl, publicUrlProblem } from '../domain/public-url.js';
 import { recordAudit } from '../services/audit.js';
 import { cliActor } from './keys.js';
@@ -16,6 +16,7 @@ export interface ConfigCommandDeps {
   withCtx(fn: (ctx: Ctx, config: Config) => Promise<Output>, reads?: boolean): Promise<void>;
 }
 
+// Long: one table of subcommands, a short entry each.
 export function configCommand(deps: ConfigCommandDeps): Command {
   const config = new Command('config').description("the installation's settings every process must agree on (recorded in the database)").exitOverride();
 

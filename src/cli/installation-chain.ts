@@ -1,7 +1,7 @@
 // The CLI's handle on one of the installation's chains: at the URL the installation recorded for its
 // embedded chain (not whatever ANVIL_PORT this shell has), and refused when its genesis block is not
 // the one the installation recorded (services/chain-identity.ts).
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import { rpcUrlsOf, type ChainSpec } from '../chain/chains.js';
 import { chainHandle } from '../services/chain-ops.js';

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { sqliteFile } from '../store/sqlite/open.js';
 import { clientConfig } from '../store/postgres/connection.js';
 import { UsageError } from './args.js';

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { parseEther } from 'viem';
 import os from 'node:os';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Ctx } from '../services/context.js';
 import type { Core } from '../boot/open-core.js';
 import { exportWallet } from '../services/wallet-export.js';

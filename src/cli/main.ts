@@ -5,13 +5,13 @@
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pino from 'pino';
-import { loadConfig, ConfigError, type Config } from '../config.js';
+import { loadConfig, ConfigError, type Config } from '../config/config.js';
 import { buildContext, openCore } from '../boot/open-core.js';
 import type { Ctx } from '../services/context.js';
 import { createApp, listApps } from '../services/apps/registry.js';
 import { rotateApiSecret } from '../services/apps/api-keys.js';
-import { createCollection, getCollection, type NewCollection } from '../services/collections.js';
-import { updateCollection } from '../services/collection-info.js';
+import { createCollection, getCollection, type NewCollection } from '../services/collections/collections.js';
+import { updateCollection } from '../services/collections/info.js';
 import { MAX_ROYALTY_BPS, type ChangeableOptions } from '../domain/collection-options.js';
 import { collectionView } from '../services/views.js';
 import { appCredentials, signAppToken } from '../services/apps/tokens.js';
@@ -35,7 +35,7 @@ import { rewardCreate, rewardList, rewardWithdraw } from './rewards.js';
 import { backup, restore } from './backup.js';
 import { assertInstallation } from './installation.js';
 import { chainCommand } from './chain.js';
-import { DataDirInUseError } from '../util/data-dir-lock.js';
+import { DataDirInUseError } from '../boot/data-dir-lock.js';
 import { configCommand } from './config-set.js';
 import { addChainOpsCommands } from './chain-ops.js';
 import { addChainVerifyCommand } from './chain-verify.js';
@@ -241,7 +241,7 @@ leaf(collection, 'list', 'collections of an App, newest first')
     withCtx(async (ctx) => {
       const uid = await requireApp(ctx.db, o.app);
       const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', uid).orderBy('created_at', 'desc').execute();
-      const collections = rows.map((c) => collectionView(c, ctx.config));
+      const collections = rows.map((c) => collectionView(c, ctx.installation));
       const text = table(
         collections,
         [

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Db } from '../store/db.js';
 import { SecretBox } from '../util/secretbox.js';
 import { preparePrivateDir } from '../util/private-dir.js';

@@ -8,7 +8,7 @@
 // operators): the seed is now sealed under the HSM-wrapped key like every other secret.
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Db } from '../store/db.js';
 import type { SecretBox } from '../util/secretbox.js';
 import { CHAIN_KEYS_META } from '../chain/keys.js';

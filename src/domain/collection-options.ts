@@ -1,6 +1,7 @@
 // Collection options (docs/api.md, Collection options): the ERC-2981 royalty, ERC-5192 soulbound
 // tokens, and the collection's own metadata document that ERC-7572 `contractURI()` points at. Pure: the
 // checks answer what is wrong, the document is built from the collection's record.
+import type { FieldErrorCode } from './error-codes.js';
 import { checkAddress } from './address.js';
 
 /** Marketplaces read royalties in basis points; more than 10 % is refused as a likely mistake. */
@@ -21,7 +22,7 @@ export interface Royalty {
   royalty_bps: number | null;
 }
 
-export type FieldProblem = { field: string; code: string; message: string };
+export type FieldProblem = { field: string; code: FieldErrorCode; message: string };
 
 /**
  * The royalty a request leaves the collection with (`current`: what it has now). A receiver without a

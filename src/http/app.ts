@@ -14,7 +14,7 @@ import { rootRoutes, type Health } from './root.js';
 import { metadataRoutes } from './metadata.js';
 import { explorerRoutes } from './explorer.js';
 import { metricsRoutes } from './metrics.js';
-import { documentRoutes, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
+import { exactJsonReplies, namedSchemas, OPENAPI_INFO, SECURITY_SCHEMES } from './kit/openapi.js';
 import { ApiKeyResolver } from '../services/apps/registry.js';
 import { dbCounterStore, WindowCounters } from '../services/requests/rate-limits.js';
 import { apiGuard } from './kit/guard.js';
@@ -81,6 +81,7 @@ function areaOf(url: string): 'v1' | 'admin' | null {
   return null;
 }
 
+// Long: hooks and scopes are registered in the order a request passes them.
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const { ctx } = deps;
   const resolver = new ApiKeyResolver(ctx);
@@ -152,11 +153,11 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats); // before the route plugins: they inherit its onResponse hook
-  documentRoutes(app); // summaries, response schemas and security of each route (src/http/kit/openapi.ts)
+  exactJsonReplies(app); // each area documents its own routes (src/http/kit/openapi.ts documentArea)
   await app.register(swagger, {
     openapi: {
       info: OPENAPI_INFO,
-      servers: [{ url: deps.ctx.config.publicUrl }],
+      servers: [{ url: deps.ctx.installation.publicUrl }],
       components: { securitySchemes: SECURITY_SCHEMES as any },
       security: [{ apiKey: [], bearer: [] }],
     },

@@ -6,25 +6,28 @@ import type { FastifyInstance } from 'fastify';
 import { isAddress, isHash, parseAbi, type Address, type Hex, type PublicClient } from 'viem';
 import type { Ctx } from '../services/context.js';
 import { errorBody } from '../util/errors.js';
+import { defaultChain } from '../config/config.js';
 import { escapeHtml, page, sendHtml, wantsHtml } from './kit/html-page.js';
 
 const erc721 = parseAbi(['function ownerOf(uint256) view returns (address)', 'function tokenURI(uint256) view returns (string)']);
 
 export async function explorerRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx): Promise<void> {
-  if (ctx.sender) chainExplorer(app, '/explorer', ctx.sender.client, { id: ctx.sender.chainId, name: ctx.config.chainName, base: ctx.config.explorerUrl });
+  const home = defaultChain(ctx);
+  if (ctx.sender) chainExplorer(app, '/explorer', ctx.sender.client, { id: ctx.sender.chainId, name: home.name, base: home.explorer });
   for (const [id, c] of ctx.chains ?? []) {
-    const base = `${ctx.config.publicUrl}/explorer/${id}`;
-    if (c.sender && c.config.explorerUrl === base) chainExplorer(app, `/explorer/${id}`, c.sender.client, { id, name: c.config.chainName, base });
+    const base = `${ctx.installation.publicUrl}/explorer/${id}`;
+    if (c.sender && c.chain.explorer === base) chainExplorer(app, `/explorer/${id}`, c.sender.client, { id, name: c.chain.name, base });
   }
 }
 
+// Long: one table of the explorer's pages, a short entry each.
 function chainExplorer(
   app: FastifyInstance<any, any, any, any, any>,
   prefix: string,
   client: PublicClient,
   chain: { id: number; name: string; base: string },
 ): void {
-  const bad = (reply: any, what: string) => reply.code(404).send(errorBody(404, 'not_found', `${what} not found.`));
+  const bad = (reply: any, what: string) => reply.code(404).send(errorBody('not_found', `${what} not found.`));
   const explorer = chain.base;
   /** JSON for scripts; for a browser the same fields as a page, links between explorer pages kept. */
   const answer = (req: any, reply: any, title: string, data: Record<string, unknown>, link: Record<string, string> = {}) => {

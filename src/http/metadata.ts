@@ -39,7 +39,7 @@ export async function metadataRoutes(app: FastifyInstance<any, any, any, any, an
       isUid(collection) && Number.isSafeInteger(id) && id > 0
         ? ((await tokenMetadata(ctx, collection, id)) ?? (await itemTokenMetadata(ctx, collection, id)))
         : null;
-    if (!doc) return reply.code(404).send(errorBody(404, 'not_found', 'Token not found.'));
+    if (!doc) return reply.code(404).send(errorBody('not_found', 'Token not found.'));
     // Editable: a short cache so an edit shows up within a minute.
     return reply.header('cache-control', 'public, max-age=60').type('application/json').send(doc);
   });
@@ -47,24 +47,24 @@ export async function metadataRoutes(app: FastifyInstance<any, any, any, any, an
   app.get<{ Params: { sha: string } }>('/files/:sha', { schema: { hide: true } }, async (req, reply) => {
     const sha = req.params.sha.toLowerCase();
     const bytes = isSha256Hex(sha) ? await storage.files.get(sha) : null;
-    if (!bytes) return reply.code(404).send(errorBody(404, 'not_found', 'File not found.'));
+    if (!bytes) return reply.code(404).send(errorBody('not_found', 'File not found.'));
     return sendContent(req, reply, bytes, `"${sha}"`);
   });
 
   app.get<{ Params: { cid: string } }>('/ipfs/:cid', { schema: { hide: true } }, async (req, reply) => {
     const cid = parseCid(req.params.cid);
-    if (!cid) return reply.code(404).send(errorBody(404, 'not_found', 'Content not found.'));
+    if (!cid) return reply.code(404).send(errorBody('not_found', 'Content not found.'));
     let bytes: Buffer;
     try {
       bytes = await storage.catIpfs(cid, ctx.config.imageMaxBytes + 1024 * 1024);
     } catch (err) {
       // Only the root's absence means "not here"; a missing or damaged inner block is our fault.
-      if (err instanceof BlockNotFoundError && err.cid === cid.toString()) return reply.code(404).send(errorBody(404, 'not_found', 'Content not found.'));
-      if (err instanceof NotAFileError) return reply.code(404).send(errorBody(404, 'not_found', 'Content not found.'));
+      if (err instanceof BlockNotFoundError && err.cid === cid.toString()) return reply.code(404).send(errorBody('not_found', 'Content not found.'));
+      if (err instanceof NotAFileError) return reply.code(404).send(errorBody('not_found', 'Content not found.'));
       if (err instanceof BlockCorruptError || err instanceof BlockNotFoundError)
         req.log.error({ cid: cid.toString(), err: (err as Error).message }, 'blockstore damaged');
       else req.log.error({ cid: cid.toString(), err }, 'gateway read failed');
-      return reply.code(500).send(errorBody(500, 'internal_error', 'Stored content is damaged.'));
+      return reply.code(500).send(errorBody('internal_error', 'Stored content is damaged.'));
     }
     return sendContent(req, reply, bytes, `"${cid.toString()}"`, { 'x-ipfs-path': `/ipfs/${cid.toString()}` });
   });

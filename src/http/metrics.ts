@@ -11,6 +11,7 @@ import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
 import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { divergenceCounts } from '../services/verify/watch.js';
 
+// Long: one registration per metric, a short entry each.
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,
   ctx: Ctx,
@@ -164,6 +165,7 @@ function poolMetrics(registry: Registry, stats: () => PoolSnapshot): void {
 /**
  * Per chain: each JSON-RPC provider's calls, errors (by kind), time spent and state (counted in this
  * process's threads), and each relayer's balance against the chain's low-balance threshold.
+ * Long: one registration per metric, a short entry each.
  */
 function chainMetrics(registry: Registry, runtimes: ChainRuntime[]): void {
   if (runtimes.length === 0) return;

@@ -12,7 +12,7 @@ export interface Health {
 export async function rootRoutes(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, health: () => Promise<Health>): Promise<void> {
   // The front door: where the documentation and the console are (JSON for scripts, a page for browsers).
   app.get('/', { schema: { hide: true } }, async (req, reply) => {
-    const base = ctx.config.publicUrl;
+    const base = ctx.installation.publicUrl;
     const links = {
       name: 'Mintworks',
       api: `${base}/v1`,

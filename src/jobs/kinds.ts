@@ -1,7 +1,6 @@
 // The job kinds, each declared once with the payload its jobs carry: `JobQueue.enqueue` takes a payload
 // of its kind's type and a handler receives its own kind's, so a wrong payload is a type error. A kind
 // is what the `jobs` table stores: never change one, queued jobs of earlier versions carry it.
-import { chainKind } from '../chain/chains.js';
 import type { Action } from '../domain/lifecycle.js';
 
 /** A job that carries nothing beyond its ref (the record it works on). */
@@ -99,15 +98,24 @@ export function isJobKind(kind: string): kind is JobKind {
 /** The kinds of work done on a chain: each chain has its own kinds of these. */
 export const CHAIN_JOB_KINDS = (Object.keys(RUNS_ON) as JobKind[]).filter((k): k is ChainJobKind => RUNS_ON[k] === 'a chain');
 
-interface KindCtx {
-  homeChainId?: number;
-  config: { chainId: number };
+/**
+ * Job kinds of chain work carry their chain, so each chain has its own worker loops and one chain's
+ * outage or empty relayers never holds another's work back. The database's first chain (its "home",
+ * the only chain before there were several) keeps the plain kind, so queued jobs of older versions
+ * stay valid.
+ */
+export function chainKind(base: string, chainId: number, homeChainId: number): string {
+  return chainId === homeChainId ? base : `${base}@${chainId}`;
+}
+
+export interface KindCtx {
+  installation: { homeChainId: number };
 }
 
 /**
  * The kind of a job for a record on `chainId`, as stored and claimed. The database's home chain is the
- * one every record was on before there were several; without one recorded, the default chain.
+ * one every record was on before there were several (its jobs keep their plain kinds).
  */
 export function kindOn(ctx: KindCtx, base: JobKind, chainId: number): string {
-  return RUNS_ON[base] === 'a chain' ? chainKind(base, chainId, ctx.homeChainId ?? ctx.config.chainId) : base;
+  return RUNS_ON[base] === 'a chain' ? chainKind(base, chainId, ctx.installation.homeChainId) : base;
 }

@@ -9,7 +9,7 @@ import { skipLocked, workersInOneProcess } from '../store/locks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
-import { isJobKind, kindOn, type JobKind, type JobPayloads } from './kinds.js';
+import { isJobKind, kindOn, type KindCtx, type JobKind, type JobPayloads } from './kinds.js';
 
 /** A claimed job. `kind` is as stored (a chain's own kind for chain work); the payload is its kind's. */
 export interface Job<K extends JobKind = JobKind> {
@@ -272,7 +272,7 @@ export class JobQueue {
 }
 
 /** The job queue for work on `chainId`: chain job kinds are mapped to that chain's. */
-export function queueOn(ctx: { homeChainId?: number; config: { chainId: number }; queue: JobQueue }, chainId: number): JobQueue {
+export function queueOn(ctx: KindCtx & { queue: JobQueue }, chainId: number): JobQueue {
   return ctx.queue.mapped((k) => kindOn(ctx, k, chainId));
 }
 

@@ -9,7 +9,7 @@
 // The fetch runs in a job (`asset.prepare`, services/assets/prepare-job.ts) ahead of the mint job, never in
 // the request: a slow image server cannot hold an API request, and transient failures are retried with
 // the queue's backoff.
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import { OutboundBlockedError, assertAllowedUrl } from '../net/outbound.js';
 import { ApiError } from '../util/errors.js';
 import { buildMetadata, type AssetData, type Attribute } from '../domain/assets.js';
@@ -78,7 +78,7 @@ export async function prepareAssetMetadata(ctx: InfraCtx, input: PrepareInput): 
       image = `ipfs://${cid}`;
       publish.push({ cid, name: `${input.assetUid}-image` });
     } else {
-      image = `${ctx.config.publicUrl}/files/${await storage.files.put(fetched.bytes)}`;
+      image = `${ctx.installation.publicUrl}/files/${await storage.files.put(fetched.bytes)}`;
     }
   }
   const metadata = buildMetadata(input.assetUid, input.name, input.data, image);

@@ -6,7 +6,7 @@
 //
 // These endpoints are the operator's own configuration (often a node on localhost), not a user's URL,
 // so they are called directly rather than through the SSRF guard.
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { Job } from '../jobs/queue.js';
 import type { JobHandler } from '../jobs/worker.js';

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { PRIVATE_DIR, PRIVATE_FILE } from '../util/private-dir.js';
 import { addBytes, catFile, FsBlockstore } from './unixfs.js';
 import type { CID } from 'multiformats/cid';

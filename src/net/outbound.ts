@@ -358,6 +358,7 @@ async function requestOnce(hop: Hop): Promise<OutboundResponse> {
   }
 }
 
+// Long: one request's callbacks share its settle-once state and its socket.
 function requestOnSocket({ u, href, method, headers, body, opts, signal }: Hop): Promise<OutboundResponse> {
   return new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false;

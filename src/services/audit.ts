@@ -8,7 +8,7 @@ import type { Ctx } from './context.js';
 import type { DbOrTx, Tx } from '../store/db.js';
 import { checkLinks, entryHash, GENESIS_HASH, type BrokenLink } from '../util/audit-chain.js';
 import { keysetPage, pageOf, type PageRequest } from './requests/pages.js';
-import type { AuditCheck, AuditEntry as AuditEntryView } from './console/types.js';
+import type { AuditCheck, AuditEntry as AuditEntryView } from './operator-views.js';
 
 /** Who acted: the operator token (management API), a console session, or the CLI on the host. */
 export interface Actor {

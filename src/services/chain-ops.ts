@@ -9,11 +9,11 @@ import { UNHANDLED } from '../chain/unhandled.js';
 import { createPublicClient, defineChain, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import type { ChainSigner } from '../chain/signer.js';
 // The operator's views are the console's browser contract too: declared once, there.
-import type { ChainOverview, ChainRelayer as RelayerView, ChainTxRow as ChainTxView } from './console/types.js';
+import type { ChainOverview, ChainRelayer as RelayerView, ChainTxRow as ChainTxView } from './operator-views.js';
 
 export type { ChainOverview, ChainTxView, RelayerView };
 import type { Ctx } from './context.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { ChainHealth } from '../chain/runtime.js';
 import { rpcUrlsOf, type ChainSpec } from '../chain/chains.js';
 import { mergeSnapshots, providerHealth, ProviderSet, type ProviderSnapshot } from '../chain/providers.js';
@@ -55,7 +55,7 @@ export function chainHandle(config: Config, spec: ChainSpec, embeddedRpc?: strin
 /** The chain of an id among the handles, or a 404 naming the configured ones. */
 export function requireChain<H extends ChainHandle>(handles: readonly H[], chainId: number): H {
   const h = handles.find((x) => x.spec.id === chainId);
-  if (!h) throw ApiError.client(404, 'not_found', `Chain ${chainId} not found: this installation serves ${handles.map((x) => x.spec.id).join(', ')}.`);
+  if (!h) throw ApiError.of('not_found', `Chain ${chainId} not found: this installation serves ${handles.map((x) => x.spec.id).join(', ')}.`);
   return h;
 }
 
@@ -228,29 +228,25 @@ export interface CancelResult {
  * raised above the original's (and today's), takes its place in the record and on the node. Whichever
  * is mined decides: the original (the job is done after all) or the cancellation (the job fails with
  * "cancelled by the operator", never tried again). Deployments cannot be cancelled.
+ * Long: every refusal is checked before the replacement is signed, in the order an operator reads them.
  */
 export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], id: number, actor: Actor): Promise<CancelResult> {
   const row = await ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) throw ApiError.notFound('Transaction');
   const h = requireChain(handles, row.chain_id);
   if (row.handled !== 0 || (row.status !== 'signed' && row.status !== 'sent'))
-    throw ApiError.client(
-      409,
+    throw ApiError.of(
       'not_pending',
       `Transaction ${id} is ${row.status === 'mined' || row.status === 'reverted' ? row.status : 'settled'}: only a transaction that waits or is stuck can be cancelled.`,
     );
   if (UNCANCELLABLE_KINDS.has(row.kind))
-    throw ApiError.client(
-      409,
-      'not_cancellable',
-      `Transaction ${id} is a deployment (${row.kind}): its contract's address depends on it, so it cannot be cancelled.`,
-    );
+    throw ApiError.of('not_cancellable', `Transaction ${id} is a deployment (${row.kind}): its contract's address depends on it, so it cannot be cancelled.`);
   const signer = (await signers(ctx, row.chain_id)).map((a) => a.signer).find((a) => a.address.toLowerCase() === row.from_address);
-  if (!signer) throw ApiError.client(409, 'not_cancellable', `Transaction ${id} was signed by ${row.from_address}, not an account of this installation.`);
+  if (!signer) throw ApiError.of('not_cancellable', `Transaction ${id} was signed by ${row.from_address}, not an account of this installation.`);
   // Mined meanwhile under one of its hashes: nothing to cancel (the tracker applies it).
   for (const hash of [row.hash, ...(JSON.parse(row.prior_hashes) as string[])]) {
     const receipt = await h.client.getTransactionReceipt({ hash: hash as Hex }).catch(() => null);
-    if (receipt) throw ApiError.client(409, 'not_pending', `Transaction ${id} is already mined (block ${receipt.blockNumber}): too late to cancel.`);
+    if (receipt) throw ApiError.of('not_pending', `Transaction ${id} is already mined (block ${receipt.blockNumber}): too late to cancel.`);
   }
   const block = await h.client.getBlock({ blockTag: 'latest' });
   const tip = await h.client.estimateMaxPriorityFeePerGas().catch(() => 1_000_000_000n);
@@ -273,8 +269,7 @@ export async function cancelChainTx(ctx: Ctx, handles: readonly ChainHandle[], i
       .where('hash', '=', row.hash) // replaced by the sender meanwhile: the operator tries again on what is there now
       .where('handled', '=', 0)
       .executeTakeFirst();
-    if (Number(replaced.numUpdatedRows) === 0)
-      throw ApiError.client(409, 'changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
+    if (Number(replaced.numUpdatedRows) === 0) throw ApiError.of('changed', `Transaction ${id} changed meanwhile (replaced or mined): look at it again.`);
     await recordAudit(tx, actor, {
       action: 'chain.tx_cancelled',
       chain_id: row.chain_id,

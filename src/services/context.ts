@@ -1,4 +1,4 @@
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { KeyRing } from '../chain/keys.js';
 import type { ChainSender } from '../chain/sender.js';
 import type { ChainSpec } from '../chain/chains.js';
@@ -10,11 +10,6 @@ import type { ChainSpec } from '../chain/chains.js';
  */
 export interface Ctx extends InfraCtx {
   keys: KeyRing;
-  /**
-   * The chain every record was on before there were several (recorded in `meta`): its jobs keep their
-   * plain kinds (src/chain/chains.ts chainKind). Defaults to the configured default chain.
-   */
-  homeChainId?: number;
   /** The default chain's sender, in processes that talk to chains. */
   sender?: ChainSender;
   /** Every chain's own context by chain id (processes that talk to chains). */
@@ -22,9 +17,10 @@ export interface Ctx extends InfraCtx {
 }
 
 /**
- * One chain's own context (src/services/chain/work.ts): its sender, forwarder and settings
- * (`config.chainId`, `config.confirmations`…), and a queue whose job kinds are that chain's. What the
- * chain's job handlers, outcome effects and indexer are given.
+ * One chain's own context (src/services/chain/work.ts): its chain's facts (`chain.id`,
+ * `chain.confirmations`…), sender and forwarder, and a queue whose job kinds are that chain's. What the
+ * chain's job handlers, outcome effects and indexer are given. What names no chain takes the default
+ * one by name: `defaultChain(ctx)`.
  */
 export interface ChainCtx extends Ctx {
   chain: ChainSpec;

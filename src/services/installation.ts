@@ -10,7 +10,7 @@
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { installationOf, type Config, type Installation } from '../config/config.js';
 import type { Database } from '../store/schema.js';
 
 const PUBLIC_URL = 'public_url';
@@ -49,14 +49,27 @@ export async function recordedPublicUrl(db: Db): Promise<{ url: string; source: 
   return url ? { url, source: m.get(PUBLIC_URL_SOURCE) === 'set' ? 'set' : 'default' } : null;
 }
 
+/** What a process brings to the agreement besides its settings. */
+export interface AgreeOptions {
+  /** PUBLIC_URL was given in the environment. */
+  publicUrlSet: boolean;
+  /** This process is the whole installation (a SQLite database: nothing else may use it), so its development defaults replace the recorded ones. */
+  sole: boolean;
+  log: Logger;
+  /** The operator token this process uses (OPERATOR_TOKEN, or the one generated into DATA_DIR); default OPERATOR_TOKEN. */
+  operatorToken?: string;
+  /** The database's home chain (src/boot/open-core.ts); default the default chain. */
+  homeChainId?: number;
+}
+
 /**
  * Checks this process's settings against the installation's, records what is not recorded yet, and
- * returns the config this process runs with (the recorded public URL when PUBLIC_URL is unset).
- * `publicUrlSet`: PUBLIC_URL was given in the environment. `sole`: this process is the whole
- * installation (a SQLite database: nothing else may use it), so its development defaults replace the
- * recorded ones.
+ * returns the installation this process runs in (the recorded public URL when PUBLIC_URL is unset). The
+ * config itself is left as the operator set it.
+ * Long: the agreed facts (public URL, operator token, chains) are checked in turn before one write.
  */
-export async function agreeOnInstallation(db: Db, config: Config, opts: { publicUrlSet: boolean; sole: boolean; log: Logger }): Promise<Config> {
+export async function agreeOnInstallation(db: Db, config: Config, opts: AgreeOptions): Promise<Installation> {
+  const operatorToken = opts.operatorToken ?? config.operatorToken;
   const m = await readMeta(db);
   const updates: Record<string, string> = {};
 
@@ -86,8 +99,8 @@ export async function agreeOnInstallation(db: Db, config: Config, opts: { public
   }
 
   // The operator token: its digest only, never the token.
-  if (config.operatorToken) {
-    const digest = operatorDigest(config.operatorToken);
+  if (operatorToken) {
+    const digest = operatorDigest(operatorToken);
     const had = m.get(OPERATOR_DIGEST);
     if (had && had !== digest && !opts.sole) {
       throw new InstallationMismatchError(
@@ -110,13 +123,14 @@ export async function agreeOnInstallation(db: Db, config: Config, opts: { public
   if (hadChains !== chains) updates[CHAINS] = chains;
 
   if (Object.keys(updates).length) await writeMeta(db, updates);
-  if (publicUrl === config.publicUrl) return config;
+  const settled = { operatorToken, homeChainId: opts.homeChainId };
+  if (publicUrl === config.publicUrl) return installationOf(config, settled);
   opts.log.info({ url: publicUrl }, "PUBLIC_URL is not set here: using the installation's public URL");
   // Explorer links derived from the public URL follow it.
-  const chainsNow = config.chains.map((c) =>
+  const agreedChains = config.chains.map((c) =>
     c.explorer.startsWith(config.publicUrl) ? { ...c, explorer: publicUrl + c.explorer.slice(config.publicUrl.length) } : c,
   );
-  return { ...config, publicUrl, chains: chainsNow, explorerUrl: chainsNow[0].explorer };
+  return installationOf(config, { ...settled, publicUrl, chains: agreedChains });
 }
 
 /** `mintworks config set chains` / `operator-token`: records this environment's value. */

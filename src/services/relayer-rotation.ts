@@ -62,6 +62,7 @@ export async function rotationById(ctx: Pick<Ctx, 'db'>, id: number): Promise<Ro
  * Starts a rotation of chain `chainId`'s relayers: `count` new ones (default: as many as are active).
  * `fundWei`: on an external chain, the deployer sends each new relayer this much (else the operator funds them).
  * `client`: the chain, to start the new accounts' nonces where the chain has them (0 for new keys).
+ * Long: one transaction: the rotation, its new relayers and its job are written together.
  */
 export async function startRelayerRotation(
   ctx: Ctx,

@@ -26,6 +26,7 @@ export interface Pruned {
 }
 
 /** Prunes everything older than `days` days before `now`. */
+// Long: one list of tables pruned in turn, a short entry each.
 export async function pruneOnce(ctx: Pick<Ctx, 'db' | 'queue'>, days: number, now = Date.now()): Promise<Pruned> {
   const cutoff = now - days * DAY_MS;
   const out: Pruned = { events: 0, webhook_deliveries: 0, webhook_attempts: 0, jobs: 0, chain_tx_raw: 0 };

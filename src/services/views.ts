@@ -1,6 +1,6 @@
 // The API objects (docs/api.md, Objects), built from rows. Key order is part of the contract.
 import type { Selectable } from 'kysely';
-import type { Config } from '../config.js';
+import type { Installation } from '../config/config.js';
 import type { AssetTable, CollectionTable, UserTable, WalletTable } from '../store/schema.js';
 import { chainSpecOf } from '../chain/chains.js';
 
@@ -13,13 +13,13 @@ export type WalletRow = Pick<Selectable<WalletTable>, 'user_uid' | 'chain_id' | 
 export const lowerHex = (a: string | null): string | null => (a ? a.toLowerCase() : null);
 
 /** `chain` and `network` are the chain's configured name exactly as given ("Amoy", never "amoy"). */
-export function chainOf(config: Config, chainId: number) {
-  const spec = chainSpecOf(config.chains, chainId);
+export function chainOf(installation: Installation, chainId: number) {
+  const spec = chainSpecOf(installation.chains, chainId);
   return { chain: spec.name, network: spec.name, chain_id: spec.id, explorer: spec.explorer };
 }
 
 /** `wallets`: the user's wallet on each chain (rows of the user, oldest first). */
-export function userView(u: UserRow, wallets: WalletRow[], config: Config) {
+export function userView(u: UserRow, wallets: WalletRow[], installation: Installation) {
   return {
     uid: u.uid,
     created_at: u.created_at,
@@ -28,14 +28,14 @@ export function userView(u: UserRow, wallets: WalletRow[], config: Config) {
     wallets: wallets
       .filter((w) => w.user_uid === u.uid)
       .map((w) => {
-        const n = chainOf(config, w.chain_id);
+        const n = chainOf(installation, w.chain_id);
         return { address: lowerHex(w.address), explorer_url: `${n.explorer}/address/${lowerHex(w.address)}`, network: n.network, chain_id: n.chain_id };
       }),
   };
 }
 
-export function collectionView(c: CollectionRow, config: Config) {
-  const n = chainOf(config, c.chain_id);
+export function collectionView(c: CollectionRow, installation: Installation) {
+  const n = chainOf(installation, c.chain_id);
   const deployed = c.status === 'deployed';
   return {
     uid: c.uid,
@@ -59,7 +59,7 @@ export function collectionView(c: CollectionRow, config: Config) {
   };
 }
 
-export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address' | 'chain_id'>, config: Config) {
+export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address' | 'chain_id'>, installation: Installation) {
   const minted = a.mint_status === 'minted';
   const burned = a.is_burned === 1;
   const transferring = a.is_transferring === 1;
@@ -80,7 +80,7 @@ export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract
     mint_for_address: lowerHex(a.mint_for_address),
     owner_user_uid: minted ? a.owner_user_uid : null,
     owner_address: minted ? lowerHex(a.owner_address) : null,
-    explorer_url: minted && c.contract_address ? `${chainOf(config, c.chain_id).explorer}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
+    explorer_url: minted && c.contract_address ? `${chainOf(installation, c.chain_id).explorer}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
     token_uri: minted ? a.token_uri : null,
     sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
     metadata: JSON.parse(a.metadata) as Record<string, unknown>,

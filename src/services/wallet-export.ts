@@ -52,8 +52,8 @@ export async function exportWallet(ctx: Ctx, appUid: string, userUid: string, in
   const wallet = input.chain_id == null ? wallets[0] : wallets.find((w) => Number(w.chain_id) === input.chain_id);
   if (!wallet) {
     throw input.chain_id == null
-      ? ApiError.client(400, 'no_wallet', 'User has no wallet yet: it is created at their first mint, allocation or deposit request.')
-      : ApiError.client(400, 'no_wallet', `User has no wallet on chain ${input.chain_id}.`, 'chain_id');
+      ? ApiError.of('no_wallet', 'User has no wallet yet: it is created at their first mint, allocation or deposit request.')
+      : ApiError.of('no_wallet', `User has no wallet on chain ${input.chain_id}.`, 'chain_id');
   }
   const account = ctx.keys.user(user.uid);
   if (account.address.toLowerCase() !== wallet.address.toLowerCase())
@@ -73,7 +73,7 @@ export async function exportWallet(ctx: Ctx, appUid: string, userUid: string, in
     await tx.updateTable('users').set({ wallet_exported_at: t }).where('uid', '=', user.uid).execute();
     const u = await tx.selectFrom('users').selectAll().where('uid', '=', user.uid).executeTakeFirstOrThrow();
     await emitEvent(tx, appUid, 'user.wallet_exported', {
-      user: { ...userView(u, wallets, ctx.config), wallet_exported_at: t },
+      user: { ...userView(u, wallets, ctx.installation), wallet_exported_at: t },
       chain_id: chainId,
       address: wallet.address.toLowerCase(),
     });

@@ -8,7 +8,7 @@
 // send any of them with a redelivery. Events emitted while the webhook is disabled are kept as
 // `disabled` and sent when it is enabled again, if that is within their 72 hours.
 import type { Insertable, Selectable } from 'kysely';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { DbOrTx } from '../store/db.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../store/schema.js';
 import { ApiError } from '../util/errors.js';
@@ -193,9 +193,8 @@ export async function redeliver(ctx: InfraCtx, appUid: string, eventId: string, 
     const ev = await tx.selectFrom('events').select(['id', 'type', 'created_at_ms']).where('id', '=', eventId).where('app_uid', '=', appUid).executeTakeFirst();
     if (!ev) throw ApiError.notFound('Event');
     const ep = await getEndpoint(tx, appUid);
-    if (!ep) throw ApiError.client(409, 'webhook_not_configured', 'This App has no webhook configured.');
-    if (!ep.enabled)
-      throw ApiError.client(409, 'webhook_disabled', `The webhook is disabled (${ep.disabled_reason ?? 'by the operator'}); set it again to enable it.`);
+    if (!ep) throw ApiError.of('webhook_not_configured');
+    if (!ep.enabled) throw ApiError.of('webhook_disabled', `The webhook is disabled (${ep.disabled_reason ?? 'by the operator'}); set it again to enable it.`);
     const deadline = Math.max(deadlineFor(ev.created_at_ms), now + REDELIVERY_WINDOW_MS);
     const existing = await tx.selectFrom('webhook_deliveries').select(['deadline_at']).where('event_id', '=', eventId).executeTakeFirst();
     if (existing) {

@@ -14,26 +14,18 @@
 //   queries; connections are kept alive; results are group-committed, each guarded by its lease token.
 //   On SQLite a claim is flushed (thread pool) before anything is sent; results are not waited for.
 // - The clock and the HTTP sender are injected, so tests can run 73 hours of retries in a moment.
-import { redactUrl } from '../net/redact-url.js';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { InfraCtx } from '../util/infra-context.js';
-import { commitOf, type Tx } from '../store/db.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import { workersInOneProcess } from '../store/locks.js';
-import { clean, describeError, httpSender, RESPONSE_LOG_BYTES, type WebhookSender, type WebhookSendResult } from './sender.js';
-import { OutboundBlockedError } from '../net/outbound.js';
+import { httpSender, type WebhookSender } from './sender.js';
 import { isDatabaseUnavailable } from '../store/unavailable.js';
-import { buildRequest, isoOfMs } from './message.js';
-import { holdPending, signingSecrets, WEBHOOK_SIGNAL } from './endpoints.js';
-import { blockedAdvice, webhookPolicy } from './local-delivery.js';
-import type { DeliveryRow } from './deliveries.js';
-import { nextAttempt, parseRetryAfter, pushRecent, windowFloor } from './schedule.js';
+import { WEBHOOK_SIGNAL } from './endpoints.js';
 import { EndpointBreakers } from './breaker.js';
 import { leaseDue, loadBatch, type Batch, type BatchEndpoint, type EventRow } from './claim.js';
-
-type Claimed = DeliveryRow & { token: string };
+import { DeliveryResults, type Claimed } from './results.js';
+import { attemptDelivery, type AttemptDeps } from './attempt.js';
 /** A claimed delivery waiting for a free slot (its App below its cap, the process below its total). */
 type Ready = { row: Claimed; batch: Batch; claimedAt: number };
 
@@ -42,7 +34,6 @@ type Ready = { row: Claimed; batch: Batch; claimedAt: number };
  * and endpoint configuration read with the claim are then at most this old when the attempt starts.
  */
 const READY_MAX_AGE_MS = 1000;
-type Write = (tx: Tx) => Promise<void>;
 
 export interface DispatcherOptions {
   workerId?: string;
@@ -85,6 +76,7 @@ export class WebhookDispatcher {
   private dirty = false;
   private stopping = new AbortController();
   private readonly onSignal = () => this.wake();
+  private readonly results: DeliveryResults;
 
   constructor(
     private readonly ctx: InfraCtx,
@@ -100,6 +92,13 @@ export class WebhookDispatcher {
     this.random = opts.random ?? Math.random;
     this.workerId = opts.workerId ?? `webhooks:${process.pid}`;
     this.log = opts.log ?? ctx.log.child({ component: 'webhooks' });
+    this.results = new DeliveryResults(ctx, this.log, this.now);
+  }
+
+  /** What an attempt uses of this dispatcher (its stop signal read when the attempt starts). */
+  private get attempts(): AttemptDeps {
+    const { ctx, log, now, random, sender, timeoutMs, breakers, results } = this;
+    return { ctx, log, now, random, sender, timeoutMs, stopping: this.stopping.signal, breakers, results };
   }
 
   start(): void {
@@ -123,9 +122,8 @@ export class WebhookDispatcher {
     // (or to another process) without waiting for the leases to run out.
     const left = this.ready.splice(0);
     this.buffered.clear();
-    await Promise.all(left.map((r) => this.settle(r.row, {}))).catch((err) => this.log.warn({ err }, 'could not release claimed webhook deliveries'));
-    await this.record(async () => {}); // queued last: every result and release before it is written
-    await Promise.all([...this.flushes]);
+    await Promise.all(left.map((r) => this.results.settle(r.row, {}))).catch((err) => this.log.warn({ err }, 'could not release claimed webhook deliveries'));
+    await this.results.drain(); // every result and release before it written
   }
 
   /** One claim round, waiting for its deliveries to finish (for tests and benchmarks). */
@@ -187,7 +185,7 @@ export class WebhookDispatcher {
       const app = r.row.app_uid;
       if (t - r.claimedAt > READY_MAX_AGE_MS) {
         this.unbuffer(app);
-        void this.settle(r.row, {}).catch((err) => this.log.warn({ err, event: r.row.event_id }, 'could not release a webhook delivery'));
+        void this.results.settle(r.row, {}).catch((err) => this.log.warn({ err, event: r.row.event_id }, 'could not release a webhook delivery'));
       } else if (this.total < this.concurrency && (this.inflight.get(app) ?? 0) < this.breakers.allowance(app, t, this.perEndpoint)) {
         this.unbuffer(app);
         void this.launch(r.row, r.batch);
@@ -253,7 +251,7 @@ export class WebhookDispatcher {
     };
     const full = [...new Set([...held.keys(), ...this.breakers.tripped()])].filter((app) => (held.get(app) ?? 0) >= capOf(app));
     const token = `${this.workerId}:${randomUUID()}`;
-    const { result, durable } = await this.commit((tx) => leaseDue(tx, { now: t, full, free, held, capOf, leaseMs: this.leaseMs, token }));
+    const { result, durable } = await this.results.commit((tx) => leaseDue(tx, { now: t, full, free, held, capOf, leaseMs: this.leaseMs, token }));
     const rows = result.rows;
     more = result.more;
     if (rows.length === 0) return empty();
@@ -290,160 +288,7 @@ export class WebhookDispatcher {
     return task;
   }
 
-  /** Updates the claimed row, if this claim still holds it. */
-  private settle(row: Claimed, set: Partial<DeliveryRow>): Promise<void> {
-    return this.record((tx) => this.update(tx, row, set).then(() => undefined));
-  }
-
-  private update(tx: Tx, row: Claimed, set: Partial<DeliveryRow>) {
-    return tx
-      .updateTable('webhook_deliveries')
-      .set({ updated_at_ms: this.now(), ...set, lease_until: null, locked_by: null })
-      .where('event_id', '=', row.event_id)
-      .where('locked_by', '=', row.token)
-      .execute();
-  }
-
-  /** A write transaction whose flush to disk is not waited for on the event loop (SQLite). */
-  private commit<T>(fn: (tx: Tx) => Promise<T>): Promise<{ result: T; durable: Promise<void> }> {
-    return commitOf(this.ctx)(fn);
-  }
-
-  // Group commit: writes submitted while a transaction is running go together into the next one.
-  private pending: { write: Write; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private flushing = false;
-  private readonly flushes = new Set<Promise<void>>(); // results being flushed to disk: a stop waits for them
-
-  private record(write: Write): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ write, resolve, reject });
-      if (!this.flushing) void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.flushing = true;
-    try {
-      while (this.pending.length) {
-        const batch = this.pending.splice(0, 200);
-        try {
-          // Not waited for durability: a result lost to a power cut means one more attempt, which
-          // at-least-once delivery allows (receivers dedupe on event_id).
-          const { durable } = await this.commit(async (tx) => {
-            for (const w of batch) await w.write(tx);
-          });
-          const flushed = durable.catch((err) => this.log.warn({ err }, 'webhook results not flushed to disk'));
-          this.flushes.add(flushed);
-          void flushed.finally(() => this.flushes.delete(flushed));
-          for (const w of batch) w.resolve();
-        } catch {
-          // One bad write must not lose the others: write them one by one.
-          for (const w of batch) {
-            await this.ctx.db
-              .transaction()
-              .execute((tx) => w.write(tx))
-              .then(w.resolve, w.reject);
-          }
-        }
-      }
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async deliver(row: Claimed, ev: EventRow | undefined, ep: BatchEndpoint | undefined, release: () => void): Promise<void> {
-    const { ctx } = this;
-    const t0 = this.now();
-    const recent = JSON.parse(row.recent_attempts) as number[];
-    if (t0 >= row.deadline_at) return this.settle(row, { status: 'expired', next_attempt_at: null });
-    // The hourly cap, for what is not a scheduled retry (manual redelivery, a URL change).
-    const floor = windowFloor(recent);
-    if (floor > t0) return this.settle(row, { next_attempt_at: Math.min(floor, row.deadline_at) });
-
-    if (!ev) return this.settle(row, { status: 'expired', next_attempt_at: null, last_error: 'the event no longer exists' });
-    if (!ep) return this.settle(row, { status: 'disabled', next_attempt_at: null, last_error: 'no webhook configured' });
-    if (!ep.enabled) return this.settle(row, { status: 'disabled', next_attempt_at: null, last_error: ep.disabled_reason ?? 'webhook disabled' });
-
-    const attempt = row.attempts + 1;
-    const { body, headers } = buildRequest(
-      { id: ev.id, type: ev.type, appUid: ev.app_uid, eventTime: ev.event_time, payload: ev.payload },
-      attempt,
-      t0,
-      signingSecrets(ctx.box, ep, t0),
-    );
-    const started = performance.now();
-    let res: WebhookSendResult | null = null;
-    let error: string | null = null;
-    try {
-      const { allowLoopback } = webhookPolicy(ctx.config, ep.app_environment);
-      res = await this.sender({ url: ep.url, headers, body, timeoutMs: this.timeoutMs, signal: this.stopping.signal, allowLoopback });
-    } catch (err) {
-      if (this.stopping.signal.aborted) return this.settle(row, {}); // shutting down: not an attempt, send again later
-      error = describeError(err);
-      // Only the delivery log would say so otherwise: an endpoint on a private address is a setup
-      // mistake (or an attempt) the operator must hear of. The log (and the console) say what to do.
-      if (err instanceof OutboundBlockedError) {
-        const advice = blockedAdvice(ctx.config, ep.app_environment, err.reason);
-        error = `${error}: ${advice}`;
-        this.log.warn({ app: row.app_uid, url: redactUrl(ep.url), event: ev.id, reason: err.reason, advice }, 'webhook delivery refused by the outbound guard');
-      }
-    }
-    const latency = Math.round(performance.now() - started);
-    release();
-    const t1 = Math.max(this.now(), t0);
-    const ok = res !== null && res.status >= 200 && res.status < 300;
-    this.breakers.record(row.app_uid, ok, t1);
-    if (res && !ok) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-    const nextRecent = pushRecent(recent, t0);
-    const common = {
-      attempts: attempt,
-      last_attempt_at: t0,
-      last_status_code: res?.status ?? null,
-      last_error: error,
-      recent_attempts: JSON.stringify(nextRecent),
-    };
-
-    await this.record(async (tx) => {
-      await tx
-        .insertInto('webhook_attempts')
-        .values({
-          event_id: row.event_id,
-          app_uid: row.app_uid,
-          attempt,
-          attempted_at: t0,
-          url: ep.url,
-          status_code: res?.status ?? null,
-          latency_ms: latency,
-          error: clean(error),
-          response_body: res ? clean(res.body.slice(0, RESPONSE_LOG_BYTES)) : null,
-        })
-        .execute();
-      const settle = (set: Partial<DeliveryRow>) => this.update(tx, row, { ...common, ...set, updated_at_ms: t1 });
-      if (ok) return void (await settle({ status: 'delivered', delivered_at: t1, next_attempt_at: null }));
-      if (res?.status === 410) {
-        // 410 Gone: the receiver asks us to stop. Disable the endpoint, unless it was reconfigured
-        // while this attempt was on its way (then the 410 was about a URL no longer in use).
-        const r = await tx
-          .updateTable('webhook_endpoints')
-          .set({ enabled: 0, disabled_reason: `${ep.url} answered 410 Gone at ${isoOfMs(t1)}`, version: ep.version + 1, updated_at: isoOfMs(t1) })
-          .where('app_uid', '=', row.app_uid)
-          .where('version', '=', ep.version)
-          .executeTakeFirst();
-        if (Number(r.numUpdatedRows) > 0) {
-          this.log.warn({ app: row.app_uid, url: redactUrl(ep.url) }, 'webhook endpoint answered 410 Gone: disabled');
-          await holdPending(tx, row.app_uid, t1);
-          return void (await settle({ status: 'disabled', next_attempt_at: null, last_error: 'HTTP 410 Gone: webhook disabled' }));
-        }
-      }
-      const next = nextAttempt({
-        attemptsMade: attempt,
-        failedAt: t1,
-        retryAfterMs: parseRetryAfter(res?.headers['retry-after'], t1),
-        recentStarts: nextRecent,
-        deadline: row.deadline_at,
-        random: this.random,
-      });
-      await settle({ status: 'pending', next_attempt_at: next.at });
-    });
+  private deliver(row: Claimed, ev: EventRow | undefined, ep: BatchEndpoint | undefined, release: () => void): Promise<void> {
+    return attemptDelivery(this.attempts, row, ev, ep, release);
   }
 }

@@ -2,9 +2,9 @@
 // period during which both secrets sign), on/off switch with a visible reason, optional event filter.
 // Changes apply to the resends of events already waiting: the dispatcher reads this row at every attempt.
 import type { Selectable } from 'kysely';
-import type { InfraCtx } from '../util/infra-context.js';
+import type { InfraCtx } from '../config/infra-context.js';
 import type { AppEnvironment } from '../domain/environment.js';
-import { blockedAdvice, webhookPolicy } from './local-delivery.js';
+import { blockedAdvice, placeOf, webhookPolicy } from './local-delivery.js';
 import type { EventType } from '../domain/events.js';
 import type { WebhookView } from '../domain/webhook-view.js';
 import type { DbOrTx } from '../store/db.js';
@@ -13,7 +13,7 @@ import type { SecretBox } from '../util/secretbox.js';
 import { ApiError } from '../util/errors.js';
 import { nowIso } from '../util/time.js';
 import { assertAllowedUrl, OutboundBlockedError } from '../net/outbound.js';
-import { keyId, newWebhookSecret } from './signing.js';
+import { keyId, newWebhookSecret } from '../util/webhook-signing.js';
 import { HOUR } from './schedule.js';
 
 export type EndpointRow = Selectable<WebhookEndpointTable>;
@@ -97,9 +97,9 @@ async function validateUrl(ctx: InfraCtx, url: string, environment: AppEnvironme
   const invalid = (message: string) => ApiError.validation([{ field: 'url', code: 'invalid', message }]);
   if (url.length > 2048) throw invalid('Ensure this field has no more than 2048 characters.');
   try {
-    await assertAllowedUrl(url, webhookPolicy(ctx.config, environment));
+    await assertAllowedUrl(url, webhookPolicy(placeOf(ctx), environment));
   } catch (err) {
-    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}: ${blockedAdvice(ctx.config, environment, err.reason)}.`);
+    if (err instanceof OutboundBlockedError) throw invalid(`Webhook URL not allowed: ${err.reason}: ${blockedAdvice(placeOf(ctx), environment, err.reason)}.`);
     // A name that does not resolve yet is accepted: it is checked again at every attempt.
   }
 }
@@ -108,6 +108,7 @@ async function validateUrl(ctx: InfraCtx, url: string, environment: AppEnvironme
  * Creates or changes an App's webhook. Returns the current secret (new when created or rotated).
  * Changing the URL or re-enabling makes waiting events due at once (the hourly cap still applies);
  * re-enabling also brings back events held while it was disabled, if they are still within 72 h.
+ * Long: one transaction: the endpoint and its waiting deliveries change together.
  */
 export async function setWebhook(
   ctx: InfraCtx,

@@ -7,13 +7,19 @@
 // settings apply them.
 import type { AppEnvironment } from '../domain/environment.js';
 import type { OutboundPolicy } from '../net/outbound.js';
+import type { InfraCtx } from '../config/infra-context.js';
 
 interface Place {
   /** HOST: the address the API listens on. */
   host: string;
-  /** PUBLIC_URL (or the one derived from HOST:PORT). */
+  /** The installation's public URL (PUBLIC_URL, the recorded one, or the one derived from HOST:PORT). */
   publicUrl: string;
   outboundAllowPrivate: boolean;
+}
+
+/** Where this service stands: its HOST and the installation's public URL (the agreed one, not this process's default). */
+export function placeOf(ctx: Pick<InfraCtx, 'config' | 'installation'>): Place {
+  return { host: ctx.config.host, publicUrl: ctx.installation.publicUrl, outboundAllowPrivate: ctx.config.outboundAllowPrivate };
 }
 
 const LOOPBACK_HOSTS = /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;

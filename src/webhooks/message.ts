@@ -1,7 +1,7 @@
 // The webhook request of one attempt (docs/api.md, Webhooks): body and headers. Pure: the attempt's time and the
 // secrets are arguments, so tests can rebuild and verify exactly what was sent.
 import { isoFromMicros } from '../util/time.js';
-import { signatureHeaders } from './signing.js';
+import { signatureHeaders } from '../util/webhook-signing.js';
 
 export interface WebhookEvent {
   id: string;

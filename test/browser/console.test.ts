@@ -138,7 +138,7 @@ describe('developer console in a browser', () => {
     await page.waitForFunction(() => document.activeElement?.id === 'signin-title');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'operator-token');
-    await page.keyboard.type(t.svc.ctx.config.operatorToken!);
+    await page.keyboard.type(t.svc.ctx.installation.operatorToken!);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Apps', level: 1 }).waitFor();
 

@@ -36,6 +36,7 @@ import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import { cidArg, mintBatchCalldata, mintGasFor, setTokenCidCalldata } from '../../src/chain/token-uri.js';
 import { CHUNK_SIZE, cidOfBytes } from '../../src/metadata/unixfs.js';
+import { FORWARD_REQUEST_TYPES, forwarderDomain } from '../../src/chain/forward.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const ANVIL = join(root, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
@@ -124,18 +125,8 @@ async function forwardRequest(forwarder: Address, signer: PrivateKeyAccount, to:
   const { timestamp } = await pub.getBlock();
   const message = { from, to, value: 0n, gas: 300_000n, nonce, deadline: Number(timestamp) + 3600, data };
   const signature = await signer.signTypedData({
-    domain: { name: 'MintworksForwarder', version: '1', chainId: foundry.id, verifyingContract: forwarder },
-    types: {
-      ForwardRequest: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'gas', type: 'uint256' },
-        { name: 'nonce', type: 'uint256' },
-        { name: 'deadline', type: 'uint48' },
-        { name: 'data', type: 'bytes' },
-      ],
-    },
+    domain: forwarderDomain(foundry.id, forwarder),
+    types: FORWARD_REQUEST_TYPES,
     primaryType: 'ForwardRequest',
     message,
   });

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ctx } from '../../src/services/context.js';
 import { newUid } from '../../src/util/ids.js';
 import { isoFromMicros } from '../../src/util/time.js';
+import { defaultChain } from '../../src/config/config.js';
 
 export interface Seeded {
   collectionUid: string;
@@ -53,7 +54,7 @@ export async function seedAssets(ctx: Ctx, appUid: string, count: number, opts: 
   }
   await ctx.db.insertInto('users').values(userRows).execute();
   // Each seeded user has a wallet on the default chain, as a user who received a mint has.
-  const walletRows = userRows.map((u) => ({ user_uid: u.uid, chain_id: ctx.config.chainId, address: u.wallet_address, created_at: u.created_at }));
+  const walletRows = userRows.map((u) => ({ user_uid: u.uid, chain_id: defaultChain(ctx).id, address: u.wallet_address, created_at: u.created_at }));
   for (let i = 0; i < walletRows.length; i += 500)
     await ctx.db
       .insertInto('wallets')
@@ -91,7 +92,7 @@ export async function seedAssets(ctx: Ctx, appUid: string, count: number, opts: 
         owner_user_uid: status === 'minted' ? user : null,
         owner_address: status === 'minted' ? wallets.get(user)! : null,
         mint_for_address: wallets.get(user)!,
-        token_uri: status === 'minted' ? `${ctx.config.publicUrl}/metadata/${collectionUid}/${i + 1}` : null,
+        token_uri: status === 'minted' ? `${ctx.installation.publicUrl}/metadata/${collectionUid}/${i + 1}` : null,
         sale_price_in_usd: i % 3 === 0 ? String((i % 50) + 0.99) : null,
         metadata,
         created_at: created,

@@ -1,8 +1,8 @@
 // Starts a real Mintworks (HTTP + workers + embedded anvil + SQLite or PostgreSQL) once per test file.
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from './env.js';
 

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Store } from '../../src/store/db.js';
 import { buildContext, openCore } from '../../src/boot/open-core.js';
 import type { Ctx } from '../../src/services/context.js';

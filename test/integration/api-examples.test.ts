@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const doc = fs.readFileSync(path.join(root, 'docs/api.md'), 'utf8');

@@ -9,10 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createPublicClient, http, parseAbi } from 'viem';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
 

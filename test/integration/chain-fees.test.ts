@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createPublicClient, http, parseAbiItem, parseTransaction, type Address, type Hex, type PublicClient } from 'viem';
 import { anvilBinaryPath } from '../../src/chain/anvil.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 

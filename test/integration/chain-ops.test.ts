@@ -16,7 +16,7 @@ import { startExternalNode, type ExternalNode } from '../helpers/external-node.j
 import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
 import { startOnExternalChain, TEST_FUNDS, type TestService } from '../helpers/service.js';
 import { ApiClient, waitFor } from '../helpers/env.js';
-import { verifyOurSignature } from '../../src/webhooks/signing.js';
+import { verifyOurSignature } from '../../src/util/webhook-signing.js';
 
 const CHAIN = 80002;
 const SECRET = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
@@ -74,7 +74,7 @@ describe('chain operator tools and alerts', () => {
     };
     t = await startOnExternalChain('sqlite', chain, node.fund, env);
     env = { ...env, EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([chain]), DATA_DIR: t.dataDir, LOG_LEVEL: 'silent' };
-    admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+    admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
   });
   after(async () => {
     await t?.stop();

@@ -42,7 +42,7 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
   it('receipts missing for half the lookups: every record as the chain shows it', async () => {
     proxy.plan = { receiptMissRate: 0.5 };
     second.plan = { receiptMissRate: 0.5 };
-    const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
+    const w = await runWorkload(t.svc.url, t.svc.ctx.installation.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.receiptMisses >= 20, `receipts were missed (${proxy.counts.receiptMisses})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
     await assertVerifyClean(cliEnv(), CHAIN);
@@ -51,7 +51,7 @@ describe('a provider whose backends lag (anvil with 1 s blocks behind a proxy)',
   it('30 % of receipts missing, heads and nonces from 3 s ago: every record as the chain shows it', async () => {
     proxy.plan = { receiptMissRate: 0.3, staleRate: 0.5, staleMs: 3000 };
     second.plan = { receiptMissRate: 0.5, staleRate: 1, staleMs: 5000 };
-    const w = await runWorkload(t.svc.url, t.svc.ctx.config.operatorToken!, LAGGING_SCENARIO, CHAIN);
+    const w = await runWorkload(t.svc.url, t.svc.ctx.installation.operatorToken!, LAGGING_SCENARIO, CHAIN);
     assert.ok(proxy.counts.staleAnswers > 20, `stale answers were given (${proxy.counts.staleAnswers})`);
     await assertChainAgrees(t.svc.ctx.db, node.url, w);
     await assertVerifyClean(cliEnv(), CHAIN);

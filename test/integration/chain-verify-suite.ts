@@ -185,7 +185,7 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       );
 
       // The admin route answers the same report.
-      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       const viaRoute = await admin.post(`/chains/${CHAIN}/verify`, { app_uid: app.uid });
       assert.equal(viaRoute.status, 200, viaRoute.raw);
       assert.deepEqual(viaRoute.body.data.divergences, []);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import { createPublicClient, http, parseAbi } from 'viem';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 

@@ -41,7 +41,7 @@ export function collectionOptionsSuite(db: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       t = await startTestService(db);
-      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       app = await t.newApp();
       user = (await app.api.post('/user', {})).body.data.uid;
     });

@@ -38,7 +38,7 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       return r.body.data;
     };
     const signIn = async () => {
-      const r = await call('POST', '/session', { token: t.svc.ctx.config.operatorToken });
+      const r = await call('POST', '/session', { token: t.svc.ctx.installation.operatorToken });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return r;
     };
@@ -125,11 +125,14 @@ export function consoleSuite(db: 'sqlite' | 'postgres'): void {
       assert.equal((await call('GET', '/apps', undefined, { 'sec-fetch-site': 'cross-site' })).status, 403);
       assert.equal((await call('GET', '/apps', undefined, { 'sec-fetch-site': 'same-site' })).status, 403);
       // Signing in from another site is refused too (no login CSRF).
-      assert.equal((await call('POST', '/session', { token: t.svc.ctx.config.operatorToken }, { origin: 'https://evil.example', cookie: '' })).status, 403);
+      assert.equal(
+        (await call('POST', '/session', { token: t.svc.ctx.installation.operatorToken }, { origin: 'https://evil.example', cookie: '' })).status,
+        403,
+      );
       assert.ok(!(await t.svc.ctx.db.selectFrom('apps').select('uid').where('name', '=', 'Evil').executeTakeFirst()));
 
       // Scripts may use the operator token itself instead of a session; an App's credentials are no use.
-      const bearer = await fetch(`${base}/console/api/apps`, { headers: { authorization: `Bearer ${t.svc.ctx.config.operatorToken}` } });
+      const bearer = await fetch(`${base}/console/api/apps`, { headers: { authorization: `Bearer ${t.svc.ctx.installation.operatorToken}` } });
       assert.equal(bearer.status, 200);
       const appToken = await fetch(`${base}/console/api/apps`, { headers: { authorization: `Bearer ${app.api.token}`, 'x-api-key': app.apiKey } });
       assert.equal(appToken.status, 401);

@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createPublicClient, http } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 import { createApp } from '../../src/services/apps/registry.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 
 describe('external chain (CHAIN_RPC_URL)', () => {

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { ApiClient, freePort, freshPostgres, tempDir, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { buildHttp } from '../../src/http/app.js';
 import { STORABLE_TEXT_MESSAGE } from '../../src/http/kit/schemas.js';
@@ -116,7 +116,7 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
       t = await startTestService(db, env);
       app = await t.newApp();
       collection = await t.newCollection(app.uid, true);
-      operator = t.svc.ctx.config.operatorToken!;
+      operator = t.svc.ctx.installation.operatorToken!;
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, operator);
     });
     after(async () => {
@@ -707,8 +707,8 @@ export function hardeningSuite(db: 'sqlite' | 'postgres'): void {
             CHAIN_RPC_URL: t.svc.chain!.rpcUrl,
             MASTER_KEY: fs.readFileSync(path.join(t.dataDir, 'master.key'), 'utf8').trim(),
             // One installation: every process agrees on its public URL and operator token.
-            PUBLIC_URL: t.svc.ctx.config.publicUrl,
-            OPERATOR_TOKEN: t.svc.ctx.config.operatorToken!,
+            PUBLIC_URL: t.svc.ctx.installation.publicUrl,
+            OPERATOR_TOKEN: t.svc.ctx.installation.operatorToken!,
             WORKERS: 'false',
             DEMO_APP: 'false',
             LOG_LEVEL: 'silent',

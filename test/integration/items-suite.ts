@@ -62,7 +62,7 @@ export function itemsSuite(db: 'sqlite' | 'postgres'): void {
     before(async () => {
       t = await embeddedChain.start(db);
       [app, other] = await Promise.all([t.newApp(), t.newApp()]);
-      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       const c = await admin.post(`/apps/${app.uid}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155', editable_assets: true });
       assert.equal(c.status, 201, c.raw);
       collection = c.body.data.uid;

@@ -296,7 +296,7 @@ export function lifecycleSuite(
         assert.equal(r.body.error.detail.field_name, 'to_address');
       }
       // not minted yet: hold the mint back by creating the asset for a collection still deploying
-      const { uid: deploying } = await (await import('../../src/services/collections.js')).createCollection(t.svc.ctx, app.uid, {
+      const { uid: deploying } = await (await import('../../src/services/collections/collections.js')).createCollection(t.svc.ctx, app.uid, {
         name: 'Later',
         symbol: 'LTR',
         editable: true,

@@ -17,7 +17,7 @@ import type SQLite from 'better-sqlite3';
 import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { wrk, type WrkResult } from '../helpers/wrk.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { userAssetsPage } from '../../src/services/assets/reads.js';
 
 const ASSETS = Number(process.env.LIST_PLAN_ASSETS ?? 1_000_000);

@@ -84,7 +84,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
         apiKey: created.api_key,
         api: new ApiClient(`${t.svc.url}/v1`, created.api_key, await signAppToken(created.api_key, created.api_secret)),
       };
-      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       user = (await app.api.post('/user', {})).body.data.uid;
     });
     after(async () => {
@@ -188,7 +188,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     });
 
     it('the console offers the chains and creates a collection on the one chosen', async () => {
-      const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
+      const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.installation.operatorToken);
       assert.deepEqual((await consoleApi.get('/chains')).body.data, [
         { chain_id: 31337, name: 'Anvil' },
         { chain_id: AMOY, name: 'Amoy' },

@@ -10,9 +10,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { ROUTE_DOCS } from '../../src/http/kit/openapi.js';
+import { V1_DOCS } from '../../src/http/v1/index.js';
+import { ADMIN_DOCS } from '../../src/http/admin/index.js';
 import { ApiClient, tempDir, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+
+/** Every documented route: each route module declares its own, each area gathers them. */
+const ROUTE_DOCS = { ...V1_DOCS, ...ADMIN_DOCS };
 
 const require = createRequire(import.meta.url);
 const oasPath = (route: string) => route.replace(/:(\w+)/g, '{$1}');
@@ -144,7 +148,7 @@ describe('OpenAPI document', () => {
 
   it('real answers of every route match their documented schemas', async () => {
     const base = t.svc.url;
-    const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+    const operator = new ApiClient(`${base}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
     const admin = (method: string, route: string, path: string, body?: unknown) =>
       operator.call(method, path, body).then((r) => conforms(method, `/admin/v1${route}`, r));
 
@@ -379,7 +383,7 @@ describe('OpenAPI document', () => {
     fs.writeFileSync(
       path.join(dir, 'client.ts'),
       [
-        "import type { components, operations, paths } from './api';",
+        "import type { components, operations, paths } from './api.js';",
         "type Asset = components['schemas']['Asset'];",
         "type Ok<R> = R extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;",
         `export const asset: Ok<operations['getAsset']> = ${JSON.stringify(answers.asset)};`,
@@ -392,7 +396,7 @@ describe('OpenAPI document', () => {
       ].join('\n'),
     );
     // And a wrong one must not compile: the check can fail.
-    fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
+    fs.writeFileSync(path.join(dir, 'wrong.ts'), "import type { components } from './api.js';\nexport const a: components['schemas']['Asset'] = { uid: 1 };\n");
     const tsc = (file: string) =>
       spawnSync(
         process.execPath,

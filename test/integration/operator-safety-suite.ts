@@ -24,7 +24,7 @@ import { recordAudit } from '../../src/services/audit.js';
 import { createUser } from '../../src/services/users/users.js';
 import { sqliteFile } from '../../src/store/sqlite/open.js';
 import { openStore } from '../../src/store/open.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService } from '../../src/boot/service.js';
 
 const run = promisify(execFile);
@@ -69,7 +69,7 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       t = await startTestService(db, { TRUST_PROXY: '127.0.0.1', OUTBOUND_ALLOW_PRIVATE: 'true', OPERATOR_AUTH_GLOBAL_FAILURES: String(GLOBAL_BUDGET) });
-      operator = t.svc.ctx.config.operatorToken!;
+      operator = t.svc.ctx.installation.operatorToken!;
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, operator);
       if (db === 'sqlite') {
         const conn = new SQLite(sqliteFile(undefined, t.dataDir));

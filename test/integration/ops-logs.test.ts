@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { freePort, tempDir, waitFor } from '../helpers/env.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
 import { outboundTestHooks } from '../../src/net/outbound.js';
@@ -109,7 +109,7 @@ describe('operator logs', () => {
       LOG_LEVEL: 'debug',
     });
     svc = await startService(config, log);
-    const op = { authorization: `Bearer ${config.operatorToken ?? svc.ctx.config.operatorToken}`, 'content-type': 'application/json' };
+    const op = { authorization: `Bearer ${config.operatorToken ?? svc.ctx.installation.operatorToken}`, 'content-type': 'application/json' };
     // A production App: on a service that listens on loopback only, a development App may deliver to
     // this machine (src/webhooks/local-delivery.ts); a production App never does.
     const app = await createApp(svc.ctx, 'Logs', 'production');

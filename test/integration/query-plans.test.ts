@@ -66,7 +66,7 @@ describe('query plans (sqlite)', () => {
   it('no query scans a large table', async () => {
     // The use cases, through the API as clients use it.
     const app = await t.newApp();
-    const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+    const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
     await admin.call('PUT', `/apps/${app.uid}/webhook`, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
     const collection = await t.newCollection(app.uid);
     const a = (await app.api.post('/user', { email: 'plan@example.com', user_external_id: 'plan-1' })).body.data.uid;
@@ -139,7 +139,7 @@ describe('query plans (sqlite)', () => {
     // The console's lists (by collection: in token id order; by a rare status or not minted: its partial
     // index) and a user's page there. Minted, the common status, reads the App's assets newest first:
     // most of what it reads matches.
-    const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.config.operatorToken);
+    const consoleApi = new ApiClient(`${t.svc.url}/console/api`, undefined, t.svc.ctx.installation.operatorToken);
     const byStatus = ['not_minted', 'failed', 'transferring', 'burning', 'burned'].map((st) => `/apps/${app.uid}/assets?status=${st}`);
     for (const p of [
       `/apps/${app.uid}/assets`,

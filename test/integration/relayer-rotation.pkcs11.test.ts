@@ -13,6 +13,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 import { waitFor } from '../helpers/env.js';
 import { initSoftHsmToken, listPrivateKeys } from '../helpers/softhsm.js';
 import { contractsOf, operatorsOnChain } from '../helpers/rotation.js';
+import { defaultChain } from '../../src/config/config.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const token = initSoftHsmToken('mintworks-rotate');
@@ -64,7 +65,7 @@ describe('relayer rotation with the keys in an HSM (SoftHSM2)', () => {
     const before = await mint('before');
     const keysBefore = listPrivateKeys(token).map((k) => k.label);
 
-    const run = await cli(t, ['keys', 'rotate-relayers', '--chain', String(ctx.config.chainId)]);
+    const run = await cli(t, ['keys', 'rotate-relayers', '--chain', String(defaultChain(ctx).id)]);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /\[granting\]/);
     assert.match(run.stderr, /\[done\] done: 2 relayer\(s\) retired/);
@@ -103,11 +104,11 @@ describe('relayer rotation with the keys in an HSM (SoftHSM2)', () => {
     // The next mints are signed by the new keys.
     for (let i = 0; i < 4; i++) assert.ok(fresh.includes(await mint(`after-${i}`)), 'a new relayer minted');
     const rpc = createPublicClient({ transport: http(t.svc.chain!.rpcUrl) }) as PublicClient;
-    for (const c of await operatorsOnChain(rpc, await contractsOf(ctx.db, ctx.config.chainId), fresh, old)) {
+    for (const c of await operatorsOnChain(rpc, await contractsOf(ctx.db, defaultChain(ctx).id), fresh, old)) {
       assert.deepEqual(c.fresh, [true, true]);
       assert.deepEqual(c.old, [false, false]);
     }
-    const status = await cli(t, ['chain', 'status', '--chain', String(ctx.config.chainId), '--json']);
+    const status = await cli(t, ['chain', 'status', '--chain', String(defaultChain(ctx).id), '--json']);
     assert.equal(status.code, 0, status.stderr);
     const relayers = (JSON.parse(status.stdout) as { chains: { relayers: { address: string; state: string | null }[] }[] }).chains[0].relayers;
     assert.deepEqual(

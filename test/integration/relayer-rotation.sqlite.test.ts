@@ -14,8 +14,9 @@ import { waitFor } from '../helpers/env.js';
 import { contractsOf, operatorsOnChain, rotationFinished } from '../helpers/rotation.js';
 import { startRelayerRotation } from '../../src/services/relayer-rotation.js';
 import { createReward } from '../../src/services/rewards/index.js';
-import { createCollection } from '../../src/services/collections.js';
+import { createCollection } from '../../src/services/collections/collections.js';
 import { RELAYER_SET_PROPAGATION_MS } from '../../src/chain/relayer-set.js';
+import { defaultChain } from '../../src/config/config.js';
 
 const BURST = 300;
 const OPERATOR_TOKEN = 'operator-token-for-the-rotation-test-0123456789';
@@ -30,7 +31,7 @@ describe('relayer rotation during a burst (sqlite, local custody)', () => {
 
   it('rotates without failing or duplicating anything; new work goes to the new relayers only', async () => {
     const ctx = t.svc.ctx;
-    const chainId = ctx.config.chainId;
+    const chainId = defaultChain(ctx).id;
     const app = await t.newApp();
     const collection = await t.newCollection(app.uid, false);
     const { uid: reward } = await createReward(ctx, app.uid, { name: 'Points', token_name: 'Points', token_symbol: 'PTS', supply: '1000', description: null });

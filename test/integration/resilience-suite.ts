@@ -54,7 +54,7 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
     before(async () => {
       t = await startTestService(db);
       port = Number(new URL(t.svc.url).port);
-      operator = t.svc.ctx.config.operatorToken!;
+      operator = t.svc.ctx.installation.operatorToken!;
     });
     after(async () => {
       await t?.stop();
@@ -217,7 +217,7 @@ export function resilienceSuite(db: 'sqlite' | 'postgres'): void {
       const own = await rawRequest(port, {
         method: 'POST',
         path: '/console/api/session',
-        headers: { origin: new URL(t.svc.ctx.config.publicUrl).origin, 'content-type': 'application/json' },
+        headers: { origin: new URL(t.svc.ctx.installation.publicUrl).origin, 'content-type': 'application/json' },
         body: Buffer.from(JSON.stringify({ token: operator })),
       });
       assert.equal(own.status, 200, own.body);

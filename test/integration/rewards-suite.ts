@@ -85,7 +85,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
     before(async () => {
       t = await chain.start(db);
       [app, other] = await Promise.all([t.newApp(), t.newApp()]);
-      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       ({ uid: reward, contract } = await newReward('1000'));
     });
     after(async () => {

@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import pino from 'pino';
 import { openCore } from '../../src/boot/open-core.js';
 import { startService, type Service } from '../../src/boot/service.js';

@@ -28,7 +28,7 @@ export function textWalkSuite(db: 'sqlite' | 'postgres'): void {
 
     it('answers 400, never 500, for each parameter of each route', { timeout: 600_000 }, async () => {
       const app = await t.newApp();
-      const operator = t.svc.ctx.config.operatorToken!;
+      const operator = t.svc.ctx.installation.operatorToken!;
       const sample = (name: string) => (/chain_id/.test(name) ? '31337' : /^(id|tx)$/.test(name) ? '1' : '123456789012');
       const routes = (routesOf.get(t.svc.http!) ?? []).filter((r) => /^\/(v1|admin\/v1|console\/api)\//.test(r.url));
       assert.ok(routes.length > 60, `routes listed: ${routes.length}`);

@@ -139,7 +139,7 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       t = await startTestService(db, { OUTBOUND_ALLOW_PRIVATE: 'true' });
-      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
     });
     after(async () => {
       await t?.stop();

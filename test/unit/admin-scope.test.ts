@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import Fastify, { type RouteOptions } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { adminApi, ADMIN_PREFIX } from '../../src/http/admin/index.js';
+import { exactJsonReplies } from '../../src/http/kit/openapi.js';
 import type { Ctx } from '../../src/services/context.js';
 import { ApiError } from '../../src/util/errors.js';
 
@@ -13,6 +14,7 @@ const TOKEN = 'operator-token-for-the-scope-test';
 async function bareServer() {
   const app = Fastify();
   app.setValidatorCompiler(validatorCompiler);
+  exactJsonReplies(app); // the area documents its routes' answers; replies stay JSON.stringify's, as on the server
   app.setErrorHandler(async (err, _req, reply) => reply.code(err instanceof ApiError ? err.status : 500).send({ message: (err as Error).message }));
   const routes: { method: string; url: string }[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
@@ -20,7 +22,7 @@ async function bareServer() {
   });
   // Only the token is read before a handler runs: the services behind the routes are never reached.
   // The lockout (counted in the database) is off: this server has none.
-  await adminApi(app, { config: { operatorToken: TOKEN, operatorAuthFailures: 0, operatorAuthGlobalFailures: 0 } } as unknown as Ctx);
+  await adminApi(app, { config: { operatorAuthFailures: 0, operatorAuthGlobalFailures: 0 }, installation: { operatorToken: TOKEN } } as unknown as Ctx);
   await app.ready();
   return { app, routes };
 }

@@ -2,7 +2,7 @@
 // secret, and the low-balance threshold rule.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, ConfigError } from '../../src/config.js';
+import { loadConfig, ConfigError } from '../../src/config/config.js';
 import { rpcUrlsOf } from '../../src/chain/chains.js';
 import { judgeChain, LOW_BALANCE_WEI, lowBalanceThreshold, median } from '../../src/domain/chain-funding.js';
 import { alertBody } from '../../src/chain/alerts.js';

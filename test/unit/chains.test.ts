@@ -2,8 +2,8 @@
 // chain, and the readiness rule shared by /health and the workers.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadConfig, ConfigError } from '../../src/config.js';
-import { chainKind } from '../../src/chain/chains.js';
+import { loadConfig, ConfigError } from '../../src/config/config.js';
+import { chainKind } from '../../src/jobs/kinds.js';
 import { judgeChain } from '../../src/domain/chain-funding.js';
 
 const base = { DATA_DIR: '/tmp/mw-chains-test', PORT: '8080' };
@@ -16,7 +16,7 @@ describe('chains configuration', () => {
       c.chains.map((x) => [x.id, x.name, x.embedded, x.explorer]),
       [[1337, 'Dev', true, 'http://127.0.0.1:8080/explorer']],
     );
-    assert.equal(c.chainId, 1337);
+    assert.equal(c.chains[0].id, 1337);
   });
 
   it('CHAINS adds chains after the embedded one; a well-known id takes its explorer and currency from viem', () => {
@@ -42,11 +42,11 @@ describe('chains configuration', () => {
     assert.equal(c.chains[2].confirmations, 5);
     assert.equal(c.chains[2].currency, 'POL');
     assert.equal(c.chains[3].explorer, 'http://127.0.0.1:8080/explorer/999999', 'served by the minimal explorer');
-    assert.equal(c.chainId, 31337, 'the default chain is the embedded one');
+    assert.equal(c.chains[0].id, 31337, 'the default chain is the embedded one');
   });
 
   it('EMBEDDED_CHAIN=false: the first of CHAINS is the default; CHAIN_RPC_URL is one external chain', () => {
-    assert.equal(loadConfig({ ...base, EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([amoy]) }).chainId, 80002);
+    assert.equal(loadConfig({ ...base, EMBEDDED_CHAIN: 'false', CHAINS: JSON.stringify([amoy]) }).chains[0].id, 80002);
     const c = loadConfig({ ...base, CHAIN_RPC_URL: 'http://127.0.0.1:8546', CHAIN_ID: '80002', CHAIN_NAME: 'Amoy' });
     assert.deepEqual(
       c.chains.map((x) => [x.id, x.name, x.embedded, x.rpc]),

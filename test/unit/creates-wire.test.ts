@@ -12,15 +12,15 @@ const clone = <T>(v: T): T => structuredClone(v);
 
 describe("creates' thread answers", () => {
   it('an API error keeps its status, type and details across the thread', () => {
-    const sent = ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
+    const sent = ApiError.of('asset_external_id_exists');
     const got = fromWireError(clone(toWireError(sent)));
     assert.ok(got instanceof ApiError);
     assert.equal(got.status, 400);
     assert.deepEqual(got.toBody(), sent.toBody());
     assert.deepEqual(Object.keys((got.toBody() as { error: { detail: object } }).error.detail), ['code', 'field_name', 'message']);
     const validation = ApiError.validation([
-      { field: 'a', code: 'x', message: 'm1' },
-      { field: 'b', code: 'y', message: 'm2' },
+      { field: 'a', code: 'required', message: 'm1' },
+      { field: 'b', code: 'invalid', message: 'm2' },
     ]);
     assert.deepEqual(fromWireError(clone(toWireError(validation))).message, validation.message);
   });

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifySendError, feeWait, formatGwei, gweiToWei, nextBaseFee, offerFees, repriceFees, tipFromRewards, WEI_PER_GWEI } from '../../src/domain/fees.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const gwei = (n: number) => gweiToWei(n);
 

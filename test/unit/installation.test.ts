@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import pino from 'pino';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -37,7 +37,7 @@ describe('installation settings', () => {
     assert.equal((await agreeOnInstallation(db, api, { ...opts, publicUrlSet: true })).publicUrl, 'https://mint.example.com');
     const worker = await agreeOnInstallation(db, cfg({ API: 'false', PORT: '9999' }), { ...opts, publicUrlSet: false });
     assert.equal(worker.publicUrl, 'https://mint.example.com');
-    assert.equal(worker.explorerUrl, 'https://mint.example.com/explorer', 'links derived from the URL follow it');
+    assert.equal(worker.chains[0].explorer, 'https://mint.example.com/explorer', 'links derived from the URL follow it');
     await assert.rejects(agreeOnInstallation(db, cfg({ PUBLIC_URL: 'http://127.0.0.1:8080' }), { ...opts, publicUrlSet: true }), (err: Error) => {
       assert.ok(err instanceof InstallationMismatchError);
       assert.match(err.message, /PUBLIC_URL is http:\/\/127\.0\.0\.1:8080, but this installation's public URL is https:\/\/mint\.example\.com/);

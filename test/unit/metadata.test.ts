@@ -13,7 +13,7 @@ import { kuboAddedCid, kuboAddUrl, publishTargets } from '../../src/metadata/pub
 import { FileStore } from '../../src/metadata/store.js';
 import { OutboundBlockedError } from '../../src/net/outbound.js';
 import { buildMetadata } from '../../src/domain/assets.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const JPEG = Buffer.from('ffd8ffe000104a464946', 'hex');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { publicUrlProblem } from '../../src/domain/public-url.js';
 import { redactUrl } from '../../src/net/redact-url.js';
 import { checkLinks, entryHash, GENESIS_HASH, type StoredEntry } from '../../src/util/audit-chain.js';
-import { loadConfig, ConfigError } from '../../src/config.js';
+import { loadConfig, ConfigError } from '../../src/config/config.js';
 
 test('a public URL is an origin and an optional clean path, as PUBLIC_URL takes it', () => {
   for (const ok of ['https://mint.example.com', 'http://127.0.0.1:8080', 'https://example.com/mint/', 'https://example.com/a-b/c_d.e~f'])

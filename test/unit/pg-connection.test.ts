@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { clientConfig, explainTlsFailure, sslModeOf } from '../../src/store/postgres/connection.js';
 import { sessionSettings, transactionSettings } from '../../src/store/postgres/dialect.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { tempDir } from '../helpers/env.js';
 
 const dir = tempDir('mintworks-pgconn-');

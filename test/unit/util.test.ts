@@ -4,7 +4,7 @@ import { isoFromMicros, nowIso } from '../../src/util/time.js';
 import { isUid, newUid } from '../../src/util/ids.js';
 import { SecretBox } from '../../src/util/secretbox.js';
 import { ApiError } from '../../src/util/errors.js';
-import { loadConfig, ConfigError } from '../../src/config.js';
+import { defaultChain, installationOf, loadConfig, withRole, ConfigError } from '../../src/config/config.js';
 import { redactQuery } from '../../src/http/app.js';
 import { integer, table, yesNo } from '../../src/cli/args.js';
 import { prettyLine } from '../../src/util/log-format.js';
@@ -45,11 +45,11 @@ describe('secret box', () => {
 
 describe('error envelope', () => {
   it('single detail is an object with message last; several are an array', () => {
-    const one = ApiError.client(404, 'not_found', 'User not found.').toBody() as any;
+    const one = ApiError.notFound('User').toBody() as any;
     assert.deepEqual(one, { success: false, error: { type: 'client_error', detail: { code: 'not_found', message: 'User not found.' } } });
     const many = ApiError.validation([
-      { field: 'a', code: 'x', message: 'm1' },
-      { field: 'b', code: 'y', message: 'm2' },
+      { field: 'a', code: 'required', message: 'm1' },
+      { field: 'b', code: 'invalid', message: 'm2' },
     ]).toBody() as any;
     assert.equal(many.error.detail.length, 2);
     assert.deepEqual(Object.keys(many.error.detail[0]), ['code', 'field_name', 'message']);
@@ -62,9 +62,26 @@ describe('configuration', () => {
     assert.equal(c.port, 8080);
     assert.equal(c.host, '127.0.0.1');
     assert.equal(c.anvilPort, 8545);
-    assert.equal(c.chainId, 31337);
+    assert.equal(c.chains[0].id, 31337);
     assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
     assert.equal(c.databaseUrl, undefined);
+  });
+  it('is frozen once loaded, down to every chain and list: nothing changes it after loading', () => {
+    const c = loadConfig({ TRUST_PROXY: 'loopback' });
+    assert.ok(Object.isFrozen(c));
+    assert.ok(Object.isFrozen(c.chains) && c.chains.every((x) => Object.isFrozen(x)));
+    assert.ok(Object.isFrozen(c.trustProxy) && Object.isFrozen(c.database));
+    assert.throws(() => {
+      (c as { publicUrl: string }).publicUrl = 'http://elsewhere';
+    }, TypeError);
+    // A part of the service with another role gets its own frozen copy; the loaded config is untouched.
+    const workers = withRole(c, { runApi: false });
+    assert.ok(Object.isFrozen(workers) && workers.runApi === false && c.runApi === true);
+    // What the start settles lives beside the config, frozen as well.
+    const inst = installationOf(c, { operatorToken: 'generated', homeChainId: 1337 });
+    assert.ok(Object.isFrozen(inst) && Object.isFrozen(inst.chains));
+    assert.deepEqual([inst.operatorToken, inst.publicUrl, inst.homeChainId, defaultChain({ installation: inst }).id], ['generated', c.publicUrl, 1337, 31337]);
+    assert.equal(c.operatorToken, undefined);
   });
   it('names the variable that is wrong', () => {
     assert.throws(

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig } from '../../src/config.js';
+import { installationOf, loadConfig } from '../../src/config/config.js';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
@@ -20,7 +20,7 @@ import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import type { WebhookSendRequest, WebhookSendResult } from '../../src/webhooks/sender.js';
 import { setWebhook, getWebhook } from '../../src/webhooks/endpoints.js';
 import { listAttempts, listDeliveries, redeliver } from '../../src/webhooks/deliveries.js';
-import { verifyOurSignature } from '../../src/webhooks/signing.js';
+import { verifyOurSignature } from '../../src/util/webhook-signing.js';
 import { CAP_WINDOW_MS, HOUR, MINUTE, SECOND } from '../../src/webhooks/schedule.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
@@ -97,6 +97,7 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
       await migrateToLatest(store);
       ctx = {
         config,
+        installation: installationOf(config),
         db: store.db,
         dialect: store.dialect,
         queue: new JobQueue(store.db, store.dialect),

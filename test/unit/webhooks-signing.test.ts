@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { isWebhookSecret, keyId, newWebhookSecret, secretKey, signatureHeaders, verifyOurSignature } from '../../src/webhooks/signing.js';
+import { isWebhookSecret, keyId, newWebhookSecret, secretKey, signatureHeaders, verifyOurSignature } from '../../src/util/webhook-signing.js';
 import { buildBody, buildRequest, type WebhookEvent } from '../../src/webhooks/message.js';
 
 const event: WebhookEvent = {

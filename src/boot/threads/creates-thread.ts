@@ -17,13 +17,13 @@
 // first time; the same asset_external_id cannot create a second asset).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
+import type { Config, Installation } from '../../config/config.js';
 import type { AssetParams, CreatesWriter } from '../../services/assets/create.js';
 import { IdempotencyConflict, type IdempotentWrite } from '../../services/requests/idempotency.js';
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from '../../util/supervised-worker.js';
+import { SupervisedWorker } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 
@@ -35,7 +35,7 @@ export interface WireCreate {
   id: number;
   appUid: string;
   environment: AppEnvironment;
-  p: AssetParams;
+  params: AssetParams;
   idem?: IdempotentWrite;
 }
 /**
@@ -52,6 +52,8 @@ export type ToCreates = { creates: WireCreate[] } | { stop: true };
 export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { stopped: true };
 export interface CreatesThreadData {
   config: Config;
+  /** What the main thread's start agreed on (the public URL of token URIs, the home chain of job kinds). */
+  installation: Installation;
   /** The process's row counters (src/store/row-versions.ts). */
   rowVersions: SharedArrayBuffer;
   /** Turns at SQLite's write lock (src/store/write-turns.ts): this thread goes first, as the main thread does. */
@@ -105,7 +107,16 @@ export class CreatesThread implements CreatesWriter {
    * kinds that committed creates enqueued. `flush`: makes the thread's commits durable (its store leaves
    * that to us: the store's `flush`), before anyone is told of them.
    */
-  constructor(private readonly opts: { config: Config; log: Logger; local: CreatesWriter; announce(kinds: string[]): void; flush(): Promise<void> }) {
+  constructor(
+    private readonly opts: {
+      config: Config;
+      installation: Installation;
+      log: Logger;
+      local: CreatesWriter;
+      announce(kinds: string[]): void;
+      flush(): Promise<void>;
+    },
+  ) {
     this.thread = new SupervisedWorker({
       what: "the creates' thread",
       log: opts.log,
@@ -113,7 +124,12 @@ export class CreatesThread implements CreatesWriter {
       stopTimeoutMs: STOP_TIMEOUT_MS,
       meanwhile: 'creates are written on the main thread until then',
       spawn: () => {
-        const data: CreatesThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
+        const data: CreatesThreadData = {
+          config: this.opts.config,
+          installation: this.opts.installation,
+          rowVersions: rowVersions().buffer,
+          writeTurns: writeTurns().buffer,
+        };
         const [entry, how] = threadEntry();
         return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       },
@@ -130,12 +146,12 @@ export class CreatesThread implements CreatesWriter {
     await this.thread.start();
   }
 
-  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
-    if (!this.thread.running) return this.opts.local.submit(appUid, environment, p, idem);
+  submit(appUid: string, environment: AppEnvironment, params: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+    if (!this.thread.running) return this.opts.local.submit(appUid, environment, params, idem);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.inFlight.set(id, { resolve, reject });
-      this.outbox.push({ id, appUid, environment, p, ...(idem ? { idem } : {}) });
+      this.outbox.push({ id, appUid, environment, params, ...(idem ? { idem } : {}) });
       // One message per event-loop turn: the creates parsed in this turn travel together.
       if (this.outbox.length === 1) setImmediate(() => this.flush());
     });
@@ -170,7 +186,7 @@ export class CreatesThread implements CreatesWriter {
     // The thread stopped between submit and flush: these are written here instead.
     for (const c of creates) {
       const pending = this.take(c.id)!;
-      this.opts.local.submit(c.appUid, c.environment, c.p, c.idem).then(pending.resolve, pending.reject);
+      this.opts.local.submit(c.appUid, c.environment, c.params, c.idem).then(pending.resolve, pending.reject);
     }
   }
 

@@ -14,10 +14,10 @@
 // growing pause; every job is safe to resume after a crash. The thread ends with the process.
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from '../../util/supervised-worker.js';
+import { SupervisedWorker } from './supervised-worker.js';
 import type { ProviderSnapshot } from '../../chain/providers.js';
 
 const READY_TIMEOUT_MS = 120_000;
@@ -31,6 +31,8 @@ export type FromWorkers = { ready: true } | { stopped: true } | { providers: Pro
 export const PROVIDER_REPORT_MS = 2000;
 export interface WorkersThreadData {
   config: Config;
+  /** The JSON-RPC URL of the embedded chain the main thread runs (none with external chains only). */
+  embeddedRpcUrl?: string;
   /** The process's row counters (src/store/row-versions.ts): the workers' commits move the API's cached reads. */
   rowVersions: SharedArrayBuffer;
   /** Turns at SQLite's write lock (src/store/write-turns.ts): the API's thread goes first. */
@@ -48,15 +50,20 @@ export class WorkersThread {
   private pendingWakes = new Set<string>();
   private providerReport: ProviderSnapshot[] = [];
 
-  /** `config` is the workers' own: API off, and the chain's URL when it is the embedded one. */
-  constructor(private readonly opts: { config: Config; log: Logger }) {
+  /** `config` is the workers' own (API off); `embeddedRpcUrl` the main thread's embedded chain, when it runs one. */
+  constructor(private readonly opts: { config: Config; embeddedRpcUrl?: string; log: Logger }) {
     this.thread = new SupervisedWorker({
       what: 'the workers',
       log: opts.log,
       readyTimeoutMs: READY_TIMEOUT_MS,
       stopTimeoutMs: STOP_TIMEOUT_MS,
       spawn: () => {
-        const data: WorkersThreadData = { config: this.opts.config, rowVersions: rowVersions().buffer, writeTurns: writeTurns().buffer };
+        const data: WorkersThreadData = {
+          config: this.opts.config,
+          embeddedRpcUrl: this.opts.embeddedRpcUrl,
+          rowVersions: rowVersions().buffer,
+          writeTurns: writeTurns().buffer,
+        };
         // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
         // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
         // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.

@@ -20,7 +20,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
-import { isAlive, lowerPriority } from '../../util/processes.js';
+import { isAlive, lowerPriority } from './processes.js';
 import { anvilBinaryPath } from './binary.js';
 import { HOST, portInUseError, portIsFree, waitForChainId } from './endpoint.js';
 import { LOCK_FILE, PID_FILE, acquireLock, readPidFile, removePidFile, writePidFile } from './pid-lock.js';
@@ -214,6 +214,7 @@ async function startFreshNode(setup: Setup): Promise<EmbeddedChain> {
 }
 
 /** Spawns the node and waits until it answers with the chain id; a failure is explained from its output. */
+// Long: spawning the node, waiting for its answer and explaining a failure share the child process and its output.
 async function launch(setup: Setup): Promise<EmbeddedChain> {
   const { port, chainId, blockTime, statePath, pidPath, rpcUrl, log, files } = setup;
   const bin = anvilBinaryPath();

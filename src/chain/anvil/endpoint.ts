@@ -1,7 +1,7 @@
 // The embedded chain's JSON-RPC endpoint on the loopback: is its port free, does it answer, with which
 // chain id.
 import net from 'node:net';
-import { delay, errCode } from '../../util/processes.js';
+import { delay, errCode } from './processes.js';
 
 export const HOST = '127.0.0.1';
 

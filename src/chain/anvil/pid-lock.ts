@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { delay, errCode, isAlive } from '../../util/processes.js';
+import { delay, errCode, isAlive } from './processes.js';
 
 export const PID_FILE = 'anvil.pid';
 export const LOCK_FILE = 'anvil.lock';

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isAlive } from '../../util/processes.js';
+import { isAlive } from './processes.js';
 
 /** argv of a process, or null if it cannot be read. */
 export function readCmdline(pid: number): string[] | null {

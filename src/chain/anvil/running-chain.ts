@@ -4,7 +4,7 @@
 // (anvil saves its state) before SIGKILL.
 import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import { errCode, isAlive, pollUntilDead } from '../../util/processes.js';
+import { errCode, isAlive, pollUntilDead } from './processes.js';
 import { removePidFile } from './pid-lock.js';
 import { checkStateSaved, startBackupLoop } from './state.js';
 

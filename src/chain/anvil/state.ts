@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { delay, errCode } from '../../util/processes.js';
+import { delay, errCode } from './processes.js';
 import { runningAnvilPid } from './pid-lock.js';
 
 export const STATE_FILE = 'chain.json';

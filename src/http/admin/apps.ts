@@ -5,11 +5,13 @@ import { listUsersOfApp } from '../../services/users/users.js';
 import { z } from 'zod';
 import type { Ctx } from '../../services/context.js';
 import { createApp, listApps } from '../../services/apps/registry.js';
-import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections.js';
-import { updateCollection } from '../../services/collection-info.js';
+import { createCollection, getCollection, listCollectionsOfApp } from '../../services/collections/collections.js';
+import { updateCollection } from '../../services/collections/info.js';
 import { collectionStandard, pageQuery, str } from '../kit/schemas.js';
 import { ok, requireApp, uidOr404, type App } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
+import { adminCollectionObject, adminUserObject, appSummary, collectionObject, created, newApp, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
 
 /** The collection options that creation and PATCH share (checked further in domain/collection-options.ts). */
@@ -19,6 +21,7 @@ const collectionOptionFields = {
   image_url: str().url().max(2000).nullable().optional(),
 };
 
+// Long: one table of routes, a short entry each.
 export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin'] };
   const appParam = z.object({ uid: str() });
@@ -109,6 +112,29 @@ export async function adminAppRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/apps/:uid/users', { schema: { ...tags, params: appParam, querystring: z.object(pageQuery) } }, async (req, reply) => {
     await requireApp(ctx, req.params.uid);
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listUsersOfApp(ctx, req.params.uid, req.query)));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const appsDocs = {
+  'GET /apps': { operationId: 'adminListApps', summary: 'List Apps', data: list(appSummary) },
+  'POST /apps': { operationId: 'adminCreateApp', summary: 'Create an App', description: 'The API secret is shown once.', status: 201, data: newApp },
+  'GET /apps/:uid/collections': { operationId: 'adminListCollections', summary: "List an App's collections", data: list(adminCollectionObject) },
+  'POST /apps/:uid/collections': {
+    operationId: 'adminCreateCollection',
+    summary: 'Create a collection',
+    description:
+      'Deployed by the workers: `status` goes from deploying to deployed. Options: `soulbound` (ERC-5192, fixed), `royalty_receiver` and `royalty_bps` (ERC-2981, set together), `description`, `image_url`, `external_url` (the ERC-7572 contract document).',
+    status: 201,
+    data: created,
+  },
+  'PATCH /apps/:uid/collections/:collection': {
+    operationId: 'adminUpdateCollection',
+    summary: "Change a collection's royalty or contract document",
+    description:
+      'Absent fields stay, null clears one. The new contract document is stored, then `setCollectionInfo` sets the royalty and `contractURI()` on chain (`ContractURIUpdated`). `soulbound` cannot be changed.',
+    data: collectionObject,
+  },
+  'GET /apps/:uid/users': { operationId: 'adminListUsers', summary: "List an App's users", description: paged.trim(), data: list(adminUserObject) },
+} satisfies RouteDocs;

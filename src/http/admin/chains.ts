@@ -18,6 +18,8 @@ import { verifyChain } from '../../services/verify/verify.js';
 import type { Actor } from '../../services/audit.js';
 import { str } from '../kit/schemas.js';
 import { operatorActor } from './custody.js';
+import { cancelObject, chainOverviewObject, chainTxObject, resyncObject, verifyObject, list } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 const chainId = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 const chainParam = z.object({ chain_id: chainId });
@@ -70,3 +72,44 @@ export async function adminChainRoutes(
     return ok(await verifyChain(ctx, h, { appUid: body.app_uid, fix: body.fix ? { actor: actorOf(req) } : undefined }));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const chainsDocs = {
+  'GET /chains': {
+    operationId: 'adminListChains',
+    summary: 'Every chain: head, base fee and ceiling, providers, relayers',
+    data: list(chainOverviewObject),
+  },
+  'GET /chains/:chain_id': {
+    operationId: 'adminGetChain',
+    summary: 'One chain: head, base fee and ceiling, providers, relayers',
+    data: chainOverviewObject,
+  },
+  'GET /chains/:chain_id/transactions': {
+    operationId: 'adminListChainTransactions',
+    summary: 'Transactions not confirmed yet, oldest first',
+    description: '`stuck=true`: only those unconfirmed for longer than CHAIN_STUCK_SECONDS.',
+    data: list(chainTxObject),
+  },
+  'POST /chains/:chain_id/transactions/:id/cancel': {
+    operationId: 'adminCancelChainTransaction',
+    summary: 'Cancel a transaction that waits or is stuck',
+    description:
+      'A 0-value transfer from its account to itself at the same nonce, with higher fees, takes its place. If it is mined, the job fails as "cancelled by the operator"; if the original is mined first, the job is done. 409 for a settled transaction or a deployment.',
+    data: cancelObject,
+    errors: [409],
+  },
+  'POST /chains/:chain_id/resync': {
+    operationId: 'adminResyncChain',
+    summary: "Resync the relayers' nonces with the chain",
+    description: "Next nonces raised to the chain's (never lowered); recorded transactions no node knows any more are sent again, byte for byte.",
+    data: resyncObject,
+  },
+  'POST /chains/:chain_id/verify': {
+    operationId: 'adminVerifyChain',
+    summary: 'Verify every record of the chain against the chain',
+    description:
+      'Contracts (code, owner, operators, forwarder), each asset (owner, token URI, burned), transfers, burns, allocations, claims and reward balances, each divergence with both sides. `fix: true` sets each fixable record to what the chain shows (audited as `chain.divergence_fixed`, with the webhook events that were missed). `app_uid`: one App only.',
+    data: verifyObject,
+  },
+} satisfies RouteDocs;

@@ -6,18 +6,23 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Ctx } from '../../services/context.js';
 import { notFound } from '../kit/envelope.js';
 import { operatorGuard } from './operator-token.js';
-import { adminAppRoutes } from './apps.js';
-import { adminWebhookRoutes } from './webhooks.js';
-import { adminRewardRoutes } from './rewards.js';
-import { adminChainRoutes } from './chains.js';
+import { areaDocs, documentArea } from '../kit/openapi.js';
+import { adminAppRoutes, appsDocs } from './apps.js';
+import { adminWebhookRoutes, webhooksDocs } from './webhooks.js';
+import { adminRewardRoutes, rewardsDocs } from './rewards.js';
+import { adminChainRoutes, chainsDocs } from './chains.js';
 import type { ChainHandle } from '../../services/chain-ops.js';
-import { adminCustodyRoutes } from './custody.js';
+import { adminCustodyRoutes, custodyDocs } from './custody.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
+
+/** Every /admin/v1 route's doc. */
+export const ADMIN_DOCS = areaDocs(ADMIN_PREFIX, appsDocs, custodyDocs, webhooksDocs, rewardsDocs, chainsDocs);
 
 export async function adminApi(app: FastifyInstance<any, any, any, any, any>, ctx: Ctx, chains: readonly ChainHandle[] = []): Promise<void> {
   await app.register(
     async (admin) => {
+      documentArea(admin, ADMIN_DOCS);
       admin.addHook('onRequest', operatorGuard(ctx));
       // Unknown paths here run the operator check too: without the token they answer 401, not 404, so
       // the management API's surface is not probeable without it.

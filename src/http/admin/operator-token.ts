@@ -10,15 +10,15 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** The operator token check, for every request under /admin/v1: routes, unknown paths and bad URLs alike. */
 export function operatorGuard(ctx: Ctx) {
-  const expected = digest(ctx.config.operatorToken ?? '');
+  const expected = digest(ctx.installation.operatorToken ?? '');
   const attempts = operatorAttempts(ctx);
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const token = bearer(req);
     // A request without a token is no guess: it is refused without counting.
     if (token !== null) await attempts.check(req, reply);
-    if (!ctx.config.operatorToken || token === null || !timingSafeEqual(digest(token), expected)) {
+    if (!ctx.installation.operatorToken || token === null || !timingSafeEqual(digest(token), expected)) {
       if (token !== null) await attempts.fail(req);
-      throw ApiError.client(401, 'unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
+      throw ApiError.of('unauthorized', 'Operator token required (Authorization: Bearer <OPERATOR_TOKEN>).');
     }
   };
 }

@@ -8,6 +8,8 @@ import type { Ctx } from '../../services/context.js';
 import { amountField, str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { createReward, getRewardAdmin, listRewards, requestWithdraw } from '../../services/rewards/index.js';
+import { created, rewardAdminObject, list } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 const createRewardBody = z.object({
   name: str().trim().min(1).max(100),
@@ -56,3 +58,16 @@ export async function adminRewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(r);
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const rewardsDocs = {
+  'GET /apps/:uid/rewards': { operationId: 'adminListRewards', summary: "List an App's rewards", data: list(rewardAdminObject) },
+  'POST /apps/:uid/rewards': { operationId: 'adminCreateReward', summary: 'Create a reward (ERC-20)', status: 201, data: created },
+  'GET /apps/:uid/rewards/:reward': { operationId: 'adminGetReward', summary: 'Get a reward with its budget', data: rewardAdminObject },
+  'POST /apps/:uid/rewards/:reward/withdraw': {
+    operationId: 'adminWithdrawReward',
+    summary: 'Withdraw what the reward still holds',
+    description: 'To its withdraw receiver, once pending allocations and claims are done.',
+    data: rewardAdminObject,
+  },
+} satisfies RouteDocs;

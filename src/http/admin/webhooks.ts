@@ -15,7 +15,10 @@ import { getWebhook, setWebhook } from '../../webhooks/endpoints.js';
 import { str } from '../kit/schemas.js';
 import { ok, requireApp, type App } from '../kit/route-kit.js';
 import { DELIVERY_STATUSES, getDelivery, listAttempts, listDeliveries, redeliver, type DeliveryStatus } from '../../webhooks/deliveries.js';
+import { attemptObject, deliveryObject, webhookObject, list } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
+// Long: one table of routes, a short entry each.
 export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['admin', 'webhooks'] };
   const appParam = z.object({ uid: str() });
@@ -84,3 +87,31 @@ export async function adminWebhookRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(d);
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const webhooksDocs = {
+  'PUT /apps/:uid/webhook': {
+    operationId: 'adminPutWebhook',
+    summary: "Create or change the App's webhook",
+    description: '201 when created, 200 when changed; `secret` only when created or rotated.',
+    status: 200,
+    alsoOk: 201,
+    data: webhookObject,
+  },
+  'GET /apps/:uid/webhook': { operationId: 'adminGetWebhook', summary: "The App's webhook configuration", data: webhookObject },
+  'GET /apps/:uid/webhook/events': {
+    operationId: 'adminListWebhookEvents',
+    summary: 'Delivery state per event, newest first',
+    data: list(deliveryObject),
+  },
+  'GET /apps/:uid/webhook/events/:id/attempts': {
+    operationId: 'adminListWebhookAttempts',
+    summary: 'The attempt log of one event, newest first',
+    data: list(attemptObject),
+  },
+  'POST /apps/:uid/webhook/events/:id/redeliver': {
+    operationId: 'adminRedeliverWebhookEvent',
+    summary: 'Send an event again now',
+    data: deliveryObject,
+  },
+} satisfies RouteDocs;

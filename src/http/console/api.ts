@@ -44,11 +44,11 @@ export type { ConsoleApiDeps } from './kit.js';
 
 export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> {
   const { ctx } = deps;
-  const sessions = new ConsoleSessions(ctx.db, ctx.config.operatorToken);
+  const sessions = new ConsoleSessions(ctx.db, ctx.installation.operatorToken);
   const throttle = operatorAttempts(ctx);
   /** Requests that carry the operator token itself (checked once, in the first hook). */
   const byOperatorToken = new WeakSet<FastifyRequest>();
-  const secure = ctx.config.publicUrl.startsWith('https:');
+  const secure = ctx.installation.publicUrl.startsWith('https:');
 
   // Console routes stay out of the OpenAPI document of the public API.
   app.addHook('onRoute', (route) => {
@@ -57,14 +57,14 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('cache-control', 'no-store');
     if (await bearerOperator(req, reply, sessions, throttle)) byOperatorToken.add(req);
-    else assertSameOrigin(req, ctx.config.publicUrl);
+    else assertSameOrigin(req, ctx.installation.publicUrl);
   });
 
   app.post('/session', { schema: { body: z.object({ token: str().trim().min(1, 'Enter the operator token.').max(1024) }) } }, async (req, reply) => {
     await throttle.check(req, reply, 'sign-ins');
     if (!sessions.checkToken(req.body.token)) {
       await throttle.fail(req);
-      throw ApiError.client(401, 'invalid_token', 'That is not the operator token.', 'token');
+      throw ApiError.of('invalid_token', 'That is not the operator token.', 'token');
     }
     await throttle.succeed(req);
     const s = await sessions.create();
@@ -94,7 +94,7 @@ export async function consoleApi(app: App, deps: ConsoleApiDeps): Promise<void> 
       const s = await sessions.verify(readCookie(req, SESSION_COOKIE));
       if (!s) {
         reply.header('set-cookie', clearedCookie(secure));
-        throw ApiError.client(401, 'unauthorized', 'Sign in to the console (your session has ended).');
+        throw ApiError.of('unauthorized', 'Sign in to the console (your session has ended).');
       }
     });
     await authedRoutes(authed, deps);

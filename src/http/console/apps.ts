@@ -8,6 +8,7 @@ import { str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
+import { defaultChain } from '../../config/config.js';
 
 export const appPages: ConsolePage = async (app, deps) => {
   const { ctx, health } = deps;
@@ -17,7 +18,7 @@ export const appPages: ConsolePage = async (app, deps) => {
     const status: ChainStatus = {
       status: String(h.status ?? (h.ready ? 'ok' : 'not ready')),
       ready: h.ready,
-      chain: h.chain ?? { chain_id: ctx.config.chainId, name: ctx.config.chainName, block: null, embedded: false },
+      chain: h.chain ?? { chain_id: defaultChain(ctx).id, name: defaultChain(ctx).name, block: null, embedded: false },
       relayers: h.relayers ?? [],
       unconfirmed_transactions: h.unconfirmed_transactions ?? 0,
       jobs: h.jobs ?? {},

@@ -1,21 +1,22 @@
 // The console's collections pages: the chains a collection can go to, the list, a new one, and one
 // collection with a change of its royalty or contract document.
 import { z } from 'zod';
-import { createCollection } from '../../services/collections.js';
+import { createCollection } from '../../services/collections/collections.js';
 import { listCollections } from '../../services/console/queries.js';
 import type { ChainOption } from '../../services/console/types.js';
 import { collectionStandard, str } from '../kit/schemas.js';
 import { ok } from '../kit/route-kit.js';
 import { requestActor } from '../kit/actor.js';
-import { updateCollection } from '../../services/collection-info.js';
+import { updateCollection } from '../../services/collections/info.js';
 import { MAX_ROYALTY_BPS } from '../../domain/collection-options.js';
 import { ApiError } from '../../util/errors.js';
 import { appFinder, appParam, type ConsolePage } from './kit.js';
 
+// Long: one table of routes, a short entry each.
 export const collectionPages: ConsolePage = async (app, deps) => {
   const { ctx } = deps;
   const requireApp = appFinder(ctx);
-  app.get('/chains', async () => ok(ctx.config.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
+  app.get('/chains', async () => ok(ctx.installation.chains.map((c): ChainOption => ({ chain_id: c.id, name: c.name }))));
   app.get('/apps/:uid/collections', { schema: { params: appParam } }, async (req) => ok(await listCollections(ctx, await requireApp(req.params.uid))));
 
   app.post(

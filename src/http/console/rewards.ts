@@ -11,6 +11,7 @@ import { ok } from '../kit/route-kit.js';
 import { adminRewardRoutes } from '../admin/rewards.js';
 import { appFinder, page, type ConsolePage } from './kit.js';
 
+// Long: one table of routes, a short entry each.
 export const rewardPages: ConsolePage = async (app, deps) => {
   const { ctx } = deps;
   const requireApp = appFinder(ctx);

@@ -53,7 +53,7 @@ function ownOrigins(publicUrl: string): Set<string> {
   return own;
 }
 
-const crossSite = () => ApiError.client(403, 'cross_site_request', "Console requests are accepted from the console's own pages only.");
+const crossSite = () => ApiError.of('cross_site_request');
 
 /** Failed sign-ins per client address (shared with every other check of the operator token). */
 export { OperatorAttempts as SignInThrottle } from '../kit/operator-attempts.js';

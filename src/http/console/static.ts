@@ -112,7 +112,7 @@ export async function consoleStatic(app: FastifyInstance<any, any, any, any, any
     const rel = req.params['*'];
     const f = files.get(rel);
     if (f && !pages.has(rel)) return send(req, reply, f);
-    if (rel === 'api' || rel.startsWith('api/')) return reply.code(404).send(errorBody(404, 'not_found', 'Not Found'));
+    if (rel === 'api' || rel.startsWith('api/')) return reply.code(404).send(errorBody('not_found', 'Not Found'));
     // A missing file (a name with an extension) is a 404; anything else is a page of the app.
     if (/\.[a-z0-9]+$/i.test(rel)) return securityHeaders(reply).code(404).type('text/plain; charset=utf-8').send('Not found\n');
     return page(req, reply);

@@ -32,7 +32,7 @@ function alreadyVerified(verified: Map<string, number | null>, token: string): b
   return true;
 }
 
-const unauthorized = (message: string) => ApiError.client(401, 'unauthorized', message);
+const unauthorized = (message: string) => ApiError.of('unauthorized', message);
 
 /** The credentials a request carries; 401 when one is missing. */
 export function readCredentials(req: FastifyRequest): Credentials {

@@ -12,9 +12,7 @@ import { IdempotencyConflict } from '../../services/requests/idempotency.js';
 import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { Idempotency } from './idempotency.js';
 
-const codeFor = fallbackCode;
-
-export const notFound = () => ApiError.client(404, 'not_found', 'Not Found');
+export const notFound = () => ApiError.of('not_found');
 
 /** Drops the query string from URLs that reach logs: one SDK puts api_secret in every query. */
 export function redactQuery(url: string): string {
@@ -42,7 +40,7 @@ export function errorHandler(idempotency: Idempotency) {
     if (hasZodFastifySchemaValidationErrors(err)) {
       const fields = err.validation.map((v) => ({
         field: v.instancePath.replace(/^\//, '').replace(/\//g, '.') || (err.validationContext ?? 'body'),
-        code: v.keyword === 'invalid_type' && v.message === 'This field is required.' ? 'required' : 'invalid',
+        code: v.keyword === 'invalid_type' && v.message === 'This field is required.' ? ('required' as const) : ('invalid' as const),
         message: v.message ?? 'Invalid value.',
       }));
       return reply.code(400).send(ApiError.validation(fields).toBody());
@@ -52,7 +50,7 @@ export function errorHandler(idempotency: Idempotency) {
     if (status === 413 && (await drained(req.raw))) reply.removeHeader('connection'); // read to the end: the connection can stay
     if (status >= 500) req.log.error({ err, url: redactQuery(req.url) }, 'request failed');
     const message = status === 413 ? 'Request body is too large.' : status >= 500 ? 'Internal server error.' : fe.message;
-    return reply.code(status).send(errorBody(status, codeFor(status), message));
+    return reply.code(status).send(errorBody(fallbackCode(status), message));
   };
 }
 
@@ -98,10 +96,10 @@ export function frameworkErrors(guard: (req: FastifyRequest, reply: FastifyReply
     void (async () => {
       try {
         await guard(req, reply);
-        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') throw ApiError.client(414, codeFor(414), 'A segment of the URL path is too long.');
+        if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') throw ApiError.of('uri_too_long');
         throw badUrl();
       } catch (e) {
-        const body = e instanceof ApiError ? e : ApiError.client(400, 'bad_request', 'Bad request.');
+        const body = e instanceof ApiError ? e : ApiError.of('bad_request');
         reply.code(body.status).send(body.toBody());
       }
     })();
@@ -140,7 +138,7 @@ export function isUtf8Url(url: string): boolean {
 const isHex = (b: number | undefined) => b !== undefined && ((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66));
 
 /** The answer to a request target that is not UTF-8 text (the same as Fastify's own for a path). */
-export const badUrl = () => ApiError.client(400, 'bad_url', 'The URL is not valid: percent-encoded bytes must form UTF-8 text.');
+export const badUrl = () => ApiError.of('bad_url');
 
 /**
  * Errors Node's HTTP parser reports before there is a request to answer (headers over the size limit,
@@ -156,8 +154,8 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
         : [400, 'Malformed HTTP request.'];
   // Bytes outside ASCII in the request line (the parser takes none, UTF-8 or not): as a URL whose
   // percent-encoded bytes are not UTF-8 is answered.
-  const code = err.code === 'HPE_INVALID_URL' ? 'bad_url' : codeFor(status);
-  const body = JSON.stringify(errorBody(status, code, err.code === 'HPE_INVALID_URL' ? badUrl().message : message));
+  const code = err.code === 'HPE_INVALID_URL' ? 'bad_url' : fallbackCode(status);
+  const body = JSON.stringify(errorBody(code, err.code === 'HPE_INVALID_URL' ? badUrl().message : message));
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -176,7 +174,7 @@ export function closingGuard() {
     onRequest: async (_req: FastifyRequest, reply: FastifyReply) => {
       if (!closing) return;
       reply.header('connection', 'close').header('retry-after', '1');
-      return reply.code(503).send(errorBody(503, codeFor(503), 'The service is shutting down: retry shortly.'));
+      return reply.code(503).send(errorBody('unavailable', 'The service is shutting down: retry shortly.'));
     },
   };
 }

@@ -29,7 +29,7 @@ function budgetHeaders(reply: FastifyReply, limit: number, u: Usage): void {
 
 function tooMany(reply: FastifyReply, u: Usage, message: string): ApiError {
   reply.header('retry-after', String(Math.max(1, Math.ceil(u.resetAt - Date.now() / 1000))));
-  return ApiError.client(429, 'rate_limited', message);
+  return ApiError.of('rate_limited', message);
 }
 
 export function apiGuard(resolver: ApiKeyResolver, counters: WindowCounters | null, limits: Limits) {

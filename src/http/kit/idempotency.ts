@@ -50,8 +50,7 @@ export class Idempotency {
     const key = req.idempotencyKey;
     if (key === undefined) return;
     const slot = `${req.appUid}\n${key}`;
-    if (this.running.has(slot))
-      throw ApiError.client(409, 'idempotency_key_in_use', 'A request with this Idempotency-Key is still running: retry once it has been answered.');
+    if (this.running.has(slot)) throw ApiError.of('idempotency_key_in_use');
     this.running.add(slot);
     reply.raw.once('close', () => this.running.delete(slot));
     const now = Date.now();
@@ -74,7 +73,7 @@ export class Idempotency {
 
   private answer(reply: FastifyReply, stored: StoredAnswer, fp: string): FastifyReply {
     if (stored.fingerprint !== fp) {
-      throw ApiError.client(422, 'idempotency_key_reused', 'This Idempotency-Key was used for another request: use a new key for a new request.', FIELD);
+      throw ApiError.of('idempotency_key_reused');
     }
     return reply.code(stored.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(stored.body);
   }

@@ -19,7 +19,7 @@ declare module 'fastify' {
 
 const BLANK = /^[ \t\r\n]*$/;
 
-export const invalidJson = (message = 'Request body is not valid JSON.') => ApiError.client(400, 'invalid_json', message);
+export const invalidJson = (message?: string) => ApiError.of('invalid_json', message);
 
 /** The body bytes as text; bytes that are not UTF-8 are refused rather than replaced with U+FFFD. */
 export function bodyText(body: Buffer): string {

@@ -1,6 +1,6 @@
 // Failed operator-token attempts, wherever the token is taken (the console sign-in, the console's
 // Bearer, /admin/v1): a guesser cannot spread guesses across them, nor across API processes (the
-// counts are in the database: services/requests/operator-attempts.ts). Two budgets, each a window
+// counts are in the database: services/operator-attempts.ts). Two budgets, each a window
 // that starts at its first failure:
 //  - per client address (OPERATOR_AUTH_FAILURES, 10 in 15 min): over it, that address is refused (429,
 //    with Retry-After) before the token is looked at, the right one included, until its window ends;
@@ -11,11 +11,11 @@
 // first and the locking one of an address while the global count is low, and the global lockout).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Ctx } from '../../services/context.js';
-import { OperatorAttemptCounts } from '../../services/requests/operator-attempts.js';
+import { OperatorAttemptCounts } from '../../services/operator-attempts.js';
 import { ApiError } from '../../util/errors.js';
 import { requestActor } from './actor.js';
 
-export { addressScope } from '../../services/requests/operator-attempts.js';
+export { addressScope } from '../../services/operator-attempts.js';
 
 export class OperatorAttempts {
   constructor(
@@ -30,7 +30,7 @@ export class OperatorAttempts {
     const seconds = Math.max(1, Math.ceil((refused.until - this.now()) / 1000));
     reply.header('retry-after', String(seconds));
     const who = refused.everyone ? 'from all addresses together' : 'from this address';
-    throw ApiError.client(429, 'too_many_attempts', `Too many failed ${what} ${who}: try again in ${Math.ceil(seconds / 60)} min.`);
+    throw ApiError.of('too_many_attempts', `Too many failed ${what} ${who}: try again in ${Math.ceil(seconds / 60)} min.`);
   }
 
   /** Counts a failed attempt of the request's address (and in the global budget). */

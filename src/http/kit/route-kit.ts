@@ -15,7 +15,7 @@ export const ok = (data: unknown) => ({ success: true, data });
 
 /** A path uid that is not a 12-digit uid cannot exist: answer as for an unknown one. */
 export function uidOr404(uid: string, resource: string): string {
-  if (uid === '') throw ApiError.client(404, 'not_found', 'Not Found'); // `GET /user/` is no lookup
+  if (uid === '') throw ApiError.of('not_found'); // `GET /user/` is no lookup
   if (!isUid(uid)) throw ApiError.notFound(resource);
   return uid;
 }

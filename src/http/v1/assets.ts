@@ -9,6 +9,9 @@ import type { AssetReads } from '../../services/assets/cache.js';
 import { createAsset } from '../../services/assets/create.js';
 import { createAssetBatch } from '../../services/assets/batch.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
+import { assetObject, created, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
+import { z } from 'zod';
 
 export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null): Promise<void> {
   const tags = { tags: ['assets'] };
@@ -31,11 +34,49 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
 
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
-    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
+    if (user_uid === undefined) throw ApiError.of('not_found');
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   app.put('/asset/:uid', { schema: { ...tags, params: s.uidParam, body: s.editAssetBody } }, async (req) => {
     return ok(await editAsset(ctx, req.appUid, uidOr404(req.params.uid, 'Asset'), req.body.data, req.idempotency));
   });
 }
+
+/** POST /asset/batch's answer: an entry per item, in order. */
+const batchAnswer = z
+  .array(
+    z.union([
+      created,
+      z.object({ error: z.object({ code: z.string().meta({ example: 'asset_external_id_exists' }), message: z.string() }) }).meta({ id: 'BatchItemError' }),
+    ]),
+  )
+  .describe('One entry per item of the request, in order.')
+  .meta({ id: 'AssetBatchResult' });
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const assetsDocs = {
+  'POST /asset': {
+    operationId: 'createAsset',
+    summary: 'Create (mint) an asset',
+    description: 'Fixes the token id and stores the metadata, answers 201; the mint follows within seconds (`is_minted`, event `asset.minted`).',
+    status: 201,
+    data: created,
+  },
+  'POST /asset/batch': {
+    operationId: 'createAssetBatch',
+    summary: 'Create (mint) up to 100 assets',
+    description:
+      '`{assets: [AssetParams, …]}` (1-100). Each item is checked and accepted on its own, as POST /asset would: the answer has one entry per item, in order, `{uid}` or `{error: {code, message}}`. The Idempotency-Key covers the whole batch. 400 only when the envelope is wrong.',
+    status: 201,
+    data: batchAnswer,
+  },
+  'GET /asset/:uid': { operationId: 'getAsset', summary: 'Get an asset', data: assetObject },
+  'GET /asset': { operationId: 'listAssets', summary: "List a user's assets", description: `Query \`user_uid\`.${paged}`, data: list(assetObject) },
+  'PUT /asset/:uid': {
+    operationId: 'updateAsset',
+    summary: "Replace an asset's metadata",
+    description: 'Editable collections only; answers `data: null` at once, then emits ERC-4906 MetadataUpdate on chain and `asset.edited`.',
+    data: z.null(),
+  },
+} satisfies RouteDocs;

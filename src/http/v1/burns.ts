@@ -5,6 +5,8 @@ import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
 import { sendPage } from '../kit/paging.js';
 import { createBurn, getBurn, listBurns } from '../../services/assets/lifecycle/index.js';
+import { burnObject, created, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 export async function burnRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['burns'] };
@@ -19,7 +21,14 @@ export async function burnRoutes(app: App, ctx: Ctx): Promise<void> {
 
   app.get('/burn', { schema: { ...tags, querystring: s.userListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
-    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listBurns(ctx, req.appUid, user_uid, page)));
+    if (user_uid === undefined) throw ApiError.of('not_found');
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listBurns(ctx, req.appUid, user_uid, page)));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const burnsDocs = {
+  'POST /burn': { operationId: 'createBurn', summary: 'Burn an asset', status: 201, data: created },
+  'GET /burn/:uid': { operationId: 'getBurn', summary: 'Get a burn', data: burnObject },
+  'GET /burn': { operationId: 'listBurns', summary: "List a user's burns", description: `Query \`user_uid\`.${paged}`, data: list(burnObject) },
+} satisfies RouteDocs;

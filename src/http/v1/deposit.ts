@@ -3,6 +3,8 @@ import type { Ctx } from '../../services/context.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
 import { depositInfo } from '../../services/users/wallets.js';
+import { depositObject } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 export async function depositRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['deposits'] };
@@ -13,3 +15,13 @@ export async function depositRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await depositInfo(ctx, req.appUid, uidOr404(user_uid, 'User'), collection_uid ? uidOr404(collection_uid, 'Collection') : null));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const depositDocs = {
+  'GET /deposit': {
+    operationId: 'getDeposit',
+    summary: 'Deposit address of a user',
+    description: "Creates the user's wallet if needed; `qr_code_data` is an ERC-681 URI.",
+    data: depositObject,
+  },
+} satisfies RouteDocs;

@@ -8,16 +8,20 @@ import { ApiError } from '../../util/errors.js';
 import { notFound } from '../kit/envelope.js';
 import type { Idempotency } from '../kit/idempotency.js';
 import type { AssetReads } from '../../services/assets/cache.js';
-import { userRoutes } from './users.js';
-import { collectionRoutes } from './collections.js';
-import { assetRoutes } from './assets.js';
-import { transferRoutes } from './transfers.js';
-import { burnRoutes } from './burns.js';
-import { depositRoutes } from './deposit.js';
-import { rewardRoutes } from './rewards.js';
-import { itemRoutes } from './items.js';
+import { areaDocs, documentArea } from '../kit/openapi.js';
+import { userRoutes, usersDocs } from './users.js';
+import { collectionRoutes, collectionsDocs } from './collections.js';
+import { assetRoutes, assetsDocs } from './assets.js';
+import { transferRoutes, transfersDocs } from './transfers.js';
+import { burnRoutes, burnsDocs } from './burns.js';
+import { depositDocs, depositRoutes } from './deposit.js';
+import { rewardRoutes, rewardsDocs } from './rewards.js';
+import { itemRoutes, itemsDocs } from './items.js';
 
 export const V1_PREFIX = '/v1';
+
+/** Every /v1 route's doc, in the order of the OpenAPI document's paths. */
+export const V1_DOCS = areaDocs(V1_PREFIX, usersDocs, collectionsDocs, assetsDocs, transfersDocs, burnsDocs, depositDocs, rewardsDocs, itemsDocs);
 
 export interface V1Deps {
   ctx: Ctx;
@@ -31,12 +35,13 @@ export interface V1Deps {
 export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps: V1Deps): Promise<void> {
   await app.register(
     async (v1) => {
+      documentArea(v1, V1_DOCS);
       // Before routing (unknown paths included): credentials and rate limits.
       v1.addHook('onRequest', deps.guard);
       // Bodies are JSON: anything else is refused before it could be misread as an empty object.
       v1.addHook('onRequest', async (req: FastifyRequest) => {
         if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
-          throw ApiError.client(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+          throw ApiError.of('unsupported_media_type');
         }
       });
       v1.addHook('onRequest', deps.idempotency.checkHeader);

@@ -8,6 +8,8 @@ import { ApiError } from '../../util/errors.js';
 import { ItemAmountError, parseItemAmount } from '../../domain/items.js';
 import { editItemData, itemData, pageQuery, requiredStr, str } from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
+import { address, created, list, paged, time, uid } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 import {
   createItem,
   editItem,
@@ -88,10 +90,11 @@ const userListQuery = z.object({ user_uid: str().optional(), ...pageQuery });
 const uidParam = z.object({ uid: str() });
 
 const needUser = (user_uid: string | undefined): string => {
-  if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+  if (user_uid === undefined) throw ApiError.of('not_found');
   return user_uid;
 };
 
+// Long: one table of routes, a short entry each.
 export async function itemRoutes(app: App, ctx: Ctx): Promise<void> {
   const tags = { tags: ['items'] };
   const exact = { exactNumbers: ['amount', 'max_supply'] };
@@ -108,7 +111,7 @@ export async function itemRoutes(app: App, ctx: Ctx): Promise<void> {
     return reply.code(201).send(ok(r));
   });
   app.get('/item', { schema: { ...tags, querystring: itemListQuery } }, async (req) => {
-    if (req.query.collection_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
+    if (req.query.collection_uid === undefined) throw ApiError.of('not_found');
     return ok(await listItems(ctx, req.appUid, req.query.collection_uid));
   });
 
@@ -131,7 +134,7 @@ export async function itemRoutes(app: App, ctx: Ctx): Promise<void> {
   );
   app.get('/item/mint', { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listItemMintsOfUser(ctx, req.appUid, needUser(user_uid), page)));
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listItemMintsOfUser(ctx, req.appUid, needUser(user_uid), page)));
   });
 
   // Transfers and burns
@@ -164,7 +167,7 @@ export async function itemRoutes(app: App, ctx: Ctx): Promise<void> {
     );
     app.get(`/item/${action}`, { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
       const { user_uid, ...page } = req.query;
-      return ok(sendPage(req, reply, ctx.config.publicUrl, await listItemActions(ctx, req.appUid, action, needUser(user_uid), page)));
+      return ok(sendPage(req, reply, ctx.installation.publicUrl, await listItemActions(ctx, req.appUid, action, needUser(user_uid), page)));
     });
   }
 
@@ -174,3 +177,139 @@ export async function itemRoutes(app: App, ctx: Ctx): Promise<void> {
     ok(await editItem(ctx, req.appUid, uidOr404(req.params.uid, 'Item'), req.body.data, req.idempotency)),
   );
 }
+
+// ----------------------------------------------------------------------------------- the answers
+
+const answeredAmount = z.union([z.number().int(), z.string()]).describe('A whole number: a JSON number up to 2^53 - 1, a string beyond.');
+const itemObject = z
+  .object({
+    uid,
+    collection_uid: uid,
+    item_external_id: z.string(),
+    token_id: z.number().int().describe('Fixed at creation; nothing happens on chain until the first mint.'),
+    name: z.string(),
+    token_uri: z.string(),
+    max_supply: z.union([z.number().int().nullable(), z.string()]).describe('A whole number (a string beyond 2^53 - 1); null: unlimited.'),
+    minted_supply: answeredAmount.describe('What mints confirmed on chain (burns do not lower it).'),
+    created_at: time,
+    metadata: z.record(z.string(), z.unknown()).describe('The ERC-1155 metadata document (name, image, attributes, …).'),
+  })
+  .meta({
+    id: 'Item',
+    example: {
+      uid: '880213465902',
+      collection_uid: '159204837162',
+      item_external_id: 'potion-heal',
+      token_id: 1,
+      name: 'Healing potion',
+      token_uri: 'http://127.0.0.1:8080/metadata/159204837162/1',
+      max_supply: 1000,
+      minted_supply: 8,
+      created_at: '2025-06-01T12:00:00.000000Z',
+      metadata: { name: 'Healing potion', image: 'https://example.com/potion.png' },
+    },
+  });
+const itemMintObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    to_user_uid: uid,
+    amount: answeredAmount,
+    nonce: z.union([z.string(), z.number()]).describe('As the client sent it'),
+    created_at: time,
+    status: z.enum(['pending', 'done', 'failed']),
+    reason: z.string().optional().describe('Only on a failed mint.'),
+  })
+  .meta({ id: 'ItemMint' });
+const itemTransferObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    from_user_uid: uid,
+    to_address: address,
+    amount: answeredAmount,
+    created_at: time,
+    status: z.enum(['pending', 'done', 'cancelled']),
+    reason: z.string().nullable().optional().describe('Only on a cancelled transfer.'),
+  })
+  .meta({ id: 'ItemTransfer' });
+const itemBurnObject = z
+  .object({
+    uid,
+    item_uid: uid,
+    from_user_uid: uid,
+    amount: answeredAmount,
+    created_at: time,
+    status: z.enum(['pending', 'done', 'cancelled']),
+    reason: z.string().nullable().optional().describe('Only on a cancelled burn.'),
+  })
+  .meta({ id: 'ItemBurn' });
+const itemBalanceObject = z
+  .object({ item_uid: uid, user_uid: z.string(), amount: answeredAmount })
+  .meta({ id: 'ItemBalance', example: { item_uid: '880213465902', user_uid: '482913570214', amount: 3 } });
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const itemsDocs = {
+  'POST /item': {
+    operationId: 'createItem',
+    summary: 'Create an item type in an ERC-1155 collection',
+    description: 'Fixes the token id; nothing happens on chain until the first mint. `max_supply` (optional): the most ever minted.',
+    status: 201,
+    data: created,
+  },
+  'GET /item': {
+    operationId: 'listItems',
+    summary: "List a collection's items",
+    description: 'Query `collection_uid`; in token id order.',
+    data: list(itemObject),
+  },
+  'GET /item/:uid': { operationId: 'getItem', summary: 'Get an item', data: itemObject },
+  'PUT /item/:uid': {
+    operationId: 'updateItem',
+    summary: "Replace an item's metadata",
+    description: 'Collections created with editable assets only.',
+    data: z.null(),
+  },
+  'POST /item/mint': {
+    operationId: 'mintItem',
+    summary: 'Mint an amount of an item to a user',
+    description: '`amount` a whole number (number or numeric string); `nonce` unique per item. Refused past the max supply (`max_supply_exceeded`).',
+    status: 201,
+    data: created,
+  },
+  'GET /item/mint/:uid': { operationId: 'getItemMint', summary: 'Get an item mint', data: itemMintObject },
+  'GET /item/mint': {
+    operationId: 'listItemMints',
+    summary: "List a user's item mints",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemMintObject),
+  },
+  'GET /item/balance': {
+    operationId: 'getItemBalance',
+    summary: "A user's balance of an item, or of every item",
+    description: 'With `item_uid`: one Balance (an unknown user has 0); without: the items the user holds. As the chain holds them.',
+    data: z.union([itemBalanceObject, list(itemBalanceObject)]),
+  },
+  'POST /item/transfer': {
+    operationId: 'transferItem',
+    summary: 'Transfer an amount of an item to an address',
+    description: "Signed by the holder's key and relayed (ERC-2771). More than the user holds: 400 `insufficient_balance`.",
+    status: 201,
+    data: created,
+  },
+  'GET /item/transfer/:uid': { operationId: 'getItemTransfer', summary: 'Get an item transfer', data: itemTransferObject },
+  'GET /item/transfer': {
+    operationId: 'listItemTransfers',
+    summary: "List a user's item transfers",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemTransferObject),
+  },
+  'POST /item/burn': { operationId: 'burnItem', summary: 'Burn an amount of an item', status: 201, data: created },
+  'GET /item/burn/:uid': { operationId: 'getItemBurn', summary: 'Get an item burn', data: itemBurnObject },
+  'GET /item/burn': {
+    operationId: 'listItemBurns',
+    summary: "List a user's item burns",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(itemBurnObject),
+  },
+} satisfies RouteDocs;

@@ -20,6 +20,8 @@ import {
   listClaimsOfUser,
   requestClaim,
 } from '../../services/rewards/index.js';
+import { allocationObject, balanceObject, claimObject, created, rewardObject, list, paged } from '../kit/objects.js';
+import type { RouteDocs } from '../kit/openapi.js';
 
 const uidText = str({ error: 'This field is required.' })
   .trim()
@@ -78,8 +80,8 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     });
     app.get(base, { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
       const { user_uid, ...page } = req.query;
-      if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-      return ok(sendPage(req, reply, ctx.config.publicUrl, await listAllocationsOfUser(ctx, req.appUid, user_uid, page)));
+      if (user_uid === undefined) throw ApiError.of('not_found');
+      return ok(sendPage(req, reply, ctx.installation.publicUrl, await listAllocationsOfUser(ctx, req.appUid, user_uid, page)));
     });
   }
 
@@ -92,8 +94,8 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
   });
   app.get('/reward/claim', { schema: { ...tags, querystring: userListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
-    if (user_uid === undefined) throw ApiError.client(404, 'not_found', 'Not Found');
-    return ok(sendPage(req, reply, ctx.config.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
+    if (user_uid === undefined) throw ApiError.of('not_found');
+    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listClaimsOfUser(ctx, req.appUid, user_uid, page)));
   });
 
   // A reward
@@ -101,3 +103,45 @@ export async function rewardRoutes(app: App, ctx: Ctx): Promise<void> {
     return ok(await getReward(ctx, req.appUid, uidOr404(req.params.uid, 'Reward')));
   });
 }
+
+/** What /openapi.json says of these routes' answers: joined to them as they are registered (a route without one fails to register). */
+export const rewardsDocs = {
+  'GET /reward/balance': {
+    operationId: 'getRewardBalance',
+    summary: "A user's unclaimed reward balance",
+    description: 'An unknown user has 0.',
+    data: balanceObject,
+  },
+  'POST /reward/allocate': {
+    operationId: 'allocateReward',
+    summary: 'Allocate reward tokens to a user',
+    description: '`amount` as a JSON number or numeric string (18 decimals at most); `nonce` unique per reward.',
+    status: 201,
+    data: created,
+  },
+  'GET /reward/allocate/:uid': { operationId: 'getAllocation', summary: 'Get an allocation', data: allocationObject },
+  'GET /reward/allocate': {
+    operationId: 'listAllocations',
+    summary: "List a user's allocations",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(allocationObject),
+  },
+  'POST /reward/allocation': { operationId: 'createAllocation', summary: 'Allocate reward tokens (alias of /reward/allocate)', status: 201, data: created },
+  'GET /reward/allocation/:uid': { operationId: 'getAllocationByAlias', summary: 'Get an allocation (alias)', data: allocationObject },
+  'GET /reward/allocation': {
+    operationId: 'listAllocationsByAlias',
+    summary: "List a user's allocations (alias)",
+    description: `Query \`user_uid\`.${paged}`,
+    data: list(allocationObject),
+  },
+  'POST /reward/claim': {
+    operationId: 'claimReward',
+    summary: "Claim a user's whole balance to an address",
+    description: "Paid on chain, signed by the user's key; concurrent claims never pay more than the balance.",
+    status: 201,
+    data: created,
+  },
+  'GET /reward/claim/:uid': { operationId: 'getClaim', summary: 'Get a claim', data: claimObject },
+  'GET /reward/claim': { operationId: 'listClaims', summary: "List a user's claims", description: `Query \`user_uid\`.${paged}`, data: list(claimObject) },
+  'GET /reward/:uid': { operationId: 'getReward', summary: 'Get a reward', data: rewardObject },
+} satisfies RouteDocs;

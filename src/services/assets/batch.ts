@@ -50,7 +50,7 @@ export async function createAssetBatch(
   for (const [index, item] of items.entries()) {
     const refused = 'error' in item ? item : await imageRefusal(ctx, item);
     answers.push(refused);
-    if (!refused) requests.push({ index, r: { appUid, environment, p: item as AssetParams, uid: newUid() } });
+    if (!refused) requests.push({ index, r: { appUid, environment, params: item as AssetParams, uid: newUid() } });
   }
   const outcomes = await writeBatch(ctx, requests, answers, idem);
   const kinds = new Set<string>();

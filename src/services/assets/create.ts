@@ -34,8 +34,8 @@ export interface AssetParams {
 /** Columns of a new asset row with nothing in flight: not burned, no transfer, burn or edit running. */
 export const NO_ACTIONS = { mint_error: null, mint_tx_id: null, is_burned: 0, is_transferring: 0, is_editing: 0, is_burning: 0, pending_edit: null } as const;
 
-const nameTaken = () => ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
-const externalIdTaken = () => ApiError.client(400, 'asset_external_id_exists', 'Asset with this asset_external_id already exists', 'asset_external_id');
+const nameTaken = () => ApiError.of('asset_name_exists');
+const externalIdTaken = () => ApiError.of('asset_external_id_exists');
 
 /** Most creates in one transaction (bounded by the databases' limits on bound parameters per statement). */
 const MAX_GROUP = 400;
@@ -44,7 +44,7 @@ const MAX_GROUP = 400;
 export interface CreateRequest {
   appUid: string;
   environment: AppEnvironment;
-  p: AssetParams;
+  params: AssetParams;
   /** Fixed when the request arrives; drawn again only if the write finds it taken. */
   uid: string;
   idem?: IdempotentWrite;
@@ -58,15 +58,21 @@ interface Request extends CreateRequest {
 export type Outcome = { ok: true; firstJob: string; walletQueued: boolean } | { ok: false; error: ApiError | IdempotencyConflict };
 // `firstJob` is the job kind to announce: chain job kinds are already those of the collection's chain.
 
-export async function createAsset(ctx: Ctx, appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+export async function createAsset(
+  ctx: Ctx,
+  appUid: string,
+  environment: AppEnvironment,
+  params: AssetParams,
+  idem?: IdempotentWrite,
+): Promise<{ uid: string }> {
   // The worker fetches the image; what is refused already now (scheme, forbidden address) is a 400.
-  if (p.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, p.data.image_url);
-  return writerOf(ctx).submit(appUid, environment, p, idem);
+  if (params.data.store_image_on_ipfs) await assertImageUrlFetchable(ctx, params.data.image_url);
+  return writerOf(ctx).submit(appUid, environment, params, idem);
 }
 
 /** Where creates are written: an AssetIntake on this thread, or one in another thread (src/boot/threads/creates-thread.ts). */
 export interface CreatesWriter {
-  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
+  submit(appUid: string, environment: AppEnvironment, params: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }>;
 }
 
 const writers = new WeakMap<Ctx, CreatesWriter>();
@@ -100,9 +106,9 @@ export class AssetIntake implements CreatesWriter {
     private readonly announce: (kinds: Set<string>) => void = (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
   ) {}
 
-  submit(appUid: string, environment: AppEnvironment, p: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
+  submit(appUid: string, environment: AppEnvironment, params: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ appUid, environment, p, uid: this.uids(), idem, resolve, reject });
+      this.waiting.push({ appUid, environment, params, uid: this.uids(), idem, resolve, reject });
       if (!this.writing) {
         this.writing = true;
         setImmediate(() => void this.drain());
@@ -181,6 +187,7 @@ function translate(err: unknown): unknown {
  * Writes a group of creates in `tx`: every check of a single create, in the same order (user, then
  * collection, then external id, then name), answered per request; the accepted ones get their token ids
  * (fixed now, so a replayed mint reverts on chain instead of minting twice), rows and first jobs.
+ * Long: every check of a create, in the order a single create makes them, over one group's facts.
  */
 export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Promise<Outcome[]> {
   const { users, collections, takenIds, wallets } = await (queriesAreRoundTrips(tx) ? groupFactsInOneQuery : groupFacts)(tx, group);
@@ -201,28 +208,28 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
 
   const tokenIds = await allocateTokenIds(
     tx,
-    accepted.map((i) => group[i].p.collection_uid),
+    accepted.map((i) => group[i].params.collection_uid),
   );
   const t = nowIso();
   const rows = [];
   const jobs = new Map<number, AnyEnqueueOptions[]>(); // by chain: a chain's work has its own job kinds
   const walletsQueued = new Set<string>();
   for (const [k, i] of accepted.entries()) {
-    const { p, uid, appUid, environment } = group[i];
+    const { params, uid, appUid, environment } = group[i];
     const tokenId = tokenIds[k];
-    const name = displayName(p.data.name, p.data.unique_name, tokenId);
-    const user = userOf.get(p.user_uid)!;
-    const chainId = Number(collectionOf.get(p.collection_uid)!.chain_id);
+    const name = displayName(params.data.name, params.data.unique_name, tokenId);
+    const user = userOf.get(params.user_uid)!;
+    const chainId = Number(collectionOf.get(params.collection_uid)!.chain_id);
     const walletKey = `${user.uid}@${chainId}`;
     const walletAddress = walletOn.get(walletKey) ?? null;
     rows.push({
       uid,
       app_uid: appUid,
-      collection_uid: p.collection_uid,
-      asset_external_id: p.asset_external_id,
-      mint_for_user_uid: p.user_uid,
+      collection_uid: params.collection_uid,
+      asset_external_id: params.asset_external_id,
+      mint_for_user_uid: params.user_uid,
       name,
-      unique_name_key: p.data.unique_name ? nameKey(name) : null,
+      unique_name_key: params.data.unique_name ? nameKey(name) : null,
       token_id: tokenId,
       mint_status: 'pending' as const,
       ...NO_ACTIONS,
@@ -230,16 +237,16 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
       owner_address: null,
       mint_for_address: walletAddress,
       token_uri: null,
-      sale_price_in_usd: p.sale_price_in_usd == null ? null : String(p.sale_price_in_usd),
-      metadata: JSON.stringify(buildMetadata(uid, name, p.data)),
-      store_image: p.data.store_image_on_ipfs ? 1 : 0,
+      sale_price_in_usd: params.sale_price_in_usd == null ? null : String(params.sale_price_in_usd),
+      metadata: JSON.stringify(buildMetadata(uid, name, params.data)),
+      store_image: params.data.store_image_on_ipfs ? 1 : 0,
       created_at: t,
       updated_at: t,
     });
     // Stored images and production Apps' IPFS documents are prepared by a job before the mint job.
-    const first: AnyEnqueueOptions = needsPreparation(environment, p.data.store_image_on_ipfs)
-      ? { kind: PREPARE_JOB, ref: uid, groupKey: p.user_uid, maxAttempts: PREPARE_ATTEMPTS }
-      : { kind: MINT_JOB, ref: uid, groupKey: p.user_uid, payload: { round: 1 } };
+    const first: AnyEnqueueOptions = needsPreparation(environment, params.data.store_image_on_ipfs)
+      ? { kind: PREPARE_JOB, ref: uid, groupKey: params.user_uid, maxAttempts: PREPARE_ATTEMPTS }
+      : { kind: MINT_JOB, ref: uid, groupKey: params.user_uid, payload: { round: 1 } };
     if (!jobs.has(chainId)) jobs.set(chainId, []);
     jobs.get(chainId)!.push(first);
     const firstJob = kindOn(ctx, first.kind, chainId);
@@ -272,20 +279,20 @@ async function check(
   takenIds: Set<string>,
   namesTaken: Set<string>,
 ): Promise<ApiError | null> {
-  const { p, appUid } = r;
-  if (userOf.get(p.user_uid)?.app_uid !== appUid) return ApiError.client(404, 'not_found', 'User not found.');
-  if (collectionOf.get(p.collection_uid)?.app_uid !== appUid) return ApiError.notFound('Collection');
-  const extKey = `${appUid}\n${p.asset_external_id}`;
+  const { params, appUid } = r;
+  if (userOf.get(params.user_uid)?.app_uid !== appUid) return ApiError.notFound('User');
+  if (collectionOf.get(params.collection_uid)?.app_uid !== appUid) return ApiError.notFound('Collection');
+  const extKey = `${appUid}\n${params.asset_external_id}`;
   if (takenIds.has(extKey)) return externalIdTaken();
-  if (p.data.unique_name) {
-    const key = nameKey(p.data.name);
-    const groupKey = `${p.collection_uid}\n${key}`;
+  if (params.data.unique_name) {
+    const key = nameKey(params.data.name);
+    const groupKey = `${params.collection_uid}\n${key}`;
     if (namesTaken.has(groupKey)) return nameTaken();
     const same = await tx
       .selectFrom('assets')
       .select('uid')
-      .where('collection_uid', '=', p.collection_uid)
-      .where((eb) => eb.or([eb('name', 'in', nameSpellings(p.data.name)), eb('unique_name_key', 'in', nameSpellings(key))]))
+      .where('collection_uid', '=', params.collection_uid)
+      .where((eb) => eb.or([eb('name', 'in', nameSpellings(params.data.name)), eb('unique_name_key', 'in', nameSpellings(key))]))
       .executeTakeFirst();
     if (same) return nameTaken();
     namesTaken.add(groupKey);
@@ -303,8 +310,8 @@ interface GroupFacts {
   takenIds: Set<string>;
 }
 
-const usersOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.p.user_uid))];
-const collectionsOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.p.collection_uid))];
+const usersOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.params.user_uid))];
+const collectionsOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.params.collection_uid))];
 
 /** A query per table (SQLite: in-process, each costs microseconds). */
 async function groupFacts(tx: Tx, group: CreateRequest[]): Promise<GroupFacts> {
@@ -326,9 +333,9 @@ async function groupFacts(tx: Tx, group: CreateRequest[]): Promise<GroupFacts> {
  * the assets part's best plan depends on the table's size.
  */
 async function groupFactsInOneQuery(tx: Tx, group: CreateRequest[]): Promise<GroupFacts> {
-  const pairs = new Map(group.map((r) => [`${r.appUid}\n${r.p.asset_external_id}`, r]));
+  const pairs = new Map(group.map((r) => [`${r.appUid}\n${r.params.asset_external_id}`, r]));
   const apps = [...pairs.values()].map((r) => r.appUid);
-  const externalIds = [...pairs.values()].map((r) => r.p.asset_external_id);
+  const externalIds = [...pairs.values()].map((r) => r.params.asset_external_id);
   const userUids = usersOf(group);
   const { rows } = await sql<{ k: 'u' | 'c' | 'w' | 'x'; a: string; b: string; c: string | null }>`
     select 'u' as k, uid as a, app_uid as b, null::text as c from users where uid = any(${userUids}::text[])
@@ -355,7 +362,7 @@ async function takenExternalIds(tx: Tx, group: CreateRequest[]): Promise<Set<str
   const byApp = new Map<string, Set<string>>();
   for (const r of group) {
     const s = byApp.get(r.appUid) ?? new Set<string>();
-    s.add(r.p.asset_external_id);
+    s.add(r.params.asset_external_id);
     byApp.set(r.appUid, s);
   }
   const taken = new Set<string>();

@@ -403,7 +403,7 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
       mint_tx_id: txId,
       owner_user_uid: eb.ref('mint_for_user_uid'),
       owner_address: eb.ref('mint_for_address'),
-      token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.config.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
+      token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.installation.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
       updated_at: nowIso(),
     }))
     .where('uid', 'in', assetUids)
@@ -421,7 +421,7 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
   const byApp = new Map<string, Record<string, unknown>[]>();
   for (const a of marked) {
     const list = byApp.get(a.app_uid) ?? [];
-    list.push({ asset: assetView(a, collections.get(a.collection_uid)!, ctx.config) });
+    list.push({ asset: assetView(a, collections.get(a.collection_uid)!, ctx.installation) });
     byApp.set(a.app_uid, list);
   }
   for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);

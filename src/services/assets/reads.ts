@@ -23,7 +23,7 @@ const assetOfApp = precompiled(2, (db, uid, appUid) => withCollection(db).where(
 export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
   const [row] = await assetOfApp(db, uid, appUid);
   if (!row) throw ApiError.notFound('Asset');
-  return assetView(row, { name: row.collection_name, contract_address: row.contract_address, chain_id: row.chain_id }, ctx.config);
+  return assetView(row, { name: row.collection_name, contract_address: row.contract_address, chain_id: row.chain_id }, ctx.installation);
 }
 
 /**
@@ -85,7 +85,7 @@ export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string
     if (!read) firstPages.set(page.limit, (read = firstPageOf(page.limit)));
     rows = await read(ctx.db, appUid, userUid);
   }
-  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.config));
+  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.installation));
 }
 
 /** The metadata document behind a token's URI (development Apps keep it in the service's storage). */

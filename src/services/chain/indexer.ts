@@ -14,7 +14,7 @@ import { nowIso } from '../../util/time.js';
 import { newUid } from '../../util/ids.js';
 import { errMessage } from '../../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
-import { chainKind } from '../../chain/chains.js';
+import { chainKind } from '../../jobs/kinds.js';
 import { applyItemLogs } from '../items/deposits.js';
 
 const CURSOR = 'collections.transfers';
@@ -36,7 +36,7 @@ export class ChainIndexer {
     private readonly intervalMs = 1000,
   ) {
     this.chainId = ctx.sender.chainId;
-    this.cursorName = chainKind(CURSOR, this.chainId, ctx.homeChainId ?? this.chainId);
+    this.cursorName = chainKind(CURSOR, this.chainId, ctx.installation.homeChainId);
   }
 
   start(): void {
@@ -71,10 +71,11 @@ export class ChainIndexer {
   }
 
   /** Processes one range of blocks. Returns true when more ranges are waiting. */
+  // Long: one pass over a chain's new logs: the collections', then the items', with one cursor between them.
   async step(): Promise<boolean> {
     const client = this.ctx.sender.client;
     // cacheTime 0: a cached (older) head would look like a chain that lost the cursor's block.
-    const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.config.confirmations);
+    const head = (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(this.ctx.chain.confirmations);
     if (head < 0n) return false;
     const cursor = await this.ctx.db.selectFrom('chain_cursors').selectAll().where('name', '=', this.cursorName).executeTakeFirst();
     if (!cursor) {
@@ -174,6 +175,7 @@ export class ChainIndexer {
    * Applies one Transfer log. When the database already agrees with the log, nothing is asked of the
    * chain. Otherwise the token's CURRENT owner on chain decides (not the log's `to`): logs read again
    * after a reorg or rewind, or out of order, can then never move the database back to a past owner.
+   * Long: the owner's cases (agrees, moved, burned) share the token's facts, read once.
    */
   private async apply(log: TransferLog, c: { uid: string; app_uid: string; contract_address: string | null }, known: KnownToken | undefined): Promise<void> {
     const { tokenId, to: toAddr } = log;
@@ -231,7 +233,7 @@ export class ChainIndexer {
           owner_user_uid: user.uid,
           owner_address: current,
           mint_for_address: current,
-          token_uri: `${ctx.config.publicUrl}/metadata/${c.uid}/${tokenId}`,
+          token_uri: `${ctx.installation.publicUrl}/metadata/${c.uid}/${tokenId}`,
           sale_price_in_usd: null,
           metadata: JSON.stringify({ name, image: null, org_image_url: null, original_id: uid }),
           created_at: t,

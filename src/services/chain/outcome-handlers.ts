@@ -4,7 +4,7 @@
 // need it).
 import type { ChainCtx } from '../context.js';
 import { forwarderDeployed, type OutcomeHandlers } from '../../chain/outcomes.js';
-import { deployOutcome } from '../collections.js';
+import { deployOutcome } from '../collections/collections.js';
 import { mintOutcome } from '../assets/mint-job.js';
 import { forwardOutcome } from '../assets/lifecycle/relay.js';
 import { editOutcome } from '../assets/lifecycle/edit.js';
@@ -12,8 +12,8 @@ import { rewardDeployOutcome } from '../rewards/deploy-job.js';
 import { allocationOutcome } from '../rewards/allocations-job.js';
 import { claimTxOutcome } from '../rewards/claims-job.js';
 import { withdrawOutcome } from '../rewards/withdraw-job.js';
-import { baseUriOutcome } from '../collection-base-uri.js';
-import { collectionInfoOutcome } from '../collection-info.js';
+import { baseUriOutcome } from '../collections/base-uri.js';
+import { collectionInfoOutcome } from '../collections/info.js';
 import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';

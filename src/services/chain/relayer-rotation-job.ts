@@ -90,6 +90,7 @@ async function setProgress(ctx: ChainCtx, id: number, progress: string): Promise
   await ctx.db.updateTable('relayer_rotations').set({ progress }).where('id', '=', id).where('progress', '!=', progress).execute();
 }
 
+// Long: one case per progress value of the rotation, read as one table.
 async function step(ctx: ChainCtx, r: RotationRow): Promise<Next> {
   const id = Number(r.id);
   const fresh = JSON.parse(r.new_relayers) as string[];

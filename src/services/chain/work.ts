@@ -12,12 +12,12 @@ import { RelayerNotActiveError } from '../../chain/nonces.js';
 import { CHAIN_JOB_KINDS, kindOn, ROTATE_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
 import { mintJobHandler } from '../assets/mint-job.js';
-import { deployJobHandler } from '../collections.js';
+import { deployJobHandler } from '../collections/collections.js';
 import { rewardJobHandlers } from '../rewards/index.js';
 import { forwardJobHandler } from '../assets/lifecycle/relay.js';
 import { editJobHandler } from '../assets/lifecycle/edit.js';
-import { baseUriJobHandler } from '../collection-base-uri.js';
-import { collectionInfoJobHandler } from '../collection-info.js';
+import { baseUriJobHandler } from '../collections/base-uri.js';
+import { collectionInfoJobHandler } from '../collections/info.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
@@ -59,12 +59,11 @@ function chainJobHandlers(ctx: ChainCtx, rt: ChainRuntime): ChainJobHandlers {
   };
 }
 
-/** A context whose sender, forwarder and chain settings are those of `rt`, and whose queue maps job kinds to it. */
+/** A context whose chain (`ctx.chain`: id, name, explorer, confirmations), sender and forwarder are those of `rt`, and whose queue maps job kinds to it. */
 export function chainContext(shared: Ctx, rt: ChainRuntime): ChainCtx {
   const spec = rt.spec;
   return {
     ...shared,
-    config: { ...shared.config, chainId: spec.id, chainName: spec.name, explorerUrl: spec.explorer, confirmations: spec.confirmations },
     queue: queueOn(shared, spec.id),
     chain: spec,
     sender: rt.sender,

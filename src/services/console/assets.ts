@@ -161,6 +161,7 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
 
 const TX_LABEL: Record<string, string> = { 'asset.mint': 'mint', 'asset.edit': 'edit', forward: 'transfer or burn' };
 
+// Long: one object of the console's contract, built field by field from one read.
 export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
   const a = await ctx.db
     .selectFrom('assets')
@@ -171,7 +172,7 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     .where('assets.app_uid', '=', appUid)
     .executeTakeFirst();
   if (!a) throw ApiError.notFound('Asset');
-  const explorer = chainOf(ctx.config, a.chain_id).explorer;
+  const explorer = chainOf(ctx.installation, a.chain_id).explorer;
   const [transfers, burns, editTxs, mintTx] = await Promise.all([
     ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),
     ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),

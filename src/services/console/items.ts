@@ -39,7 +39,7 @@ export async function itemDetail(ctx: Ctx, appUid: string, itemUid: string): Pro
       .execute(),
   ]);
   return {
-    item: itemView(item, ctx.config),
+    item: itemView(item, ctx.installation),
     collection_name: collection.name,
     mints: mints.map((m) => itemMintView(m) as ItemMintRowView),
     // Decimal text in the database: compared as numbers here, largest first.

@@ -149,7 +149,7 @@ export async function appActivity(ctx: Ctx, appUid: string, range: ActivityRange
 // -------------------------------------------------------------------------------------------- users
 
 function userRow(u: Parameters<typeof userView>[0], ctx: Ctx, wallets: WalletRow[]): UserRow {
-  const v = userView(u, wallets, ctx.config);
+  const v = userView(u, wallets, ctx.installation);
   return {
     uid: v.uid,
     email: v.email,
@@ -200,7 +200,7 @@ const USER_PAGE_ASSETS = 500;
 
 export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Promise<UserDetail> {
   const u = await ctx.db.selectFrom('users').selectAll().where('app_uid', '=', appUid).where('uid', '=', userUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
+  if (!u) throw ApiError.notFound('User');
   const [assets, transfers, burns, allocations, claims] = await Promise.all([
     assetRows(ctx)
       .where('assets.uid', 'in', userAssetUids(appUid, userUid, { limit: USER_PAGE_ASSETS }, { unburned: false })) // as the API's list, burned ones too
@@ -229,7 +229,7 @@ export async function userDetail(ctx: Ctx, appUid: string, userUid: string): Pro
 export async function listCollections(ctx: Ctx, appUid: string): Promise<CollectionRow[]> {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').orderBy('uid', 'desc').execute();
   return rows.map((c) => {
-    const v = collectionView(c, ctx.config);
+    const v = collectionView(c, ctx.installation);
     return {
       uid: v.uid,
       name: v.name,

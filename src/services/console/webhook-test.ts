@@ -10,8 +10,8 @@ import { deliveryLog } from './queries.js';
 
 export async function sendTestEvent(ctx: Ctx, appUid: string) {
   const ep = await getEndpoint(ctx.db, appUid);
-  if (!ep) throw ApiError.client(409, 'webhook_not_configured', 'This App has no webhook configured.');
-  if (!ep.enabled) throw ApiError.client(409, 'webhook_disabled', 'The webhook is disabled: turn it on first.');
+  if (!ep) throw ApiError.of('webhook_not_configured');
+  if (!ep.enabled) throw ApiError.of('webhook_disabled', 'The webhook is disabled: turn it on first.');
   const id = newEventId();
   await ctx.db
     .insertInto('events')

@@ -52,8 +52,7 @@ export async function startItemAction(ctx: Ctx, appUid: string, action: Action, 
       const balance = await lockBalance(tx, item.uid, user.uid);
       const free = spendable(balance.amount, balance.reserved);
       if (req.amount > free)
-        throw ApiError.client(
-          400,
+        throw ApiError.of(
           'insufficient_balance',
           `The user holds ${itemAmountOut(free)} of this item that is not already being transferred or burned.`,
           'amount',

@@ -21,7 +21,7 @@ export interface NewItem {
 }
 
 export const itemNotFound = () => ApiError.notFound('Item');
-const externalIdTaken = () => ApiError.client(400, 'item_external_id_exists', 'Item with this item_external_id already exists', 'item_external_id');
+const externalIdTaken = () => ApiError.of('item_external_id_exists');
 
 /** The document of an item, as an asset's (its `original_id` is the item's uid). */
 const itemMetadata = (uid: string, data: NewItem['data']) => buildMetadata(uid, data.name, { ...data, unique_name: false });
@@ -86,7 +86,7 @@ export async function itemRow(db: DbOrTx, appUid: string, uid: string): Promise<
 }
 
 export async function getItem(ctx: Ctx, appUid: string, uid: string) {
-  return itemView(await itemRow(ctx.db, appUid, uid), ctx.config);
+  return itemView(await itemRow(ctx.db, appUid, uid), ctx.installation);
 }
 
 /** The items of a collection, oldest first (an item list is a catalogue, in token id order). */
@@ -101,7 +101,7 @@ export async function listItems(ctx: Ctx, appUid: string, collectionUid: string)
         .limit(10_000)
         .execute()
     : [];
-  return rows.map((i) => itemView(i, ctx.config));
+  return rows.map((i) => itemView(i, ctx.installation));
 }
 
 /**
@@ -119,7 +119,7 @@ export async function editItem(ctx: Ctx, appUid: string, uid: string, data: NewI
       .where('items.app_uid', '=', appUid)
       .executeTakeFirst();
     if (!i) throw itemNotFound();
-    if (i.editable !== 1) throw ApiError.client(400, 'not_editable', 'Items of this collection cannot be edited: it was created without editable assets.');
+    if (i.editable !== 1) throw ApiError.of('not_editable', 'Items of this collection cannot be edited: it was created without editable assets.');
     await tx
       .updateTable('items')
       .set({ name: data.name, metadata: JSON.stringify(itemMetadata(uid, data)), updated_at: nowIso() })

@@ -50,6 +50,7 @@ function movements(logs: Log<bigint, number, false, undefined, true, typeof item
 }
 
 /** Applies the ERC-1155 logs of `collections` in blocks [from, to]: balances read at `to`, deposits announced. */
+// Long: each kind of item log (mint, transfer, burn) applied in turn to the holdings read once.
 export async function applyItemLogs(ctx: ChainCtx, collections: ItemCollection[], from: bigint, to: bigint): Promise<void> {
   const client = ctx.sender.client;
   const logs = await client.getLogs({
@@ -121,7 +122,7 @@ export async function applyItemLogs(ctx: ChainCtx, collections: ItemCollection[]
         .onConflict((oc) => oc.columns(['chain_id', 'tx_hash', 'log_index', 'token_id']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) continue; // announced when the range was first read
-      const item = itemView(await tx.selectFrom('items').selectAll().where('uid', '=', d.holding.item_uid).executeTakeFirstOrThrow(), ctx.config);
+      const item = itemView(await tx.selectFrom('items').selectAll().where('uid', '=', d.holding.item_uid).executeTakeFirstOrThrow(), ctx.installation);
       ctx.log.info({ item: d.holding.item_uid, user: d.holding.user_uid }, 'deposit: items arrived in a user wallet');
       await emitEvent(tx, app, 'item.transferred', {
         item,

@@ -22,6 +22,7 @@ export const MAX_ITEM_MINT_ROUNDS = 5;
 export const itemMintGas = (n: number): bigint => BigInt(80_000 + 100_000 * n);
 
 /** Mints pending item mints, one mintBatch per collection (at most 100 mints each). */
+// Long: a batch is read, grouped by collection and sent in one pass that shares its groups.
 export function itemMintJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_MINT_JOB> {
   const sender = ctx.sender;
   const { abi } = artifact('MintworksItems');
@@ -142,6 +143,7 @@ function mintsToSend(ctx: ChainCtx, uids: string[]) {
  * the latest without one): its item's minted supply grows, its holder's balance is read again, and
  * `item.minted` goes out. Otherwise it is sent again, alone when it was batched; after
  * MAX_ITEM_MINT_ROUNDS it fails and gives its amount back to the max supply.
+ * Long: each outcome of a batch transaction (minted, sent again, failed) is decided from one receipt.
  */
 export function itemMintOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_MINT_TX> {
   const { abi } = artifact('MintworksItems');
@@ -188,7 +190,7 @@ export function itemMintOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_MINT_
           const minted = (amountFromDb(item.minted_supply) + amountFromDb(m.amount)).toString();
           await tx.updateTable('items').set({ minted_supply: minted, updated_at: t }).where('uid', '=', item.uid).execute();
           await emitEvent(tx, m.app_uid, 'item.minted', {
-            item: itemView({ ...item, minted_supply: minted }, ctx.config),
+            item: itemView({ ...item, minted_supply: minted }, ctx.installation),
             mint: itemMintView({ ...m, status: 'done' }),
           });
           continue;

@@ -23,14 +23,15 @@ export interface ItemMintRequest {
   nonce: string | number;
 }
 
-const duplicateNonce = () => ApiError.client(400, 'duplicate_nonce', 'A mint with this nonce already exists for this item.', 'nonce');
-export const userNotFound = () => ApiError.client(404, 'not_found', 'User not found.');
+const duplicateNonce = () => ApiError.of('duplicate_nonce', 'A mint with this nonce already exists for this item.', 'nonce');
+export const userNotFound = () => ApiError.notFound('User');
 
 /**
  * POST /item/mint. In one transaction, under the item row's lock: the nonce is checked (and guarded by
  * a unique index), the max supply is checked against every mint accepted so far, the user's wallet on
  * the collection's chain is created if needed, the mint gets the collection's next mint number and its
  * job. A refused request changes nothing.
+ * Long: one transaction under the item's lock: its checks and writes are not to be split.
  */
 export async function mintItem(ctx: Ctx, appUid: string, req: ItemMintRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   if (!isUid(req.item_uid)) throw itemNotFound();
@@ -56,8 +57,7 @@ export async function mintItem(ctx: Ctx, appUid: string, req: ItemMintRequest, i
         const max = item.max_supply === null ? null : amountFromDb(item.max_supply);
         const accepted = amountFromDb(item.accepted_supply);
         if (!withinMaxSupply(max, accepted, req.amount))
-          throw ApiError.client(
-            400,
+          throw ApiError.of(
             'max_supply_exceeded',
             `Amount exceeds what the item's max supply leaves: ${itemAmountOut(max! - accepted)} left to mint.`,
             'amount',

@@ -23,6 +23,7 @@ import {
 } from '../../chain/forward.js';
 import { emitEvent } from '../events.js';
 import { MAX_ROUNDS } from '../assets/lifecycle/shared.js';
+import { signForwardBatch } from '../requests/forward-batch.js';
 import { endItemAction } from './actions.js';
 import { readHeld, writeHeld, type Holding } from './balances.js';
 import { itemBurnView, itemTransferView, itemView } from './views.js';
@@ -47,6 +48,7 @@ async function actionOf(ctx: ChainCtx, action: 'transfer' | 'burn', uid: string)
   return { row: row as typeof row & { to_address?: string }, tokenId: BigInt(item.token_id), contract: item.contract_address! };
 }
 
+// Long: a batch is grouped by relayer, signed and recorded in one pass that shares its groups.
 export function itemForwardJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_FORWARD_JOB> {
   const sender = ctx.sender;
   const itemsAbi = artifact('MintworksItems').abi;
@@ -84,20 +86,7 @@ export function itemForwardJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_FOR
       }
       for (const g of groups.values()) {
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const requests: ForwardRequestData[] = [];
-          const items: ItemForwardItem[] = [];
-          for (const p of g.prepared) {
-            const user = ctx.keys.user(p.userUid);
-            const nonce = await allocateForwarderNonce(
-              tx,
-              sender.chainId,
-              user.address,
-              () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
-            );
-            const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
-            requests.push(await signForwardRequest(user, forwarder, ctx.config.chainId, { to: p.to, data: p.data, gas: ITEM_ACTION_GAS, nonce, deadline }));
-            items.push({ ...p.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });
-          }
+          const { requests, items } = await signForwardBatch(tx, ctx, g.prepared, ITEM_ACTION_GAS);
           const r = await sender.record(tx, {
             kind: ITEM_FORWARD_TX,
             ref: items[0].uid,
@@ -124,6 +113,7 @@ async function verdictInLog(client: PublicClient, forwarder: Address, signer: st
   return hit ? hit.args.success === true : null;
 }
 
+// Long: each outcome of a relayed batch (done, cancelled, sent again) is decided from one receipt.
 export function itemForwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_FORWARD_TX> {
   const client = ctx.sender.client;
   const forwarder = ctx.forwarder;
@@ -164,7 +154,7 @@ export function itemForwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_FO
           if (!ended) continue;
           const b = balances.get(it.uid)!;
           for (const [k, h] of b.holdings.entries()) await writeHeld(tx, h, b.held[k], block);
-          const item = itemView(await tx.selectFrom('items').selectAll().where('uid', '=', ended.item_uid).executeTakeFirstOrThrow(), ctx.config);
+          const item = itemView(await tx.selectFrom('items').selectAll().where('uid', '=', ended.item_uid).executeTakeFirstOrThrow(), ctx.installation);
           if (it.action === 'transfer') await emitEvent(tx, ended.app_uid, 'item.transferred', { item, transfer: itemTransferView(ended as never) });
           else await emitEvent(tx, ended.app_uid, 'item.burned', { item, burn: itemBurnView(ended) });
         } else if (verdict === false) {

@@ -2,7 +2,7 @@
 // from rows. Key order is part of the contract; amounts are written as numbers up to 2^53 - 1, else as
 // strings (src/domain/items.ts).
 import type { Selectable } from 'kysely';
-import type { Config } from '../../config.js';
+import type { Installation } from '../../config/config.js';
 import type { ItemBurnTable, ItemMintTable, ItemTable, ItemTransferTable } from '../../store/schema.js';
 import { amountFromDb, itemAmountOut } from '../../domain/items.js';
 import { lowerHex } from '../views.js';
@@ -13,18 +13,18 @@ export type ItemTransferRow = Selectable<ItemTransferTable>;
 export type ItemBurnRow = Selectable<ItemBurnTable>;
 
 /** The token URI of an item: the collection's metadata route + its token id (the contract's `uri(id)`). */
-export function itemTokenUri(config: Config, i: Pick<ItemRow, 'collection_uid' | 'token_id'>): string {
-  return `${config.publicUrl}/metadata/${i.collection_uid}/${i.token_id}`;
+export function itemTokenUri(installation: Installation, i: Pick<ItemRow, 'collection_uid' | 'token_id'>): string {
+  return `${installation.publicUrl}/metadata/${i.collection_uid}/${i.token_id}`;
 }
 
-export function itemView(i: ItemRow, config: Config) {
+export function itemView(i: ItemRow, installation: Installation) {
   return {
     uid: i.uid,
     collection_uid: i.collection_uid,
     item_external_id: i.item_external_id,
     token_id: Number(i.token_id),
     name: i.name,
-    token_uri: itemTokenUri(config, i),
+    token_uri: itemTokenUri(installation, i),
     max_supply: i.max_supply === null ? null : itemAmountOut(amountFromDb(i.max_supply)),
     minted_supply: itemAmountOut(amountFromDb(i.minted_supply)),
     created_at: i.created_at,

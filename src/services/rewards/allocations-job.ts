@@ -22,6 +22,7 @@ export const allocationGas = (n: number): bigint => BigInt(80_000 + 80_000 * n);
 /**
  * Writes pending allocations on chain, many per transaction (allocateBatch) when many are queued for
  * one reward. Allocations of a reward still deploying wait for the deployment, which wakes them.
+ * Long: a batch is read, grouped by reward and sent in one pass that shares its groups.
  */
 export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_JOB> {
   const sender = ctx.sender;
@@ -115,6 +116,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
  * event in this receipt, or else `usedRef(ref)` (mined by an earlier transaction, or re-mined after a
  * rewind). Otherwise it is sent again (alone), and after MAX_ALLOCATION_ROUNDS it fails with the
  * contract's reason, giving its amount back to the budget.
+ * Long: each outcome of a batch transaction (allocated, used, sent again, failed) is decided from one receipt.
  */
 export function allocationOutcome(ctx: ChainCtx): OutcomeHandler<typeof ALLOCATE_TX> {
   const { abi } = artifact('MintworksRewards');

@@ -25,6 +25,7 @@ import type { RewardTable } from '../../store/schema.js';
  * Executes claims one at a time per (reward, user): takes the ledger row's lock and claim slot,
  * decides from the facts (domain/rewards.ts nextClaimStep) and either completes a zero claim at once,
  * waits, or signs the user's forwarded claim(to, ref) and hands it to the user's relayer.
+ * Long: each claim's steps (lock, decide, sign) share the job's ledger row.
  */
 export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
   const sender = ctx.sender;
@@ -217,6 +218,7 @@ async function claimedBefore(ctx: ChainCtx, p: OutcomePayloads[typeof CLAIM_TX],
 }
 
 /** The user's forwarded claim, signed with their key and recorded for the relayer that carries their requests. */
+// Long: signing and recording a forwarded claim share the nonce allocated for it.
 async function sendClaim(
   ctx: ChainCtx,
   tx: Tx,

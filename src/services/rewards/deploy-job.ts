@@ -6,7 +6,7 @@ import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
 import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
-import { contractDeployJob, contractDeployOutcome } from '../chain/contract-deploy.js';
+import { contractDeployJob, contractDeployOutcome } from '../collections/contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
 
 /** Allocations accepted while the reward was deploying go out once it is deployed. */

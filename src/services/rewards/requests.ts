@@ -2,13 +2,13 @@
 import type { Ctx } from '../context.js';
 import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
 import { isUniqueViolation } from '../../store/db.js';
-import { ApiError } from '../../util/errors.js';
+import { ApiError, type FieldError } from '../../util/errors.js';
 import { isUid, newUid } from '../../util/ids.js';
 import { nowIso } from '../../util/time.js';
 import { AmountError, parseAmount, unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { balanceOf, checkBudget, type Ledger } from '../../domain/rewards.js';
 import { createWalletNow, hasWallet } from '../users/wallets.js';
-import { chainForNew } from '../chain/choice.js';
+import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
 import { ALLOCATE_JOB, CLAIM_JOB, REWARD_DEPLOY_JOB, WITHDRAW_JOB } from '../../jobs/kinds.js';
 import { parseAddressField } from '../requests/fields.js';
@@ -36,7 +36,7 @@ export interface NewReward {
  * installation's seed (so the operator can always move it on).
  */
 export async function createReward(ctx: Ctx, appUid: string, input: NewReward): Promise<{ uid: string }> {
-  const problems: { field: string; code: string; message: string }[] = [];
+  const problems: FieldError[] = [];
   if (!input.name?.trim()) problems.push({ field: 'name', code: 'required', message: 'Name must not be empty.' });
   if (!input.token_name?.trim() || input.token_name.length > 100)
     problems.push({ field: 'token_name', code: 'invalid', message: 'Token name must be 1-100 characters.' });
@@ -92,16 +92,16 @@ async function rewardRow(ctx: Ctx, appUid: string, uid: string): Promise<RewardR
 }
 
 export async function getReward(ctx: Ctx, appUid: string, uid: string) {
-  return rewardView(await rewardRow(ctx, appUid, uid), ctx.config);
+  return rewardView(await rewardRow(ctx, appUid, uid), ctx.installation);
 }
 
 export async function getRewardAdmin(ctx: Ctx, appUid: string, uid: string) {
-  return rewardAdminView(await rewardRow(ctx, appUid, uid), ctx.config);
+  return rewardAdminView(await rewardRow(ctx, appUid, uid), ctx.installation);
 }
 
 export async function listRewards(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('rewards').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').limit(1000).execute();
-  return rows.map((r) => rewardAdminView(r, ctx.config));
+  return rows.map((r) => rewardAdminView(r, ctx.installation));
 }
 
 // ----------------------------------------------------------------------------------------- balance
@@ -127,6 +127,7 @@ export interface AllocationRequest {
  * POST /reward/allocate. In one transaction, under the reward row's lock: the nonce is checked
  * (and guarded by a unique index), the budget is reduced, the user's wallet is created if needed, the
  * allocation, its ledger entry and its job are written. A refused request changes nothing.
+ * Long: one transaction under the reward's lock: its checks and writes are not to be split.
  */
 export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest, idem?: IdempotentWrite): Promise<{ uid: string }> {
   if (req.amount <= 0n) throw new Error('allocate: amount must be positive');
@@ -146,7 +147,7 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
         const dup = await tx.selectFrom('allocations').select('uid').where('reward_uid', '=', reward.uid).where('nonce', '=', nonce).executeTakeFirst();
         if (dup) throw duplicateNonce();
         const budget = checkBudget(unitsFromDb(reward.unallocated), req.amount);
-        if (!budget.ok) throw ApiError.client(400, 'insufficient_supply', budget.message, 'amount');
+        if (!budget.ok) throw ApiError.of('insufficient_supply', budget.message, 'amount');
         await tx
           .updateTable('rewards')
           .set({ unallocated: unitsToDb(budget.left) })
@@ -288,8 +289,7 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
     const reward = await lockReward(ctx, tx, rewardUid, 'update', appUid);
     if (!reward) throw rewardNotFound();
     if (reward.withdraw_status !== null)
-      throw ApiError.client(
-        400,
+      throw ApiError.of(
         'already_withdrawn',
         reward.withdraw_status === 'done' ? 'Reward has already been withdrawn.' : 'Withdrawal of this reward is already under way.',
       );
@@ -298,5 +298,5 @@ export async function requestWithdraw(ctx: Ctx, appUid: string, rewardUid: strin
     return { ...reward, withdraw_status: 'requested' as const };
   });
   queueOn(ctx, Number(row.chain_id)).notify(WITHDRAW_JOB);
-  return rewardAdminView(row, ctx.config);
+  return rewardAdminView(row, ctx.installation);
 }

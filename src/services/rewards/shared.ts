@@ -18,9 +18,9 @@ export const FORWARD_TTL_S = 3600;
 // ------------------------------------------------------------------------------------------ errors
 
 export const rewardNotFound = () => ApiError.notFound('Reward');
-export const userNotFound = () => ApiError.client(404, 'not_found', 'User not found.');
-export const duplicateNonce = () => ApiError.client(400, 'duplicate_nonce', 'An allocation with this nonce already exists for this reward.', 'nonce');
-export const withdrawnError = () => ApiError.client(400, 'reward_withdrawn', 'Reward has been withdrawn: it accepts no more allocations or claims.');
+export const userNotFound = () => ApiError.notFound('User');
+export const duplicateNonce = () => ApiError.of('duplicate_nonce');
+export const withdrawnError = () => ApiError.of('reward_withdrawn');
 
 // --------------------------------------------------------------------------------------- helpers
 

@@ -1,7 +1,7 @@
 // The Reward, Balance, Allocation and Claim objects of the API (docs/api.md, Objects), built from rows. Key order is part of
 // the contract. Amounts leave as JSON numbers made from the exact decimal (see domain/amounts.ts).
 import type { Selectable } from 'kysely';
-import type { Config } from '../../config.js';
+import type { Installation } from '../../config/config.js';
 import type { AllocationTable, ClaimTable, RewardTable } from '../../store/schema.js';
 import { formatUnits, unitsFromDb, unitsToNumber } from '../../domain/amounts.js';
 import { lowerHex, chainOf } from '../views.js';
@@ -10,8 +10,8 @@ export type RewardRow = Selectable<RewardTable>;
 export type AllocationRow = Selectable<AllocationTable>;
 export type ClaimRow = Selectable<ClaimTable>;
 
-export function rewardView(r: RewardRow, config: Config) {
-  const n = chainOf(config, r.chain_id);
+export function rewardView(r: RewardRow, installation: Installation) {
+  const n = chainOf(installation, r.chain_id);
   const deployed = r.status === 'deployed' && r.contract_address !== null;
   return {
     uid: r.uid,
@@ -31,9 +31,9 @@ export function rewardView(r: RewardRow, config: Config) {
 }
 
 /** The management API's view: the public object plus the pool's budget and withdrawal state. */
-export function rewardAdminView(r: RewardRow, config: Config) {
+export function rewardAdminView(r: RewardRow, installation: Installation) {
   return {
-    ...rewardView(r, config),
+    ...rewardView(r, installation),
     token_symbol: r.token_symbol,
     supply: formatUnits(unitsFromDb(r.supply)), // exact decimal text: the console shows it verbatim
     unallocated: formatUnits(unitsFromDb(r.unallocated)),

@@ -85,7 +85,7 @@ export function withdrawOutcome(ctx: ChainCtx): OutcomeHandler<typeof WITHDRAW_T
           .set({ withdraw_status: 'done', withdrawn_amount: done.withdrawn_amount, withdrawn_at: done.withdrawn_at })
           .where('uid', '=', r.uid)
           .execute();
-        await emitEvent(tx, r.app_uid, 'reward.withdrawn', { reward: rewardView(done, ctx.config) });
+        await emitEvent(tx, r.app_uid, 'reward.withdrawn', { reward: rewardView(done, ctx.installation) });
         ctx.log.info({ reward: r.uid, amount: amount?.toString() }, 'reward withdrawn');
       } else if (r.withdraw_tx_id === row.id) {
         // Only an operator can withdraw and every relayer is one: a failure is transient (gas, a

@@ -47,12 +47,12 @@ export async function createUser(ctx: Ctx, appUid: string, input: { email?: stri
   }
 }
 
-const userExists = () => ApiError.client(400, 'user_exists', 'User already exists.');
+const userExists = () => ApiError.of('user_exists');
 
 export async function getUser(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
-  return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config);
+  if (!u) throw ApiError.notFound('User');
+  return userView(u, await walletsOf(ctx.db, [u.uid]), ctx.installation);
 }
 
 /**
@@ -71,12 +71,12 @@ export async function findUser(ctx: Ctx, appUid: string, by: 'email' | 'user_ext
           .limit(1)
           .executeTakeFirst()
       : await q.where('user_external_id', '=', value).executeTakeFirst();
-  return u ? userView(u, await walletsOf(ctx.db, [u.uid]), ctx.config) : null;
+  return u ? userView(u, await walletsOf(ctx.db, [u.uid]), ctx.installation) : null;
 }
 
 export async function requireUserRow(ctx: Ctx, appUid: string, uid: string) {
   const u = await ctx.db.selectFrom('users').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
-  if (!u) throw ApiError.client(404, 'not_found', 'User not found.');
+  if (!u) throw ApiError.notFound('User');
   return u;
 }
 
@@ -87,7 +87,7 @@ export async function listUsersOfApp(ctx: Ctx, appUid: string, page: PageRequest
     ctx.db,
     rows.map((u) => u.uid),
   );
-  return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.config), wallet_exported_at: u.wallet_exported_at }));
+  return pageOf(rows, page, (u) => ({ ...userView(u, wallets, ctx.installation), wallet_exported_at: u.wallet_exported_at }));
 }
 
 /** The wallets of some users, each user's oldest first (one per chain). */

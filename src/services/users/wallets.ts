@@ -11,12 +11,11 @@ import { nowIso } from '../../util/time.js';
 import { ApiError } from '../../util/errors.js';
 import { requireUserRow, walletsOf } from './users.js';
 import { sql } from 'kysely';
-import { chainKind } from '../../chain/chains.js';
-import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
+import { chainKind, MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { queueOn } from '../../jobs/queue.js';
-import { chainForNew } from '../chain/choice.js';
+import { chainForNew } from '../requests/chain-choice.js';
 
-const homeOf = (ctx: Ctx) => ctx.homeChainId ?? ctx.config.chainId;
+const homeOf = (ctx: Ctx) => ctx.installation.homeChainId;
 
 /** The wallet job's ref: the user uid, with `@<chain id>` off the home chain (one open job per user and chain). */
 const walletRef = (ctx: Ctx, userUid: string, chainId: number) => chainKind(userUid, chainId, homeOf(ctx));
@@ -60,7 +59,7 @@ export async function createWalletNow(ctx: Ctx, tx: DbOrTx, userUid: string, cha
       .where('wallet_address', 'is', null)
       .execute();
     const u = await tx.selectFrom('users').selectAll().where('uid', '=', userUid).executeTakeFirstOrThrow();
-    await emitEvent(tx, u.app_uid, 'user.wallet_created', { user: userView(u, await walletsOf(tx, [userUid]), ctx.config) });
+    await emitEvent(tx, u.app_uid, 'user.wallet_created', { user: userView(u, await walletsOf(tx, [userUid]), ctx.installation) });
   }
   return address;
 }
@@ -116,7 +115,7 @@ export async function depositInfo(ctx: Ctx, appUid: string, userUid: string, col
     ? ctx.keys.user(u.uid).address.toLowerCase()
     : await ctx.db.transaction().execute((tx) => createWalletNow(ctx, tx, u.uid, chainId));
   const wallet = address.toLowerCase();
-  const n = chainOf(ctx.config, chainId);
+  const n = chainOf(ctx.installation, chainId);
   return {
     network: n.network,
     chain_id: n.chain_id,

@@ -69,6 +69,7 @@ function latestBy<T extends { asset_uid: string; created_at: string; uid: string
  * Checks the given assets (rows of one chain's collections) against the chain: their cases are built
  * from the database in bulk, their tokens read a few at a time. Gives the divergences of each asset
  * judged: not those in flight, nor those whose token could not be read (counted as unverified).
+ * Long: the cases are built in bulk and judged in one pass that shares them.
  */
 export async function checkAssets(
   ctx: Ctx,

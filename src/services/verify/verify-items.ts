@@ -48,7 +48,6 @@ export async function checkItemRecords(
 type ItemRowOfVerify = { uid: string; token_id: number; minted_supply: string };
 
 async function checkItems(ctx: Ctx, client: ChainClient, chainId: number, c: ItemCollectionRef, items: ItemRowOfVerify[], t: Tally): Promise<Found[]> {
-  const contract = c.contract_address as Address;
   const uids = items.map((i) => i.uid);
   const [mints, moves, balances] = await Promise.all([
     ctx.db.selectFrom('item_mints').select(['item_uid', 'to_user_uid as user']).where('item_uid', 'in', uids).where('status', '=', 'pending').execute(),
@@ -69,11 +68,16 @@ async function checkItems(ctx: Ctx, client: ChainClient, chainId: number, c: Ite
   const minting = new Set(mints.map((m) => m.item_uid));
   const busy = new Set([...mints, ...moves].map((m) => `${m.item_uid}:${m.user}`));
   const tokenOf = new Map(items.map((i) => [i.uid, BigInt(i.token_id)]));
-  const found: Found[] = [];
+  return [...(await checkSupplies(client, c, items, minting, t)), ...(await checkBalances(client, c, balances, busy, tokenOf, t))];
+}
 
+/** Each item's minted supply against mintedSupply(id); an item with a pending mint is in flight. */
+async function checkSupplies(client: ChainClient, c: ItemCollectionRef, items: ItemRowOfVerify[], minting: Set<string>, t: Tally): Promise<Found[]> {
+  const contract = c.contract_address as Address;
   const supplies = await mapLimit(items, READ_CONCURRENCY, async (i) =>
     minting.has(i.uid) ? undefined : await readItemSupply(client, contract, BigInt(i.token_id)),
   );
+  const found: Found[] = [];
   items.forEach((i, k) => {
     const onChain = supplies[k];
     if (onChain === undefined) return void t.inFlight('items');
@@ -92,10 +96,25 @@ async function checkItems(ctx: Ctx, client: ChainClient, chainId: number, c: Ite
         plan: { do: 'item_supply', item_uid: i.uid, from: i.minted_supply, to: onChain.toString() },
       });
   });
+  return found;
+}
 
+type BalanceRowOfVerify = { item_uid: string; user_uid: string; amount: string; address: string };
+
+/** Each user's balance against balanceOf(wallet, id); one with a pending mint, transfer or burn is in flight. */
+async function checkBalances(
+  client: ChainClient,
+  c: ItemCollectionRef,
+  balances: BalanceRowOfVerify[],
+  busy: Set<string>,
+  tokenOf: Map<string, bigint>,
+  t: Tally,
+): Promise<Found[]> {
+  const contract = c.contract_address as Address;
   const held = await mapLimit(balances, READ_CONCURRENCY, async (b) =>
     busy.has(`${b.item_uid}:${b.user_uid}`) ? undefined : await readItemBalance(client, contract, b.address as Address, tokenOf.get(b.item_uid)!),
   );
+  const found: Found[] = [];
   balances.forEach((b, k) => {
     const onChain = held[k];
     if (onChain === undefined) return void t.inFlight('item_balances');

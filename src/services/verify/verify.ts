@@ -19,7 +19,7 @@ import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
 import { checkItemRecords, type ItemCollectionRef } from './verify-items.js';
 import { tally, type Counts, type Tally } from './tally.js';
 import { applyFix, type FixResult } from './fix.js';
-import type { ChainVerifyReport } from '../console/types.js';
+import type { ChainVerifyReport } from '../operator-views.js';
 
 /** A chain to verify against: a running service's runtime or the CLI's handle (src/services/chain-ops.ts). */
 export interface VerifyTarget {
@@ -80,6 +80,7 @@ export async function chainAccounts(ctx: Ctx, chainId: number): Promise<ChainAcc
 /**
  * Collections and rewards of the chain: the deployed ones checked, the others counted in flight. Gives
  * those whose code is there, whose records are then checked.
+ * Long: each contract fact (code, owner, operators, forwarder, royalty, contract URI) is judged in turn from one read of the chain.
  */
 async function checkContracts(
   ctx: Ctx,

@@ -77,6 +77,7 @@ export async function divergenceCounts(ctx: Ctx): Promise<{ chain_id: number; co
 }
 
 /** The records one pass checks: what the latest events name, then the next of each rolling cursor. */
+// Long: each rolling cursor is advanced in turn over one pass's state.
 async function pick(ctx: ChainCtx, s: WatchState, batch: number) {
   const chainId = ctx.chain.id;
   const recentAssets = new Set<string>();

@@ -34,6 +34,7 @@ interface PendingEdit {
   round: number;
 }
 
+// Long: one transaction: the checks and the writes hold the asset's row between them.
 export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: AssetData, idem?: IdempotentWrite): Promise<null> {
   const info = await ctx.db
     .selectFrom('assets')
@@ -57,10 +58,10 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
         .where('assets.app_uid', '=', appUid)
         .executeTakeFirst();
       if (!a) throw ApiError.notFound('Asset');
-      if (a.editable !== 1) throw ApiError.client(400, 'not_editable', 'Assets of this collection cannot be edited: it was created without editable assets.');
-      if (a.mint_status !== 'minted') throw ApiError.client(400, 'asset_not_minted', 'Asset is not minted yet.');
-      if (a.is_burned || a.is_burning) throw ApiError.client(400, 'asset_burned', 'Asset is burned.');
-      if (a.is_editing) throw ApiError.client(400, 'asset_editing', 'Asset is already being edited; send the edit again once is_editing is false.');
+      if (a.editable !== 1) throw ApiError.of('not_editable');
+      if (a.mint_status !== 'minted') throw ApiError.of('asset_not_minted');
+      if (a.is_burned || a.is_burning) throw ApiError.of('asset_burned');
+      if (a.is_editing) throw ApiError.of('asset_editing');
       const name = displayName(data.name, data.unique_name, a.token_id);
       if (data.unique_name) {
         const same = await tx
@@ -70,7 +71,7 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
           .where('uid', '!=', uid)
           .where((eb) => eb.or([eb('name', 'in', nameSpellings(name)), eb('unique_name_key', 'in', nameSpellings(nameKey(name)))]))
           .executeTakeFirst();
-        if (same) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
+        if (same) throw ApiError.of('asset_name_exists');
       }
       const edit: PendingEdit = {
         name,
@@ -92,13 +93,14 @@ export async function editAsset(ctx: Ctx, appUid: string, uid: string, data: Ass
       await saveAnswer(tx, idem, null);
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'unique_name_key')) throw ApiError.client(400, 'asset_name_exists', 'Asset with this name already exists');
+    if (isUniqueViolation(err, 'unique_name_key')) throw ApiError.of('asset_name_exists');
     throw err;
   }
   queueOn(ctx, chainId).notify(EDIT_JOB);
   return null;
 }
 
+// Long: a batch's claim, signing and recording share the batch's state.
 export function editJobHandler(ctx: ChainCtx): JobHandler<typeof EDIT_JOB> {
   const sender = ctx.sender;
   const abi = artifact('MintworksCollection').abi;

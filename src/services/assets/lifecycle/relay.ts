@@ -24,8 +24,10 @@ import { ownerOrGone } from '../../../chain/token-reads.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
 import { finishBurn } from './burn.js';
 import { MAX_ROUNDS } from './shared.js';
+import { signForwardBatch } from '../../requests/forward-batch.js';
 
 /** Signs each pending transfer/burn with its owner's key and relays them, one batch per relayer. */
+// Long: a batch is grouped by relayer, signed and recorded in one pass that shares its groups.
 export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB> {
   const sender = ctx.sender;
   const collectionAbi = artifact('MintworksCollection').abi;
@@ -75,20 +77,7 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
       for (const g of groups.values()) {
         const relayer = g.relayer;
         const row = await ctx.db.transaction().execute(async (tx) => {
-          const requests: ForwardRequestData[] = [];
-          const items: ForwardItem[] = [];
-          for (const p of g.prepared) {
-            const user = ctx.keys.user(p.userUid);
-            const nonce = await allocateForwarderNonce(
-              tx,
-              sender.chainId,
-              user.address,
-              () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
-            );
-            const deadline = Math.floor(Date.now() / 1000) + 24 * 3600;
-            requests.push(await signForwardRequest(user, forwarder, ctx.config.chainId, { to: p.to, data: p.data, gas: 150_000n, nonce, deadline }));
-            items.push({ ...p.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });
-          }
+          const { requests, items } = await signForwardBatch(tx, ctx, g.prepared, 150_000n);
           const r = await sender.record(tx, {
             kind: FORWARD_TX,
             ref: items[0].uid,

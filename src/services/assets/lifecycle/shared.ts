@@ -25,8 +25,6 @@ export async function chainOfAsset(db: DbOrTx, assetUid: string): Promise<number
   return Number(c.chain_id);
 }
 
-const soulboundRefusal = () => ApiError.client(400, 'asset_soulbound', 'The asset belongs to a soulbound collection: it can be burned, never transferred.');
-
 /** Whether the asset's collection is soulbound (fixed at its creation, so no claim is needed to read it). */
 async function isSoulbound(db: DbOrTx, appUid: string, assetUid: string): Promise<boolean> {
   const c = await db
@@ -42,6 +40,7 @@ async function isSoulbound(db: DbOrTx, appUid: string, assetUid: string): Promis
 /**
  * Accepts a transfer or burn: claims the asset (its flag flips only while every precondition holds),
  * records the request and queues its relay (relay.ts), all in one transaction.
+ * Long: one transaction: the claim, the request and its job are written together or not at all.
  */
 export async function startAction(
   ctx: Ctx,
@@ -57,8 +56,8 @@ export async function startAction(
   const uid = await withNewUid(table, (uid) =>
     ctx.db.transaction().execute(async (tx) => {
       const user = await tx.selectFrom('users').select('uid').where('uid', '=', fromUserUid).where('app_uid', '=', appUid).executeTakeFirst();
-      if (!user) throw ApiError.client(404, 'not_found', 'User not found.');
-      if (action === 'transfer' && (await isSoulbound(tx, appUid, assetUid))) throw soulboundRefusal();
+      if (!user) throw ApiError.notFound('User');
+      if (action === 'transfer' && (await isSoulbound(tx, appUid, assetUid))) throw ApiError.of('asset_soulbound');
       const flag = action === 'transfer' ? 'is_transferring' : 'is_burning';
       // The claim: only one request can flip the flag from 0 to 1 while every precondition holds.
       const claimed = await tx
@@ -75,8 +74,7 @@ export async function startAction(
       if (Number(claimed.numUpdatedRows) === 0) {
         const a = await tx.selectFrom('assets').selectAll().where('uid', '=', assetUid).where('app_uid', '=', appUid).executeTakeFirst();
         if (!a) throw ApiError.notFound('Asset');
-        const failed = assetPrecondition(a, fromUserUid);
-        throw ApiError.client(400, failed?.code ?? 'precondition_failed', failed?.message ?? 'The asset cannot be changed right now.');
+        throw ApiError.of(assetPrecondition(a, fromUserUid) ?? 'precondition_failed');
       }
       const t = nowIso();
       if (action === 'transfer') {

@@ -4,8 +4,8 @@
 // failure. A count is only ever removed once its window has ended (never to make room).
 import net from 'node:net';
 import { sql } from 'kysely';
-import type { Ctx } from '../context.js';
-import { recordAudit, type Actor } from '../audit.js';
+import type { Ctx } from './context.js';
+import { recordAudit, type Actor } from './audit.js';
 
 export const GLOBAL = 'global';
 /** Failed attempts audited one by one while the window's global count is under this. */

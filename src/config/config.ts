@@ -1,11 +1,12 @@
 // Every setting of Mintworks, parsed and defaulted in one place. Bad values stop the start with a
 // message naming the variable, so an operator never has to guess which one is wrong.
-import { publicUrlProblem } from './domain/public-url.js';
+import { publicUrlProblem } from '../domain/public-url.js';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { SSL_MODES } from './store/postgres/connection.js';
-import { assembleChains, ChainConfigError, DEFAULT_MAX_FEE_GWEI, parseChainsVar, type ChainSpec } from './chain/chains.js';
+import { SSL_MODES } from '../store/postgres/connection.js';
+import { DEFAULT_MAX_FEE_GWEI, type ChainSpec } from '../chain/chains.js';
+import { assembleChains, ChainConfigError, parseChainsVar } from './chains.js';
 
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
@@ -211,11 +212,7 @@ function chainSettings(c: Env, chains: ChainSpec[]) {
     /** The first of CHAIN_RPC_URL's providers (the others are in `chains`). */
     chainRpcUrl: c.CHAIN_RPC_URL?.[0],
     anvilPort: c.ANVIL_PORT,
-    /** The default chain's id, name and explorer (the embedded chain, else the first external one). */
-    chainId: chains[0].id,
-    chainName: chains[0].name,
-    explorerUrl: chains[0].explorer,
-    /** Every chain served, the default one first (see src/chain/chains.ts). */
+    /** Every chain served, the default one first: the embedded chain, else the first external one (see src/config/chains.ts). */
     chains,
   };
 }
@@ -340,13 +337,59 @@ export const configSchema = envSchema.transform((c, ctx) => {
   };
 });
 
-export type Config = z.output<typeof configSchema> & {
-  /**
-   * Set only for the workers' thread, by the main thread that started the embedded chain (its JSON-RPC
-   * URL): wiring between threads, not a setting, so it is not read from the environment.
-   */
-  embeddedRpcUrl?: string;
-};
+/** What the operator set, loaded once and frozen: no process changes it after loading (see Installation). */
+export type Config = Readonly<z.output<typeof configSchema>>;
+
+/**
+ * The facts every process of an installation agrees on at its start (src/services/installation.ts
+ * records them in the database): settled once, frozen, and carried on the context beside the config.
+ */
+export interface Installation {
+  /** OPERATOR_TOKEN, else the one generated into DATA_DIR/operator.token; unset in the CLI. */
+  readonly operatorToken: string | undefined;
+  /** The installation's public URL: PUBLIC_URL, else the one recorded by the process that started first. */
+  readonly publicUrl: string;
+  /** Every chain served, the default one first; explorer links derived from the public URL follow the agreed one. */
+  readonly chains: readonly ChainSpec[];
+  /** The chain every record was on before there were several (its jobs keep their plain kinds). */
+  readonly homeChainId: number;
+}
+
+/** The installation as this process's settings state it, with what the start settled in place of theirs. */
+export function installationOf(config: Config, settled: Partial<Installation> = {}): Installation {
+  return deepFreeze({
+    operatorToken: settled.operatorToken ?? config.operatorToken,
+    publicUrl: settled.publicUrl ?? config.publicUrl,
+    chains: settled.chains ?? config.chains,
+    homeChainId: settled.homeChainId ?? config.chains[0].id,
+  });
+}
+
+/** The default chain (the embedded one, else the first external one): for what names no chain. */
+export function defaultChain(ctx: { installation: Installation }): ChainSpec {
+  return ctx.installation.chains[0];
+}
+
+/**
+ * Freezes a config (and everything in it). Loading freezes; a config that crossed to a thread (a copy)
+ * is frozen again on arrival.
+ */
+export function freezeConfig<T extends object>(config: T): Readonly<T> {
+  return deepFreeze(config);
+}
+
+/** The same settings for a part of the service with another role (the workers' thread: no API). */
+export function withRole(config: Config, role: Partial<Pick<Config, 'runApi' | 'runWorkers' | 'demoApp'>>): Config {
+  return deepFreeze({ ...config, ...role });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
 
 export class ConfigError extends Error {}
 
@@ -358,5 +401,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => (i.path.length ? `  ${i.path.join('.')}: ${i.message}` : `  ${i.message}`));
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  return deepFreeze(parsed.data);
 }

@@ -1,5 +1,5 @@
-// Webhook signatures. Pure functions of the secret(s), the event id, the timestamp and the
-// exact bytes of the body.
+// Webhook signatures, of App webhooks and of the operator's alerts alike. Pure functions of the
+// secret(s), the event id, the timestamp and the exact bytes of the body.
 //
 // One HMAC serves both schemes, so a receiver can use either:
 //  - ours, in `x-webook-signature` (the seed's spelling) and `x-webhook-signature`:

@@ -1,22 +1,22 @@
 // Collections: a contract per collection (ERC-721 MintworksCollection, or ERC-1155 MintworksItems for
 // stackable items), deployed as a job through the chain sender.
-import { recordAudit, type Actor } from './audit.js';
+import { recordAudit, type Actor } from '../audit.js';
 import { encodeDeployData } from 'viem';
-import type { ChainCtx, Ctx } from './context.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { artifact } from '../chain/artifacts.js';
-import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../chain/outcomes.js';
-import { contractDeployJob, contractDeployOutcome } from './chain/contract-deploy.js';
-import { ApiError } from '../util/errors.js';
-import { newUid } from '../util/ids.js';
-import { nowIso } from '../util/time.js';
-import { collectionView } from './views.js';
-import { chainForNew } from './chain/choice.js';
-import { queueOn } from '../jobs/queue.js';
-import { COLLECTION_DEPLOY_JOB } from '../jobs/kinds.js';
-import type { CollectionStandard } from '../store/schema.js';
-import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './collection-info.js';
-import type { AppEnvironment } from '../domain/environment.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { artifact } from '../../chain/artifacts.js';
+import { COLLECTION_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
+import { contractDeployJob, contractDeployOutcome } from './contract-deploy.js';
+import { ApiError } from '../../util/errors.js';
+import { newUid } from '../../util/ids.js';
+import { nowIso } from '../../util/time.js';
+import { collectionView } from '../views.js';
+import { chainForNew } from '../requests/chain-choice.js';
+import { queueOn } from '../../jobs/queue.js';
+import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
+import type { CollectionStandard } from '../../store/schema.js';
+import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './info.js';
+import type { AppEnvironment } from '../../domain/environment.js';
 
 export interface NewCollection {
   name: string;
@@ -45,6 +45,7 @@ function refuseOptionsOfItems(input: NewCollection): void {
 }
 
 /** `actor`: the operator who creates it (audited in the same transaction); none for the Demo App's. */
+// Long: the checks and the contract document come first, then one transaction writes the row, its deployment job and its audit entry.
 export async function createCollection(ctx: Ctx, appUid: string, input: NewCollection, actor?: Actor): Promise<{ uid: string }> {
   if (!input.name.trim()) throw ApiError.validation([{ field: 'name', code: 'required', message: 'Name must not be empty.' }]);
   if (!/^[A-Za-z0-9]{1,16}$/.test(input.symbol))
@@ -111,17 +112,17 @@ export async function createCollection(ctx: Ctx, appUid: string, input: NewColle
 export async function getCollection(ctx: Ctx, appUid: string, uid: string) {
   const c = await ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).where('app_uid', '=', appUid).executeTakeFirst();
   if (!c) throw ApiError.notFound('Collection');
-  return collectionView(c, ctx.config);
+  return collectionView(c, ctx.installation);
 }
 
 /** An App's collections, newest first (the management API: with the image of its contract document, which the console edits). */
 export async function listCollectionsOfApp(ctx: Ctx, appUid: string) {
   const rows = await ctx.db.selectFrom('collections').selectAll().where('app_uid', '=', appUid).orderBy('created_at', 'desc').execute();
-  return rows.map((c) => ({ ...collectionView(c, ctx.config), image_url: c.image_url }));
+  return rows.map((c) => ({ ...collectionView(c, ctx.installation), image_url: c.image_url }));
 }
 
 export function metadataBaseUri(ctx: Ctx, collectionUid: string): string {
-  return `${ctx.config.publicUrl}/metadata/${collectionUid}/`;
+  return `${ctx.installation.publicUrl}/metadata/${collectionUid}/`;
 }
 
 export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DEPLOY_JOB> {

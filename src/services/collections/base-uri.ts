@@ -3,14 +3,14 @@
 // resolves to baseURI + id, so a new URL is sent to the contract with setBaseURI (every relayer is an
 // operator of the collection). Setting the same URI again is harmless, so a transaction sent twice (a
 // retry after a failure) changes nothing more. A development App's contract document (a file of this
-// service) is re-pointed likewise, through setCollectionInfo (collection-info.ts).
+// service) is re-pointed likewise, through setCollectionInfo (info.ts).
 import { encodeFunctionData, type Address } from 'viem';
-import type { ChainCtx, Ctx } from './context.js';
-import type { JobHandler } from '../jobs/worker.js';
-import { BASE_URI_JOB, COLLECTION_INFO_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { artifact } from '../chain/artifacts.js';
-import { BASE_URI_TX, type OutcomeHandler } from '../chain/outcomes.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import { BASE_URI_JOB, COLLECTION_INFO_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { artifact } from '../../chain/artifacts.js';
+import { BASE_URI_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 
 /** A collection's base token URI under a public URL (what its deployment used, see collections.ts). */
 export const baseUriUnder = (publicUrl: string, collectionUid: string) => `${publicUrl}/metadata/${collectionUid}/`;

@@ -7,19 +7,19 @@
 // what the record holds when it runs, so sending it twice, or after a later change, is harmless.
 import { encodeFunctionData, zeroAddress, type Address } from 'viem';
 import type { Selectable } from 'kysely';
-import type { ChainCtx, Ctx } from './context.js';
-import type { CollectionTable } from '../store/schema.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { AppEnvironment } from '../domain/environment.js';
-import { recordAudit, type Actor } from './audit.js';
-import { artifact } from '../chain/artifacts.js';
-import { COLLECTION_INFO_TX, type OutcomeHandler } from '../chain/outcomes.js';
-import { COLLECTION_INFO_JOB, PUBLISH_JOB } from '../jobs/kinds.js';
-import { queueOn } from '../jobs/queue.js';
-import { metadataStorage } from '../metadata/store.js';
-import { enqueuePublish } from '../metadata/publish.js';
-import { contractDocument, resolveRoyalty, type ChangeableOptions, type ContractDocumentSource, type Royalty } from '../domain/collection-options.js';
-import { ApiError } from '../util/errors.js';
+import type { ChainCtx, Ctx } from '../context.js';
+import type { CollectionTable } from '../../store/schema.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import type { AppEnvironment } from '../../domain/environment.js';
+import { recordAudit, type Actor } from '../audit.js';
+import { artifact } from '../../chain/artifacts.js';
+import { COLLECTION_INFO_TX, type OutcomeHandler } from '../../chain/outcomes.js';
+import { COLLECTION_INFO_JOB, PUBLISH_JOB } from '../../jobs/kinds.js';
+import { queueOn } from '../../jobs/queue.js';
+import { metadataStorage } from '../../metadata/store.js';
+import { enqueuePublish } from '../../metadata/publish.js';
+import { contractDocument, resolveRoyalty, type ChangeableOptions, type ContractDocumentSource, type Royalty } from '../../domain/collection-options.js';
+import { ApiError } from '../../util/errors.js';
 
 /** How long a change waits for its collection's deployment before it looks again. */
 const DEPLOY_WAIT_MS = 3000;
@@ -28,7 +28,7 @@ const DEPLOY_WAIT_MS = 3000;
 export async function storeContractDocument(ctx: Ctx, environment: AppEnvironment, collectionUid: string, source: ContractDocumentSource): Promise<string> {
   const storage = metadataStorage(ctx.config);
   const bytes = Buffer.from(JSON.stringify(contractDocument(source)), 'utf8');
-  if (environment !== 'production') return `${ctx.config.publicUrl}/files/${await storage.files.put(bytes)}`;
+  if (environment !== 'production') return `${ctx.installation.publicUrl}/files/${await storage.files.put(bytes)}`;
   const cid = (await storage.addToIpfs(bytes)).toString();
   // Stored before the record points at it; published on its own (the gateway serves it meanwhile).
   if (await enqueuePublish(ctx, ctx.db, [{ cid, name: `${collectionUid}-contract.json` }])) ctx.queue.notify(PUBLISH_JOB);
