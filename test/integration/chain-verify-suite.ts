@@ -197,7 +197,7 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
     let item = '';
     let itemHolder = '';
     it('ERC-1155 items: each minted supply and balance checked against the chain', async () => {
-      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       const c = await admin.post(`/apps/${app.uid}/collections`, { name: 'Potions', symbol: 'POT', standard: 'ERC1155' });
       assert.equal(c.status, 201, c.raw);
       await waitFor('items collection deployed', async () => (await app.api.get(`/collection/${c.body.data.uid}`)).body.data.status === 'deployed', 60_000);

@@ -146,7 +146,7 @@ export function fuzzSuite(db: 'sqlite' | 'postgres'): void {
 
     /** An editable ERC-1155 collection with two items, 1000 of the first minted to the first user, a transfer and a burn; another App's item. */
     async function itemFixtures(): Promise<void> {
-      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.config.operatorToken);
+      const admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, t.svc.ctx.installation.operatorToken);
       const collectionOf = async (a: TestApp) => {
         const c = await admin.post(`/apps/${a.uid}/collections`, { name: 'Fuzz items', symbol: 'FZI', standard: 'ERC1155', editable_assets: true });
         assert.equal(c.status, 201, c.raw);
