@@ -22,7 +22,12 @@ const files = fs
   .filter((f) => f.endsWith('.test.ts'))
   .sort()
   .map((f) => path.join(dir, f));
-const groups = Math.max(1, Math.min(files.length, Number(process.env.UNIT_PROCESSES ?? 3)));
+const wanted = Number(process.env.UNIT_PROCESSES ?? 3);
+if (!Number.isInteger(wanted) || wanted < 1) {
+  console.error(`UNIT_PROCESSES must be a whole number of at least 1 (got ${process.env.UNIT_PROCESSES})`);
+  process.exit(2);
+}
+const groups = Math.min(files.length, wanted);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mintworks-unit-'));
 const entries = [];
 for (let g = 0; g < groups; g++) {
