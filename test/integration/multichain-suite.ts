@@ -336,14 +336,14 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       // broadcast once the node is back; it never fails.
       const job = await t.svc.ctx.db
         .selectFrom('jobs')
-        .select(['status', 'attempts'])
+        .select(['status', 'attempts', 'last_error'])
         .where('ref', '=', waiting)
         .where('kind', '=', `asset.mint@${AMOY}`)
         .executeTakeFirstOrThrow();
       assert.notEqual(job.status, 'failed');
       if (job.status === 'done')
         assert.notEqual((await t.svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', waiting).executeTakeFirstOrThrow()).mint_tx_id, null);
-      else assert.equal(job.attempts, 0, 'waiting spends no attempt');
+      else assert.equal(job.attempts, 0, `waiting spends no attempt (it failed with: ${job.last_error})`);
       assert.equal((await app.api.get(`/asset/${waiting}`)).body.data.is_minted, false);
 
       amoy = await startEmbeddedChain(amoyOptions); // back, same URL and state
