@@ -334,12 +334,21 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
       assert.ok(homeMs < 15_000, `the embedded chain's mint took ${homeMs} ms during the other chain's outage`);
       // The mint either waits as a job (no attempt spent) or was already signed and recorded, to be
       // broadcast once the node is back; it never fails.
-      const job = await t.svc.ctx.db
-        .selectFrom('jobs')
-        .select(['status', 'attempts', 'last_error'])
-        .where('ref', '=', waiting)
-        .where('kind', '=', `asset.mint@${AMOY}`)
-        .executeTakeFirstOrThrow();
+      // Read while no worker holds it: a claim counts an attempt until the wait gives it back.
+      const job = await waitFor(
+        'the waiting mint job between runs',
+        async () => {
+          const j = await t.svc.ctx.db
+            .selectFrom('jobs')
+            .select(['status', 'attempts', 'last_error'])
+            .where('ref', '=', waiting)
+            .where('kind', '=', `asset.mint@${AMOY}`)
+            .executeTakeFirst();
+          return j && j.status !== 'running' ? j : null;
+        },
+        20_000,
+        20,
+      );
       assert.notEqual(job.status, 'failed');
       if (job.status === 'done')
         assert.notEqual((await t.svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', waiting).executeTakeFirstOrThrow()).mint_tx_id, null);
