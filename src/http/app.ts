@@ -36,8 +36,7 @@ import { consoleRoutes } from './console/index.js';
 import { AssetReads } from '../services/assets/cache.js';
 import type { ChangeFeed } from '../store/row-versions.js';
 import type { PoolSnapshot } from '../store/pool-snapshot.js';
-import { getAsset } from '../services/assets/reads.js';
-import { ok } from './kit/route-kit.js';
+import { assetJsonByUid, getAssetJson, type AssetJsonCache } from '../services/assets/reads.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 
 const PROBES = new Set(['/health', '/metrics']);
@@ -62,12 +61,13 @@ export interface HttpDeps {
   poolStats?: () => PoolSnapshot;
 }
 
-/** GET /asset/<uid> from memory, kept current by the store's change feed. */
-function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetReads | null {
+/** GET /asset/<uid> and the assets of GET /asset?user_uid from memory, kept current by the store's change feed. */
+function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetJsonCache | null {
   const max = ctx.config.assetCacheEntries;
   if (max === 0 || !changes) return null;
-  return new AssetReads({
-    read: async (appUid, uid) => JSON.stringify(ok(await getAsset(ctx, appUid, uid))),
+  return new AssetReads<Buffer>({
+    read: (appUid, uid) => getAssetJson(ctx, appUid, uid),
+    readMany: (appUid, uids) => assetJsonByUid(ctx, appUid, uids),
     caughtUp: () => changes.caughtUp(),
     max,
   });

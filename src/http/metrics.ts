@@ -15,7 +15,7 @@ import { divergenceCounts } from '../services/verify/watch.js';
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,
   ctx: Ctx,
-  assetReads: AssetReads | null = null,
+  assetReads: AssetReads<unknown> | null = null,
   runtimes: ChainRuntime[] = [],
   poolStats?: () => PoolSnapshot,
 ): Promise<void> {

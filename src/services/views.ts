@@ -1,12 +1,12 @@
-// The API objects (docs/api.md, Objects), built from rows. Key order is part of the contract.
+// The API objects (docs/api.md, Objects), built from rows. Key order is part of the contract. The asset's
+// is in ./asset-view.ts.
 import type { Selectable } from 'kysely';
 import type { Installation } from '../config/config.js';
-import type { AssetTable, CollectionTable, UserTable, WalletTable } from '../store/schema.js';
+import type { CollectionTable, UserTable, WalletTable } from '../store/schema.js';
 import { chainSpecOf } from '../chain/chains.js';
 
 type UserRow = Selectable<UserTable>;
 type CollectionRow = Selectable<CollectionTable>;
-type AssetRow = Selectable<AssetTable>;
 export type WalletRow = Pick<Selectable<WalletTable>, 'user_uid' | 'chain_id' | 'address'>;
 
 /** Addresses leave in lower-case hex, as the hosted service answers them. */
@@ -56,35 +56,5 @@ export function collectionView(c: CollectionRow, installation: Installation) {
     royalty_bps: c.royalty_bps === null ? null : Number(c.royalty_bps),
     soulbound: c.soulbound === 1,
     contract_uri: c.contract_uri,
-  };
-}
-
-export function assetView(a: AssetRow, c: Pick<CollectionRow, 'name' | 'contract_address' | 'chain_id'>, installation: Installation) {
-  const minted = a.mint_status === 'minted';
-  const burned = a.is_burned === 1;
-  const transferring = a.is_transferring === 1;
-  return {
-    uid: a.uid,
-    name: a.name,
-    asset_external_id: a.asset_external_id,
-    collection_uid: a.collection_uid,
-    collection_name: c.name,
-    created_at: a.created_at,
-    token_id: minted ? a.token_id : null,
-    is_minted: minted,
-    is_burned: burned,
-    is_transferring: transferring,
-    is_transferable: minted && !burned && !transferring && a.owner_user_uid !== null,
-    is_editing: a.is_editing === 1,
-    mint_for_user_uid: a.mint_for_user_uid,
-    mint_for_address: lowerHex(a.mint_for_address),
-    owner_user_uid: minted ? a.owner_user_uid : null,
-    owner_address: minted ? lowerHex(a.owner_address) : null,
-    explorer_url: minted && c.contract_address ? `${chainOf(installation, c.chain_id).explorer}/token/${lowerHex(c.contract_address)}?a=${a.token_id}` : null,
-    token_uri: minted ? a.token_uri : null,
-    sale_price_in_usd: a.sale_price_in_usd === null ? null : Number(a.sale_price_in_usd),
-    metadata: JSON.parse(a.metadata) as Record<string, unknown>,
-    // A mint that failed for good says why (an extra trailing key; the documented keys keep their order).
-    ...(a.mint_status === 'failed' ? { mint_error: a.mint_error } : {}),
   };
 }

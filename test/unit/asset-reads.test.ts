@@ -32,6 +32,17 @@ describe('AssetReads', () => {
         duringRead = null;
         return body;
       },
+      readMany: async (app, uids) => {
+        reads++;
+        const out = new Map<string, string>();
+        for (const uid of uids) {
+          const row = rows.get(uid);
+          if (row && row.app === app) out.set(uid, row.body);
+        }
+        duringRead?.();
+        duringRead = null;
+        return out;
+      },
     });
     return { cache, rows, reads: () => reads, onNextRead: (f: () => void) => (duringRead = f) };
   }
@@ -53,6 +64,28 @@ describe('AssetReads', () => {
     rowVersions().bumpAssets([uid(2)]); // another asset (another slot)
     assert.equal(await f.cache.answer('A', uid(1)), 'v4');
     assert.equal(f.reads(), 4);
+  });
+
+  it("many: the current entries from memory, the rest in one read, in order, another App's left out", async () => {
+    const f = fixture();
+    for (const n of [40, 41, 42]) f.rows.set(uid(n), { app: 'A', body: `a${n}` });
+    f.rows.set(uid(43), { app: 'B', body: 'b43' });
+    assert.equal(await f.cache.answer('A', uid(41)), 'a41');
+    assert.deepEqual(await f.cache.many('A', [uid(42), uid(41), uid(43), uid(40)]), ['a42', 'a41', 'a40']);
+    assert.equal(f.reads(), 2, 'one read for the three not in memory');
+    assert.deepEqual(await f.cache.many('A', [uid(40), uid(41), uid(42)]), ['a40', 'a41', 'a42']);
+    assert.equal(f.reads(), 2, 'all in memory now');
+    f.rows.set(uid(41), { app: 'A', body: 'a41 edited' });
+    f.onNextRead(() => {
+      // Committed while the one changed asset was being read again: its entry stays old.
+      f.rows.set(uid(41), { app: 'A', body: 'a41 edited twice' });
+      rowVersions().bumpAssets([uid(41)]);
+    });
+    rowVersions().bumpAssets([uid(41)]);
+    assert.deepEqual(await f.cache.many('A', [uid(40), uid(41), uid(42)]), ['a40', 'a41 edited', 'a42']);
+    assert.deepEqual(await f.cache.many('A', [uid(40), uid(41), uid(42)]), ['a40', 'a41 edited twice', 'a42']);
+    assert.equal(f.reads(), 4);
+    assert.deepEqual(await f.cache.many('B', [uid(40), uid(43)]), ['b43'], "A's entry is not B's");
   });
 
   it('a change committed while the row was being read leaves the entry old', async () => {

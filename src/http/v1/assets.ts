@@ -3,9 +3,8 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
-import { sendPage } from '../kit/paging.js';
-import { getAsset, listAssetsOfUser } from '../../services/assets/reads.js';
-import type { AssetReads } from '../../services/assets/cache.js';
+import { sendJsonPage } from '../kit/paging.js';
+import { getAsset, listAssetsOfUser, type AssetJsonCache } from '../../services/assets/reads.js';
 import { createAsset } from '../../services/assets/create.js';
 import { createAssetBatch } from '../../services/assets/batch.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
@@ -13,7 +12,10 @@ import { assetObject, created, list, paged } from '../kit/objects.js';
 import type { RouteDocs } from '../kit/openapi.js';
 import { z } from 'zod';
 
-export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null): Promise<void> {
+const ANSWER_OPEN = Buffer.from('{"success":true,"data":');
+const ANSWER_CLOSE = Buffer.from('}');
+
+export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | null): Promise<void> {
   const tags = { tags: ['assets'] };
 
   app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
@@ -28,14 +30,14 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetReads | null):
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
     const uid = uidOr404(req.params.uid, 'Asset');
     if (!reads) return ok(await getAsset(ctx, req.appUid, uid));
-    // The cached answer is the JSON the serializer would have written (src/services/assets/cache.ts).
-    return reply.type('application/json; charset=utf-8').send(await reads.answer(req.appUid, uid));
+    // The cached object is the JSON the serializer would have written (src/services/assets/cache.ts).
+    return reply.type('application/json; charset=utf-8').send(Buffer.concat([ANSWER_OPEN, await reads.answer(req.appUid, uid), ANSWER_CLOSE]));
   });
 
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
     if (user_uid === undefined) throw ApiError.of('not_found');
-    return ok(sendPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page)));
+    return sendJsonPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page, reads));
   });
 
   app.put('/asset/:uid', { schema: { ...tags, params: s.uidParam, body: s.editAssetBody } }, async (req) => {

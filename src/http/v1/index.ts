@@ -7,7 +7,7 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import { notFound } from '../kit/envelope.js';
 import type { Idempotency } from '../kit/idempotency.js';
-import type { AssetReads } from '../../services/assets/cache.js';
+import type { AssetJsonCache } from '../../services/assets/reads.js';
 import { areaDocs, documentArea } from '../kit/openapi.js';
 import { userRoutes, usersDocs } from './users.js';
 import { collectionRoutes, collectionsDocs } from './collections.js';
@@ -29,7 +29,7 @@ export interface V1Deps {
   guard: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   idempotency: Idempotency;
   /** GET /asset/<uid> from memory while unchanged; null: always from the database. */
-  assetReads: AssetReads | null;
+  assetReads: AssetJsonCache | null;
 }
 
 export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps: V1Deps): Promise<void> {

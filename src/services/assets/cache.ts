@@ -1,7 +1,10 @@
-// GET /asset/<uid> answered from memory while the asset is unchanged. Apps poll their assets (is it
-// minted yet?), and a read from the database costs more than the rest of the request together.
+// Asset objects served from memory while the asset is unchanged: GET /asset/<uid> and the pages of
+// GET /asset?user_uid. Apps poll their assets (is it minted yet?) and their players' inventories, and
+// reading an asset from the database and writing its JSON cost more than the rest of the request
+// together (a page of 1,000 assets: the page's uids come from the database, every asset unchanged since
+// it was last written comes from here).
 //
-// Each entry is the answer's JSON with the row counters (store/row-versions.ts) taken before the rows
+// Each entry is the asset object's JSON with the row counters (store/row-versions.ts) taken before the rows
 // were read: the asset's, the collections' and the everything-counter, as one sum. It is served only
 // while that is unchanged, after `caughtUp` has made sure every change committed before the request is
 // counted (SQLite: at once, the counters move right after each commit of any thread of the process;
@@ -9,35 +12,38 @@
 // answer is never older than the database was when the request arrived.
 import { rowVersions } from '../../store/row-versions.js';
 
-interface Entry {
+interface Entry<B> {
   appUid: string;
-  body: string;
+  body: B;
   /** `RowVersions.of(uid)` before the rows were read. */
   version: number;
 }
 
-export interface AssetReadsOptions {
-  /** The answer's JSON from the database; throws (and caches nothing) for an asset the App does not have. */
-  read(appUid: string, uid: string): Promise<string>;
+/** `B`: how an object's JSON is kept (the service keeps its UTF-8 bytes, ready to be written). */
+export interface AssetReadsOptions<B> {
+  /** The asset object's JSON from the database; throws (and caches nothing) for an asset the App does not have. */
+  read(appUid: string, uid: string): Promise<B>;
+  /** The JSON of those of `uids` the App has, by uid, from the database. */
+  readMany(appUid: string, uids: string[]): Promise<Map<string, B>>;
   /** Resolves true once every change committed before the call is counted; false reads the database. */
   caughtUp(): true | Promise<boolean>;
   /** Most entries kept (the oldest go first). */
   max: number;
 }
 
-export class AssetReads {
-  private readonly entries = new Map<string, Entry>();
+export class AssetReads<B = string> {
+  private readonly entries = new Map<string, Entry<B>>();
   /** Answers so far, from memory and from the database (for /metrics). */
   readonly counts = { hit: 0, miss: 0 };
 
-  constructor(private readonly opts: AssetReadsOptions) {}
+  constructor(private readonly opts: AssetReadsOptions<B>) {}
 
-  async answer(appUid: string, uid: string): Promise<string> {
+  /** The asset object's JSON. */
+  async answer(appUid: string, uid: string): Promise<B> {
     const v = rowVersions();
     const e = this.entries.get(uid);
-    if (e !== undefined && e.appUid === appUid) {
-      const ready = this.opts.caughtUp();
-      if ((ready === true || (await ready)) && e.version === v.of(uid)) {
+    if (e !== undefined && e.appUid === appUid && (await this.current())) {
+      if (e.version === v.of(uid)) {
         this.counts.hit++;
         return e.body;
       }
@@ -46,8 +52,52 @@ export class AssetReads {
     // Taken before the read: a change committed after it moves it.
     const version = v.of(uid);
     const body = await this.opts.read(appUid, uid);
-    if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(uid, { appUid, body, version });
+    this.keep(uid, { appUid, body, version });
     return body;
+  }
+
+  /**
+   * The JSON of each of `uids` (the App's, in that order), from memory where the entry is current and
+   * from the database in one read for the rest. An asset the App does not have (gone since the uids
+   * were read) is left out.
+   */
+  async many(appUid: string, uids: readonly string[]): Promise<B[]> {
+    const v = rowVersions();
+    const out: (B | undefined)[] = new Array(uids.length);
+    const missing: string[] = [];
+    const versions: number[] = [];
+    const current = await this.current();
+    for (let i = 0; i < uids.length; i++) {
+      const uid = uids[i];
+      const e = this.entries.get(uid);
+      // Taken before the read of the missing ones: a change committed after it moves it.
+      const version = v.of(uid);
+      if (current && e !== undefined && e.appUid === appUid && e.version === version) out[i] = e.body;
+      else {
+        missing.push(uid);
+        versions.push(version);
+      }
+    }
+    this.counts.hit += uids.length - missing.length;
+    this.counts.miss += missing.length;
+    if (missing.length > 0) {
+      const read = await this.opts.readMany(appUid, missing);
+      for (let m = 0; m < missing.length; m++) {
+        const body = read.get(missing[m]);
+        if (body !== undefined) this.keep(missing[m], { appUid, body, version: versions[m] });
+      }
+      for (let i = 0; i < uids.length; i++) out[i] ??= read.get(uids[i]);
+    }
+    return out.filter((x): x is B => x !== undefined);
+  }
+
+  /** Whether every change committed before now is counted (else entries cannot be trusted). */
+  private current(): boolean | Promise<boolean> {
+    return this.opts.caughtUp();
+  }
+
+  private keep(uid: string, entry: Entry<B>): void {
+    if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(uid, entry);
   }
 }

@@ -13,7 +13,7 @@ import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } fro
 import { nowIso } from '../../util/time.js';
 import { emitEvent, emitEvents } from '../events.js';
 import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall } from '../../chain/token-uri.js';
-import { assetView } from '../views.js';
+import { assetView } from '../asset-view.js';
 import { requestWallet } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';

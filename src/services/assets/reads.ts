@@ -6,24 +6,46 @@ import type { Ctx } from '../context.js';
 import type { DbOrTx } from '../../store/db.js';
 import { precompiled } from '../../store/precompiled.js';
 import { ApiError } from '../../util/errors.js';
-import { assetView } from '../views.js';
-import { keysetPage, pageOf, type PageRequest } from '../requests/pages.js';
+import { assetJson, assetView, assetViewColumns, type AssetViewRow } from '../asset-view.js';
+import { keysetPage, pageOf, type Page, type PageRequest } from '../requests/pages.js';
+import type { AssetReads } from './cache.js';
 
-/** Asset rows with what their API view needs of the collection. */
+/** Asset rows with what their API view needs of the collection: only the columns the view prints. */
 function withCollection(db: DbOrTx) {
   return db
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-    .selectAll('assets')
+    .select(assetViewColumns.map((c) => `assets.${c}` as const))
     .select(['collections.name as collection_name', 'collections.contract_address', 'collections.chain_id']);
 }
 
+type AssetWithCollection = AssetViewRow & { collection_name: string; contract_address: string | null; chain_id: number };
+const collectionOf = (r: AssetWithCollection) => ({ name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id });
+
 const assetOfApp = precompiled(2, (db, uid, appUid) => withCollection(db).where('assets.uid', '=', uid).where('assets.app_uid', '=', appUid));
 
-export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
+async function assetRow(db: DbOrTx, appUid: string, uid: string): Promise<AssetWithCollection> {
   const [row] = await assetOfApp(db, uid, appUid);
   if (!row) throw ApiError.notFound('Asset');
-  return assetView(row, { name: row.collection_name, contract_address: row.contract_address, chain_id: row.chain_id }, ctx.installation);
+  return row;
+}
+
+export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx = ctx.db) {
+  const row = await assetRow(db, appUid, uid);
+  return assetView(row, collectionOf(row), ctx.installation);
+}
+
+/**
+ * The cache of asset objects (./cache.ts) as the service keeps them: their JSON's UTF-8 bytes, which an
+ * answer is written from without encoding anything again (a page of 1,000 is about 700 KB).
+ */
+export type AssetJsonCache = AssetReads<Buffer>;
+
+const jsonBytes = (r: AssetWithCollection, ctx: Ctx) => Buffer.from(assetJson(r, collectionOf(r), ctx.installation));
+
+/** The asset's object as JSON (what GET /asset/<uid> answers). */
+export async function getAssetJson(ctx: Ctx, appUid: string, uid: string): Promise<Buffer> {
+  return jsonBytes(await assetRow(ctx.db, appUid, uid), ctx);
 }
 
 /**
@@ -58,34 +80,105 @@ export function userAssetUids(appUid: string, userUid: string, page: PageRequest
   };
 }
 
-/** The statement of a page of a user's assets (with what their API view needs of the collection). */
-export function userAssetsPage(db: DbOrTx, appUid: string, userUid: string, page: PageRequest) {
-  const q = withCollection(db)
-    .where('assets.uid', 'in', userAssetUids(appUid, userUid, page, { unburned: true }))
-    .where('assets.is_burned', '=', 0);
-  return keysetPage(q, 'assets', page).compile();
+/** What a page's read returns of each asset: the view's columns with the collection's, or its keys only. */
+type PageRows = 'view' | 'keys';
+
+/**
+ * The statement of a page of a user's assets: the two halves of userAssetUids (owned; on its way to
+ * them), each reading its index newest first for a page's worth of rows, united and cut to the page.
+ * `rows`: 'view', every column the view prints (read in the halves: looking each row up again by uid
+ * cost a third of the page), with the collection's; 'keys', the uids and times alone (the objects then
+ * come from the cache of asset reads). The halves are disjoint: an asset on its way to the user that
+ * the user also owns is in the first only.
+ */
+export function userAssetsPage(db: DbOrTx, appUid: string, userUid: string, page: PageRequest, rows: PageRows = 'view') {
+  const columns = rows === 'view' ? assetViewColumns : (['uid', 'created_at'] as const);
+  const owned = db
+    .selectFrom('assets as owned')
+    .select(columns.map((c) => `owned.${c}` as const))
+    .where('owned.app_uid', '=', appUid)
+    .where('owned.owner_user_uid', '=', userUid)
+    .where('owned.is_burned', '=', 0);
+  const coming = db
+    .selectFrom('assets as coming')
+    .select(columns.map((c) => `coming.${c}` as const))
+    .where('coming.app_uid', '=', appUid)
+    .where('coming.mint_for_user_uid', '=', userUid)
+    .where('coming.mint_status', '!=', sql.lit('minted'))
+    .where('coming.is_burned', '=', 0)
+    .where((eb) => eb.or([eb('coming.owner_user_uid', 'is', null), eb('coming.owner_user_uid', '!=', userUid)]));
+  // Each half in a subquery of its own: a part of a UNION may not have its own ORDER BY and LIMIT.
+  const both = db
+    .selectFrom(keysetPage(owned, 'owned', page).as('o'))
+    .selectAll('o')
+    .unionAll(db.selectFrom(keysetPage(coming, 'coming', page).as('c')).selectAll('c'));
+  const q =
+    rows === 'view'
+      ? db
+          .selectFrom(both.as('u'))
+          .innerJoin('collections', 'collections.uid', 'u.collection_uid')
+          .selectAll('u')
+          .select(['collections.name as collection_name', 'collections.contract_address', 'collections.chain_id'])
+      : db.selectFrom(both.as('u')).selectAll('u');
+  // Both halves start after the cursor already: the union is only ordered and cut.
+  return keysetPage(q, 'u', { limit: page.limit }).compile();
 }
 
 /**
- * The first page of a user's assets (what Apps poll), compiled once per page size: building it cost
- * more than SQLite's run of it. On PostgreSQL it is a named statement (store/postgres/prepared.ts):
- * planning this union anew cost the server several times its run. Its one plan, made for "a user",
- * reads the user's own indexes whatever the App's data: migration 022 tells the planner that a user
- * holds a small share of the assets, which it cannot learn from an installation of few users.
+ * The first page of a user's assets (what Apps poll), compiled once per page size and kind of rows:
+ * building it cost more than SQLite's run of it. On PostgreSQL it is a named statement
+ * (store/postgres/prepared.ts): planning this union anew cost the server several times its run. Its
+ * one plan, made for "a user", reads the user's own indexes whatever the App's data: migration 022
+ * tells the planner that a user holds a small share of the assets, which it cannot learn from an
+ * installation of few users.
  */
-const firstPages = new Map<number | undefined, ReturnType<typeof firstPageOf>>(); // at most one per page size
-const firstPageOf = (limit: number | undefined) => precompiled(2, (db, appUid, userUid) => ({ compile: () => userAssetsPage(db, appUid, userUid, { limit }) }));
+const firstPages = new Map<string, ReturnType<typeof firstPageOf>>(); // at most two per page size
+const firstPageOf = (limit: number | undefined, rows: PageRows) =>
+  precompiled(2, (db, appUid, userUid) => ({ compile: () => userAssetsPage(db, appUid, userUid, { limit }, rows) }));
 
-/** Assets currently owned by a user, a page at a time (newest first); none for an unknown user. */
-export async function listAssetsOfUser(ctx: Ctx, appUid: string, userUid: string, page: PageRequest = {}) {
-  let rows;
-  if (page.cursor) rows = (await ctx.db.executeQuery(userAssetsPage(ctx.db, appUid, userUid, page))).rows;
-  else {
-    let read = firstPages.get(page.limit);
-    if (!read) firstPages.set(page.limit, (read = firstPageOf(page.limit)));
-    rows = await read(ctx.db, appUid, userUid);
+async function pageRows(ctx: Ctx, appUid: string, userUid: string, page: PageRequest, rows: PageRows): Promise<unknown[]> {
+  if (page.cursor) return (await ctx.db.executeQuery(userAssetsPage(ctx.db, appUid, userUid, page, rows))).rows;
+  const key = `${page.limit}:${rows}`;
+  let read = firstPages.get(key);
+  if (!read) firstPages.set(key, (read = firstPageOf(page.limit, rows)));
+  return read(ctx.db, appUid, userUid);
+}
+
+/**
+ * Assets currently owned by a user, a page at a time (newest first); none for an unknown user. Each
+ * entry is the asset object's JSON (UTF-8): with `cache`, the page's uids are read and the objects come from
+ * it (those unchanged since they were last written), else the page is read whole.
+ */
+export async function listAssetsOfUser(
+  ctx: Ctx,
+  appUid: string,
+  userUid: string,
+  page: PageRequest = {},
+  cache: AssetJsonCache | null = null,
+): Promise<Page<Buffer>> {
+  if (!cache) {
+    const rows = (await pageRows(ctx, appUid, userUid, page, 'view')) as AssetWithCollection[];
+    return pageOf(rows, page, (r) => jsonBytes(r, ctx));
   }
-  return pageOf(rows, page, (r) => assetView(r, { name: r.collection_name, contract_address: r.contract_address, chain_id: r.chain_id }, ctx.installation));
+  const keys = pageOf((await pageRows(ctx, appUid, userUid, page, 'keys')) as { uid: string; created_at: string }[], page, (r) => r.uid);
+  return { items: await cache.many(appUid, keys.items), next: keys.next };
+}
+
+/** Assets read by uid in groups of this many: one statement text (the last uid repeats to fill a group). */
+const BY_UID_GROUP = 100;
+const assetsOfApp = precompiled(BY_UID_GROUP + 1, (db, appUid, ...uids) =>
+  withCollection(db).where('assets.app_uid', '=', appUid).where('assets.uid', 'in', uids),
+);
+
+/** The JSON of those of `uids` the App has, by uid (a page's assets missing from the cache). */
+export async function assetJsonByUid(ctx: Ctx, appUid: string, uids: readonly string[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (let i = 0; i < uids.length; i += BY_UID_GROUP) {
+    const group = uids.slice(i, i + BY_UID_GROUP);
+    while (group.length < BY_UID_GROUP) group.push(group[group.length - 1]);
+    for (const r of await assetsOfApp(ctx.db, appUid, ...group)) out.set(r.uid, jsonBytes(r, ctx));
+  }
+  return out;
 }
 
 /** The metadata document behind a token's URI (development Apps keep it in the service's storage). */

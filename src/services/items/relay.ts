@@ -12,15 +12,7 @@ import { ITEM_FORWARD_JOB } from '../../jobs/kinds.js';
 import type { ChainSigner } from '../../chain/signer.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ITEM_FORWARD_TX, type ItemForwardItem, type OutcomeHandler } from '../../chain/outcomes.js';
-import {
-  allocateForwarderNonce,
-  encodeForwardBatch,
-  forwardBatchGas,
-  forwardResults,
-  resyncForwarderNonce,
-  signForwardRequest,
-  type ForwardRequestData,
-} from '../../chain/forward.js';
+import { encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce } from '../../chain/forward.js';
 import { emitEvent } from '../events.js';
 import { MAX_ROUNDS } from '../assets/lifecycle/shared.js';
 import { signForwardBatch } from '../requests/forward-batch.js';
@@ -52,7 +44,6 @@ async function actionOf(ctx: ChainCtx, action: 'transfer' | 'burn', uid: string)
 export function itemForwardJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_FORWARD_JOB> {
   const sender = ctx.sender;
   const itemsAbi = artifact('MintworksItems').abi;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   const forwarder = ctx.forwarder;
   type Prepared = { item: Omit<ItemForwardItem, 'signer' | 'nonce'>; userUid: string; to: Address; data: Hex };
   return {

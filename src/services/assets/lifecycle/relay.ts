@@ -10,15 +10,7 @@ import { FORWARD_JOB } from '../../../jobs/kinds.js';
 import type { ChainSigner } from '../../../chain/signer.js';
 import { artifact } from '../../../chain/artifacts.js';
 import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../../chain/outcomes.js';
-import {
-  allocateForwarderNonce,
-  encodeForwardBatch,
-  forwardBatchGas,
-  forwardResults,
-  resyncForwarderNonce,
-  signForwardRequest,
-  type ForwardRequestData,
-} from '../../../chain/forward.js';
+import { encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce } from '../../../chain/forward.js';
 import { nowIso } from '../../../util/time.js';
 import { ownerOrGone } from '../../../chain/token-reads.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
@@ -31,7 +23,6 @@ import { signForwardBatch } from '../../requests/forward-batch.js';
 export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB> {
   const sender = ctx.sender;
   const collectionAbi = artifact('MintworksCollection').abi;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   const forwarder = ctx.forwarder;
   type Prepared = { job: Job<typeof FORWARD_JOB>; item: Omit<ForwardItem, 'signer' | 'nonce'>; userUid: string; to: Address; data: Hex };
   return {
