@@ -141,10 +141,10 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onResponse', async (req, reply) => {
-    const line = { method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) };
     // Probes and the console's polling would drown the rest: their requests are logged at debug.
-    if (quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500) req.log.debug(line, 'request');
-    else req.log.info(line, 'request');
+    const level = quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500 ? 'debug' : 'info';
+    if (!(req.log as Logger).isLevelEnabled(level)) return; // the line is not built for nobody (LOG_LEVEL=warn under load)
+    req.log[level]({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   app.setErrorHandler(errorHandler(idempotency));

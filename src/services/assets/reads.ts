@@ -41,7 +41,16 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
  */
 export type AssetJsonCache = AssetReads<Buffer>;
 
-const jsonBytes = (r: AssetWithCollection, ctx: Ctx) => Buffer.from(assetJson(r, collectionOf(r), ctx.installation));
+/**
+ * The asset's JSON as bytes of its own: a small Buffer.from is a slice of a shared 8 KB slab, which one
+ * entry left in the cache would keep whole.
+ */
+function jsonBytes(r: AssetWithCollection, ctx: Ctx): Buffer {
+  const json = assetJson(r, collectionOf(r), ctx.installation);
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+  bytes.write(json);
+  return bytes;
+}
 
 /** The asset's object as JSON (what GET /asset/<uid> answers). */
 export async function getAssetJson(ctx: Ctx, appUid: string, uid: string): Promise<Buffer> {
