@@ -6,7 +6,7 @@
 // still consumes its nonce (reported by ExecutedForwardRequest(success=false)) instead of reverting
 // the transaction, so one failing request never blocks the user's next nonces. A request with a wrong
 // nonce is skipped without an event; the caller sees "not executed" and re-signs with a fresh nonce.
-import { encodeFunctionData, parseEventLogs, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, parseEventLogs, type Address, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { ChainSigner } from './signer.js';
 import type { Tx } from '../store/db.js';
 import { artifact } from './artifacts.js';
@@ -74,6 +74,15 @@ export function forwardResults(receipt: TransactionReceipt, forwarder: Address):
     out.set(`${a.signer.toLowerCase()}:${a.nonce}`, a.success);
   }
   return out;
+}
+
+/**
+ * The forwarder's nonce of `signer` as the chain holds it: the next request it will execute. `blockNumber`:
+ * as of that block (a receipt's: a lagging backend cannot answer from before it); latest without one.
+ */
+export async function forwarderNonceAt(client: PublicClient, forwarder: Address, signer: Address, blockNumber?: bigint): Promise<bigint> {
+  const abi = artifact('MintworksForwarder').abi;
+  return (await client.readContract({ address: forwarder, abi, functionName: 'nonces', args: [signer], blockNumber })) as bigint;
 }
 
 /**

@@ -12,7 +12,7 @@ import { ITEM_FORWARD_JOB } from '../../jobs/kinds.js';
 import type { ChainSigner } from '../../chain/signer.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ITEM_FORWARD_TX, type ItemForwardItem, type OutcomeHandler } from '../../chain/outcomes.js';
-import { encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce } from '../../chain/forward.js';
+import { encodeForwardBatch, forwardBatchGas, forwardResults, forwarderNonceAt, resyncForwarderNonce } from '../../chain/forward.js';
 import { emitEvent } from '../events.js';
 import { MAX_ROUNDS } from '../assets/lifecycle/shared.js';
 import { signForwardBatch } from '../requests/forward-batch.js';
@@ -108,7 +108,6 @@ async function verdictInLog(client: PublicClient, forwarder: Address, signer: st
 export function itemForwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_FORWARD_TX> {
   const client = ctx.sender.client;
   const forwarder = ctx.forwarder;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   return async ({ payload: { items }, receipt, reason }) => {
     const block = receipt?.blockNumber ?? (await client.getBlockNumber({ cacheTime: 0 }));
     const results = receipt ? forwardResults(receipt, forwarder) : new Map<string, boolean>();
@@ -118,17 +117,7 @@ export function itemForwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_FO
     for (const it of items) {
       let verdict = results.get(`${it.signer}:${it.nonce}`);
       if (verdict === undefined) {
-        if (!chainNonces.has(it.signer))
-          chainNonces.set(
-            it.signer,
-            (await client.readContract({
-              address: forwarder,
-              abi: forwarderAbi,
-              functionName: 'nonces',
-              args: [it.signer as Address],
-              blockNumber: block,
-            })) as bigint,
-          );
+        if (!chainNonces.has(it.signer)) chainNonces.set(it.signer, await forwarderNonceAt(client, forwarder, it.signer as Address, block));
         // The nonce is used: another transaction executed the request.
         if (chainNonces.get(it.signer)! > BigInt(it.nonce)) verdict = (await verdictInLog(client, forwarder, it.signer, BigInt(it.nonce), block)) ?? undefined;
       }

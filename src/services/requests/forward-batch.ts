@@ -3,8 +3,7 @@
 import type { Address, Hex } from 'viem';
 import type { Tx } from '../../store/db.js';
 import type { ChainCtx } from '../context.js';
-import { allocateForwarderNonce, signForwardRequest, type ForwardRequestData } from '../../chain/forward.js';
-import { artifact } from '../../chain/artifacts.js';
+import { allocateForwarderNonce, forwarderNonceAt, signForwardRequest, type ForwardRequestData } from '../../chain/forward.js';
 
 /** A forward request signed less than this long ago is still valid on chain. */
 const DEADLINE_SECONDS = 24 * 3600;
@@ -28,17 +27,11 @@ export async function signForwardBatch<T extends object>(
   gas: bigint,
 ): Promise<{ requests: ForwardRequestData[]; items: (T & { signer: string; nonce: string })[] }> {
   const { sender, forwarder } = ctx;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   const requests: ForwardRequestData[] = [];
   const items: (T & { signer: string; nonce: string })[] = [];
   for (const a of actions) {
     const user = ctx.keys.user(a.userUid);
-    const nonce = await allocateForwarderNonce(
-      tx,
-      sender.chainId,
-      user.address,
-      () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [user.address] }) as Promise<bigint>,
-    );
+    const nonce = await allocateForwarderNonce(tx, sender.chainId, user.address, () => forwarderNonceAt(sender.client, forwarder, user.address));
     const deadline = Math.floor(Date.now() / 1000) + DEADLINE_SECONDS;
     requests.push(await signForwardRequest(user, forwarder, ctx.chain.id, { to: a.to, data: a.data, gas, nonce, deadline }));
     items.push({ ...a.item, signer: user.address.toLowerCase(), nonce: nonce.toString() });

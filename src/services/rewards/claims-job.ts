@@ -9,7 +9,15 @@ import type { Tx } from '../../store/db.js';
 import { artifact } from '../../chain/artifacts.js';
 import type { ChainTxRow } from '../../chain/sender.js';
 import { CLAIM_TX, REWARD_DEPLOY_TX, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
-import { allocateForwarderNonce, encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce, signForwardRequest } from '../../chain/forward.js';
+import {
+  allocateForwarderNonce,
+  encodeForwardBatch,
+  forwardBatchGas,
+  forwardResults,
+  forwarderNonceAt,
+  resyncForwarderNonce,
+  signForwardRequest,
+} from '../../chain/forward.js';
 import { nowIso } from '../../util/time.js';
 import { unitsToDb } from '../../domain/amounts.js';
 import { chainRef, claimableOf, claimOutcomeStep, nextClaimStep } from '../../domain/rewards.js';
@@ -138,7 +146,6 @@ async function finishClaim(ctx: Ctx, tx: Tx, c: ClaimRow, end: { amount: bigint;
  */
 export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
   const rewardsAbi = artifact('MintworksRewards').abi;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     let claimedOnChain: bigint | null = null;
@@ -159,12 +166,7 @@ export function claimTxOutcome(ctx: ChainCtx): OutcomeHandler<typeof CLAIM_TX> {
     let chainNonce: bigint | null = null;
     if (claimedOnChain === null) {
       poolWithdrawn = (await client.readContract({ address: p.contract as Address, abi: rewardsAbi, functionName: 'withdrawn' })) === true;
-      chainNonce = (await client.readContract({
-        address: p.forwarder as Address,
-        abi: forwarderAbi,
-        functionName: 'nonces',
-        args: [p.user_address as Address],
-      })) as bigint;
+      chainNonce = await forwarderNonceAt(client, p.forwarder as Address, p.user_address as Address);
     }
     return async (tx) => {
       const c = await tx.selectFrom('claims').selectAll().where('uid', '=', p.claim_uid).executeTakeFirst();
@@ -231,17 +233,11 @@ async function sendClaim(
 ): Promise<ChainTxRow> {
   const sender = ctx.sender;
   const rewardsAbi = artifact('MintworksRewards').abi;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   const account = ctx.keys.user(user.uid);
   const address = account.address.toLowerCase();
   if (address !== wallet?.address) throw new Error(`wallet of user ${user.uid} does not match its derived key`);
   const forwarder = ctx.forwarder;
-  const nonce = await allocateForwarderNonce(
-    tx,
-    sender.chainId,
-    account.address,
-    () => sender.client.readContract({ address: forwarder, abi: forwarderAbi, functionName: 'nonces', args: [account.address] }) as Promise<bigint>,
-  );
+  const nonce = await allocateForwarderNonce(tx, sender.chainId, account.address, () => forwarderNonceAt(sender.client, forwarder, account.address));
   const ref = chainRef('claim', c.uid);
   const request = await signForwardRequest(account, forwarder, sender.chainId, {
     to: reward.contract_address as Address,

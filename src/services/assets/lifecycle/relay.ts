@@ -10,7 +10,7 @@ import { FORWARD_JOB } from '../../../jobs/kinds.js';
 import type { ChainSigner } from '../../../chain/signer.js';
 import { artifact } from '../../../chain/artifacts.js';
 import { FORWARD_TX, type ForwardItem, type OutcomeHandler } from '../../../chain/outcomes.js';
-import { encodeForwardBatch, forwardBatchGas, forwardResults, resyncForwarderNonce } from '../../../chain/forward.js';
+import { encodeForwardBatch, forwardBatchGas, forwardResults, forwarderNonceAt, resyncForwarderNonce } from '../../../chain/forward.js';
 import { nowIso } from '../../../util/time.js';
 import { ownerOrGone } from '../../../chain/token-reads.js';
 import { finishTransfer, type TransferRow } from './transfer.js';
@@ -96,7 +96,6 @@ export function forwardJobHandler(ctx: ChainCtx): JobHandler<typeof FORWARD_JOB>
 export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX> {
   const client = ctx.sender.client;
   const forwarder = ctx.forwarder;
-  const forwarderAbi = artifact('MintworksForwarder').abi;
   return async ({ payload: { items }, receipt, reason }) => {
     const results = receipt ? forwardResults(receipt, forwarder) : new Map<string, boolean>();
     // State at the receipt's block (or later): a backend behind it cannot answer from before it.
@@ -107,16 +106,7 @@ export function forwardOutcome(ctx: ChainCtx): OutcomeHandler<typeof FORWARD_TX>
       if (results.get(`${it.signer}:${it.nonce}`) === true) continue;
       if (await actionDoneOnChain(ctx, it, at)) doneOnChain.add(it.uid);
       else if (!results.has(`${it.signer}:${it.nonce}`) && !chainNonces.has(it.signer)) {
-        chainNonces.set(
-          it.signer,
-          (await client.readContract({
-            address: forwarder,
-            abi: forwarderAbi,
-            functionName: 'nonces',
-            args: [it.signer as Address],
-            blockNumber: at,
-          })) as bigint,
-        );
+        chainNonces.set(it.signer, await forwarderNonceAt(client, forwarder, it.signer as Address, at));
       }
     }
     return async (tx) => {
