@@ -153,7 +153,24 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
         uint256 n = to.length;
         if (ids.length != n || cids.length != n || dagPb.length != n) revert LengthMismatch();
         for (uint256 i = 0; i < n; ++i) {
-            _mintOne(to[i], ids[i], cids[i], dagPb[i]);
+            // `to[i]` & co. would check `i` against each array's length (4 checks per token, done once
+            // above for all of them) and move the values through more stack: reading the i-th words
+            // directly costs ~390 gas less per token. The ABI decoder has already checked that the
+            // arrays lie within the calldata; what it checks per element when read, an address with
+            // no high bits and a bool that is 0 or 1, is checked here the same way (empty revert).
+            address recipient;
+            uint256 id;
+            bytes32 cid;
+            bool isDagPb;
+            assembly ("memory-safe") {
+                let at := shl(5, i)
+                recipient := calldataload(add(to.offset, at))
+                id := calldataload(add(ids.offset, at))
+                cid := calldataload(add(cids.offset, at))
+                isDagPb := calldataload(add(dagPb.offset, at))
+                if or(shr(160, recipient), gt(isDagPb, 1)) { revert(0, 0) }
+            }
+            _mintOne(recipient, id, cid, isDagPb);
         }
         // Outside the loop: a collection that is not soulbound pays for this test once per batch, not per token.
         if (_soulbound) {

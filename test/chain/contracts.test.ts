@@ -317,6 +317,30 @@ describe('MintworksCollection + MintworksForwarder', () => {
     await expectRevert(collection, Collection.abi, 'setBaseURI', ['x'], 'NotOperator', h);
   });
 
+  it('rejects a batch whose address or bool words are not clean ABI values, as the decoder would', async () => {
+    // mintBatch reads its arrays' words itself: an address with high bits set or a bool other than 0/1
+    // must revert (nothing minted) exactly as Solidity's own element checks do.
+    const h = holders[0];
+    const clean = encodeFunctionData({ abi: Collection.abi, functionName: 'mintBatch', args: [[h], [30n], [zeroHash], [false]] });
+    const word = (hex: string, index: number) => hex.slice(10 + 64 * index, 10 + 64 * (index + 1));
+    const withWord = (index: number, value: string) => `${clean.slice(0, 10 + 64 * index)}${value}${clean.slice(10 + 64 * (index + 1))}` as Hex;
+    // Head: 4 offsets; then each array as length + element: to[0] is word 5, dagPb[0] is word 11.
+    assert.equal(word(clean, 5), h.slice(2).toLowerCase().padStart(64, '0'));
+    assert.equal(word(clean, 11), '0'.repeat(64));
+    const dirtyAddress = withWord(5, `01${h.slice(2).toLowerCase().padStart(62, '0')}`);
+    const boolTwo = withWord(11, '2'.padStart(64, '0'));
+    for (const data of [dirtyAddress, boolTwo]) {
+      await assert.rejects(pub.call({ to: collection, data, account: operator.address }));
+      const receipt = await pub.waitForTransactionReceipt({
+        hash: await wallet.sendTransaction({ to: collection, data, account: operator, chain: foundry, gas: 300_000n }),
+      });
+      assert.equal(receipt.status, 'reverted');
+    }
+    await expectRevert(collection, Collection.abi, 'ownerOf', [30n], 'ERC721NonexistentToken');
+    await sendData(collection, clean); // the same batch, clean, mints
+    assert.equal(await read(collection, Collection.abi, 'ownerOf', [30n]), h);
+  });
+
   it('setTokenCID / refreshMetadata: NotEditable on a fixed collection', async () => {
     const { digest, dagPb } = cidArg(doc100);
     await expectRevert(collection, Collection.abi, 'setTokenCID', [2n, digest, dagPb], 'NotEditable');
