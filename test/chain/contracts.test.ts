@@ -833,6 +833,33 @@ describe('MintworksItems (ERC-1155)', () => {
     await expectRevert(items, Items.abi, 'refreshURI', [1n], 'NotOperator', a.address);
   });
 
+  it('setTokenCID points uri(id) at an IPFS document (raw or dag-pb), emits URI, and a zero digest falls back', async (t: TestContext) => {
+    const rawDoc = Buffer.from('{"name":"Potion"}');
+    const rawUri = `ipfs://${(await cidOfBytes(rawDoc)).toString()}`;
+    const bigUri = `ipfs://${(await cidOfBytes(crypto.randomBytes(CHUNK_SIZE + 1))).toString()}`;
+    assert.match(rawUri, /^ipfs:\/\/bafkrei/);
+    assert.match(bigUri, /^ipfs:\/\/bafybei/);
+    const set = async (id: bigint, uri: string | null) => {
+      const { digest, dagPb } = cidArg(uri);
+      const r = await send(items, Items.abi, 'setTokenCID', [id, digest, dagPb]);
+      const logs = parseEventLogs({ abi: Items.abi, logs: r.logs, eventName: 'URI' });
+      assert.equal(logs.length, 1);
+      assert.deepEqual(logs[0]!.args, { value: uri ?? `${BASE}${id}`, id });
+      return r.gasUsed;
+    };
+    t.diagnostic(`setTokenCID raw, fresh slot: ${await set(1n, rawUri)} gas`);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), rawUri);
+    assert.equal(await read(items, Items.abi, 'uri', [2n]), `${BASE}2`, 'other ids keep base + id');
+    t.diagnostic(`setTokenCID dag-pb, fresh bitmap word: ${await set(1n, bigUri)} gas`);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), bigUri);
+    await set(1n, rawUri); // back to raw: the codec bit is cleared
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), rawUri);
+    await set(1n, null);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), `${BASE}1`);
+    await expectRevert(items, Items.abi, 'setTokenCID', [3n, zeroHash, true], 'InvalidCid');
+    await expectRevert(items, Items.abi, 'setTokenCID', [3n, cidArg(rawUri).digest, false], 'NotOperator', a.address);
+  });
+
   it('a replayed batch mints only the numbers not used yet; the first mint fixes the cap', async () => {
     const before = await balance(a.address, 1n);
     // The number of the first 5 (used above) beside a new one: only the new one mints.
