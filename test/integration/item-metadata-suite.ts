@@ -35,9 +35,10 @@ export function itemMetadataSuite(db: 'sqlite' | 'postgres'): void {
     const rpc = () => createPublicClient({ chain: foundry, transport: viemHttp(t.svc.chain!.rpcUrl) });
 
     before(async () => {
-      images = http.createServer((_req, res) => {
+      images = http.createServer((req, res) => {
         imageHits++;
-        res.writeHead(200, { 'content-type': 'image/png' }).end(image);
+        if (req.url === '/missing.png') res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+        else res.writeHead(200, { 'content-type': 'image/png' }).end(image);
       });
       await new Promise<void>((r) => images.listen(0, '127.0.0.1', r));
       imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}/potion.png`;
@@ -63,11 +64,11 @@ export function itemMetadataSuite(db: 'sqlite' | 'postgres'): void {
         const r = await app.api.get(`/collection/${collection}`);
         return r.body.data.status === 'deployed' ? (r.body.data.contract_address as Address) : null;
       });
-    const createItem = async (app: TestApp, collection: string, storeImage: boolean) => {
+    const createItem = async (app: TestApp, collection: string, storeImage: boolean, image_url = imageUrl) => {
       const r = await app.api.post('/item', {
         collection_uid: collection,
         item_external_id: `potion-${crypto.randomUUID()}`,
-        data: { name: 'Healing potion', image_url: imageUrl, store_image_on_ipfs: storeImage, attributes: [{ trait_type: 'hp', value: 50 }] },
+        data: { name: 'Healing potion', image_url, store_image_on_ipfs: storeImage, attributes: [{ trait_type: 'hp', value: 50 }] },
       });
       assert.equal(r.status, 201, r.raw);
       return r.body.data.uid as string;
@@ -140,6 +141,18 @@ export function itemMetadataSuite(db: 'sqlite' | 'postgres'): void {
         logs.map((l) => l.args.value),
         [first.token_uri, second.token_uri],
       );
+    });
+
+    it('production App, an image that cannot be fetched: the document goes to IPFS pointing at image_url as given', async () => {
+      const collection = await newCollection(prod);
+      const contract = await contractOf(prod, collection);
+      const missing = imageUrl.replace('/potion.png', '/missing.png');
+      const item = await createItem(prod, collection, true, missing);
+      const got = await onIpfs(prod, item);
+      assert.equal(got.metadata.image, missing);
+      assert.equal(got.metadata.org_image_url, missing);
+      assert.deepEqual(JSON.parse((await gatewayBytes(got.token_uri.slice(7))).toString('utf8')), got.metadata);
+      await chainSays(contract, got.token_id, got.token_uri);
     });
 
     it('development App, store_image_on_ipfs: the image kept by the service; token_uri and uri(id) stay the metadata route', async () => {
