@@ -46,7 +46,8 @@ try {
 
   const dev = await measure(proc.base, admin, reader, 'development');
   const prod = await measure(proc.base, admin, reader, 'production');
-  const items = await measureItems(proc.base, admin, reader);
+  const items = await measureItems(proc.base, admin, reader, 'development');
+  const prodItems = await measureItems(proc.base, admin, reader, 'production');
   emit({
     bench: 'gas',
     db,
@@ -57,6 +58,10 @@ try {
     // ERC-1155 items beside the ERC-721's: gas per minted item (an amount of an item to a user).
     items_batched_per_mint: items.batchedPerMint,
     items_single: items.single,
+    // A production App's item: the same mints, and once per item (per edit) setTokenCID, its document's CID.
+    items_prod_batched_per_mint: prodItems.batchedPerMint,
+    items_prod_single: prodItems.single,
+    items_prod_set_cid: prodItems.setCid,
     limits: { prod_batched: 60000, prod_single: 100000, dev_batched: 35000 },
     dev_burst_tx_items: dev.burstItems,
     prod_burst_tx_items: prod.burstItems,
@@ -149,10 +154,11 @@ async function measure(base: string, admin: ApiClient, r: DbReader, environment:
 /**
  * Gas per item mint of an ERC-1155 collection, as the ERC-721's is measured: a burst of 100 mints of one
  * item to 10 users who already hold it (each's first mint, before, pays for its balance slot), then one
- * mint alone to an 11th user who holds nothing yet.
+ * mint alone to an 11th user who holds nothing yet. A production App's item also has its document's CID
+ * set on the contract once (`setCid`: that transaction's gas; null for a development App).
  */
-async function measureItems(base: string, admin: ApiClient, r: DbReader) {
-  const created = await admin.post('/apps', { name: 'Gas items', environment: 'development' });
+async function measureItems(base: string, admin: ApiClient, r: DbReader, environment: 'development' | 'production') {
+  const created = await admin.post('/apps', { name: `Gas items ${environment}`, environment });
   const app = created.body.data as { uid: string; api_key: string; api_secret: string };
   const api = new ApiClient(`${base}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
   const coll = await admin.post(`/apps/${app.uid}/collections`, { name: 'Gas items', symbol: 'GAS', standard: 'ERC1155' });
@@ -202,5 +208,19 @@ async function measureItems(base: string, admin: ApiClient, r: DbReader) {
   const burst = txs.slice(0, -1);
   const big = burst.some((t) => t.items >= BIG_TX) ? burst.filter((t) => t.items >= BIG_TX) : burst;
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  return { batchedPerMint: Math.round(sum(big.map((t) => t.gas)) / sum(big.map((t) => t.items))), single: lone.gas };
+  const setCid =
+    environment === 'production'
+      ? await waitFor(
+          'the item CID set on chain',
+          async () => {
+            const rows = await r.query<{ gas_used: unknown }>("select gas_used from chain_txs where kind = 'item.uri' and ref = $1 and status = 'mined'", [
+              item,
+            ]);
+            return rows.length > 0 ? Number(rows[0].gas_used) : null;
+          },
+          120_000,
+          100,
+        )
+      : null;
+  return { batchedPerMint: Math.round(sum(big.map((t) => t.gas)) / sum(big.map((t) => t.items))), single: lone.gas, setCid };
 }

@@ -10,6 +10,7 @@ import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
 import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
 import {IERC721} from "@openzeppelin/contracts/token/ERC721/IERC721.sol";
 import {ERC2981} from "@openzeppelin/contracts/token/common/ERC2981.sol";
+import {ipfsURI} from "./IpfsURI.sol";
 
 /// @dev ERC-5192 (minimal soulbound NFTs). Not shipped by OpenZeppelin 5, so declared here as the EIP writes it.
 interface IERC5192 {
@@ -153,7 +154,24 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
         uint256 n = to.length;
         if (ids.length != n || cids.length != n || dagPb.length != n) revert LengthMismatch();
         for (uint256 i = 0; i < n; ++i) {
-            _mintOne(to[i], ids[i], cids[i], dagPb[i]);
+            // `to[i]` & co. would check `i` against each array's length (4 checks per token, done once
+            // above for all of them) and move the values through more stack: reading the i-th words
+            // directly costs ~390 gas less per token. The ABI decoder has already checked that the
+            // arrays lie within the calldata; what it checks per element when read, an address with
+            // no high bits and a bool that is 0 or 1, is checked here the same way (empty revert).
+            address recipient;
+            uint256 id;
+            bytes32 cid;
+            bool isDagPb;
+            assembly ("memory-safe") {
+                let at := shl(5, i)
+                recipient := calldataload(add(to.offset, at))
+                id := calldataload(add(ids.offset, at))
+                cid := calldataload(add(cids.offset, at))
+                isDagPb := calldataload(add(dagPb.offset, at))
+                if or(shr(160, recipient), gt(isDagPb, 1)) { revert(0, 0) }
+            }
+            _mintOne(recipient, id, cid, isDagPb);
         }
         // Outside the loop: a collection that is not soulbound pays for this test once per batch, not per token.
         if (_soulbound) {
@@ -236,7 +254,7 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
     function tokenURI(uint256 id) public view override returns (string memory) {
         _requireOwned(id);
         bytes32 cid = _cidDigests[id];
-        if (cid != 0) return _ipfsURI(cid, _isDagPb(id));
+        if (cid != 0) return ipfsURI(cid, _isDagPb(id));
         string memory base = _baseTokenURI;
         return bytes(base).length != 0 ? string.concat(base, id.toString()) : "";
     }
@@ -278,38 +296,6 @@ contract MintworksCollection is ERC721, ERC2981, ERC2771Context, Ownable, IERC49
         uint256 bit = uint256(1) << (id & 0xff);
         uint256 updated = dagPb ? word | bit : word & ~bit;
         if (updated != word) _dagPbBitmap[id >> 8] = updated;
-    }
-
-    /// @dev RFC 4648 base32 alphabet, lower case: exactly 32 bytes, so one word and `byte(i, …)` is the lookup.
-    bytes32 private constant BASE32_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
-
-    /**
-     * @dev `ipfs://` + multibase "b" + base32 (lower, unpadded) of the 36-byte binary CIDv1
-     *      `0x01 codec 0x12 0x20 digest`. Its first 4 bytes (32 bits) are fixed per codec, so the first
-     *      6 characters (30 bits) are too: "afkrei" (raw) / "afybei" (dag-pb). The remaining 2 bits
-     *      of 0x20 are zero, so what follows is the 258-bit string "00" ++ digest, padded with two zero
-     *      bits to 52 characters: character k (0..50) is the 5 bits of the digest ending at bit
-     *      5k + 2 from the top, and the last one is the digest's low 3 bits followed by "00".
-     *      66 bytes in all: "ipfs://b" (8) + 6 + 52.
-     */
-    function _ipfsURI(bytes32 digest, bool dagPb) private pure returns (string memory uri) {
-        bytes32 prefix = dagPb ? bytes32("ipfs://bafybei") : bytes32("ipfs://bafkrei");
-        bytes32 alphabet = BASE32_ALPHABET;
-        assembly ("memory-safe") {
-            uri := mload(0x40)
-            mstore(0x40, add(uri, 128)) // length word + 66 bytes, rounded up to 3 words
-            mstore(uri, 66)
-            let data := add(uri, 32)
-            mstore(data, prefix) // 14 prefix bytes; the rest of this word is overwritten below
-            mstore(add(data, 32), 0)
-            mstore(add(data, 64), 0) // bytes past the length stay zero, as ABI encoding expects
-            let out := add(data, 14)
-            for { let k := 0 } lt(k, 51) { k := add(k, 1) } {
-                // 5 bits whose lowest is digest bit 5k + 2 from the top, i.e. 253 - 5k from the bottom.
-                mstore8(add(out, k), byte(and(shr(sub(253, mul(5, k)), digest), 31), alphabet))
-            }
-            mstore8(add(out, 51), byte(shl(2, and(digest, 7)), alphabet))
-        }
     }
 
     function _baseURI() internal view override returns (string memory) {

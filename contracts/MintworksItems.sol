@@ -7,6 +7,7 @@ import {ERC2771Context} from "@openzeppelin/contracts/metatx/ERC2771Context.sol"
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {Context} from "@openzeppelin/contracts/utils/Context.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
+import {ipfsURI} from "./IpfsURI.sol";
 
 /**
  * @title MintworksItems
@@ -24,7 +25,10 @@ import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
  *   slot, so the guard costs about 5k gas per 256 mints instead of a fresh slot (22k) per mint.
  * - End users hold no ETH; they transfer / burn through the trusted ERC-2771 forwarder, so every
  *   authorization check uses `_msgSender()`, never `msg.sender`.
- * - `uri(id)` is the base URI + the decimal id (the service's metadata route), as for the ERC-721.
+ * - `uri(id)` is the base URI + the decimal id (the service's metadata route), as for the ERC-721, or an
+ *   IPFS document set by `setTokenCID` (production Apps): stored as MintworksCollection stores a
+ *   token's, the sha2-256 digest of the CID and a bit for a dag-pb codec. Set in a transaction of its
+ *   own, not with mints, so that mints cost the same for every App.
  */
 contract MintworksItems is ERC1155Burnable, ERC2771Context, Ownable {
     using Strings for uint256;
@@ -47,6 +51,12 @@ contract MintworksItems is ERC1155Burnable, ERC2771Context, Ownable {
 
     string private _baseTokenURI;
 
+    /// @dev sha2-256 digest of the id's metadata CID; zero means "baseURI + id" (as MintworksCollection's).
+    mapping(uint256 id => bytes32) private _cidDigests;
+
+    /// @dev Bitmap of ids whose CID has codec dag-pb rather than raw (bit `id & 0xff` of word `id >> 8`).
+    mapping(uint256 word => uint256) private _dagPbBitmap;
+
     event OperatorSet(address indexed account, bool enabled);
 
     error NotOperator();
@@ -54,6 +64,8 @@ contract MintworksItems is ERC1155Burnable, ERC2771Context, Ownable {
     error ZeroAddress();
     /// @dev Minting `amount` more of `id` would take what was ever minted of it past its cap.
     error MaxSupplyExceeded(uint256 id, uint256 cap, uint256 minted, uint256 amount);
+    /// @dev dag-pb was requested with a zero digest, which means "no CID": a caller bug.
+    error InvalidCid();
 
     modifier onlyOperator() {
         if (!isOperator(_msgSender())) revert NotOperator();
@@ -152,10 +164,27 @@ contract MintworksItems is ERC1155Burnable, ERC2771Context, Ownable {
 
     // ------------------------------------------------------------------ metadata
 
-    /// @notice The base URI + the decimal id ("" without a base URI).
+    /// @notice `ipfs://<CIDv1 base32>` of the id's document, or else the base URI + the decimal id ("" without a base URI).
     function uri(uint256 id) public view override returns (string memory) {
+        bytes32 cid = _cidDigests[id];
+        if (cid != 0) return ipfsURI(cid, _dagPbBitmap[id >> 8] & (uint256(1) << (id & 0xff)) != 0);
         string memory base = _baseTokenURI;
         return bytes(base).length != 0 ? string.concat(base, id.toString()) : "";
+    }
+
+    /**
+     * @notice Points `id`'s URI at an IPFS document: `cid` is the sha2-256 digest of its CID, `dagPb` says
+     *         the codec is dag-pb (else raw); a zero digest falls back to the base URI + id. Emits `URI`
+     *         with the new value, so marketplaces fetch the document again. An id need not be minted yet.
+     */
+    function setTokenCID(uint256 id, bytes32 cid, bool dagPb) external onlyOperator {
+        if (dagPb && cid == 0) revert InvalidCid();
+        _cidDigests[id] = cid;
+        uint256 word = _dagPbBitmap[id >> 8];
+        uint256 bit = uint256(1) << (id & 0xff);
+        uint256 updated = dagPb ? word | bit : word & ~bit;
+        if (updated != word) _dagPbBitmap[id >> 8] = updated;
+        emit URI(uri(id), id);
     }
 
     /// @dev The base URI is hosting configuration (e.g. a domain move), as for the ERC-721.

@@ -8,6 +8,7 @@ import { CHAIN_JOB_KINDS, kindOn } from '../jobs/kinds.js';
 import { isChainUnreachable } from '../chain/unreachable.js';
 import { walletJobHandler } from '../services/users/wallets.js';
 import { prepareJobHandler } from '../services/assets/prepare-job.js';
+import { itemPrepareJobHandler } from '../services/items/prepare-job.js';
 import { publishJobHandler } from '../metadata/publish.js';
 import { Pruner } from '../services/retention.js';
 import { webhookDispatcher } from '../webhooks/index.js';
@@ -17,6 +18,7 @@ export async function startWorkers(ctx: Ctx, { config, log, core, shutdown }: Bo
   const handlers = [
     walletJobHandler(ctx),
     prepareJobHandler(ctx), // images and metadata documents before the mint (src/metadata)
+    itemPrepareJobHandler(ctx), // items' images and documents, IPFS for production Apps
     publishJobHandler(ctx), // optional IPFS node / pinning service
   ];
   // Where one process runs every worker (SQLite), what was running belonged to a previous run of

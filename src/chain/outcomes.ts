@@ -89,8 +89,8 @@ export interface OutcomePayloads {
   'item.mint': { collection_uid: string; contract: string; items: ItemMintItem[]; rounds: Record<string, number> };
   /** Users' signed item transfers and burns relayed in one batch. */
   'item.forward': { items: ItemForwardItem[] };
-  /** refreshURI(id) of an edited item: the URI event marketplaces refresh on. */
-  'item.uri': { item_uid: string; contract: string; token_id: string };
+  /** An item's document on chain: setTokenCID(id, …) to `token_uri` when given, else refreshURI(id) (the URI event of an edit). */
+  'item.uri': { item_uid: string; contract: string; token_id: string; token_uri?: string };
 }
 
 /** What a relayer rotation's transaction does to a contract. */

@@ -39,8 +39,13 @@ export interface JobPayloads {
   'item.mint': { round?: number; solo?: boolean };
   /** Relays a user's signed item transfer or burn (ref: the transfer or burn uid). */
   'item.forward': { action: Action; round?: number };
-  /** Announces an edited item's metadata on chain, the ERC-1155 URI event (ref: the item uid). */
+  /**
+   * Sets an item's document on chain (ref: the item uid): its IPFS CID when it has one (setTokenCID), else
+   * only the ERC-1155 URI event announcing an edit (refreshURI).
+   */
   'item.uri': NoPayload;
+  /** Stores an item's image and document as an asset's (IPFS for production Apps) (ref: the item uid); `edit`: after PUT /item. */
+  'item.prepare': { edit?: boolean };
 }
 
 export type JobKind = keyof JobPayloads;
@@ -62,6 +67,7 @@ export const ROTATE_JOB = 'relayers.rotate' satisfies JobKind;
 export const ITEM_MINT_JOB = 'item.mint' satisfies JobKind;
 export const ITEM_FORWARD_JOB = 'item.forward' satisfies JobKind;
 export const ITEM_URI_JOB = 'item.uri' satisfies JobKind;
+export const ITEM_PREPARE_JOB = 'item.prepare' satisfies JobKind;
 
 /**
  * Where each kind runs. Work done on a chain (deploys, mints, transfers and burns, edits, reward
@@ -86,6 +92,7 @@ const RUNS_ON = {
   'item.mint': 'a chain',
   'item.forward': 'a chain',
   'item.uri': 'a chain',
+  'item.prepare': 'every chain',
 } as const satisfies Record<JobKind, 'a chain' | 'every chain'>;
 
 /** The kinds of work done on a chain, as a type: a table over them must have an entry for each. */

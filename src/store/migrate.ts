@@ -24,6 +24,7 @@ import { auditChain, operatorAttempts } from './migrations/023_audit_chain.js';
 import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
 import { collectionOptions } from './migrations/026_collection_options.js';
 import { items } from './migrations/027_items.js';
+import { itemMetadata } from './migrations/028_item_metadata.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -53,6 +54,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '025_chain_tx_evidence': chainTxEvidence(),
     '026_collection_options': collectionOptions(),
     '027_items': items(store.dialect),
+    '028_item_metadata': itemMetadata(),
   };
 }
 

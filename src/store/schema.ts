@@ -74,6 +74,8 @@ export interface ItemTable {
   minted_supply: string;
   created_at: string;
   updated_at: string;
+  store_image: Generated<number>; // migration 028: store_image_on_ipfs as given, 0/1
+  token_uri: string | null; // migration 028: ipfs://<cid> of a production App's document; null = the metadata route
 }
 
 export interface ItemMintTable {

@@ -317,6 +317,30 @@ describe('MintworksCollection + MintworksForwarder', () => {
     await expectRevert(collection, Collection.abi, 'setBaseURI', ['x'], 'NotOperator', h);
   });
 
+  it('rejects a batch whose address or bool words are not clean ABI values, as the decoder would', async () => {
+    // mintBatch reads its arrays' words itself: an address with high bits set or a bool other than 0/1
+    // must revert (nothing minted) exactly as Solidity's own element checks do.
+    const h = holders[0];
+    const clean = encodeFunctionData({ abi: Collection.abi, functionName: 'mintBatch', args: [[h], [30n], [zeroHash], [false]] });
+    const word = (hex: string, index: number) => hex.slice(10 + 64 * index, 10 + 64 * (index + 1));
+    const withWord = (index: number, value: string) => `${clean.slice(0, 10 + 64 * index)}${value}${clean.slice(10 + 64 * (index + 1))}` as Hex;
+    // Head: 4 offsets; then each array as length + element: to[0] is word 5, dagPb[0] is word 11.
+    assert.equal(word(clean, 5), h.slice(2).toLowerCase().padStart(64, '0'));
+    assert.equal(word(clean, 11), '0'.repeat(64));
+    const dirtyAddress = withWord(5, `01${h.slice(2).toLowerCase().padStart(62, '0')}`);
+    const boolTwo = withWord(11, '2'.padStart(64, '0'));
+    for (const data of [dirtyAddress, boolTwo]) {
+      await assert.rejects(pub.call({ to: collection, data, account: operator.address }));
+      const receipt = await pub.waitForTransactionReceipt({
+        hash: await wallet.sendTransaction({ to: collection, data, account: operator, chain: foundry, gas: 300_000n }),
+      });
+      assert.equal(receipt.status, 'reverted');
+    }
+    await expectRevert(collection, Collection.abi, 'ownerOf', [30n], 'ERC721NonexistentToken');
+    await sendData(collection, clean); // the same batch, clean, mints
+    assert.equal(await read(collection, Collection.abi, 'ownerOf', [30n]), h);
+  });
+
   it('setTokenCID / refreshMetadata: NotEditable on a fixed collection', async () => {
     const { digest, dagPb } = cidArg(doc100);
     await expectRevert(collection, Collection.abi, 'setTokenCID', [2n, digest, dagPb], 'NotEditable');
@@ -807,6 +831,33 @@ describe('MintworksItems (ERC-1155)', () => {
     assert.equal(logs.length, 1);
     assert.deepEqual(logs[0]!.args, { value: `${BASE}1`, id: 1n });
     await expectRevert(items, Items.abi, 'refreshURI', [1n], 'NotOperator', a.address);
+  });
+
+  it('setTokenCID points uri(id) at an IPFS document (raw or dag-pb), emits URI, and a zero digest falls back', async (t: TestContext) => {
+    const rawDoc = Buffer.from('{"name":"Potion"}');
+    const rawUri = `ipfs://${(await cidOfBytes(rawDoc)).toString()}`;
+    const bigUri = `ipfs://${(await cidOfBytes(crypto.randomBytes(CHUNK_SIZE + 1))).toString()}`;
+    assert.match(rawUri, /^ipfs:\/\/bafkrei/);
+    assert.match(bigUri, /^ipfs:\/\/bafybei/);
+    const set = async (id: bigint, uri: string | null) => {
+      const { digest, dagPb } = cidArg(uri);
+      const r = await send(items, Items.abi, 'setTokenCID', [id, digest, dagPb]);
+      const logs = parseEventLogs({ abi: Items.abi, logs: r.logs, eventName: 'URI' });
+      assert.equal(logs.length, 1);
+      assert.deepEqual(logs[0]!.args, { value: uri ?? `${BASE}${id}`, id });
+      return r.gasUsed;
+    };
+    t.diagnostic(`setTokenCID raw, fresh slot: ${await set(1n, rawUri)} gas`);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), rawUri);
+    assert.equal(await read(items, Items.abi, 'uri', [2n]), `${BASE}2`, 'other ids keep base + id');
+    t.diagnostic(`setTokenCID dag-pb, fresh bitmap word: ${await set(1n, bigUri)} gas`);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), bigUri);
+    await set(1n, rawUri); // back to raw: the codec bit is cleared
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), rawUri);
+    await set(1n, null);
+    assert.equal(await read(items, Items.abi, 'uri', [1n]), `${BASE}1`);
+    await expectRevert(items, Items.abi, 'setTokenCID', [3n, zeroHash, true], 'InvalidCid');
+    await expectRevert(items, Items.abi, 'setTokenCID', [3n, cidArg(rawUri).digest, false], 'NotOperator', a.address);
   });
 
   it('a replayed batch mints only the numbers not used yet; the first mint fixes the cap', async () => {

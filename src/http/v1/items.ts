@@ -188,7 +188,9 @@ const itemObject = z
     item_external_id: z.string(),
     token_id: z.number().int().describe('Fixed at creation; nothing happens on chain until the first mint.'),
     name: z.string(),
-    token_uri: z.string(),
+    token_uri: z
+      .string()
+      .describe("What the contract's uri(id) answers: a production App's ipfs://<cid> once its document is stored (as an asset's), else the metadata route."),
     max_supply: z.union([z.number().int().nullable(), z.string()]).describe('A whole number (a string beyond 2^53 - 1); null: unlimited.'),
     minted_supply: answeredAmount.describe('What mints confirmed on chain (burns do not lower it).'),
     created_at: time,

@@ -24,7 +24,8 @@ export function itemView(i: ItemRow, installation: Installation) {
     item_external_id: i.item_external_id,
     token_id: Number(i.token_id),
     name: i.name,
-    token_uri: itemTokenUri(installation, i),
+    // A production App's IPFS document once prepared (as an asset's), else the metadata route.
+    token_uri: i.token_uri ?? itemTokenUri(installation, i),
     max_supply: i.max_supply === null ? null : itemAmountOut(amountFromDb(i.max_supply)),
     minted_supply: itemAmountOut(amountFromDb(i.minted_supply)),
     created_at: i.created_at,

@@ -1,0 +1,3 @@
+import { itemMetadataSuite } from './item-metadata-suite.js';
+
+itemMetadataSuite('postgres');
