@@ -175,9 +175,12 @@ export async function listAssetsOfUser(
 
 /** Assets read by uid in groups of this many: one statement text (the last uid repeats to fill a group). */
 const BY_UID_GROUP = 100;
-const assetsOfApp = precompiled(BY_UID_GROUP + 1, (db, appUid, ...uids) =>
-  withCollection(db).where('assets.app_uid', '=', appUid).where('assets.uid', 'in', uids),
-);
+/**
+ * By their uids alone, the App checked on the rows: with `app_uid = ?` beside the list, SQLite chose the
+ * App's index over the primary key and read every asset of the App for each group (8.6 s for a page of
+ * an App of 2M assets).
+ */
+const assetsByUid = precompiled(BY_UID_GROUP, (db, ...uids) => withCollection(db).select('assets.app_uid').where('assets.uid', 'in', uids));
 
 /** The JSON of those of `uids` the App has, by uid (a page's assets missing from the cache). */
 export async function assetJsonByUid(ctx: Ctx, appUid: string, uids: readonly string[]): Promise<Map<string, Buffer>> {
@@ -185,7 +188,7 @@ export async function assetJsonByUid(ctx: Ctx, appUid: string, uids: readonly st
   for (let i = 0; i < uids.length; i += BY_UID_GROUP) {
     const group = uids.slice(i, i + BY_UID_GROUP);
     while (group.length < BY_UID_GROUP) group.push(group[group.length - 1]);
-    for (const r of await assetsOfApp(ctx.db, appUid, ...group)) out.set(r.uid, jsonBytes(r, ctx));
+    for (const r of await assetsByUid(ctx.db, ...group)) if (r.app_uid === appUid) out.set(r.uid, jsonBytes(r, ctx));
   }
   return out;
 }

@@ -144,10 +144,12 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
   }
   const search = q.search?.trim();
   if (search) {
-    const rows = await qb
-      .where((eb) => eb.or([eb('assets.uid', '=', search), eb('assets.asset_external_id', '=', search)]))
-      .limit(q.limit)
-      .execute();
+    // Two lookups by a unique key each: as one OR beside the App, SQLite walked every asset of the App.
+    const [byUid, byExternalId] = await Promise.all([
+      qb.where('assets.uid', '=', search).execute(),
+      qb.where('assets.asset_external_id', '=', search).execute(),
+    ]);
+    const rows = [...byUid, ...byExternalId.filter((a) => a.uid !== byUid[0]?.uid)].slice(0, q.limit);
     return { items: rows.map(assetRow), next_cursor: null };
   }
   if (q.collection) {
