@@ -39,6 +39,7 @@ import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { getAsset } from '../services/assets/reads.js';
 import { ok } from './kit/route-kit.js';
 import type { ChainRuntime } from '../chain/runtime.js';
+import type { ThreadMemory } from '../util/thread-memory.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -60,6 +61,10 @@ export interface HttpDeps {
   runtimes?: ChainRuntime[];
   /** PostgreSQL: the pool's connections and waits, for /metrics. */
   poolStats?: () => PoolSnapshot;
+  /** The heap of each of the process's threads, for /metrics (the main thread's alone when not given). */
+  threads?: () => ThreadMemory[];
+  /** Creates handed to the creates' thread and not answered yet, for /metrics. */
+  createsInFlight?: () => number;
 }
 
 /** GET /asset/<uid> from memory, kept current by the store's change feed. */
@@ -70,6 +75,7 @@ function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetReads | nu
     read: async (appUid, uid) => JSON.stringify(ok(await getAsset(ctx, appUid, uid))),
     caughtUp: () => changes.caughtUp(),
     max,
+    maxBytes: ctx.config.assetCacheMb * 1024 * 1024,
   });
 }
 
@@ -152,7 +158,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats, { threads: deps.threads, createsInFlight: deps.createsInFlight }); // before the route plugins: they inherit its onResponse hook
   exactJsonReplies(app); // each area documents its own routes (src/http/kit/openapi.ts documentArea)
   await app.register(swagger, {
     openapi: {

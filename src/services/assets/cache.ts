@@ -23,10 +23,14 @@ export interface AssetReadsOptions {
   caughtUp(): true | Promise<boolean>;
   /** Most entries kept (the oldest go first). */
   max: number;
+  /** Most bytes of answers kept (0: no bound but `max`): a few large answers hold what many small ones would. */
+  maxBytes?: number;
 }
 
 export class AssetReads {
   private readonly entries = new Map<string, Entry>();
+  /** The answers' length in characters (their bytes: the answers are JSON, mostly ASCII). */
+  private bytes = 0;
   /** Answers so far, from memory and from the database (for /metrics). */
   readonly counts = { hit: 0, miss: 0 };
 
@@ -46,8 +50,24 @@ export class AssetReads {
     // Taken before the read: a change committed after it moves it.
     const version = v.of(uid);
     const body = await this.opts.read(appUid, uid);
-    if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
+    this.drop(uid);
+    const maxBytes = this.opts.maxBytes || Number.POSITIVE_INFINITY;
+    if (body.length > maxBytes) return body; // never kept: it would push out everything else
+    while (this.entries.size > 0 && (this.entries.size >= this.opts.max || this.bytes + body.length > maxBytes)) this.drop(this.entries.keys().next().value!);
     this.entries.set(uid, { appUid, body, version });
+    this.bytes += body.length;
     return body;
+  }
+
+  /** Entries and their bytes (for /metrics). */
+  size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private drop(uid: string): void {
+    const e = this.entries.get(uid);
+    if (!e) return;
+    this.entries.delete(uid);
+    this.bytes -= e.body.length;
   }
 }
