@@ -24,7 +24,7 @@ describe('creates over MEMORY_LIMIT_MB', () => {
     const app = await t.newApp();
     const collection = await t.newCollection(app.uid);
     const user = (await app.api.post('/user', {})).body.data.uid as string;
-    const data = { name: 'Sword', description: 'd', image_url: 'https://example.com/s.png', store_image_on_ipfs: false };
+    const data = { name: 'Sword', description: 'd', unique_name: false, image_url: 'https://example.com/s.png', store_image_on_ipfs: false };
     const one = await app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: 'e1', data });
     assert.equal(one.status, 503);
     assert.equal(one.headers.get('retry-after'), '5');
