@@ -52,7 +52,7 @@ export async function prepareServiceEnv(db: DbKind, extraEnv: Record<string, str
     PORT: String(await freePort()),
     ANVIL_PORT: String(await freePort()),
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', // info says why a service stopped, but logs every request: for post-mortems only
     RATE_LIMIT: '0', // one API key drives all the load: the per-key limit would cap the bench, not the service
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...extraEnv,
