@@ -23,6 +23,7 @@ interface AutocannonOpts {
   idReplacement: boolean;
   connections: number;
   duration: number;
+  amount?: number;
 }
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -51,7 +52,7 @@ export async function prepareServiceEnv(db: DbKind, extraEnv: Record<string, str
     PORT: String(await freePort()),
     ANVIL_PORT: String(await freePort()),
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', // info says why a service stopped, but logs every request: for post-mortems only
     RATE_LIMIT: '0', // one API key drives all the load: the per-key limit would cap the bench, not the service
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...extraEnv,
@@ -330,7 +331,10 @@ export interface LoadResult {
   total: number;
 }
 
-/** autocannon against one route; `body` may hold `[<id>]`, replaced by a fresh id per request. */
+/**
+ * autocannon against one route; `body` may hold `[<id>]`, replaced by a fresh id per request. `amount`:
+ * that many requests, however long they take (instead of `seconds`).
+ */
 export async function load(opts: {
   url: string;
   method?: 'GET' | 'POST';
@@ -338,6 +342,7 @@ export async function load(opts: {
   body?: string;
   connections?: number;
   seconds?: number;
+  amount?: number;
 }): Promise<LoadResult> {
   const r = await autocannon({
     url: opts.url,
@@ -347,6 +352,7 @@ export async function load(opts: {
     idReplacement: true,
     connections: opts.connections ?? 64,
     duration: opts.seconds ?? 10,
+    ...(opts.amount ? { amount: opts.amount } : {}),
   });
   return {
     rps: Math.round(r.requests.average),

@@ -6,6 +6,7 @@ import { freezeConfig } from './config/config.js';
 import { AssetIntake } from './services/assets/create.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
+import { MEMORY_REPORT_MS, threadMemory } from './util/thread-memory.js';
 import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './boot/threads/creates-thread.js';
 
 const data = workerData as CreatesThreadData;
@@ -79,4 +80,6 @@ function answer(a: WireAnswer): void {
   void stopWhenIdle();
 }
 
+// The thread's heap, for /metrics: a message every couple of seconds beside thousands of answers.
+setInterval(() => port.postMessage({ memory: threadMemory('creates') } satisfies FromCreates), MEMORY_REPORT_MS).unref();
 port.postMessage({ ready: true } satisfies FromCreates);

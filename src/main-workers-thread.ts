@@ -7,6 +7,7 @@ import { freezeConfig } from './config/config.js';
 import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
+import { threadMemory } from './util/thread-memory.js';
 import { PROVIDER_REPORT_MS, type FromWorkers, type ToWorkers, type WorkersThreadData } from './boot/threads/workers-thread.js';
 
 const data = workerData as WorkersThreadData;
@@ -23,7 +24,7 @@ try {
 const service = await startService(config, log, { embeddedRpcUrl });
 const port = parentPort!;
 const report = setInterval(
-  () => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()) } satisfies FromWorkers),
+  () => port.postMessage({ providers: service.runtimes.flatMap((rt) => rt.providers.snapshot()), memory: threadMemory('workers') } satisfies FromWorkers),
   PROVIDER_REPORT_MS,
 );
 report.unref();

@@ -52,6 +52,7 @@ async function main(): Promise<void> {
       const api = await startService(withRole(config, { runWorkers: false }), log, {
         workers: () => thread?.status() ?? { thread: true, running: false },
         remoteProviders: () => thread?.providers() ?? [],
+        workersMemory: () => thread?.memory() ?? null,
       });
       thread = new WorkersThread({ config: withRole(config, { runApi: false, demoApp: false }), embeddedRpcUrl: api.chain ? api.rpcUrl : undefined, log });
       workers = thread;

@@ -9,6 +9,8 @@ import { buildHttp } from '../http/app.js';
 import { AssetIntake, writeCreatesWith } from '../services/assets/create.js';
 import { CreatesThread } from './threads/creates-thread.js';
 import { bindError } from './bind.js';
+import { admissionOf } from '../services/assets/admission.js';
+import type { ThreadMemory } from '../util/thread-memory.js';
 
 /** Started before the HTTP server, so it stops after the server has answered its last request. */
 export async function startCreatesThread(ctx: Ctx, { config, log, core, shutdown }: Booting): Promise<CreatesThread> {
@@ -31,6 +33,10 @@ export interface HttpParts {
   health: () => Promise<Health>;
   /** Others write beside this process (its workers do not run here): cached reads must hear of it. */
   othersWrite: boolean;
+  /** The heap of each of the process's threads (for /metrics). */
+  threads: () => ThreadMemory[];
+  /** Creates handed to the creates' thread and not answered yet (for /metrics). */
+  createsInFlight: () => number;
 }
 
 /** Listens on HOST:PORT; `url` is where it answers (PORT=0: the port it was given, unless PUBLIC_URL says). */
@@ -41,7 +47,17 @@ export async function startHttp(ctx: Ctx, { config, log, core, shutdown }: Booti
     await changes.start();
     shutdown.add(() => changes.stop());
   }
-  const http = await buildHttp({ ctx, logger: log, changes, runtimes: parts.runtimes, health: parts.health, poolStats: core.store.poolStats });
+  const http = await buildHttp({
+    ctx,
+    logger: log,
+    changes,
+    runtimes: parts.runtimes,
+    health: parts.health,
+    poolStats: core.store.poolStats,
+    threads: parts.threads,
+    createsInFlight: parts.createsInFlight,
+  });
+  shutdown.add(async () => admissionOf(ctx).stop());
   await http.listen({ port: config.port, host: config.host }).catch((err) => {
     throw bindError(err as NodeJS.ErrnoException, config.host, config.port);
   });

@@ -24,10 +24,10 @@ import { Shutdown } from './shutdown.js';
 import { assertBindable } from './bind.js';
 import { bringUpChains, checkHomeChain, configureOperatorAlerts, startChains } from './chains.js';
 import { startWorkers } from './workers.js';
-import { startCreatesThread, startHttp } from './http.js';
 import { healthReport } from './health.js';
 import { ensureDemoApp } from './demo-app.js';
 import type { CreatesThread } from './threads/creates-thread.js';
+import { threadMemory, type ThreadMemory } from '../util/thread-memory.js';
 
 export interface Service {
   ctx: Ctx;
@@ -68,6 +68,8 @@ export interface StartOptions {
   workers?: () => unknown;
   /** The chains' JSON-RPC providers as the workers' thread sees them (it makes most of the calls). */
   remoteProviders?: () => ProviderSnapshot[];
+  /** The heap of the workers' thread of `npm start`, as it last reported it (for /metrics). */
+  workersMemory?: () => ThreadMemory | null;
   /**
    * The workers' thread of `npm start`: the JSON-RPC URL of the embedded chain the main thread runs
    * (wiring between the threads, not a setting).
@@ -87,7 +89,9 @@ export async function startService(config: Config, log: Logger = createLogger(co
     if (config.runApi) await assertBindable(config.host, config.port);
     ensureDir(config.dataDir);
     const operator = loadOperatorToken(config);
-    const core = await openCore(config, log);
+    // With the workers in a thread of this process, that thread checkpoints SQLite's WAL (open-core.ts):
+    // a checkpointer here as well would be a second thread and V8 heap (~11 MB) doing the same work.
+    const core = await openCore(config, log, opts.workers !== undefined ? { store: { checkpoints: 'none' } } : {});
     shutdown.add(() => core.store.close());
     const installation = await settleInstallation(config, core, { isPostgres, operatorToken: operator.token, log });
 
@@ -115,7 +119,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await bringUpChains(boot, chains, opts.embeddedRpcUrl);
 
     if (config.runWorkers) await startWorkers(ctx, boot);
-    const creates = config.runApi && config.createsThread ? await startCreatesThread(ctx, boot) : null;
+    const httpSide = config.runApi ? await loadHttpSide() : null;
+    const creates = httpSide && config.createsThread ? await httpSide.startCreatesThread(ctx, boot) : null;
     // Not ready before start-up is over: the Demo App (and its demo.env) is written after the port is bound.
     let startedUp = false;
     // `mintworks ready` is said when /health first answers 200, not before (readyWhenHealthy).
@@ -138,7 +143,10 @@ export async function startService(config: Config, log: Logger = createLogger(co
       return h;
     };
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
-    const served = config.runApi ? await startHttp(ctx, boot, { runtimes, health, othersWrite: !config.runWorkers && opts.workers === undefined }) : null;
+    const threads = () => [threadMemory('api'), creates?.memory(), opts.workersMemory?.()].filter((m): m is ThreadMemory => !!m);
+    const othersWrite = !config.runWorkers && opts.workers === undefined;
+    const createsInFlight = () => creates?.inFlightCount ?? 0;
+    const served = httpSide ? await httpSide.startHttp(ctx, boot, { runtimes, health, othersWrite, threads, createsInFlight }) : null;
     const url = served?.url ?? installation.publicUrl;
     // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
     const quiet = config.logLevel === 'silent';
@@ -169,6 +177,15 @@ export async function startService(config: Config, log: Logger = createLogger(co
     await shutdown.run();
     throw err;
   }
+}
+
+/**
+ * The HTTP side, loaded only where it runs: the workers' thread of `npm start` does without Fastify, the
+ * routes and their schemas (~5 MB of its heap).
+ */
+async function loadHttpSide() {
+  const { startCreatesThread, startHttp } = await import('./http.js');
+  return { startCreatesThread, startHttp };
 }
 
 /** What every process of the installation agrees on, this one's operator token and the database's home chain with it. */

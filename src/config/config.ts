@@ -106,6 +106,9 @@ const envSchema = z.object({
   CREATES_THREAD: bool.default(true),
   RETENTION_DAYS: z.coerce.number().int().min(0).max(36500).default(30),
   ASSET_CACHE_ENTRIES: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
+  ASSET_CACHE_MB: z.coerce.number().int().min(0).max(65_536).default(16),
+  MEMORY_LIMIT_MB: z.coerce.number().int().min(0).max(1_048_576).default(512),
+  CREATES_QUEUE_MB: z.coerce.number().int().min(0).max(65_536).default(32),
   API: bool.default(true),
   DEMO_APP: bool.default(true),
   OUTBOUND_ALLOW_PRIVATE: bool.default(false),
@@ -263,6 +266,12 @@ function workSettings(c: Env) {
     retentionDays: c.RETENTION_DAYS,
     /** GET /asset/<uid> answers kept in memory while their asset is unchanged (0: always read the database). */
     assetCacheEntries: c.ASSET_CACHE_ENTRIES,
+    /** ...and at most this many MB of them (0: no bound but the count): a few large answers must not hold what 10,000 small ones would. */
+    assetCacheMb: c.ASSET_CACHE_MB,
+    /** Creates are refused (503 `overloaded`) while the process's resident memory is over this (0: never). */
+    memoryLimitMb: c.MEMORY_LIMIT_MB,
+    /** Creates are refused (503 `overloaded`) while the bodies of creates not answered yet hold more than this (0: never). */
+    createsQueueMb: c.CREATES_QUEUE_MB,
     demoApp: c.DEMO_APP,
   };
 }

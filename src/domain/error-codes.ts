@@ -139,6 +139,11 @@ export const ERROR_CODES = [
     when: 'the database cannot be reached or used right now: nothing was written, retry (the same Idempotency-Key answers as the first); with retry-after',
     message: 'The database is unavailable right now: retry shortly (with the same Idempotency-Key).',
   },
+  {
+    code: 'overloaded',
+    status: 503,
+    when: 'a create (POST /asset, /asset/batch) while the service holds all it takes: creates not answered yet over CREATES_QUEUE_MB, or its memory over MEMORY_LIMIT_MB; nothing was written, retry; with retry-after',
+  },
 ] as const satisfies readonly ErrorCodeEntry[];
 
 type Entry = (typeof ERROR_CODES)[number];

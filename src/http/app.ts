@@ -38,6 +38,7 @@ import type { ChangeFeed } from '../store/row-versions.js';
 import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { assetJsonByUid, getAssetJson, type AssetJsonCache } from '../services/assets/reads.js';
 import type { ChainRuntime } from '../chain/runtime.js';
+import type { ThreadMemory } from '../util/thread-memory.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -59,6 +60,10 @@ export interface HttpDeps {
   runtimes?: ChainRuntime[];
   /** PostgreSQL: the pool's connections and waits, for /metrics. */
   poolStats?: () => PoolSnapshot;
+  /** The heap of each of the process's threads, for /metrics (the main thread's alone when not given). */
+  threads?: () => ThreadMemory[];
+  /** Creates handed to the creates' thread and not answered yet, for /metrics. */
+  createsInFlight?: () => number;
 }
 
 /** GET /asset/<uid> and the assets of GET /asset?user_uid from memory, kept current by the store's change feed. */
@@ -70,6 +75,7 @@ function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetJsonCache 
     readMany: (appUid, uids) => assetJsonByUid(ctx, appUid, uids),
     caughtUp: () => changes.caughtUp(),
     max,
+    maxBytes: ctx.config.assetCacheMb * 1024 * 1024,
   });
 }
 
@@ -152,7 +158,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats, { threads: deps.threads, createsInFlight: deps.createsInFlight }); // before the route plugins: they inherit its onResponse hook
   exactJsonReplies(app); // each area documents its own routes (src/http/kit/openapi.ts documentArea)
   await app.register(swagger, {
     openapi: {

@@ -10,14 +10,25 @@ import type { ChainRuntime } from '../chain/runtime.js';
 import { PROVIDER_ERROR_KINDS } from '../chain/providers.js';
 import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { divergenceCounts } from '../services/verify/watch.js';
+import { admissionOf } from '../services/assets/admission.js';
+import { threadMemory, type ThreadMemory } from '../util/thread-memory.js';
+
+/** What the process holds in memory, as its parts report it (each optional: a bare process has none of them). */
+export interface ProcessGauges {
+  /** The heap of each thread of the process; the main thread's alone when not given. */
+  threads?: () => ThreadMemory[];
+  /** Creates handed to the creates' thread and not answered yet. */
+  createsInFlight?: () => number;
+}
 
 // Long: one registration per metric, a short entry each.
 export async function metricsRoutes(
   app: FastifyInstance<any, any, any, any, any>,
   ctx: Ctx,
-  assetReads: AssetReads<unknown> | null = null,
+  assetReads: AssetReads<{ length: number }> | null = null,
   runtimes: ChainRuntime[] = [],
   poolStats?: () => PoolSnapshot,
+  gauges: ProcessGauges = {},
 ): Promise<void> {
   const registry = new Registry();
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
@@ -85,6 +96,7 @@ export async function metricsRoutes(
     },
   });
 
+  memoryMetrics(registry, ctx, gauges, assetReads);
   divergenceMetrics(registry, ctx);
   chainMetrics(registry, runtimes);
   if (poolStats) poolMetrics(registry, poolStats);
@@ -104,6 +116,73 @@ export async function metricsRoutes(
   }
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+}
+
+/**
+ * The heap of each thread, and what POST /asset holds while it answers (the queues in memory: the
+ * durable job queue is `mintworks_jobs`).
+ * Long: one registration per metric, a short entry each.
+ */
+function memoryMetrics(registry: Registry, ctx: Ctx, gauges: ProcessGauges, assetReads: AssetReads<{ length: number }> | null): void {
+  const threads = gauges.threads ?? (() => [threadMemory('api')]);
+  new Gauge({
+    name: 'mintworks_thread_heap_bytes',
+    help: "V8 heap of each thread of this process (api, creates, workers), by space: used, total (reserved), external (buffers outside it); the creates' and workers' as they last reported it (every 2 s)",
+    labelNames: ['thread', 'space'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const m of threads()) {
+        this.set({ thread: m.thread, space: 'used' }, m.heapUsed);
+        this.set({ thread: m.thread, space: 'total' }, m.heapTotal);
+        this.set({ thread: m.thread, space: 'external' }, m.external);
+      }
+    },
+  });
+  const admission = admissionOf(ctx);
+  new Gauge({
+    name: 'mintworks_creates_held',
+    help: 'Creates (POST /asset, /asset/batch) accepted by this process and not answered yet: requests, and bytes of their bodies (CREATES_QUEUE_MB bounds the bytes)',
+    labelNames: ['unit'] as const,
+    registers: [registry],
+    collect() {
+      const s = admission.snapshot();
+      this.set({ unit: 'requests' }, s.creates);
+      this.set({ unit: 'bytes' }, s.bytes);
+    },
+  });
+  new Gauge({
+    name: 'mintworks_creates_thread_in_flight',
+    help: "Creates handed to the creates' thread and not answered by it yet",
+    registers: [registry],
+    collect() {
+      this.set(gauges.createsInFlight?.() ?? 0);
+    },
+  });
+  new Counter({
+    name: 'mintworks_creates_refused_total',
+    help: 'Creates answered 503 overloaded, by reason: queue (CREATES_QUEUE_MB) or memory (MEMORY_LIMIT_MB)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ reason: 'queue' }, admission.refused.queue);
+      this.inc({ reason: 'memory' }, admission.refused.memory);
+    },
+  });
+  if (assetReads) {
+    new Gauge({
+      name: 'mintworks_asset_cache',
+      help: 'GET /asset/<uid> answers kept in memory by this process: entries, and bytes (ASSET_CACHE_ENTRIES, ASSET_CACHE_MB)',
+      labelNames: ['unit'] as const,
+      registers: [registry],
+      collect() {
+        const s = assetReads.size();
+        this.set({ unit: 'entries' }, s.entries);
+        this.set({ unit: 'bytes' }, s.bytes);
+      },
+    });
+  }
 }
 
 /** Records that disagree with the chain, per chain, as the workers' background verification last found them. */

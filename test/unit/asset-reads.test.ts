@@ -16,12 +16,13 @@ import { freshPostgres, tempDir } from '../helpers/env.js';
 
 describe('AssetReads', () => {
   /** A database of answers by uid, and how often it was read. */
-  function fixture(caughtUp: () => true | Promise<boolean> = () => true, max = 100) {
+  function fixture(caughtUp: () => true | Promise<boolean> = () => true, max = 100, maxBytes = 0) {
     const rows = new Map<string, { app: string; body: string }>();
     let reads = 0;
     let duringRead: (() => void) | null = null;
     const cache = new AssetReads({
       max,
+      maxBytes,
       caughtUp,
       read: async (app, uid) => {
         reads++;
@@ -129,6 +130,32 @@ describe('AssetReads', () => {
     assert.equal(f.reads(), 3);
     await f.cache.answer('A', uid(10));
     assert.equal(f.reads(), 4);
+  });
+
+  it('keeps at most `maxBytes` of answers, the oldest going first; an answer larger than that is never kept', async () => {
+    const f = fixture(() => true, 100, 10);
+    for (const [n, body] of [
+      [20, 'aaaa'],
+      [21, 'bbbb'],
+      [22, 'cccc'],
+      [23, 'x'.repeat(11)],
+    ] as const)
+      f.rows.set(uid(n), { app: 'A', body });
+    await f.cache.answer('A', uid(20));
+    await f.cache.answer('A', uid(21));
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8 });
+    await f.cache.answer('A', uid(22)); // 12 bytes would be over 10: the oldest goes
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8 });
+    assert.equal(f.reads(), 3);
+    await f.cache.answer('A', uid(21));
+    await f.cache.answer('A', uid(22));
+    assert.equal(f.reads(), 3, 'the two newest are kept');
+    await f.cache.answer('A', uid(20));
+    assert.equal(f.reads(), 4, 'the oldest was dropped');
+    await f.cache.answer('A', uid(23));
+    await f.cache.answer('A', uid(23));
+    assert.equal(f.reads(), 6, 'too large to keep: read each time');
+    assert.ok(f.cache.size().bytes <= 10);
   });
 });
 

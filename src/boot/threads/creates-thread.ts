@@ -26,6 +26,7 @@ import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
+import type { ThreadMemory } from '../../util/thread-memory.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -48,8 +49,8 @@ export type WireError = { status: number; type: ErrorType; details: ErrorDetail[
 export type WireAnswer = { id: number; uid: string } | { id: number; error: WireError };
 
 export type ToCreates = { creates: WireCreate[] } | { stop: true };
-/** `announce`: the job kinds the answered groups enqueued (the main thread wakes the workers for them). */
-export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { stopped: true };
+/** `announce`: the job kinds the answered groups enqueued (the main thread wakes the workers for them). `memory`: its heap, now and then. */
+export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { memory: ThreadMemory } | { stopped: true };
 export interface CreatesThreadData {
   config: Config;
   /** What the main thread's start agreed on (the public URL of token URIs, the home chain of job kinds). */
@@ -101,6 +102,7 @@ export class CreatesThread implements CreatesWriter {
   private nextId = 1;
   private readonly inFlight = new Map<number, Pending>();
   private outbox: WireCreate[] = [];
+  private memoryReport: ThreadMemory | null = null;
 
   /**
    * `local`: writes creates on this thread while the thread is not running. `announce`: told the job
@@ -136,6 +138,7 @@ export class CreatesThread implements CreatesWriter {
       onMessage: (m) => {
         const answered = m as Extract<FromCreates, { answers: WireAnswer[] }>;
         if ('answers' in answered) void this.settle(answered.answers, answered.announce);
+        else if ('memory' in (m as object)) this.memoryReport = (m as Extract<FromCreates, { memory: ThreadMemory }>).memory;
       },
       onExit: () => this.failInFlight(),
     });
@@ -160,6 +163,11 @@ export class CreatesThread implements CreatesWriter {
   /** For /health. */
   status(): { running: boolean; restarts: number } {
     return { running: this.thread.running, restarts: this.thread.restarts };
+  }
+
+  /** The thread's heap as it last reported it (null before its first report, or while it does not run). */
+  memory(): ThreadMemory | null {
+    return this.thread.running ? this.memoryReport : null;
   }
 
   /** Creates handed to the thread and not answered yet. */

@@ -19,15 +19,16 @@ import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker } from './supervised-worker.js';
 import type { ProviderSnapshot } from '../../chain/providers.js';
+import type { ThreadMemory } from '../../util/thread-memory.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
 
 /** Messages between the main thread and the workers' thread. */
 export type ToWorkers = { wake: string[] } | { stop: true };
-export type FromWorkers = { ready: true } | { stopped: true } | { providers: ProviderSnapshot[] };
+export type FromWorkers = { ready: true } | { stopped: true } | { providers: ProviderSnapshot[]; memory: ThreadMemory };
 
-/** How often the workers' thread tells the API's how the chains' providers fare (for /health and /metrics). */
+/** How often the workers' thread tells the API's how the chains' providers fare and its heap (for /health and /metrics). */
 export const PROVIDER_REPORT_MS = 2000;
 export interface WorkersThreadData {
   config: Config;
@@ -49,6 +50,7 @@ export class WorkersThread {
   private readonly thread: SupervisedWorker;
   private pendingWakes = new Set<string>();
   private providerReport: ProviderSnapshot[] = [];
+  private memoryReport: ThreadMemory | null = null;
 
   /** `config` is the workers' own (API off); `embeddedRpcUrl` the main thread's embedded chain, when it runs one. */
   constructor(private readonly opts: { config: Config; embeddedRpcUrl?: string; log: Logger }) {
@@ -70,7 +72,10 @@ export class WorkersThread {
         return new Worker(new URL('../../main-workers-thread.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
       },
       onMessage: (m) => {
-        if (m && typeof m === 'object' && 'providers' in m) this.providerReport = (m as { providers: ProviderSnapshot[] }).providers;
+        if (!m || typeof m !== 'object' || !('providers' in m)) return;
+        const report = m as Extract<FromWorkers, { providers: ProviderSnapshot[] }>;
+        this.providerReport = report.providers;
+        this.memoryReport = report.memory;
       },
       onReady: () => this.flushWakes(), // the wake-ups that came while it was down
     });
@@ -90,6 +95,11 @@ export class WorkersThread {
   /** The chains' providers as the workers' thread last reported them. */
   providers(): ProviderSnapshot[] {
     return this.providerReport;
+  }
+
+  /** The thread's heap as it last reported it (null before its first report). */
+  memory(): ThreadMemory | null {
+    return this.thread.running ? this.memoryReport : null;
   }
 
   status(): WorkersStatus {

@@ -7,6 +7,7 @@ import { sendJsonPage } from '../kit/paging.js';
 import { getAsset, listAssetsOfUser, type AssetJsonCache } from '../../services/assets/reads.js';
 import { createAsset } from '../../services/assets/create.js';
 import { createAssetBatch } from '../../services/assets/batch.js';
+import { admitted } from '../../services/assets/admission.js';
 import { editAsset } from '../../services/assets/lifecycle/index.js';
 import { assetObject, created, list, paged } from '../kit/objects.js';
 import type { RouteDocs } from '../kit/openapi.js';
@@ -19,12 +20,20 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
   const tags = { tags: ['assets'] };
 
   app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
-    return reply.code(201).send(ok(await createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency)));
+    const retryAfter = (s: number) => reply.header('retry-after', String(s));
+    const uid = await admitted(ctx, req.headers['content-length'], retryAfter, () =>
+      createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency),
+    );
+    return reply.code(201).send(ok(uid));
   });
 
   app.post('/asset/batch', { schema: { ...tags, body: s.assetBatchBody } }, async (req, reply) => {
     const items = req.body.assets.map(s.batchItem);
-    return reply.code(201).send(ok(await createAssetBatch(ctx, req.appUid, req.appEnvironment, items, req.idempotency)));
+    const retryAfter = (s: number) => reply.header('retry-after', String(s));
+    const answers = await admitted(ctx, req.headers['content-length'], retryAfter, () =>
+      createAssetBatch(ctx, req.appUid, req.appEnvironment, items, req.idempotency),
+    );
+    return reply.code(201).send(ok(answers));
   });
 
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {

@@ -29,10 +29,14 @@ export interface AssetReadsOptions<B> {
   caughtUp(): true | Promise<boolean>;
   /** Most entries kept (the oldest go first). */
   max: number;
+  /** Most bytes of entries kept (0: no bound but `max`): a few large objects hold what many small ones would. */
+  maxBytes?: number;
 }
 
-export class AssetReads<B = string> {
+export class AssetReads<B extends { length: number } = string> {
   private readonly entries = new Map<string, Entry<B>>();
+  /** The entries' length: their bytes (the service's are UTF-8 bytes; a test's strings count characters). */
+  private bytes = 0;
   /** Answers so far, from memory and from the database (for /metrics). */
   readonly counts = { hit: 0, miss: 0 };
 
@@ -96,8 +100,25 @@ export class AssetReads<B = string> {
     return this.opts.caughtUp();
   }
 
+  /** Entries and their bytes (for /metrics). */
+  size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
   private keep(uid: string, entry: Entry<B>): void {
-    if (!this.entries.has(uid) && this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!);
+    this.drop(uid);
+    const maxBytes = this.opts.maxBytes || Number.POSITIVE_INFINITY;
+    if (entry.body.length > maxBytes) return; // never kept: it would push out everything else
+    while (this.entries.size > 0 && (this.entries.size >= this.opts.max || this.bytes + entry.body.length > maxBytes))
+      this.drop(this.entries.keys().next().value!);
     this.entries.set(uid, entry);
+    this.bytes += entry.body.length;
+  }
+
+  private drop(uid: string): void {
+    const e = this.entries.get(uid);
+    if (!e) return;
+    this.entries.delete(uid);
+    this.bytes -= e.body.length;
   }
 }
