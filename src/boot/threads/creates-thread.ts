@@ -23,7 +23,7 @@ import { IdempotencyConflict, type IdempotentWrite } from '../../services/reques
 import { ApiError, type ErrorDetail, type ErrorType } from '../../util/errors.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from './supervised-worker.js';
+import { SupervisedWorker, YOUNG_GENERATION_MB } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
@@ -133,7 +133,7 @@ export class CreatesThread implements CreatesWriter {
           writeTurns: writeTurns().buffer,
         };
         const [entry, how] = threadEntry();
-        return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+        return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       },
       onMessage: (m) => {
         const answered = m as Extract<FromCreates, { answers: WireAnswer[] }>;

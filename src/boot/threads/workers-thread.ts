@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { rowVersions } from '../../store/row-versions.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { SupervisedWorker } from './supervised-worker.js';
+import { SupervisedWorker, YOUNG_GENERATION_MB } from './supervised-worker.js';
 import type { ProviderSnapshot } from '../../chain/providers.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
 
@@ -69,7 +69,10 @@ export class WorkersThread {
         // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
         // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
         // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.
-        return new Worker(new URL('../../main-workers-thread.js', import.meta.url), { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 16 } });
+        return new Worker(new URL('../../main-workers-thread.js', import.meta.url), {
+          workerData: data,
+          resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+        });
       },
       onMessage: (m) => {
         if (!m || typeof m !== 'object' || !('providers' in m)) return;
