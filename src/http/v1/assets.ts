@@ -20,7 +20,7 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
   const tags = { tags: ['assets'] };
 
   app.post('/asset', { schema: { ...tags, body: s.createAssetBody } }, async (req, reply) => {
-    const retryAfter = (s: number) => reply.header('retry-after', String(s));
+    const retryAfter = (seconds: number) => reply.header('retry-after', String(seconds));
     const uid = await admitted(ctx, req.headers['content-length'], retryAfter, () =>
       createAsset(ctx, req.appUid, req.appEnvironment, req.body, req.idempotency),
     );
@@ -29,7 +29,7 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
 
   app.post('/asset/batch', { schema: { ...tags, body: s.assetBatchBody } }, async (req, reply) => {
     const items = req.body.assets.map(s.batchItem);
-    const retryAfter = (s: number) => reply.header('retry-after', String(s));
+    const retryAfter = (seconds: number) => reply.header('retry-after', String(seconds));
     const answers = await admitted(ctx, req.headers['content-length'], retryAfter, () =>
       createAssetBatch(ctx, req.appUid, req.appEnvironment, items, req.idempotency),
     );
