@@ -29,6 +29,9 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
     ANVIL_PORT: String(await freePort()),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     DEMO_APP: 'false',
+    // The service runs inside the test process, beside the runner and other services: the process's
+    // memory is not this service's, so creates are not refused for it (a test that wants it says so).
+    MEMORY_LIMIT_MB: '0',
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...extraEnv,
   });
