@@ -164,8 +164,8 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
 const TX_LABEL: Record<string, string> = { 'asset.mint': 'mint', 'asset.edit': 'edit', forward: 'transfer or burn' };
 
 // Long: one object of the console's contract, built field by field from one read.
-export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
-  const a = await ctx.db
+function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
+  return ctx.db
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .selectAll('assets')
@@ -173,14 +173,21 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     .where('assets.uid', '=', assetUid)
     .where('assets.app_uid', '=', appUid)
     .executeTakeFirst();
-  if (!a) throw ApiError.notFound('Asset');
-  const explorer = chainOf(ctx.installation, a.chain_id).explorer;
+}
+
+export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
+  const first = await assetOfApp(ctx, appUid, assetUid);
+  if (!first) throw ApiError.notFound('Asset');
+  const explorer = chainOf(ctx.installation, first.chain_id).explorer;
   const [transfers, burns, editTxs, mintTx] = await Promise.all([
-    ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),
-    ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', a.uid).orderBy('created_at').execute(),
-    ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.edit').where('ref', '=', a.uid).execute(),
-    a.mint_tx_id === null ? Promise.resolve(undefined) : ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', a.mint_tx_id).executeTakeFirst(),
+    ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', first.uid).orderBy('created_at').execute(),
+    ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', first.uid).orderBy('created_at').execute(),
+    ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.edit').where('ref', '=', first.uid).execute(),
+    first.mint_tx_id === null ? Promise.resolve(undefined) : ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', first.mint_tx_id).executeTakeFirst(),
   ]);
+  // The asset again, after its transfers and burns: a transfer that finished between the two reads
+  // (its commit changes both) would show as done beside the old owner. (Gone meanwhile: the first read.)
+  const a = (await assetOfApp(ctx, appUid, assetUid)) ?? first;
   // Transfers and burns are relayed in batches named after their first request: find the batches that
   // carry this asset's requests by the requests' uids.
   const actionUids = [...transfers.map((t) => t.uid), ...burns.map((b) => b.uid)];
