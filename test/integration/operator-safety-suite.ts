@@ -73,8 +73,19 @@ export function operatorSafetySuite(db: 'sqlite' | 'postgres'): void {
       admin = new ApiClient(`${t.svc.url}/admin/v1`, undefined, operator);
       if (db === 'sqlite') {
         const conn = new SQLite(sqliteFile(undefined, t.dataDir));
-        conn.pragma('busy_timeout = 5000');
-        rawSql = async (q) => void conn.exec(q);
+        // Busy waits asynchronously: SQLite's own busy handler would block this event loop, which the
+        // service in this process needs to finish the write that holds the lock.
+        conn.pragma('busy_timeout = 0');
+        rawSql = async (q) => {
+          for (let tries = 0; ; tries++) {
+            try {
+              return void conn.exec(q);
+            } catch (err) {
+              if ((err as { code?: string }).code !== 'SQLITE_BUSY' || tries >= 400) throw err;
+              await new Promise((r) => setTimeout(r, 25));
+            }
+          }
+        };
         closeRaw = async () => void conn.close();
       } else {
         const client = new pg.Client({ connectionString: t.svc.ctx.config.databaseUrl });
