@@ -57,11 +57,6 @@ function run(list, concurrency) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...list], {
     cwd: root,
     stdio: 'inherit',
-    // The services the tests start run their workers and embedded chain unniced: WORKER_NICE lets
-    // requests go first on a saturated CPU, and beside another load (the tests' own, or whatever else
-    // the machine runs) niced minting could starve past a test's wait. The tests check what is minted,
-    // not that policy (the anvil test checks the nice value itself).
-    env: { ...process.env, WORKER_NICE: process.env.WORKER_NICE ?? '0' },
   });
   return r.status ?? 1;
 }

@@ -32,8 +32,6 @@ export async function startTestService(db: 'sqlite' | 'postgres', extraEnv: Reco
     // The service runs inside the test process, beside the runner and other services: the process's
     // memory is not this service's, so creates are not refused for it (a test that wants it says so).
     MEMORY_LIMIT_MB: '0',
-    // Unniced, as the integration runner starts every test (scripts/run-integration.mjs).
-    WORKER_NICE: process.env.WORKER_NICE ?? '0',
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...extraEnv,
   });
