@@ -163,7 +163,6 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
 
 const TX_LABEL: Record<string, string> = { 'asset.mint': 'mint', 'asset.edit': 'edit', forward: 'transfer or burn' };
 
-// Long: one object of the console's contract, built field by field from one read.
 function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
   return ctx.db
     .selectFrom('assets')
@@ -175,19 +174,27 @@ function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
     .executeTakeFirst();
 }
 
-export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
-  const first = await assetOfApp(ctx, appUid, assetUid);
-  if (!first) throw ApiError.notFound('Asset');
-  const explorer = chainOf(ctx.installation, first.chain_id).explorer;
-  const [transfers, burns, editTxs, mintTx] = await Promise.all([
-    ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', first.uid).orderBy('created_at').execute(),
-    ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', first.uid).orderBy('created_at').execute(),
-    ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.edit').where('ref', '=', first.uid).execute(),
-    first.mint_tx_id === null ? Promise.resolve(undefined) : ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', first.mint_tx_id).executeTakeFirst(),
-  ]);
-  // The asset again, after its transfers and burns: a transfer that finished between the two reads
-  // (its commit changes both) would show as done beside the old owner. (Gone meanwhile: the first read.)
-  const a = (await assetOfApp(ctx, appUid, assetUid)) ?? first;
+type AssetOfApp = NonNullable<Awaited<ReturnType<typeof assetOfApp>>>;
+type ChainTxRow = NonNullable<Awaited<ReturnType<typeof chainTxById>>>;
+interface AssetActions {
+  transfers: Awaited<ReturnType<typeof transfersOf>>;
+  burns: Awaited<ReturnType<typeof burnsOf>>;
+  editTxs: ChainTxRow[];
+  mintTx: ChainTxRow | undefined;
+}
+
+function transfersOf(ctx: Ctx, assetUid: string) {
+  return ctx.db.selectFrom('transfers').selectAll().where('asset_uid', '=', assetUid).orderBy('created_at').execute();
+}
+function burnsOf(ctx: Ctx, assetUid: string) {
+  return ctx.db.selectFrom('burns').selectAll().where('asset_uid', '=', assetUid).orderBy('created_at').execute();
+}
+function chainTxById(ctx: Ctx, id: number) {
+  return ctx.db.selectFrom('chain_txs').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The asset's transactions on chain, oldest first: its mint, its edits and the relayed batches that carry its transfers and burns. */
+async function assetTransactions(ctx: Ctx, explorer: string, { transfers, burns, editTxs, mintTx }: AssetActions): Promise<TxRow[]> {
   // Transfers and burns are relayed in batches named after their first request: find the batches that
   // carry this asset's requests by the requests' uids.
   const actionUids = [...transfers.map((t) => t.uid), ...burns.map((b) => b.uid)];
@@ -207,7 +214,7 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     const items = (JSON.parse(t.payload) as { items?: { uid: string }[] }).items ?? [];
     return items.map((i) => actionOf.get(i.uid)).find(Boolean) ?? TX_LABEL.forward;
   };
-  const transactions: TxRow[] = txs.map((t) => ({
+  return txs.map((t) => ({
     kind: kindOf(t),
     hash: t.hash,
     status: t.status,
@@ -217,7 +224,10 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
     error: t.error,
     time: isoOfMs(t.created_at),
   }));
+}
 
+/** What happened to the asset, oldest first, in words. */
+function assetHistory(a: AssetOfApp, { transfers, burns, editTxs, mintTx }: AssetActions): HistoryItem[] {
   const history: HistoryItem[] = [{ time: a.created_at, event: 'created', detail: `token id ${a.token_id} for user ${a.mint_for_user_uid}` }];
   if (mintTx) history.push({ time: isoOfMs(mintTx.created_at), event: 'mint sent', detail: mintTx.hash });
   if (a.mint_status === 'minted')
@@ -243,6 +253,24 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
   for (const e of editTxs)
     history.push({ time: isoOfMs(e.created_at), event: 'edited', detail: e.status === 'mined' ? 'metadata updated on chain' : `metadata update ${e.status}` });
   history.sort((x, y) => (x.time < y.time ? -1 : x.time > y.time ? 1 : 0));
+  return history;
+}
+
+export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): Promise<AssetDetail> {
+  const first = await assetOfApp(ctx, appUid, assetUid);
+  if (!first) throw ApiError.notFound('Asset');
+  const explorer = chainOf(ctx.installation, first.chain_id).explorer;
+  const [transfers, burns, editTxs, mintTx] = await Promise.all([
+    transfersOf(ctx, first.uid),
+    burnsOf(ctx, first.uid),
+    ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.edit').where('ref', '=', first.uid).execute(),
+    first.mint_tx_id === null ? Promise.resolve(undefined) : chainTxById(ctx, first.mint_tx_id),
+  ]);
+  // The asset again, after its transfers and burns: a transfer that finished between the two reads
+  // (its commit changes both) would show as done beside the old owner. (Gone meanwhile: the first read.)
+  const a = (await assetOfApp(ctx, appUid, assetUid)) ?? first;
+  const transactions = await assetTransactions(ctx, explorer, { transfers, burns, editTxs, mintTx });
+  const history = assetHistory(a, { transfers, burns, editTxs, mintTx });
 
   const metadata = parseMetadata(a.metadata);
   const minted = a.mint_status === 'minted';
