@@ -6,7 +6,11 @@
 // line per database.
 //   node --import tsx bench/scale.ts      (BENCH_DB=sqlite|postgres; BENCH_SCALE_SIZES=10000,1000000;
 //                                          BENCH_SECONDS=3 per endpoint; BENCH_SCALE_READS=vault: only the
-//                                          reads whose name holds it)
+//                                          reads whose name holds it; BENCH_CLIENT=wrk: the load from wrk,
+//                                          a C client in a process of its own, instead of autocannon in
+//                                          this one, which on 2 cores competes with the service: parsing a
+//                                          page of 700 KB costs it about what writing the page costs the
+//                                          service)
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -16,6 +20,7 @@ import { userListIndexes } from '../src/store/migrations/018_user_list_indexes.j
 import { pruneOnce } from '../src/services/retention.js';
 import { JobQueue } from '../src/jobs/queue.js';
 import { ApiClient, waitFor } from '../test/helpers/env.js';
+import { wrk } from '../test/helpers/wrk.js';
 import { dbsFromArgs, emit, launchService, load, prepareServiceEnv, readDemo, waitDeployed, type ServiceEnv } from './lib.js';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10000,1000000').split(',').map(Number);
@@ -31,6 +36,18 @@ interface Ids {
 
 /** The vault user's uid (outside the seeded users' range). */
 const VAULT_USER = '199999999999';
+
+/** A read at CONNECTIONS connections for SECONDS, after a second's warm-up (JIT, caches), by the chosen client. */
+async function measureRead(url: string, headers: Record<string, string>) {
+  if (process.env.BENCH_CLIENT === 'wrk') {
+    await wrk(url, headers, CONNECTIONS, 1);
+    const r = await wrk(url, headers, CONNECTIONS, SECONDS);
+    return { p50: r.p50, p99: r.p99, rps: Math.round(r.perSecond), non2xx: r.errors };
+  }
+  await load({ url, headers, connections: CONNECTIONS, seconds: 1 });
+  const r = await load({ url, headers, connections: CONNECTIONS, seconds: SECONDS });
+  return { p50: r.p50, p99: r.p99, rps: r.rps, non2xx: r.non2xx };
+}
 
 /** Seeds rows [from, to) of every table by one INSERT … SELECT per table over a generated series. */
 async function seed(store: Store, ids: Ids, from: number, to: number): Promise<void> {
@@ -173,9 +190,7 @@ for (const db of dbsFromArgs()) {
       for (const [name, url, who] of reads.filter(([n]) => !only || n.includes(only))) {
         const headers: Record<string, string> =
           who === 'app' ? { 'x-api-key': demo.apiKey, authorization: `Bearer ${demo.token}` } : { authorization: `Bearer ${operator}` };
-        await load({ url, headers, connections: CONNECTIONS, seconds: 1 }); // warm-up (JIT, caches)
-        const r = await load({ url, headers, connections: CONNECTIONS, seconds: SECONDS });
-        measured[name] = { p50: r.p50, p99: r.p99, rps: r.rps, non2xx: r.non2xx };
+        measured[name] = await measureRead(url, headers);
       }
       await proc.stop();
       results.push({ assets: size, seed_s: +seedSeconds.toFixed(1), start_s: +startSeconds.toFixed(2), reads: measured });
@@ -213,6 +228,7 @@ for (const db of dbsFromArgs()) {
       bench: 'scale',
       db,
       connections: CONNECTIONS,
+      client: process.env.BENCH_CLIENT === 'wrk' ? 'wrk' : 'autocannon',
       seconds: SECONDS,
       sizes: results,
       flat,

@@ -106,6 +106,27 @@ export class ApiClient {
 }
 
 /** Polls `fn` until it returns a truthy value or the deadline passes (for asynchronous chain work). */
+/**
+ * Waits until `measure()` reaches `target`, for as long as it keeps moving: fails only when it has not
+ * grown for `stallMs`. For work whose speed depends on the machine (minting beside another load), where
+ * any fixed deadline is either too long to catch a hang or too short for a busy machine.
+ */
+export async function waitForProgress(what: string, measure: () => Promise<number>, target: number, stallMs: number, everyMs = 500): Promise<void> {
+  let best = -1;
+  let movedAt = Date.now();
+  for (;;) {
+    const now = await measure().catch(() => best);
+    if (now >= target) return;
+    if (now > best) {
+      best = now;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > stallMs) {
+      throw new Error(`stalled waiting for ${what}: ${best} of ${target}, no progress for ${stallMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

@@ -1,6 +1,7 @@
 // A relayer rotation across a power cut: `npm start`'s process group (service and embedded chain) is
-// killed with SIGKILL once the rotation's grants are recorded and before they are final (3
-// confirmations, a block a second); after the restart, `mintworks keys rotate-relayers --resume`
+// killed with SIGKILL once the rotation's grants are recorded and before they are final (10
+// confirmations, a block a second: a window of ~10 s that a test process starved by another load still
+// sees); after the restart, `mintworks keys rotate-relayers --resume`
 // follows the rotation to its end. Nothing is done twice: each grant and revoke is mined once (recorded
 // again only after a revert), and on chain each contract has exactly one OperatorSet(new relayer, true)
 // and one OperatorSet(old relayer, false) per relayer.
@@ -34,7 +35,10 @@ describe('relayer rotation across a power cut (sqlite)', () => {
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       RELAYER_COUNT: '2',
-      CHAIN_CONFIRMATIONS: '3',
+      CHAIN_CONFIRMATIONS: '10',
+      // Unniced, the workers record the grants in seconds beside another load too (niced, that took
+      // minutes beside two busy loops); what this test looks at is the crash, not the priority.
+      WORKER_NICE: '0',
     };
     const base = `http://127.0.0.1:${env.PORT}`;
     const healthy = () => waitFor('health 200', async () => (await fetch(`${base}/health`).catch(() => null))?.status === 200, 60_000, 200);
@@ -64,7 +68,7 @@ describe('relayer rotation across a power cut (sqlite)', () => {
         handled: number;
         n: number;
       }[];
-    await waitFor('grants recorded, not yet final', async () => grants().some((g) => g.handled === 0 && g.n > 0), 60_000, 20);
+    await waitFor('grants recorded, not yet final', async () => grants().some((g) => g.handled === 0 && g.n > 0), 180_000, 20);
     const pgid = child.pid!;
     process.kill(-pgid, 'SIGKILL');
     await waitFor('process group gone', async () => !groupAlive(pgid), 10_000, 50);
