@@ -104,13 +104,15 @@ export async function metricsRoutes(
   if (assetReads) {
     new Counter({
       name: 'mintworks_asset_reads_total',
-      help: 'GET /asset/<uid> answers of this process by where they came from: hit (memory, unchanged since read) or miss (database)',
+      help: 'Asset objects answered by this process (GET /asset/<uid>, the pages of GET /asset?user_uid) by where they came from: hit (memory, unchanged since read) or miss (database); page_hit: a page answered whole from memory, page_miss: a page joined anew',
       labelNames: ['result'] as const,
       registers: [registry],
       collect() {
         this.reset();
         this.inc({ result: 'hit' }, assetReads.counts.hit);
         this.inc({ result: 'miss' }, assetReads.counts.miss);
+        this.inc({ result: 'page_hit' }, assetReads.counts.pageHit);
+        this.inc({ result: 'page_miss' }, assetReads.counts.pageMiss);
       },
     });
   }
@@ -173,13 +175,15 @@ function memoryMetrics(registry: Registry, ctx: Ctx, gauges: ProcessGauges, asse
   if (assetReads) {
     new Gauge({
       name: 'mintworks_asset_cache',
-      help: 'GET /asset/<uid> answers kept in memory by this process: entries, and bytes (ASSET_CACHE_ENTRIES, ASSET_CACHE_MB)',
+      help: 'Asset objects kept in memory by this process: entries and their bytes (ASSET_CACHE_ENTRIES, ASSET_CACHE_MB); pages kept whole and their bytes (at most a quarter of ASSET_CACHE_MB more)',
       labelNames: ['unit'] as const,
       registers: [registry],
       collect() {
         const s = assetReads.size();
         this.set({ unit: 'entries' }, s.entries);
         this.set({ unit: 'bytes' }, s.bytes);
+        this.set({ unit: 'pages' }, s.pages);
+        this.set({ unit: 'page_bytes' }, s.pageBytes);
       },
     });
   }

@@ -25,6 +25,7 @@ import { chainTxEvidence } from './migrations/025_chain_tx_evidence.js';
 import { collectionOptions } from './migrations/026_collection_options.js';
 import { items } from './migrations/027_items.js';
 import { itemMetadata } from './migrations/028_item_metadata.js';
+import { ownerIndexBurned } from './migrations/029_owner_index_burned.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -55,6 +56,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '026_collection_options': collectionOptions(),
     '027_items': items(store.dialect),
     '028_item_metadata': itemMetadata(),
+    '029_owner_index_burned': ownerIndexBurned(),
   };
 }
 

@@ -55,7 +55,7 @@ describe('AssetReads', () => {
     assert.equal(await f.cache.answer('A', uid(1)), 'v1');
     assert.equal(await f.cache.answer('A', uid(1)), 'v1');
     assert.equal(f.reads(), 1);
-    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1 });
+    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0 });
     for (const change of [() => rowVersions().bumpAssets([uid(1)]), () => rowVersions().bump('c'), () => rowVersions().bumpEverything()]) {
       f.rows.set(uid(1), { app: 'A', body: `v${f.reads() + 1}` });
       change();
@@ -121,6 +121,57 @@ describe('AssetReads', () => {
     assert.equal(f.reads(), 2);
   });
 
+  it('page: the joined answer kept whole while it holds the same assets, each unchanged, and only for its App', async () => {
+    const f = fixture();
+    for (const n of [60, 61, 62]) f.rows.set(uid(n), { app: 'A', body: `a${n}` });
+    f.rows.set(uid(63), { app: 'B', body: 'b63' });
+    let joins = 0;
+    const join = (bodies: string[]) => {
+      joins++;
+      return `[${bodies.join(',')}]`;
+    };
+    const page = (app: string, uids: number[]) => f.cache.page(app, 'user:1000:', uids.map(uid), join);
+    assert.equal(await page('A', [62, 61, 60]), '[a62,a61,a60]');
+    assert.equal(await page('A', [62, 61, 60]), '[a62,a61,a60]');
+    assert.equal(joins, 1);
+    assert.deepEqual({ hit: f.cache.counts.pageHit, miss: f.cache.counts.pageMiss }, { hit: 1, miss: 1 });
+    // An asset of the page changed: joined again, the others from their entries.
+    f.rows.set(uid(61), { app: 'A', body: 'a61 edited' });
+    rowVersions().bumpAssets([uid(61)]);
+    const reads = f.reads();
+    assert.equal(await page('A', [62, 61, 60]), '[a62,a61 edited,a60]');
+    assert.equal(f.reads(), reads + 1);
+    // Other assets on the page (one arrived, one left): joined again.
+    assert.equal(await page('A', [61, 60]), '[a61 edited,a60]');
+    assert.equal(joins, 3);
+    // Another App asking under the same key is never answered from A's page.
+    assert.equal(await page('B', [61, 60]), '[]');
+    // A page missing an asset (gone since its uids were read) is not kept.
+    assert.equal(await page('B', [63, 60]), '[b63]');
+    assert.equal(await page('B', [63, 60]), '[b63]');
+    assert.equal(joins, 6);
+    assert.equal(f.cache.size().pages, 1);
+  });
+
+  it('page: not served, nor kept, while changes cannot be known to be counted; at most a quarter of `maxBytes`', async () => {
+    let current = false;
+    const f = fixture(async () => current, 100, 40);
+    for (const n of [70, 71]) f.rows.set(uid(n), { app: 'A', body: `a${n}` });
+    const join = (bodies: string[]) => bodies.join(',');
+    await f.cache.page('A', 'k1', [uid(70), uid(71)], join);
+    await f.cache.page('A', 'k1', [uid(70), uid(71)], join);
+    assert.equal(f.cache.counts.pageHit, 0);
+    assert.equal(f.cache.size().pages, 0);
+    current = true;
+    await f.cache.page('A', 'k1', [uid(70), uid(71)], join); // 7 bytes
+    await f.cache.page('A', 'k2', [uid(71)], join); // 3 more: 10, a quarter of 40
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 6, pages: 2, pageBytes: 10 });
+    await f.cache.page('A', 'k3', [uid(70)], join); // over: the oldest page goes
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 6, pages: 2, pageBytes: 6 });
+    await f.cache.page('A', 'k2', [uid(71)], join);
+    assert.equal(f.cache.counts.pageHit, 1);
+  });
+
   it('keeps at most `max` entries, the oldest going first', async () => {
     const f = fixture(() => true, 2);
     for (const n of [10, 11, 12]) f.rows.set(uid(n), { app: 'A', body: String(n) });
@@ -143,9 +194,9 @@ describe('AssetReads', () => {
       f.rows.set(uid(n), { app: 'A', body });
     await f.cache.answer('A', uid(20));
     await f.cache.answer('A', uid(21));
-    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8 });
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8, pages: 0, pageBytes: 0 });
     await f.cache.answer('A', uid(22)); // 12 bytes would be over 10: the oldest goes
-    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8 });
+    assert.deepEqual(f.cache.size(), { entries: 2, bytes: 8, pages: 0, pageBytes: 0 });
     assert.equal(f.reads(), 3);
     await f.cache.answer('A', uid(21));
     await f.cache.answer('A', uid(22));

@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { assetJsonByUid, getAssetJson, listAssetsOfUser } from '../../src/services/assets/reads.js';
+import { jsonPageAnswer } from '../../src/http/kit/paging.js';
 import { AssetReads } from '../../src/services/assets/cache.js';
 import type { Ctx } from '../../src/services/context.js';
 import { tempDir } from '../helpers/env.js';
@@ -16,6 +17,8 @@ describe("a user's assets, paged", () => {
   let store: Store;
   let ctx: Ctx;
   const expected: string[] = []; // newest first: by created_at, then by uid
+  // A holder with nothing on its way (the list then reads the owned assets' uids alone).
+  const holderExpected: string[] = [];
   before(async () => {
     const dir = tempDir();
     const migrated = openStore({ dataDir: dir, checkpoints: 'none' });
@@ -45,6 +48,13 @@ describe("a user's assets, paged", () => {
         add.run(uid, `e${i}`, 'user', i, coming ? 'pending' : 'minted', owner, burned ? 1 : 0, t, t);
         if (coming || (!burned && !someoneElse)) expected.unshift(uid);
       }
+      for (let i = 0; i < 40; i++) {
+        const uid = String(100_000_001_000 + i);
+        const t = new Date(1_700_000_000_000 + Math.floor(i / 4) * 1000).toISOString();
+        const burned = i % 6 === 0;
+        add.run(uid, `h${i}`, 'holder', 1000 + i, 'minted', 'holder', burned ? 1 : 0, t, t);
+        if (!burned) holderExpected.unshift(uid);
+      }
     })();
     raw.close();
     store = openStore({ dataDir: dir, checkpoints: 'none' });
@@ -69,16 +79,46 @@ describe("a user's assets, paged", () => {
             max: 500,
           })
         : null;
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      for (;;) {
-        const page = await listAssetsOfUser(ctx, 'app', 'user', { limit, cursor }, cache);
-        seen.push(...page.items.map((a) => (JSON.parse(a.toString()) as { uid: string }).uid));
-        if (!page.next) break;
-        assert.equal(page.items.length, limit, 'a page before the last is full');
-        cursor = page.next;
+      for (const [user, want] of [
+        ['user', expected],
+        ['holder', holderExpected],
+      ] as const) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await listAssetsOfUser(ctx, 'app', user, { limit, cursor }, jsonPageAnswer, cache);
+          const items = (JSON.parse(page.json.toString()) as { data: { uid: string }[] }).data;
+          seen.push(...items.map((a) => a.uid));
+          if (!page.next) break;
+          assert.equal(items.length, limit, 'a page before the last is full');
+          cursor = page.next;
+        }
+        assert.deepEqual(seen, want, user);
       }
-      assert.deepEqual(seen, expected);
     });
   }
+  for (const limit of [7, 1000] as const)
+    it(`a holder with nothing on its way, pages of ${limit}, twice (the second from the pages kept whole)`, async () => {
+      const cache = new AssetReads<Buffer>({
+        read: (app, uid) => getAssetJson(ctx, app, uid),
+        readMany: (app, uids) => assetJsonByUid(ctx, app, uids),
+        caughtUp: () => true,
+        max: 500,
+      });
+      for (let round = 0; round < 2; round++) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (;;) {
+          const page = await listAssetsOfUser(ctx, 'app', 'holder', { limit, cursor }, jsonPageAnswer, cache);
+          const items = (JSON.parse(page.json.toString()) as { data: { uid: string }[] }).data;
+          seen.push(...items.map((a) => a.uid));
+          if (!page.next) break;
+          assert.equal(items.length, limit, 'a page before the last is full');
+          cursor = page.next;
+        }
+        assert.deepEqual(seen, holderExpected);
+      }
+      const pages = Math.ceil(holderExpected.length / limit);
+      assert.deepEqual({ hit: cache.counts.pageHit, miss: cache.counts.pageMiss }, { hit: pages, miss: pages });
+    });
 });

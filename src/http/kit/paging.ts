@@ -18,16 +18,21 @@ const COMMA = Buffer.from(',');
 const PAGE_CLOSE = Buffer.from(']}');
 
 /**
- * The same for a page whose entries are JSON already, as UTF-8 (services/assets/reads.ts): the answer's
- * envelope is put around them, byte for byte what the serializer would have written of the objects.
+ * A page's answer from its entries' JSON (UTF-8): the envelope put around them, byte for byte what the
+ * serializer would have written of the objects.
  */
-export function sendJsonPage(req: FastifyRequest, reply: FastifyReply, publicUrl: string, page: Page<Buffer>): FastifyReply {
-  const items = sendPage(req, reply, publicUrl, page);
+export function jsonPageAnswer(entries: Buffer[]): Buffer {
   const parts: Buffer[] = [PAGE_OPEN];
-  for (let i = 0; i < items.length; i++) {
+  for (let i = 0; i < entries.length; i++) {
     if (i > 0) parts.push(COMMA);
-    parts.push(items[i]);
+    parts.push(entries[i]);
   }
   parts.push(PAGE_CLOSE);
-  return reply.type('application/json; charset=utf-8').send(Buffer.concat(parts));
+  return Buffer.concat(parts);
+}
+
+/** The same for a page whose answer is made already (by jsonPageAnswer; services/assets/reads.ts). */
+export function sendJsonPage(req: FastifyRequest, reply: FastifyReply, publicUrl: string, page: { json: Buffer; next: string | null }): FastifyReply {
+  sendPage(req, reply, publicUrl, { items: [], next: page.next });
+  return reply.type('application/json; charset=utf-8').send(page.json);
 }

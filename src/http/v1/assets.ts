@@ -3,7 +3,7 @@ import type { Ctx } from '../../services/context.js';
 import { ApiError } from '../../util/errors.js';
 import * as s from '../kit/schemas.js';
 import { ok, uidOr404, type App } from '../kit/route-kit.js';
-import { sendJsonPage } from '../kit/paging.js';
+import { jsonPageAnswer, sendJsonPage } from '../kit/paging.js';
 import { getAsset, listAssetsOfUser, type AssetJsonCache } from '../../services/assets/reads.js';
 import { createAsset } from '../../services/assets/create.js';
 import { createAssetBatch } from '../../services/assets/batch.js';
@@ -46,7 +46,7 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
     const { user_uid, ...page } = req.query;
     if (user_uid === undefined) throw ApiError.of('not_found');
-    return sendJsonPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page, reads));
+    return sendJsonPage(req, reply, ctx.installation.publicUrl, await listAssetsOfUser(ctx, req.appUid, user_uid, page, jsonPageAnswer, reads));
   });
 
   app.put('/asset/:uid', { schema: { ...tags, params: s.uidParam, body: s.editAssetBody } }, async (req) => {

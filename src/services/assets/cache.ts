@@ -10,6 +10,10 @@
 // counted (SQLite: at once, the counters move right after each commit of any thread of the process;
 // PostgreSQL: a round trip on the notification connection, shared by concurrent requests). So a cached
 // answer is never older than the database was when the request arrived.
+//
+// Whole pages are kept too, as the bytes of their answer: a page of the same assets, each unchanged, is
+// served without joining its 700 KB again (that copy, and the garbage it left, were a fifth of a big
+// holder's page). Which assets are on the page is read from the database each time.
 import { rowVersions } from '../../store/row-versions.js';
 
 interface Entry<B> {
@@ -18,6 +22,17 @@ interface Entry<B> {
   /** `RowVersions.of(uid)` before the rows were read. */
   version: number;
 }
+
+/** A page joined whole: its assets, in order, and the counter of each before they were read. */
+interface PageEntry<B> {
+  appUid: string;
+  uids: readonly string[];
+  versions: number[];
+  body: B;
+}
+
+/** Pages kept whole at most (a page of 1,000 assets is about 700 KB). */
+const MAX_PAGES = 16;
 
 /** `B`: how an object's JSON is kept (the service keeps its UTF-8 bytes, ready to be written). */
 export interface AssetReadsOptions<B> {
@@ -29,7 +44,10 @@ export interface AssetReadsOptions<B> {
   caughtUp(): true | Promise<boolean>;
   /** Most entries kept (the oldest go first). */
   max: number;
-  /** Most bytes of entries kept (0: no bound but `max`): a few large objects hold what many small ones would. */
+  /**
+   * Most bytes of entries kept (0: no bound but `max`): a few large objects hold what many small ones
+   * would. Pages kept whole hold at most a quarter of it more.
+   */
   maxBytes?: number;
 }
 
@@ -37,8 +55,10 @@ export class AssetReads<B extends { length: number } = string> {
   private readonly entries = new Map<string, Entry<B>>();
   /** The entries' length: their bytes (the service's are UTF-8 bytes; a test's strings count characters). */
   private bytes = 0;
-  /** Answers so far, from memory and from the database (for /metrics). */
-  readonly counts = { hit: 0, miss: 0 };
+  private readonly pages = new Map<string, PageEntry<B>>();
+  private pageBytes = 0;
+  /** Answers so far, from memory and from the database (for /metrics); pages whole from memory or joined. */
+  readonly counts = { hit: 0, miss: 0, pageHit: 0, pageMiss: 0 };
 
   constructor(private readonly opts: AssetReadsOptions<B>) {}
 
@@ -66,11 +86,40 @@ export class AssetReads<B extends { length: number } = string> {
    * were read) is left out.
    */
   async many(appUid: string, uids: readonly string[]): Promise<B[]> {
+    return this.manyOf(appUid, uids, await this.current());
+  }
+
+  /**
+   * The objects of `uids` (the App's, in that order) joined by `join` into one answer, kept under `key`
+   * (what the page is: its user, size and cursor) and served again whole while it holds the same assets,
+   * each unchanged. A page missing one of them (gone since the uids were read) is not kept.
+   */
+  async page(appUid: string, key: string, uids: readonly string[], join: (bodies: B[]) => B): Promise<B> {
+    const v = rowVersions();
+    const current = await this.current();
+    const kept = this.pages.get(key);
+    if (current && kept !== undefined && kept.appUid === appUid && kept.uids.length === uids.length) {
+      let same = true;
+      for (let i = 0; same && i < uids.length; i++) same = kept.uids[i] === uids[i] && kept.versions[i] === v.of(uids[i]);
+      if (same) {
+        this.counts.pageHit++;
+        return kept.body;
+      }
+    }
+    this.counts.pageMiss++;
+    // Taken before the objects are read: a change committed after it moves them.
+    const versions = uids.map((uid) => v.of(uid));
+    const bodies = await this.manyOf(appUid, uids, current);
+    const body = join(bodies);
+    if (current && bodies.length === uids.length) this.keepPage(key, { appUid, uids, versions, body });
+    return body;
+  }
+
+  private async manyOf(appUid: string, uids: readonly string[], current: boolean): Promise<B[]> {
     const v = rowVersions();
     const out: (B | undefined)[] = new Array(uids.length);
     const missing: string[] = [];
     const versions: number[] = [];
-    const current = await this.current();
     for (let i = 0; i < uids.length; i++) {
       const uid = uids[i];
       const e = this.entries.get(uid);
@@ -100,9 +149,26 @@ export class AssetReads<B extends { length: number } = string> {
     return this.opts.caughtUp();
   }
 
-  /** Entries and their bytes (for /metrics). */
-  size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
+  /** Entries and their bytes, and pages kept whole and theirs (for /metrics). */
+  size(): { entries: number; bytes: number; pages: number; pageBytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes, pages: this.pages.size, pageBytes: this.pageBytes };
+  }
+
+  private keepPage(key: string, page: PageEntry<B>): void {
+    this.dropPage(key);
+    const maxBytes = (this.opts.maxBytes || Number.POSITIVE_INFINITY) / 4;
+    if (page.body.length > maxBytes) return;
+    while (this.pages.size > 0 && (this.pages.size >= MAX_PAGES || this.pageBytes + page.body.length > maxBytes))
+      this.dropPage(this.pages.keys().next().value!);
+    this.pages.set(key, page);
+    this.pageBytes += page.body.length;
+  }
+
+  private dropPage(key: string): void {
+    const p = this.pages.get(key);
+    if (!p) return;
+    this.pages.delete(key);
+    this.pageBytes -= p.body.length;
   }
 
   private keep(uid: string, entry: Entry<B>): void {

@@ -117,6 +117,7 @@ export function pageOf<R, T>(
   return { items: kept.map(view), next: more ? encodeCursor(keyOf(kept[kept.length - 1])) : null };
 }
 
-function pageSize(page: PageRequest): number {
+/** The rows a page holds: its `limit`, within the API's bounds. */
+export function pageSize(page: PageRequest): number {
   return Math.min(Math.max(1, page.limit ?? DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE);
 }
