@@ -80,22 +80,26 @@ describe('external chain (CHAIN_RPC_URL)', () => {
       data: { name: 'Outage', unique_name: false, image_url: 'https://example.com/o.png', store_image_on_ipfs: false },
     });
     assert.equal(created.status, 201, created.raw);
-    const job = () => svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
+    const job = () =>
+      svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts', 'updated_at']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
     // The mint job is tried while the node is down, and put back without spending attempts; or, when it
     // ran before the outage was noticed, its transaction is signed and recorded, waiting to be broadcast.
     const recorded = async () =>
       (await svc!.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', created.body.data.uid).executeTakeFirstOrThrow()).mint_tx_id !== null;
-    await waitFor(
+    // One read of the job is judged whole: read again, it may be running its next try (a busy machine
+    // gives the workers their turn between two reads), which counts an attempt until it is put back.
+    const seen = await waitFor(
       'the mint tried during the outage',
-      async () =>
-        ((await svc!.ctx.db.selectFrom('jobs').select('updated_at').where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow()).updated_at >
-          Date.now() - 1000 &&
-          (await job()).status === 'queued') ||
-        ((await job()).status === 'done' && (await recorded())),
+      async () => {
+        const j = await job();
+        if (j.status === 'queued' && j.updated_at > Date.now() - 1000) return j;
+        if (j.status === 'done' && (await recorded())) return j;
+        return null;
+      },
       20_000,
       100,
     );
-    if ((await job()).status !== 'done') assert.equal((await job()).attempts, 0);
+    if (seen.status !== 'done') assert.equal(seen.attempts, 0);
     assert.equal((await api.get(`/asset/${created.body.data.uid}`)).body.data.is_minted, false);
 
     chain = await startEmbeddedChain(chainOptions); // back, same URL
