@@ -7,7 +7,7 @@ import SQLite from 'better-sqlite3';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { assetJsonByUid, getAssetJson, listAssetsOfUser } from '../../src/services/assets/reads.js';
+import { assetJsonByUid, getAssetJson, listAssetsOfUser, mergeNewestFirst } from '../../src/services/assets/reads.js';
 import { jsonPageAnswer } from '../../src/http/kit/paging.js';
 import { AssetReads } from '../../src/services/assets/cache.js';
 import type { Ctx } from '../../src/services/context.js';
@@ -121,4 +121,22 @@ describe("a user's assets, paged", () => {
       const pages = Math.ceil(holderExpected.length / limit);
       assert.deepEqual({ hit: cache.counts.pageHit, miss: cache.counts.pageMiss }, { hit: pages, miss: pages });
     });
+
+  it('merges the halves newest first; an asset read in both (minted between the reads) comes once', () => {
+    const k = (t: number, uid: string) => ({ created_at: `2026-01-01T00:00:0${t}.000Z`, uid });
+    const owned = [k(9, '009'), k(5, '006'), k(5, '005'), k(1, '001')];
+    const coming = [k(7, '007'), k(5, '006'), k(2, '002')];
+    assert.deepEqual(
+      mergeNewestFirst(owned, coming, 10).map((r) => r.uid),
+      ['009', '007', '006', '005', '002', '001'],
+    );
+    assert.deepEqual(
+      mergeNewestFirst(owned, coming, 3).map((r) => r.uid),
+      ['009', '007', '006'],
+    );
+    assert.deepEqual(
+      mergeNewestFirst(owned, [], 2).map((r) => r.uid),
+      ['009', '006'],
+    );
+  });
 });

@@ -153,8 +153,11 @@ export function userAssetKeyHalves(db: DbOrTx, appUid: string, userUid: string, 
 
 type AssetKey = { uid: string; created_at: string };
 
-/** Two lists each newest first by (created_at, uid), merged into one, at most `max` long. */
-function mergeNewestFirst(a: AssetKey[], b: AssetKey[], max: number): AssetKey[] {
+/**
+ * Two lists each newest first by (created_at, uid), merged into one, at most `max` long; an asset in
+ * both (minted between the reads of the halves: its keys are equal) once.
+ */
+export function mergeNewestFirst(a: AssetKey[], b: AssetKey[], max: number): AssetKey[] {
   if (b.length === 0) return a.length > max ? a.slice(0, max) : a;
   const out: AssetKey[] = [];
   let i = 0;
@@ -162,6 +165,12 @@ function mergeNewestFirst(a: AssetKey[], b: AssetKey[], max: number): AssetKey[]
   while (out.length < max && (i < a.length || j < b.length)) {
     const x = a[i];
     const y = b[j];
+    if (x !== undefined && y !== undefined && x.uid === y.uid) {
+      out.push(x);
+      i++;
+      j++;
+      continue;
+    }
     const xFirst = y === undefined || (x !== undefined && (x.created_at > y.created_at || (x.created_at === y.created_at && x.uid > y.uid)));
     out.push(xFirst ? a[i++] : b[j++]);
   }
@@ -203,6 +212,9 @@ const createdAtOf = precompiled(1, (db, uid) => db.selectFrom('assets').select('
  * the rest of the read.
  */
 async function pageUids(ctx: Ctx, appUid: string, userUid: string, page: PageRequest): Promise<Page<string>> {
+  // The halves are two reads, not one snapshot: what is on its way first, then what is owned. An asset
+  // only ever moves from the first to the second (its mint), so one minted in between is read twice
+  // (merged once) and never missed, as it would be read the other way round.
   const coming = await readPart<AssetKey>(ctx, appUid, userUid, page, 'coming');
   if (coming.length > 0) {
     const owned = await readPart<AssetKey>(ctx, appUid, userUid, page, 'owned');
