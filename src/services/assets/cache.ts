@@ -51,16 +51,57 @@ export interface AssetReadsOptions<B> {
   maxBytes?: number;
 }
 
+/**
+ * Values by key, oldest first out, within a count and a total length of their bodies (bytes: the
+ * service's bodies are UTF-8 bytes; a test's strings count characters). A body longer than the whole
+ * bound is never kept: it would push out everything else.
+ */
+class Bounded<V extends { body: { length: number } }> {
+  private readonly values = new Map<string, V>();
+  bytes = 0;
+
+  constructor(
+    private readonly maxCount: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  get(key: string): V | undefined {
+    return this.values.get(key);
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key);
+    if (value.body.length > this.maxBytes) return;
+    while (this.values.size > 0 && (this.values.size >= this.maxCount || this.bytes + value.body.length > this.maxBytes))
+      this.delete(this.values.keys().next().value!);
+    this.values.set(key, value);
+    this.bytes += value.body.length;
+  }
+
+  delete(key: string): void {
+    const v = this.values.get(key);
+    if (!v) return;
+    this.values.delete(key);
+    this.bytes -= v.body.length;
+  }
+}
+
 export class AssetReads<B extends { length: number } = string> {
-  private readonly entries = new Map<string, Entry<B>>();
-  /** The entries' length: their bytes (the service's are UTF-8 bytes; a test's strings count characters). */
-  private bytes = 0;
-  private readonly pages = new Map<string, PageEntry<B>>();
-  private pageBytes = 0;
+  private readonly entries: Bounded<Entry<B>>;
+  /** Pages kept whole: at most MAX_PAGES, within a quarter of `maxBytes`. */
+  private readonly pages: Bounded<PageEntry<B>>;
   /** Answers so far, from memory and from the database (for /metrics); pages whole from memory or joined. */
   readonly counts = { hit: 0, miss: 0, pageHit: 0, pageMiss: 0 };
 
-  constructor(private readonly opts: AssetReadsOptions<B>) {}
+  constructor(private readonly opts: AssetReadsOptions<B>) {
+    const maxBytes = opts.maxBytes || Number.POSITIVE_INFINITY;
+    this.entries = new Bounded(opts.max, maxBytes);
+    this.pages = new Bounded(MAX_PAGES, maxBytes / 4);
+  }
 
   /** The asset object's JSON. */
   async answer(appUid: string, uid: string): Promise<B> {
@@ -76,7 +117,7 @@ export class AssetReads<B extends { length: number } = string> {
     // Taken before the read: a change committed after it moves it.
     const version = v.of(uid);
     const body = await this.opts.read(appUid, uid);
-    this.keep(uid, { appUid, body, version });
+    this.entries.set(uid, { appUid, body, version });
     return body;
   }
 
@@ -111,7 +152,7 @@ export class AssetReads<B extends { length: number } = string> {
     const versions = uids.map((uid) => v.of(uid));
     const bodies = await this.manyOf(appUid, uids, current);
     const body = join(bodies);
-    if (current && bodies.length === uids.length) this.keepPage(key, { appUid, uids, versions, body });
+    if (current && bodies.length === uids.length) this.pages.set(key, { appUid, uids, versions, body });
     return body;
   }
 
@@ -137,7 +178,7 @@ export class AssetReads<B extends { length: number } = string> {
       const read = await this.opts.readMany(appUid, missing);
       for (let m = 0; m < missing.length; m++) {
         const body = read.get(missing[m]);
-        if (body !== undefined) this.keep(missing[m], { appUid, body, version: versions[m] });
+        if (body !== undefined) this.entries.set(missing[m], { appUid, body, version: versions[m] });
       }
       for (let i = 0; i < uids.length; i++) out[i] ??= read.get(uids[i]);
     }
@@ -151,40 +192,6 @@ export class AssetReads<B extends { length: number } = string> {
 
   /** Entries and their bytes, and pages kept whole and theirs (for /metrics). */
   size(): { entries: number; bytes: number; pages: number; pageBytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes, pages: this.pages.size, pageBytes: this.pageBytes };
-  }
-
-  private keepPage(key: string, page: PageEntry<B>): void {
-    this.dropPage(key);
-    const maxBytes = (this.opts.maxBytes || Number.POSITIVE_INFINITY) / 4;
-    if (page.body.length > maxBytes) return;
-    while (this.pages.size > 0 && (this.pages.size >= MAX_PAGES || this.pageBytes + page.body.length > maxBytes))
-      this.dropPage(this.pages.keys().next().value!);
-    this.pages.set(key, page);
-    this.pageBytes += page.body.length;
-  }
-
-  private dropPage(key: string): void {
-    const p = this.pages.get(key);
-    if (!p) return;
-    this.pages.delete(key);
-    this.pageBytes -= p.body.length;
-  }
-
-  private keep(uid: string, entry: Entry<B>): void {
-    this.drop(uid);
-    const maxBytes = this.opts.maxBytes || Number.POSITIVE_INFINITY;
-    if (entry.body.length > maxBytes) return; // never kept: it would push out everything else
-    while (this.entries.size > 0 && (this.entries.size >= this.opts.max || this.bytes + entry.body.length > maxBytes))
-      this.drop(this.entries.keys().next().value!);
-    this.entries.set(uid, entry);
-    this.bytes += entry.body.length;
-  }
-
-  private drop(uid: string): void {
-    const e = this.entries.get(uid);
-    if (!e) return;
-    this.entries.delete(uid);
-    this.bytes -= e.body.length;
+    return { entries: this.entries.size, bytes: this.entries.bytes, pages: this.pages.size, pageBytes: this.pages.bytes };
   }
 }
