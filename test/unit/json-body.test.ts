@@ -1,7 +1,6 @@
 // Request bodies: JSON.parse for everything, with amount literals kept exactly (src/http/kit/json-body.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { bodyText, parseJsonBody, topLevelNumberLiterals } from '../../src/http/kit/json-body.js';
 import { ApiError } from '../../src/util/errors.js';
 import { parseAmount } from '../../src/domain/amounts.js';
@@ -68,58 +67,5 @@ describe('JSON bodies', () => {
     assert.deepEqual(parseJsonBody('[1.0000000000000000001]', amount), [1]);
     // biome-ignore lint/correctness/noPrecisionLoss: the double a plain JSON.parse gives is what is compared.
     assert.equal(parseJsonBody('12345678901234567890', amount), 12345678901234567890);
-  });
-
-  it('costs a POST /asset body no more than JSON.parse does (a measurement, printed)', () => {
-    const asset = JSON.stringify({
-      user_uid: '816379099131',
-      collection_uid: '816379099132',
-      asset_external_id: 'sword-1-3f9a2c',
-      sale_price_in_usd: 9.99,
-      data: {
-        name: 'Sword of the north',
-        unique_name: false,
-        image_url: 'https://example.com/images/sword.png',
-        store_image_on_ipfs: false,
-        description: 'A sword forged in the north.',
-        attributes: [
-          { trait_type: 'power', value: 9 },
-          { trait_type: 'kind', value: 'blade', display_type: 'string' },
-        ],
-      },
-    });
-    const allocate = '{"reward_uid":"816379099133","to_user_uid":"816379099131","amount":1.5,"nonce":"n-1"}';
-    const time = (f: () => unknown, n = 100_000) => {
-      for (let i = 0; i < 20_000; i++) f();
-      const t = performance.now();
-      for (let i = 0; i < n; i++) f();
-      return ((performance.now() - t) * 1e6) / n; // ns per call
-    };
-    // Interleaved rounds, best of each: a shared machine's noise hits both sides alike.
-    const compare = (a: () => unknown, b: () => unknown) => {
-      let [ta, tb] = [Infinity, Infinity];
-      for (let round = 0; round < 5; round++) {
-        ta = Math.min(ta, time(a));
-        tb = Math.min(tb, time(b));
-      }
-      return [ta, tb];
-    };
-    const bytes = Buffer.from(asset);
-    const ratios: string[] = [];
-    for (const [name, text, exact] of [
-      ['asset', asset, undefined],
-      ['allocate', allocate, amount],
-    ] as const) {
-      const [ours, base] = compare(
-        () => parseJsonBody(text, exact),
-        () => JSON.parse(text),
-      );
-      ratios.push(`${name} ${ours.toFixed(0)} ns vs JSON.parse ${base.toFixed(0)} ns (×${(ours / base).toFixed(3)})`);
-    }
-    const [utf8, plain] = compare(
-      () => bodyText(bytes),
-      () => bytes.toString('utf8'),
-    );
-    process.stdout.write(`# body parsing: ${ratios.join('; ')}; UTF-8 check + decode ${utf8.toFixed(0)} ns vs decode ${plain.toFixed(0)} ns\n`);
   });
 });
