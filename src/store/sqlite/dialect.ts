@@ -138,7 +138,8 @@ export class BusyRetryConnection implements DatabaseConnection {
     if (takesLock && !turns.main) await turns.shared.mainFirst();
     let delay = 0;
     let waiting = false;
-    const deadline = Date.now() + this.waitMs;
+    // On the monotonic clock: a wall clock set back or forward (NTP, a VM's resync) moves no deadline.
+    const deadline = performance.now() + this.waitMs;
     try {
       for (;;) {
         const mark = turns?.shared.mark() ?? 0; // a release after this attempt wakes the wait below
@@ -150,7 +151,7 @@ export class BusyRetryConnection implements DatabaseConnection {
           return result;
         } catch (err) {
           const busy = String((err as { code?: string }).code ?? '').startsWith('SQLITE_BUSY');
-          if (!busy || this.database.inTransaction || Date.now() >= deadline) throw err;
+          if (!busy || this.database.inTransaction || performance.now() >= deadline) throw err;
           if (turns?.main && !waiting) turns.shared.mainWaiting((waiting = true));
           // Short and capped: the other writer's transactions last a few ms, and a long sleep would
           // leave the lock idle while requests queue up behind this one. A thread of this process that
