@@ -18,7 +18,7 @@ import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { wrk, type WrkResult } from '../helpers/wrk.js';
 import { createCollection } from '../../src/services/collections/collections.js';
-import { userAssetKeyHalves } from '../../src/services/assets/reads.js';
+import { userAssetKeyPart } from '../../src/services/assets/reads.js';
 
 const ASSETS = Number(process.env.LIST_PLAN_ASSETS ?? 1_000_000);
 const CONNECTIONS = 16;
@@ -120,7 +120,7 @@ for (const db of ['sqlite', 'postgres'] as const) {
         assert.ok(!plan.some((d) => /assets_app_created_idx/.test(d)), plan.join('\n'));
       } else {
         // PostgreSQL's plans of the list's first page (its halves, read apart), on the table as it now is (analyzed).
-        const { owned, coming, ownedUids } = userAssetKeyHalves(t.svc.ctx.db, app.uid, small, {});
+        const [owned, coming, ownedUids] = (['owned', 'coming', 'ownedUids'] as const).map((part) => userAssetKeyPart(t.svc.ctx.db, app.uid, small, {}, part));
         const halves = [owned, coming, ownedUids];
         const explain = async (q: (typeof halves)[number]) =>
           (await t.svc.ctx.db.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${q.sql}`, [...q.parameters]))).rows
