@@ -53,11 +53,12 @@ describe('BusyRetryConnection', () => {
     const t0 = performance.now();
     await assert.rejects(new BusyRetryConnection(c.inner, { inTransaction: false }, 50).executeQuery(q), /locked/);
     // At least the limit; the upper bound only an order of magnitude that a busy machine also meets (one
-    // that never gave up would not answer at all). On the monotonic clock, as the deadline: the wall
-    // clock of a VM can be set back meanwhile (seen: this failed on a quiet machine).
+    // that never gave up would not answer at all).
     const waited = performance.now() - t0;
     assert.ok(waited >= 50 && waited < 10_000, `waited ${waited} ms`);
-    assert.ok(c.calls() > 2);
+    // Tried again before giving up. Only once, when another test's work held this process's event loop
+    // past the limit between the tries (seen in CI: the unit files share a few processes).
+    assert.ok(c.calls() >= 2, `${c.calls()} tries`);
   });
 
   it('the workers do not take the lock again while the main thread waits for it', async () => {

@@ -138,7 +138,7 @@ export class BusyRetryConnection implements DatabaseConnection {
     if (takesLock && !turns.main) await turns.shared.mainFirst();
     let delay = 0;
     let waiting = false;
-    // On the monotonic clock: a wall clock set back or forward (NTP, a VM's resync) moves no deadline.
+    // On the monotonic clock: setting the wall clock (NTP, a VM's resync) moves no deadline.
     const deadline = performance.now() + this.waitMs;
     try {
       for (;;) {
