@@ -7,6 +7,8 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
 import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
 import { startService, stopAll } from '../helpers/process-group.js';
@@ -61,7 +63,14 @@ describe('2 API and 2 worker processes on PostgreSQL behind a lagging provider, 
       async () => (await Promise.all(bases.map((b) => fetch(`${b}/health`)))).every((r) => r.status === 200),
       120_000,
       250,
-    );
+    ).catch((err: Error) => {
+      // Which one, and what it said (seen once in CI: the second never answered, its log silent at warn).
+      const state = apis.map((c, i) => {
+        const log = fs.readFileSync(path.join(dataDir, `api${i + 1}.log`), 'utf8').slice(-1500);
+        return `api${i + 1} on ${ports[i]}: ${c.exitCode === null && c.signalCode === null ? 'running' : `exited ${c.exitCode ?? c.signalCode}`}\n${log}`;
+      });
+      throw new Error(`${err.message}\n${state.join('\n')}`);
+    });
 
     let killedAt: string | null = null;
     const w = await runWorkload(bases, TOKEN, LAGGING_SCENARIO, CHAIN, {
