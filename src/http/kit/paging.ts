@@ -5,12 +5,15 @@ import type { Page } from '../../services/requests/pages.js';
 
 /** Sets the Link header of the next page (an absolute URL under `publicUrl`) and returns the entries. */
 export function sendPage<T>(req: FastifyRequest, reply: FastifyReply, publicUrl: string, page: Page<T>): T[] {
-  if (page.next) {
-    const u = new URL(req.url, 'http://placeholder');
-    u.searchParams.set('cursor', page.next);
-    reply.header('link', `<${publicUrl}${u.pathname}${u.search}>; rel="next"`);
-  }
+  linkNext(req, reply, publicUrl, page.next);
   return page.items;
+}
+
+function linkNext(req: FastifyRequest, reply: FastifyReply, publicUrl: string, next: string | null): void {
+  if (!next) return;
+  const u = new URL(req.url, 'http://placeholder');
+  u.searchParams.set('cursor', next);
+  reply.header('link', `<${publicUrl}${u.pathname}${u.search}>; rel="next"`);
 }
 
 const PAGE_OPEN = Buffer.from('{"success":true,"data":[');
@@ -33,6 +36,6 @@ export function jsonPageAnswer(entries: Buffer[]): Buffer {
 
 /** The same for a page whose answer is made already (by jsonPageAnswer; services/assets/reads.ts). */
 export function sendJsonPage(req: FastifyRequest, reply: FastifyReply, publicUrl: string, page: { json: Buffer; next: string | null }): FastifyReply {
-  sendPage(req, reply, publicUrl, { items: [], next: page.next });
+  linkNext(req, reply, publicUrl, page.next);
   return reply.type('application/json; charset=utf-8').send(page.json);
 }

@@ -97,27 +97,30 @@ type PageRows = 'view' | 'keys' | 'uids';
 const PAGE_COLUMNS = { view: assetViewColumns, keys: ['uid', 'created_at'], uids: ['uid'] } as const;
 
 /**
- * The two halves of a page of a user's assets, each reading its own index newest first for a page's
- * worth of rows after the cursor: what they own, and what is still on its way to them. Disjoint: an
- * asset on its way to the user that the user also owns is in the first only.
+ * The two halves of a page of a user's assets (these two functions), each reading its own index newest
+ * first for a page's worth of rows after the cursor: what they own, and what is still on its way to
+ * them. Disjoint: an asset on its way to the user that the user also owns is in the first only.
  */
-function userAssetHalves(db: DbOrTx, appUid: string, userUid: string, page: PageRequest, rows: PageRows) {
-  const columns = PAGE_COLUMNS[rows];
+function ownedHalf(db: DbOrTx, appUid: string, userUid: string, page: PageRequest, rows: PageRows) {
   const owned = db
     .selectFrom('assets as owned')
-    .select(columns.map((c) => `owned.${c}` as const))
+    .select(PAGE_COLUMNS[rows].map((c) => `owned.${c}` as const))
     .where('owned.app_uid', '=', appUid)
     .where('owned.owner_user_uid', '=', userUid)
     .where('owned.is_burned', '=', 0);
+  return keysetPage(owned, 'owned', page);
+}
+
+function comingHalf(db: DbOrTx, appUid: string, userUid: string, page: PageRequest, rows: PageRows) {
   const coming = db
     .selectFrom('assets as coming')
-    .select(columns.map((c) => `coming.${c}` as const))
+    .select(PAGE_COLUMNS[rows].map((c) => `coming.${c}` as const))
     .where('coming.app_uid', '=', appUid)
     .where('coming.mint_for_user_uid', '=', userUid)
     .where('coming.mint_status', '!=', sql.lit('minted'))
     .where('coming.is_burned', '=', 0)
     .where((eb) => eb.or([eb('coming.owner_user_uid', 'is', null), eb('coming.owner_user_uid', '!=', userUid)]));
-  return { owned: keysetPage(owned, 'owned', page), coming: keysetPage(coming, 'coming', page) };
+  return keysetPage(coming, 'coming', page);
 }
 
 /**
@@ -126,7 +129,8 @@ function userAssetHalves(db: DbOrTx, appUid: string, userUid: string, page: Page
  * and cut to the page.
  */
 export function userAssetsPage(db: DbOrTx, appUid: string, userUid: string, page: PageRequest) {
-  const { owned, coming } = userAssetHalves(db, appUid, userUid, page, 'view');
+  const owned = ownedHalf(db, appUid, userUid, page, 'view');
+  const coming = comingHalf(db, appUid, userUid, page, 'view');
   // Each half in a subquery of its own: a part of a UNION may not have its own ORDER BY and LIMIT.
   const both = db
     .selectFrom(owned.as('o'))
@@ -150,8 +154,8 @@ type KeyPart = 'owned' | 'coming' | 'ownedUids';
  * half's uids alone, from the owner index that covers them, 0.85 ms).
  */
 export function userAssetKeyPart(db: DbOrTx, appUid: string, userUid: string, page: PageRequest, part: KeyPart) {
-  const halves = userAssetHalves(db, appUid, userUid, page, part === 'ownedUids' ? 'uids' : 'keys');
-  return (part === 'coming' ? halves.coming : halves.owned).compile();
+  if (part === 'coming') return comingHalf(db, appUid, userUid, page, 'keys').compile();
+  return ownedHalf(db, appUid, userUid, page, part === 'ownedUids' ? 'uids' : 'keys').compile();
 }
 
 type AssetKey = { uid: string; created_at: string };
