@@ -5,7 +5,7 @@ import { prepareByName } from './postgres/prepared.js';
 import type { DbOrTx } from './db.js';
 
 /**
- * Insert texts kept per database: SQLite's by table, columns and row count (the common group sizes),
+ * Insert texts kept per database: SQLite's by table, columns and row count (one of `chunkSizes`),
  * PostgreSQL's by tables and columns.
  */
 const INSERT_TEXTS_KEPT = 128;
@@ -13,13 +13,14 @@ const INSERT_TEXTS_KEPT = 128;
 const insertTexts = new WeakMap<object, Map<string, string>>();
 
 /**
- * Inserts `rows` with one statement. Every row names the same columns in the same order (a value left
+ * Inserts `rows` with one statement (SQLite: a few, see `chunkSizes`). Every row names the same columns in the same order (a value left
  * undefined is stored as NULL). Built through Kysely, a multi-row insert turns each value of each row
  * into a node and the nodes into text, every time: for the creates (their assets and mint jobs) that
  * was about a sixth of the API thread's CPU per request. Here the text is made once and only the
  * values change:
  * - SQLite: `values (?, …), (?, …)`, compiled once per table, columns and number of rows (checked to
- *   take its parameters row by row, column by column).
+ *   take its parameters row by row, column by column); the rows go in chunks of a few fixed sizes
+ *   (`chunkSizes`), so that the texts are few and stay prepared.
  * - PostgreSQL: `select * from unnest($1::type[], …)`, one array per column, so one text per table and
  *   columns whatever the number of rows. It runs as a named prepared statement: the server no longer
  *   parses and plans a statement of hundreds of parameters for each group (about a seventh of its CPU
@@ -28,23 +29,56 @@ const insertTexts = new WeakMap<object, Map<string, string>>();
 export async function insertRows<T extends keyof Database & string>(db: DbOrTx, table: T, rows: readonly Insertable<Database[T]>[]): Promise<void> {
   if (rows.length === 0) return;
   if (onPostgres(db)) return insertParts(db, [{ table, rows }]);
-  const adapter = db.getExecutor().adapter;
   const columns = Object.keys(rows[0]);
-  const key = `${table}\n${columns.join(',')}\n${rows.length}`;
+  for (const row of rows as readonly Record<string, unknown>[]) checkSameColumns(table, columns, row);
+  const sizes = chunkSizes(rows.length);
+  // Several statements are all or nothing only in a transaction: the callers' own, or one of its own.
+  if (sizes.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => insertRows(tx, table, rows));
+  let at = 0;
+  for (const size of sizes) {
+    const params: unknown[] = [];
+    for (let r = at; r < at + size; r++) {
+      const row = rows[r] as Record<string, unknown>;
+      for (let c = 0; c < columns.length; c++) params.push(row[columns[c]] ?? null);
+    }
+    await db.executeQuery(CompiledQuery.raw(valuesText(db, table, columns, size), params));
+    at += size;
+  }
+}
+
+/**
+ * SQLite: the row counts a multi-row insert is cut into, largest first (64, then at most three each of
+ * 16, 4 and 1). A text per row count would be prepared per group size: through a burst of creates every
+ * size from 1 to a few hundred came by, each prepared statement held up to a MB of native memory, and
+ * the statements the cache let go stayed until a garbage collection freed them (about 50 MB more peak
+ * memory, parsed and planned again each time). With four counts, each table's few texts stay prepared.
+ */
+export function chunkSizes(count: number): number[] {
+  const sizes: number[] = [];
+  let left = count;
+  for (const size of INSERT_CHUNKS) {
+    while (left >= size) {
+      sizes.push(size);
+      left -= size;
+    }
+  }
+  return sizes;
+}
+const INSERT_CHUNKS = [64, 16, 4, 1] as const;
+
+/** SQLite's `insert … values (?, …), …` of `count` rows of `columns` into `table`, built once. */
+function valuesText(db: DbOrTx, table: keyof Database & string, columns: string[], count: number): string {
+  const adapter = db.getExecutor().adapter;
+  const key = `${table}\n${columns.join(',')}\n${count}`;
   let texts = insertTexts.get(adapter);
   if (!texts) insertTexts.set(adapter, (texts = new Map()));
   let text = texts.get(key);
   if (text === undefined) {
-    text = valuesInsertText(db, table, columns, rows.length);
+    text = valuesInsertText(db, table, columns, count);
     if (texts.size >= INSERT_TEXTS_KEPT) texts.delete(texts.keys().next().value!);
     texts.set(key, text);
   }
-  const params: unknown[] = [];
-  for (const row of rows as readonly Record<string, unknown>[]) {
-    checkSameColumns(table, columns, row);
-    for (let c = 0; c < columns.length; c++) params.push(row[columns[c]] ?? null);
-  }
-  await db.executeQuery(CompiledQuery.raw(text, params));
+  return text;
 }
 
 function checkSameColumns(table: string, columns: string[], row: Record<string, unknown>): void {

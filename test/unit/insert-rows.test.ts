@@ -4,7 +4,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../../src/store/db.js';
-import { insertRows, insertRowsTogether } from '../../src/store/inserts.js';
+import { chunkSizes, insertRows, insertRowsTogether } from '../../src/store/inserts.js';
+import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
@@ -97,6 +98,17 @@ for (const db of ['sqlite', 'postgres'] as const) {
       );
     });
 
+    it('many rows outside a transaction are all or nothing: a row that fails leaves none of the others', async () => {
+      await store.db
+        .insertInto('meta')
+        .values({ key: `${db}-chunked-taken`, value: 'first' })
+        .execute();
+      const rows = Array.from({ length: 150 }, (_, i) => ({ key: `${db}-chunked-${String(i).padStart(3, '0')}`, value: `v${i}` }));
+      rows[140] = { key: `${db}-chunked-taken`, value: 'second' }; // in a later statement than the first rows' on SQLite
+      await assert.rejects(insertRows(store.db, 'meta', rows));
+      assert.equal((await store.db.selectFrom('meta').select('key').where('key', 'like', `${db}-chunked-%`).execute()).length, 1);
+    });
+
     it('in a transaction, a part that fails leaves nothing of the others', async () => {
       await store.db
         .insertInto('meta')
@@ -115,3 +127,41 @@ for (const db of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('insertRows on SQLite: rows in chunks of a few sizes', () => {
+  it('cuts any count into 64s, then at most three each of 16, 4 and 1, largest first', () => {
+    assert.deepEqual(chunkSizes(0), []);
+    assert.deepEqual(chunkSizes(1), [1]);
+    assert.deepEqual(chunkSizes(63), [16, 16, 16, 4, 4, 4, 1, 1, 1]);
+    assert.deepEqual(chunkSizes(64), [64]);
+    assert.deepEqual(chunkSizes(150), [64, 64, 16, 4, 1, 1]);
+    for (let n = 0; n <= 400; n++) {
+      const sizes = chunkSizes(n);
+      assert.equal(
+        sizes.reduce((a, b) => a + b, 0),
+        n,
+      );
+      assert.ok(sizes.every((x) => [64, 16, 4, 1].includes(x)));
+    }
+  });
+
+  it('prepares one text per chunk size, whatever the counts of rows that come (a burst of groups of every size)', async () => {
+    const store = openStore({ dataDir: tempDir() });
+    await migrateToLatest(store);
+    const texts = new Set<string>();
+    const observe = (text: string) => void (text.startsWith('insert into "jobs"') && texts.add(text));
+    sqlObservers.add(observe);
+    try {
+      let total = 0;
+      for (let n = 1; n <= 130; n++) {
+        await store.db.transaction().execute((tx) => insertRows(tx, 'jobs', Array.from({ length: n }, (_, i) => job(`chunks-${n}-${i}`, i))));
+        total += n;
+      }
+      assert.equal((await store.db.selectFrom('jobs').select('id').where('ref', 'like', 'chunks-%').execute()).length, total);
+      assert.equal(texts.size, 4);
+    } finally {
+      sqlObservers.delete(observe);
+      await store.close();
+    }
+  });
+});
