@@ -131,9 +131,9 @@ describe('BusyRetryConnection', () => {
     t0 = Date.now();
     assert.equal(await turns.afterBurst(1000), false, 'the burst paused');
     const waited = Date.now() - t0;
-    // The upper bounds tell the outcomes apart (the wait ended before its bound of 1000 ms / went on
-    // to it), without a budget a busy machine could miss.
-    assert.ok(waited >= 100 && waited < 1000, `waited ${waited} ms`);
+    // What the wait answers tells the outcomes apart (it ended as the burst paused / went on to its
+    // bound); no upper bound on the time: a busy machine can hold this process's event loop for seconds.
+    assert.ok(waited >= 100, `waited ${waited} ms`);
     // A burst that does not pause: the bound.
     const endless = setInterval(() => turns.createsCommitted(50), 5);
     turns.createsCommitted(50);
@@ -141,7 +141,7 @@ describe('BusyRetryConnection', () => {
     assert.equal(await turns.afterBurst(150), true, 'still bursting at the bound');
     clearInterval(endless);
     const bounded = Date.now() - t0;
-    assert.ok(bounded >= 145 && bounded < 1000, `waited ${bounded} ms`);
+    assert.ok(bounded >= 145, `waited ${bounded} ms`);
   });
 
   it('the burst is seen across threads (the creates are written in one, minting runs in another)', () => {
