@@ -13,11 +13,11 @@ const INSERT_TEXTS_KEPT = 128;
 const insertTexts = new WeakMap<object, Map<string, string>>();
 
 /**
- * Inserts `rows` with one statement (SQLite: a few, see `chunkSizes`). Every row names the same columns in the same order (a value left
- * undefined is stored as NULL). Built through Kysely, a multi-row insert turns each value of each row
- * into a node and the nodes into text, every time: for the creates (their assets and mint jobs) that
- * was about a sixth of the API thread's CPU per request. Here the text is made once and only the
- * values change:
+ * Inserts `rows` with one statement (on SQLite, a few: see `chunkSizes`). Every row names the same
+ * columns in the same order (a value left undefined is stored as NULL). Built through Kysely, a
+ * multi-row insert turns each value of each row into a node and the nodes into text, every time: for
+ * the creates (their assets and mint jobs) that was about a sixth of the API thread's CPU per request.
+ * Here the text is made once and only the values change:
  * - SQLite: `values (?, …), (?, …)`, compiled once per table, columns and number of rows (checked to
  *   take its parameters row by row, column by column); the rows go in chunks of a few fixed sizes
  *   (`chunkSizes`), so that the texts are few and stay prepared.

@@ -154,7 +154,13 @@ describe('insertRows on SQLite: rows in chunks of a few sizes', () => {
     try {
       let total = 0;
       for (let n = 1; n <= 130; n++) {
-        await store.db.transaction().execute((tx) => insertRows(tx, 'jobs', Array.from({ length: n }, (_, i) => job(`chunks-${n}-${i}`, i))));
+        await store.db.transaction().execute((tx) =>
+          insertRows(
+            tx,
+            'jobs',
+            Array.from({ length: n }, (_, i) => job(`chunks-${n}-${i}`, i)),
+          ),
+        );
         total += n;
       }
       assert.equal((await store.db.selectFrom('jobs').select('id').where('ref', 'like', 'chunks-%').execute()).length, total);
