@@ -8,13 +8,14 @@ import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ITEM_MINT_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
+import { lockForUpdate } from '../../store/locks.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ITEM_MINT_TX, type ItemMintItem, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
 import { amountFromDb } from '../../domain/items.js';
 import { emitEvent } from '../events.js';
 import { readHeld, writeHeld, type Holding } from './balances.js';
-import { itemMintView, itemView, type ItemMintRow } from './views.js';
+import { itemMintView, itemView, type ItemMintRow, type ItemRow } from './views.js';
 
 export const MAX_ITEM_MINT_ROUNDS = 5;
 
@@ -171,6 +172,11 @@ export function itemMintOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_MINT_
     const held = await readHeld(client, p.contract, holdings, block);
     return async (tx) => {
       let retried = false;
+      // First, before the balances: every other writer of these rows locks an item alone.
+      const items = await lockedItems(
+        tx,
+        mints.map((m) => m.item_uid),
+      );
       for (const [k, h] of holdings.entries()) await writeHeld(tx, h, held[k], block);
       const rows = await tx
         .selectFrom('item_mints')
@@ -186,9 +192,11 @@ export function itemMintOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_MINT_
         const t = nowIso();
         if (onChain.has(m.uid)) {
           await tx.updateTable('item_mints').set({ status: 'done', tx_id: row.id, error: null, updated_at: t }).where('uid', '=', m.uid).execute();
-          const item = await tx.selectFrom('items').selectAll().where('uid', '=', m.item_uid).executeTakeFirstOrThrow();
+          const item = items.get(m.item_uid);
+          if (!item) throw new Error(`item ${m.item_uid} of mint ${m.uid} is not in the database`);
           const minted = (amountFromDb(item.minted_supply) + amountFromDb(m.amount)).toString();
           await tx.updateTable('items').set({ minted_supply: minted, updated_at: t }).where('uid', '=', item.uid).execute();
+          items.set(item.uid, { ...item, minted_supply: minted });
           await emitEvent(tx, m.app_uid, 'item.minted', {
             item: itemView({ ...item, minted_supply: minted }, ctx.installation),
             mint: itemMintView({ ...m, status: 'done' }),
@@ -224,4 +232,21 @@ async function failMint(tx: Tx, m: ItemMintRow, reason: string): Promise<void> {
     .set({ accepted_supply: (accepted > 0n ? accepted : 0n).toString() })
     .where('uid', '=', m.item_uid)
     .execute();
+}
+
+/**
+ * The items whose minted supply the outcome adds to, locked until its transaction ends, in the order of
+ * their uids. Read unlocked, two outcomes applied at once on PostgreSQL (two mint transactions of one
+ * item, mined in one block) each added its own amount to the same old supply, and one was lost.
+ */
+async function lockedItems(tx: Tx, uids: string[]): Promise<Map<string, ItemRow>> {
+  if (uids.length === 0) return new Map();
+  const rows = await lockForUpdate(
+    tx
+      .selectFrom('items')
+      .selectAll()
+      .where('uid', 'in', [...new Set(uids)])
+      .orderBy('uid'),
+  ).execute();
+  return new Map(rows.map((i) => [i.uid, i]));
 }
