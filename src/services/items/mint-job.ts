@@ -225,7 +225,8 @@ export function itemMintOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_MINT_
 /** Marks a mint failed: it never reached the chain, so its amount goes back under the max supply. */
 async function failMint(tx: Tx, m: ItemMintRow, reason: string): Promise<void> {
   await tx.updateTable('item_mints').set({ status: 'failed', error: reason, tx_id: null, updated_at: nowIso() }).where('uid', '=', m.uid).execute();
-  const item = await tx.selectFrom('items').select('accepted_supply').where('uid', '=', m.item_uid).executeTakeFirstOrThrow();
+  // Locked: a mint accepted meanwhile adds to it under the same lock (services/items/mints.ts).
+  const item = await lockForUpdate(tx.selectFrom('items').select('accepted_supply').where('uid', '=', m.item_uid)).executeTakeFirstOrThrow();
   const accepted = amountFromDb(item.accepted_supply) - amountFromDb(m.amount);
   await tx
     .updateTable('items')
@@ -236,8 +237,8 @@ async function failMint(tx: Tx, m: ItemMintRow, reason: string): Promise<void> {
 
 /**
  * The items whose minted supply the outcome adds to, locked until its transaction ends, in the order of
- * their uids. Read unlocked, two outcomes applied at once on PostgreSQL (two mint transactions of one
- * item, mined in one block) each added its own amount to the same old supply, and one was lost.
+ * their uids. Read unlocked, two outcomes of one item applied at once on PostgreSQL (the tracker
+ * follows transactions concurrently) each added its own amount to the same old supply, and one was lost.
  */
 async function lockedItems(tx: Tx, uids: string[]): Promise<Map<string, ItemRow>> {
   if (uids.length === 0) return new Map();
