@@ -33,7 +33,12 @@ export async function insertRows<T extends keyof Database & string>(db: DbOrTx, 
   for (const row of rows as readonly Record<string, unknown>[]) checkSameColumns(table, columns, row);
   const sizes = chunkSizes(rows.length);
   // Several statements are all or nothing only in a transaction: the callers' own, or one of its own.
-  if (sizes.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => insertRows(tx, table, rows));
+  if (sizes.length > 1 && !db.isTransaction) return db.transaction().execute((tx) => insertChunks(tx, table, columns, rows, sizes));
+  return insertChunks(db, table, columns, rows, sizes);
+}
+
+/** SQLite: `rows` (checked to name `columns`) inserted by one statement per chunk of `sizes`. */
+async function insertChunks(db: DbOrTx, table: keyof Database & string, columns: string[], rows: readonly object[], sizes: number[]): Promise<void> {
   let at = 0;
   for (const size of sizes) {
     const params: unknown[] = [];
