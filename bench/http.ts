@@ -46,6 +46,7 @@ for (const db of dbsFromArgs()) {
     const bareGet = await run(bareBase, 'GET', `/v1/asset/${first.body.data.uid}`);
     const svcGet = await run(svc.base, 'GET', `/v1/asset/${first.body.data.uid}`);
     const barePost = await run(bareBase, 'POST', '/v1/asset');
+    const heaps = sampleThreadHeaps(svc.base);
     const burstStart = performance.now();
     const svcPost = await run(svc.base, 'POST', '/v1/asset', burstSeconds, burstAssets);
     const burstTook = +((performance.now() - burstStart) / 1000).toFixed(1);
@@ -81,6 +82,7 @@ for (const db of dbsFromArgs()) {
     const burstRss = Math.max(...svc.pids().map(serviceRssMb));
     const drain = await waitForDrain(svc);
     const peakRss = Math.max(...svc.pids().map(serviceRssMb));
+    const peakHeaps = heaps.stop();
 
     // The API alone: the same database and backlog, the workers off, so nothing mints beside the burst.
     // What accepting costs by itself; the run above is what a studio sees with minting going on.
@@ -101,6 +103,7 @@ for (const db of dbsFromArgs()) {
       drain_seconds: drain.seconds,
       peak_rss_mb_burst: burstRss,
       peak_rss_mb: peakRss,
+      peak_heap_mb: peakHeaps,
     });
   } finally {
     await svc.stop();
@@ -135,4 +138,27 @@ async function waitForDrain(svc: Awaited<ReturnType<typeof startService>>): Prom
   } finally {
     await reader.close();
   }
+}
+
+/**
+ * Each thread's largest heap (V8's total, MB) through the burst and its drain, from /metrics once a
+ * second: where the peak's memory is.
+ */
+function sampleThreadHeaps(base: string): { stop(): Record<string, number> } {
+  const peak: Record<string, number> = {};
+  const sample = async () => {
+    const text = await fetch(`${base}/metrics`)
+      .then((r) => r.text())
+      .catch(() => '');
+    for (const m of text.matchAll(/^mintworks_thread_heap_bytes\{thread="(\w+)",space="total"\} (\d+)/gm)) {
+      peak[m[1]] = Math.max(peak[m[1]] ?? 0, Math.round(Number(m[2]) / 1048576));
+    }
+  };
+  const timer = setInterval(() => void sample(), 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      return peak;
+    },
+  };
 }

@@ -1,7 +1,12 @@
 // Entry point of the creates' thread (see boot/threads/creates-thread.ts): an AssetIntake on a store connection of
 // its own, fed by the main thread and answering it.
 import { parentPort, workerData } from 'node:worker_threads';
-import { buildContext, createLogger, openCore } from './boot/open-core.js';
+import { buildContext } from './boot/context.js';
+import { createLogger } from './boot/logger.js';
+import { openMigratedStore } from './boot/open-store.js';
+import { JobQueue } from './jobs/queue.js';
+import type { KeyRing } from './chain/keys.js';
+import type { SecretBox } from './util/secretbox.js';
 import { freezeConfig } from './config/config.js';
 import { AssetIntake } from './services/assets/create.js';
 import { adoptRowVersions } from './store/row-versions.js';
@@ -18,7 +23,11 @@ const log = createLogger(config).child({ thread: 'creates' });
 // The main thread's store runs the checkpoints, and flushes this thread's commits before it answers
 // them (CreatesThread): here a group's answers leave as soon as it is committed, while the next group is
 // written, instead of waiting for this thread's event loop to see a flush finish.
-const core = await openCore(config, log, { store: { checkpoints: 'none', flushedBy: 'caller' } });
+const store = await openMigratedStore(config, log, { store: { checkpoints: 'none', flushedBy: 'caller' } });
+// A create writes rows and queues jobs: it signs nothing and seals no secret (a new user's wallet is a
+// job, created in the workers). So this thread opens no key custody (no HSM session of its own) and no
+// wallet keys, and loads no chain library: about 10 MB less heap. A use of either fails loudly.
+const core = { store, queue: new JobQueue(store.db, store.dialect), box: notHeld<SecretBox>('secret box'), keys: notHeld<KeyRing>('wallet keys') };
 const ctx = buildContext({ config, installation: freezeConfig(installation), log, core });
 const port = parentPort!;
 
@@ -52,7 +61,7 @@ const stopWhenIdle = async () => {
   if (!stopRequested || open > 0) return;
   stopRequested = false; // once
   flush();
-  await core.store.close();
+  await store.close();
   port.postMessage({ stopped: true } satisfies FromCreates);
   process.exit(0); // this thread only
 };
@@ -83,3 +92,12 @@ function answer(a: WireAnswer): void {
 // The thread's heap, for /metrics: a message every couple of seconds beside thousands of answers.
 setInterval(() => port.postMessage({ memory: threadMemory('creates') } satisfies FromCreates), MEMORY_REPORT_MS).unref();
 port.postMessage({ ready: true } satisfies FromCreates);
+
+/** What this thread does not hold: any use is a bug in the create path, reported as such. */
+function notHeld<T extends object>(what: string): T {
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      throw new Error(`the creates' thread holds no ${what} (used: ${String(prop)}); only the main and workers' threads do`);
+    },
+  });
+}

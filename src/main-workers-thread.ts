@@ -2,7 +2,7 @@
 // the API, on the main thread's database and chain.
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createLogger } from './boot/open-core.js';
+import { createLogger } from './boot/logger.js';
 import { freezeConfig } from './config/config.js';
 import { startService } from './boot/service.js';
 import { adoptRowVersions } from './store/row-versions.js';

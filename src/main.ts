@@ -3,7 +3,7 @@
 // Stops cleanly on SIGINT/SIGTERM: the workers first, then the API, then the embedded chain (which saves
 // its state on the way out).
 import { loadConfig, ConfigError, withRole, type Config } from './config/config.js';
-import { createLogger } from './boot/open-core.js';
+import { createLogger } from './boot/logger.js';
 import { startService, type Service } from './boot/service.js';
 import { WorkersThread } from './boot/threads/workers-thread.js';
 
