@@ -1,8 +1,8 @@
 // Compiled contracts, produced from contracts/*.sol by scripts/build-contracts.mjs (npm run build).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Abi, Hex } from 'viem';
+import { BUILD_DIR } from '../util/build-paths.js';
 
 export interface Artifact {
   contractName: string;
@@ -10,7 +10,7 @@ export interface Artifact {
   bytecode: Hex;
 }
 
-const buildDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/contracts');
+const buildDir = path.join(BUILD_DIR, 'contracts');
 const cache = new Map<string, Artifact>();
 
 export function artifact(name: 'MintworksCollection' | 'MintworksForwarder' | 'MintworksRewards' | 'MintworksItems'): Artifact {

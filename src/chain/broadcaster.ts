@@ -4,7 +4,7 @@
 // queue). The node's answers are remembered (node-answers.ts); what is new on the node wakes the tracker.
 import type { Hex, PublicClient } from 'viem';
 import type { Db } from '../store/db.js';
-import type { ChainTxRow } from './outcomes.js';
+import type { SignedTx } from './outcomes.js';
 import type { NodeAnswers } from './node-answers.js';
 import { leavingFor } from '../domain/transitions.js';
 
@@ -37,7 +37,7 @@ export class Broadcaster {
   }
 
   /** Sends recorded transactions, after every earlier broadcast. Errors are remembered; the tracker retries. */
-  broadcast(rows: ChainTxRow[]): Promise<void> {
+  broadcast(rows: SignedTx[]): Promise<void> {
     for (const r of rows) this.queuedToSend.add(r.id);
     const run = this.chain.then(() => this.send(rows)).finally(() => rows.forEach((r) => this.queuedToSend.delete(r.id)));
     this.chain = run.catch(() => {});
@@ -49,7 +49,7 @@ export class Broadcaster {
     await this.chain;
   }
 
-  private async send(rows: ChainTxRow[]): Promise<void> {
+  private async send(rows: SignedTx[]): Promise<void> {
     await this.d.flush();
     const sent: number[] = [];
     const full = new Set<string>(); // accounts the node's answer holds (pool full, earlier nonces lost): the rest of theirs waits

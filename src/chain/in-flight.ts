@@ -2,7 +2,7 @@
 // sent and not yet seen in a block, which relayers are backed off, and from these the room left for
 // new work (relayer slots under `maxInFlight`, gas under the chain's share of a block). Work waiting
 // for room is woken when room frees (a transaction seen in a block, a new head).
-import type { ChainTxRow } from './outcomes.js';
+import type { SignedTx } from './outcomes.js';
 import { gasOf } from './recorded-fees.js';
 
 /** The gas share of a chain with no block to share (the embedded node mines each transaction on arrival). */
@@ -100,14 +100,14 @@ export class InFlight {
   }
 
   /** A transaction's receipt was found in `block`: it no longer takes room, and its gas use is learnt once. */
-  inBlock(row: ChainTxRow, block: number, gasUsed: bigint): void {
+  inBlock(row: SignedTx, block: number, gasUsed: bigint): void {
     if (!this.included.has(row.id)) this.learnGasUse(gasUsed, gasOf(row));
     if (this.unmined.delete(row.id)) this.freed();
     this.included.set(row.id, block);
   }
 
   /** A transaction seen in a block has no receipt any more (reorganised out): it is in flight again. */
-  outOfBlock(row: ChainTxRow): void {
+  outOfBlock(row: SignedTx): void {
     if (this.included.delete(row.id)) this.unmined.set(row.id, { from: row.from_address, gas: gasOf(row), at: Date.now() });
   }
 
@@ -115,7 +115,7 @@ export class InFlight {
    * The counts from the unhandled rows (`live`: their ids): what is signed or sent and not seen in a
    * block, plus what this process recorded a moment ago (its commit may not be visible yet).
    */
-  sync(rows: ChainTxRow[], live: Set<number>): void {
+  sync(rows: SignedTx[], live: Set<number>): void {
     const recent = Date.now() - RECENT_MS;
     for (const [id, u] of this.unmined) if (!live.has(id) && u.at < recent) this.unmined.delete(id);
     for (const r of rows) {

@@ -5,7 +5,7 @@
 // A replacement keeps the same nonce and call; either version may end up mined, so receipts are
 // looked up under every hash a transaction had (receipts.ts).
 import { parseTransaction, type Address, type Hex } from 'viem';
-import type { ChainTxRow } from './outcomes.js';
+import type { SignedTx } from './outcomes.js';
 import { COLLECTION_DEPLOY_TX, MINT_TX, REWARD_DEPLOY_TX } from './outcomes.js';
 import { signTransaction } from './signing.js';
 import type { Head } from './fees.js';
@@ -39,7 +39,7 @@ export class TxMover {
   constructor(private readonly res: ChainResources) {}
 
   /** The confirmed nonce of every account with unmined transactions, read once per block. */
-  async readAccountNonces(rows: ChainTxRow[]): Promise<void> {
+  async readAccountNonces(rows: SignedTx[]): Promise<void> {
     const accounts = new Set(rows.filter((r) => r.status === 'sent' || r.status === 'signed').map((r) => r.from_address));
     await Promise.all(
       [...accounts].map(async (a) => {
@@ -70,7 +70,7 @@ export class TxMover {
    * higher fees. Any other the node no longer knows (dropped from its pool) is sent again at its nonce;
    * one the node keeps refusing while it blocks its account has its nonce filled.
    */
-  async keepMoving(row: ChainTxRow, head: Head, isNew: boolean): Promise<void> {
+  async keepMoving(row: SignedTx, head: Head, isNew: boolean): Promise<void> {
     const { answers } = this.res;
     if (answers.repriceNext.delete(row.id)) return void (await this.replace(row, 'refused as underpriced'));
     if (!isNew) return;
@@ -100,14 +100,14 @@ export class TxMover {
   }
 
   /** Next in its account's line, and refused by the node (for what it is, not an outage) time after time. */
-  blocksItsAccount(row: ChainTxRow): boolean {
+  blocksItsAccount(row: SignedTx): boolean {
     return (
       FILLABLE.has(row.kind) && this.accountNonce.get(row.from_address)?.n === row.nonce && (this.res.answers.refusals.get(row.id) ?? 0) >= REFUSALS_BEFORE_FILL
     );
   }
 
   /** Whether the node has the transaction under its current hash (in its pool or mined). */
-  private async nodeHas(row: ChainTxRow): Promise<boolean> {
+  private async nodeHas(row: SignedTx): Promise<boolean> {
     const tx = await this.res.client.request({ method: 'eth_getTransactionByHash', params: [row.hash as Hex] }).catch(() => undefined);
     return tx !== null; // an error is not proof it is gone
   }
@@ -119,7 +119,7 @@ export class TxMover {
    * transaction sent more than HELD_MS ago without a receipt gets the node to mine (at most once per
    * HELD_MS). Other chains produce blocks on their own.
    */
-  async mineIfHeld(row: ChainTxRow): Promise<void> {
+  async mineIfHeld(row: SignedTx): Promise<void> {
     if (!this.res.embedded) return;
     const now = Date.now();
     if (now - (this.res.answers.sentAt.get(row.id) ?? now) < HELD_MS || now - this.minedAt < HELD_MS) return;
@@ -134,7 +134,7 @@ export class TxMover {
    * has waited longer than CHAIN_STUCK_SECONDS while it is next in line for its account (so it blocks
    * every later one) is replaced with higher fees.
    */
-  async bumpIfStuck(row: ChainTxRow, accountNonces: Map<string, Promise<number>>): Promise<void> {
+  async bumpIfStuck(row: SignedTx, accountNonces: Map<string, Promise<number>>): Promise<void> {
     if (Date.now() - row.updated_at < this.res.stuckMs) return;
     if (!accountNonces.has(row.from_address))
       accountNonces.set(row.from_address, this.res.client.getTransactionCount({ address: row.from_address as Address, blockTag: 'latest' }));
@@ -147,7 +147,7 @@ export class TxMover {
    * 10 %) or to the current offer when that is higher, never above the ceiling (when the ceiling leaves
    * no room for the raise, it waits as it is).
    */
-  async replace(row: ChainTxRow, reason: string): Promise<boolean> {
+  async replace(row: SignedTx, reason: string): Promise<boolean> {
     const old = parseTransaction(row.raw as Hex);
     const fees = repriceFees(feesOf(row), this.res.fees.offer(), this.res.ceiling);
     if (!fees) return false;
@@ -159,18 +159,13 @@ export class TxMover {
    * account's later transactions can then be mined. Its outcome handler sees a receipt without the
    * call's effects and does what it does for a failed call (a mint is queued again).
    */
-  async fillNonce(row: ChainTxRow, reason: string): Promise<boolean> {
+  async fillNonce(row: SignedTx, reason: string): Promise<boolean> {
     const fees = repriceFees(feesOf(row), this.res.fees.offer(), this.res.ceiling);
     if (!fees) return false;
     return this.resign(row, { to: row.from_address as Address, data: '0x', gas: 21_000n, value: 0n }, fees, `nonce filled: ${reason}`);
   }
 
-  private async resign(
-    row: ChainTxRow,
-    call: { to: Address | undefined; data: Hex; gas: bigint; value: bigint },
-    fees: Fees,
-    reason: string,
-  ): Promise<boolean> {
+  private async resign(row: SignedTx, call: { to: Address | undefined; data: Hex; gas: bigint; value: bigint }, fees: Fees, reason: string): Promise<boolean> {
     const signer = this.res.signers().find((a) => a.address.toLowerCase() === row.from_address);
     if (!signer) return false;
     const { raw, hash } = await signTransaction(signer, { type: 'eip1559', chainId: this.res.chainId, nonce: row.nonce, ...call, ...fees });

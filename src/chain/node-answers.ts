@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { classifySendError } from '../domain/fees.js';
 import { isChainUnreachable } from './unreachable.js';
 import type { InFlight } from './in-flight.js';
-import type { ChainTxRow } from './outcomes.js';
+import type { SignedTx } from './outcomes.js';
 
 /**
  * What a refusal means for the broadcast it came in: `sent` the node has the transaction (or its
@@ -35,14 +35,14 @@ export class NodeAnswers {
   ) {}
 
   /** The node took the transaction. */
-  accepted(row: ChainTxRow): void {
+  accepted(row: SignedTx): void {
     this.sentAt.set(row.id, Date.now());
     this.refusals.delete(row.id);
     this.inFlight.accepted(row.from_address);
   }
 
   /** The node refused the transaction with `err`: remembers what the tracker must do about it. */
-  refused(row: ChainTxRow, err: unknown): Refusal {
+  refused(row: SignedTx, err: unknown): Refusal {
     const msg = errMessage(err);
     const refusal = classifySendError(msg);
     const at = { tx: row.id, kind: row.kind, nonce: row.nonce, from: row.from_address, err: msg };

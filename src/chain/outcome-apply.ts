@@ -6,7 +6,7 @@ import type { TransactionReceipt } from 'viem';
 import type { Db, Tx } from '../store/db.js';
 import { CANCELLED_REASON } from './cancel.js';
 import { errMessage } from './node-answers.js';
-import type { ChainTxRow, OutcomeHandler, OutcomeHandlers, OutcomeKind } from './outcomes.js';
+import type { OutcomeHandler, OutcomeHandlers, OutcomeKind, SignedTx } from './outcomes.js';
 
 /** What the tracker found of a transaction; the receipt is null when it was not looked up yet. */
 export interface TxOutcome {
@@ -16,7 +16,7 @@ export interface TxOutcome {
 }
 
 /** What a receipt says about a recorded transaction, as its row stores it. */
-export type MinedFacts = Pick<ChainTxRow, 'hash' | 'status' | 'block_number' | 'block_hash' | 'gas_used' | 'contract_address' | 'error' | 'updated_at'>;
+export type MinedFacts = Pick<SignedTx, 'hash' | 'status' | 'block_number' | 'block_hash' | 'gas_used' | 'contract_address' | 'error' | 'updated_at'>;
 
 export class OutcomeApplier {
   private handlers: OutcomeHandlers | null = null;
@@ -26,7 +26,7 @@ export class OutcomeApplier {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-    private readonly receiptFor: (row: ChainTxRow) => Promise<TransactionReceipt | null>,
+    private readonly receiptFor: (row: SignedTx) => Promise<TransactionReceipt | null>,
   ) {}
 
   /** The handlers, one per kind; until they are given, outcomes wait unapplied for a later pass. */
@@ -40,7 +40,7 @@ export class OutcomeApplier {
    * marks the outcome applied, unless another worker marked it first. A failure leaves the row for the
    * next pass. `mined`: the facts of a receipt this pass found, written by that same transaction.
    */
-  async apply(row: ChainTxRow, found: TxOutcome, mined?: MinedFacts): Promise<void> {
+  async apply(row: SignedTx, found: TxOutcome, mined?: MinedFacts): Promise<void> {
     if (!this.handlers) {
       // Start-up: applied on a later pass, never dropped.
       if (mined) await this.recordMined(row.id, mined);
@@ -59,7 +59,7 @@ export class OutcomeApplier {
     try {
       const receipt = found.receipt ?? (await this.receiptFor(row));
       const seen = mined ? { ...row, ...mined } : row;
-      const effect = await handler({ row: seen, payload: JSON.parse(row.payload), ok: found.ok, receipt, reason: found.reason });
+      const effect = await handler({ row: seen, payload: JSON.parse(await this.payloadOf(row.id)), ok: found.ok, receipt, reason: found.reason });
       const after = await this.db.transaction().execute(async (tx) => ((await claimOutcome(tx, row.id, mined)) ? effect(tx) : undefined));
       if (after) after();
     } catch (err) {
@@ -67,6 +67,12 @@ export class OutcomeApplier {
       // The receipt's facts at least: a mined transaction is not broadcast again while its outcome waits.
       if (mined) await this.recordMined(row.id, mined).catch(() => {});
     }
+  }
+
+  /** What the transaction was recorded for: read here, once, not with the rows the tracker reads every block. */
+  private async payloadOf(id: number): Promise<string> {
+    const r = await this.db.selectFrom('chain_txs').select('payload').where('id', '=', id).executeTakeFirstOrThrow();
+    return r.payload;
   }
 
   private async recordMined(id: number, mined: MinedFacts): Promise<void> {

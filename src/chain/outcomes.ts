@@ -11,6 +11,11 @@ import type { Action } from '../domain/lifecycle.js';
 
 /** A recorded chain transaction (`chain_txs`). */
 export type ChainTxRow = Selectable<ChainTxTable>;
+/**
+ * A recorded transaction as the tracker follows it: its payload is read only when its outcome is applied
+ * (a mint's runs to tens of KB, and the tracker reads its rows every block).
+ */
+export type SignedTx = Omit<ChainTxRow, 'payload'>;
 
 export interface MintItem {
   asset_uid: string;
@@ -116,7 +121,7 @@ export const ITEM_URI_TX = 'item.uri' satisfies OutcomeKind;
 
 /** A mined, reverted or dropped transaction, as its handler sees it. */
 export interface Outcome<K extends OutcomeKind> {
-  row: ChainTxRow;
+  row: SignedTx;
   payload: OutcomePayloads[K];
   ok: boolean;
   /**

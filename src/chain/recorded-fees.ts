@@ -2,13 +2,13 @@
 // row keeps only the bytes, and both the in-flight limits and the repricing need these numbers.
 import { parseTransaction, type Hex } from 'viem';
 import type { Fees } from '../domain/fees.js';
-import type { ChainTxRow } from './outcomes.js';
+import type { SignedTx } from './outcomes.js';
 
 /** Kept per hash: a hash's signed bytes never change, and the tracker asks for them every pass. */
 const parsedFees = new Map<string, Fees & { gas: bigint }>();
 
 /** What a recorded transaction offers, and its gas limit. */
-export function feesOf(row: ChainTxRow): Fees & { gas: bigint } {
+export function feesOf(row: SignedTx): Fees & { gas: bigint } {
   let f = parsedFees.get(row.hash);
   if (!f) {
     const t = parseTransaction(row.raw as Hex);
@@ -20,6 +20,6 @@ export function feesOf(row: ChainTxRow): Fees & { gas: bigint } {
 }
 
 /** A recorded transaction's gas limit. */
-export function gasOf(row: ChainTxRow): bigint {
+export function gasOf(row: SignedTx): bigint {
   return feesOf(row).gas;
 }

@@ -4,13 +4,14 @@
 // outcome: the transaction stays unfinal until a receipt is found or the reconciler (reconciler.ts)
 // proves which transaction holds its nonce.
 import type { Logger } from 'pino';
-import type { ChainTxRow, OutcomeHandlers } from './outcomes.js';
+import type { OutcomeHandlers, SignedTx } from './outcomes.js';
 import { CANCELLED_REASON, cancelledByOperator } from './cancel.js';
 import type { Head } from './fees.js';
 import { OutcomeApplier, minedFacts } from './outcome-apply.js';
 import { lookUpReceipt, receiptOrNull } from './receipts.js';
 import { UNHANDLED } from './unhandled.js';
 import { TxMover } from './mover.js';
+import { SignedBytes, TRACKED_COLUMNS } from './signed-bytes.js';
 import type { ChainResources } from './resources.js';
 
 /** A sent transaction the node does not answer for is sent again after this long (a lost answer, a restarted node). */
@@ -24,12 +25,14 @@ export class ChainTracker {
   /** The block of the last pass: the per-block rules run once per block. */
   private trackedBlock = -1;
   private readonly outcomes: OutcomeApplier;
+  private readonly signedBytes: SignedBytes;
   readonly mover: TxMover;
   private readonly log: Logger;
 
   constructor(private readonly res: ChainResources) {
     this.log = res.log;
     this.mover = new TxMover(res);
+    this.signedBytes = new SignedBytes(res.db);
     this.outcomes = new OutcomeApplier(res.db, res.log, (row) => receiptOrNull(res.client, row));
   }
 
@@ -40,15 +43,17 @@ export class ChainTracker {
   /** One pass over the chain's unhandled transactions. Returns their ids (what is still followed). */
   async trackOnce(): Promise<Set<number>> {
     const { db, chainId, inFlight, broadcaster } = this.res;
-    const rows = await db
+    // Without payloads (read when an outcome is applied) and signed bytes (read once per hash).
+    const tracked = await db
       .selectFrom('chain_txs')
-      .selectAll()
+      .select(TRACKED_COLUMNS)
       .where('handled', '=', UNHANDLED)
       .where('chain_id', '=', chainId)
       .orderBy('from_address')
       .orderBy('nonce')
       .limit(500)
       .execute();
+    const rows = await this.signedBytes.complete(tracked);
     const live = this.countInFlight(rows);
     // The head is read while anything is in flight (or waits for confirmations); outcomes of mined
     // transactions alone need no block.
@@ -70,7 +75,7 @@ export class ChainTracker {
   }
 
   /** Broadcasts what the node should have and may not: new, or sent long ago without an answer. */
-  private async sendUnsent(rows: ChainTxRow[], head: Head): Promise<void> {
+  private async sendUnsent(rows: SignedTx[], head: Head): Promise<void> {
     const { answers, inFlight, broadcaster } = this.res;
     const { sentAt, resendAccount } = answers;
     if (resendAccount.size) {
@@ -79,13 +84,13 @@ export class ChainTracker {
       resendAccount.clear();
     }
     for (const [id, block] of this.heldAt) if (block !== head.number) this.heldAt.delete(id);
-    const waits = (r: ChainTxRow) => broadcaster.queued(r.id) || inFlight.backedOff(r.from_address) || inFlight.isIncluded(r.id) || this.heldAt.has(r.id);
+    const waits = (r: SignedTx) => broadcaster.queued(r.id) || inFlight.backedOff(r.from_address) || inFlight.isIncluded(r.id) || this.heldAt.has(r.id);
     const unsent = rows.filter((r) => !waits(r) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (sentAt.get(r.id) ?? 0) > RESEND_MS)));
     if (unsent.length) await broadcaster.broadcast(unsent);
   }
 
   /** One unhandled transaction: its outcome applied when known, else looked up (once per block) and kept moving. */
-  private async trackRow(row: ChainTxRow, head: Head, isNew: boolean, accountNonces: Map<string, Promise<number>>): Promise<void> {
+  private async trackRow(row: SignedTx, head: Head, isNew: boolean, accountNonces: Map<string, Promise<number>>): Promise<void> {
     if (this.res.broadcaster.queued(row.id)) return; // its broadcast wakes the tracker when it is sent
     if (row.status === 'mined' || row.status === 'reverted') return this.applyRecorded(row);
     // A receipt appears with a block: once per block is enough (a hosted provider counts every call).
@@ -113,12 +118,12 @@ export class ChainTracker {
   }
 
   /** A transaction whose status is final in the record: its outcome is applied (again, if it failed before). */
-  private applyRecorded(row: ChainTxRow): Promise<void> {
+  private applyRecorded(row: SignedTx): Promise<void> {
     return this.outcomes.apply(row, { ok: row.status === 'mined', receipt: null, reason: row.error ?? undefined });
   }
 
   /** A signed or sent transaction the node has no receipt of (under any of its hashes). */
-  private async withoutReceipt(row: ChainTxRow, head: Head, isNew: boolean, accountNonces: Map<string, Promise<number>>): Promise<void> {
+  private async withoutReceipt(row: SignedTx, head: Head, isNew: boolean, accountNonces: Map<string, Promise<number>>): Promise<void> {
     this.res.inFlight.outOfBlock(row); // when it had been seen in a block: reorganised out
     if (row.status === 'signed') {
       // Repriced (or, at the ceiling already, left to wait for the base fee to come down) and sent
@@ -142,7 +147,7 @@ export class ChainTracker {
    * The in-flight counts from the unhandled rows (see InFlight.sync). Per-row memory of transactions
    * no longer unhandled is dropped.
    */
-  private countInFlight(rows: ChainTxRow[]): Set<number> {
+  private countInFlight(rows: SignedTx[]): Set<number> {
     const live = new Set(rows.map((r) => r.id));
     this.res.inFlight.sync(rows, live);
     for (const id of this.lookedUpAt.keys()) if (!live.has(id)) this.lookedUpAt.delete(id);
