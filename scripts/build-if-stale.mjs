@@ -23,11 +23,12 @@ const INPUTS = [
   'scripts/build-contracts.mjs',
   'scripts/build-console.mjs',
   'scripts/bundle-cli.mjs',
+  'scripts/bundle-service.mjs',
   'tsconfig.json',
   'package-lock.json',
 ];
 // What the service needs at run time from the build.
-const OUTPUTS = ['dist/main.js', 'dist/cli/main.js', 'dist/cli/mintworks.js', 'build/contracts', 'build/console/index.html'];
+const OUTPUTS = ['dist/main.js', 'dist/bundle/main-service.js', 'dist/cli/main.js', 'dist/cli/mintworks.js', 'build/contracts', 'build/console/index.html'];
 
 function files(p) {
   if (!existsSync(p)) return [];

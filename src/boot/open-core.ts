@@ -68,4 +68,3 @@ export async function openCore(config: Config, log: Logger, opts: StoreOpening =
   }
   return { store, box, keys, queue: new JobQueue(store.db, store.dialect), homeChainId: await homeChainIdOf(store), custody };
 }
-

@@ -27,6 +27,7 @@ import { SupervisedWorker, YOUNG_GENERATION_MB } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
+import { fromSources, threadEntry } from '../../util/build-paths.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -83,13 +84,13 @@ export function fromWireError(w: WireError): Error {
 }
 
 /**
- * The thread's entry: dist/main-creates-thread.js, or under tsx (the tests run the sources) the .ts file,
+ * The thread's entry (src/util/build-paths.ts), or under tsx (the tests run the sources) the .ts file,
  * loaded after registering tsx in the new thread (a thread does not inherit the loader).
  */
-function threadEntry(): [string | URL, { eval?: boolean }] {
-  if (!import.meta.url.endsWith('.ts')) return [new URL('../../main-creates-thread.js', import.meta.url), {}];
-  const entry = new URL('../../main-creates-thread.ts', import.meta.url).href;
-  return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, { eval: true }];
+function createsEntry(): [string | URL, { eval?: boolean }] {
+  const entry = threadEntry('main-creates-thread');
+  if (!fromSources) return [entry, {}];
+  return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true }];
 }
 
 interface Pending {
@@ -132,7 +133,7 @@ export class CreatesThread implements CreatesWriter {
           rowVersions: rowVersions().buffer,
           writeTurns: writeTurns().buffer,
         };
-        const [entry, how] = threadEntry();
+        const [entry, how] = createsEntry();
         return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       },
       onMessage: (m) => {

@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../../util/errors.js';
+import { BUILD_DIR } from '../../util/build-paths.js';
 
-export const CONSOLE_BUILD_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../build/console');
+export const CONSOLE_BUILD_DIR = path.join(BUILD_DIR, 'console');
 
 /**
  * Scripts, styles and fonts come from this origin only; nothing inline, no eval. Images may also come
