@@ -171,11 +171,24 @@ export function checkHomeChain(home: number, config: Config): number {
   return home;
 }
 
-/** Steps a chain until it is ready or cannot go on without outside help (funds, the node). */
-async function bringUp(rt: ChainRuntime, timeoutMs: number): Promise<void> {
+/**
+ * Steps a chain until it is ready or cannot go on without outside help (funds, the node). The embedded
+ * chain is the service's own: killed or restarting meanwhile (its supervisor starts it again within
+ * seconds, and the workers' thread may start while the main thread's chain does), it is waited for
+ * until the deadline instead of failing the start.
+ */
+export async function bringUp(rt: Pick<ChainRuntime, 'step' | 'spec' | 'waitingFor' | 'forwarderAddress'>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await rt.step()) return;
+    const ready = await rt.step().catch((err: unknown) => {
+      if (!rt.spec.embedded || err instanceof WrongChainError || Date.now() > deadline) throw err;
+      return null; // the node did not answer: tried again below
+    });
+    if (ready) return;
+    if (ready === null) {
+      await new Promise((r) => setTimeout(r, 200));
+      continue;
+    }
     // Waiting for the forwarder's deployment is progress; an unfunded account is not.
     if (rt.waitingFor !== 'deploying the forwarder') return;
     if (Date.now() > deadline)
