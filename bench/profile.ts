@@ -42,7 +42,8 @@ for (const db of files.length ? [] : dbsFromArgs()) {
   await api.get(`/deposit?user_uid=${user}&collection_uid=${demo.collection}`);
   await proc.stop();
   process.env.BENCH_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${profDir}`;
-  proc = await launchService({ ...se.env, ...extra });
+  // The compiled tree, not the bundle (src/main.ts): the summary attributes time by file and package.
+  proc = await launchService({ ...se.env, ...extra, MINTWORKS_FROM_TREE: '1' });
   delete process.env.BENCH_NODE_ARGS;
   const svc = { base: proc.base, api, apiKey: demo.apiKey, token: demo.token, collection: demo.collection };
   try {

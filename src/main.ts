@@ -3,11 +3,12 @@
 // workers'); each thread holding every module's source, records and namespace cost about 8 MB of heap
 // apiece, and Node opening, resolving and linking them most of the start. The bundle (dist/bundle/, built
 // by `npm run build`: scripts/bundle-service.mjs) is a few minified files. A build with tsc alone leaves
-// the bundle behind it: then the tree runs, as under tsx (the sources).
+// the bundle behind it: then the tree runs, as under tsx (the sources). MINTWORKS_FROM_TREE=1 runs the
+// tree all the same: a CPU profile then names the files and packages (bench/profile.ts sets it).
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const self = fileURLToPath(import.meta.url);
 const bundle = new URL('./bundle/main-service.js', import.meta.url);
-const bundled = !self.endsWith('.ts') && existsSync(bundle) && statSync(bundle).mtimeMs >= statSync(self).mtimeMs;
+const bundled = process.env.MINTWORKS_FROM_TREE !== '1' && !self.endsWith('.ts') && existsSync(bundle) && statSync(bundle).mtimeMs >= statSync(self).mtimeMs;
 await import(bundled ? bundle.href : './main-service.js');
