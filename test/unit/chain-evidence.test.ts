@@ -2,6 +2,7 @@
 // three answers (found, none, unknown), the holder of an account's nonce read off the chain, and the
 // reconciler's judgement of a transaction whose nonce is used: replaced only when the holder is
 // another transaction, deep enough; its own hash or a missing answer leave it unfinal, saying why.
+import { recordedTx } from '../helpers/chain-txs.js';
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -86,28 +87,7 @@ describe('the reconciler on a used nonce', () => {
     await store.db.insertInto('relayers').values({ address: ACCOUNT, chain_id: 31337, idx: 0, next_nonce: 3, updated_at: 0 }).execute();
   });
 
-  async function sentTx(nonce: number, hash: Hex): Promise<number> {
-    const t = Date.now();
-    const r = await store.db
-      .insertInto('chain_txs')
-      .values({
-        chain_id: 31337,
-        from_address: ACCOUNT,
-        nonce,
-        kind: 'asset.mint',
-        ref: 'x',
-        payload: '{}',
-        raw: '0x',
-        hash,
-        status: 'sent',
-        handled: 0,
-        created_at: t,
-        updated_at: t,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return r.id;
-  }
+  const sentTx = (nonce: number, hash: Hex): Promise<number> => recordedTx(store.db, { from_address: ACCOUNT, nonce, hash });
   const row = (id: number) => store.db.selectFrom('chain_txs').select(['status', 'error', 'awaiting']).where('id', '=', id).executeTakeFirstOrThrow();
   function reconciler(n: ReturnType<typeof node>, confirmations = 0) {
     const log = pino({ level: 'silent' });

@@ -8,6 +8,7 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SignedBytes, TRACKED_COLUMNS, type TrackedRow } from '../../src/chain/signed-bytes.js';
 import { tempDir } from '../helpers/env.js';
+import { recordedTx } from '../helpers/chain-txs.js';
 
 const CHAIN = 31337;
 
@@ -21,27 +22,8 @@ describe('the tracker signed bytes', () => {
   after(() => store.close());
 
   async function recorded(raw: string): Promise<number> {
-    const t = Date.now();
     const n = ++nonce;
-    const row = await store.db
-      .insertInto('chain_txs')
-      .values({
-        chain_id: CHAIN,
-        from_address: '0xabc',
-        nonce: n,
-        kind: 'asset.mint',
-        ref: `r${n}`,
-        payload: '{}',
-        raw,
-        hash: `0xh${n}`,
-        status: 'sent',
-        handled: 0,
-        created_at: t,
-        updated_at: t,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
+    return recordedTx(store.db, { chain_id: CHAIN, nonce: n, ref: `r${n}`, raw, hash: `0xh${n}` });
   }
   const tracked = (ids: number[]): Promise<TrackedRow[]> =>
     store.db.selectFrom('chain_txs').select(TRACKED_COLUMNS).where('id', 'in', ids).orderBy('nonce').execute();
