@@ -2,7 +2,6 @@
 // (src/http/admin), token metadata and files, the site's root and health, the explorer, metrics, the
 // console, OpenAPI (the document at /openapi.json; its reader at /docs, served with the console).
 // Every failure answers in the error envelope; logs never carry secrets or query strings.
-import { lazyChildLogger } from './kit/lazy-logger.js';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -22,6 +21,7 @@ import { apiGuard } from './kit/guard.js';
 import { Idempotency } from './kit/idempotency.js';
 import { bodyText, parseJsonBody } from './kit/json-body.js';
 import { badUrl, clientErrorHandler, closingGuard, errorHandler, frameworkErrors, isUtf8Url, notFound, redactQuery } from './kit/envelope.js';
+import { lazyChildLogger } from './kit/lazy-logger.js';
 
 /** The routes of each server built here, as registered, with their schemas (the tests walk them all: audit, text checks). */
 export const routesOf = new WeakMap<object, RouteOptions[]>();
@@ -113,7 +113,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     loggerInstance: deps.logger.child({ component: 'http' }) as any,
     // Fastify's own request lines would carry raw URLs (query strings hold secrets): we log our own.
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyChildLogger,
+    childLoggerFactory: lazyChildLogger, // a request's logger is made when it first logs
     routerOptions: { ignoreDuplicateSlashes: true, ignoreTrailingSlash: false },
     bodyLimit: 1024 * 1024,
     // X-Forwarded-For is believed only from the configured proxies: anyone else could forge it to

@@ -2,7 +2,7 @@
 // (dist/util/…), as a bundle (the service's in dist/bundle/, the CLI's in dist/cli/) or, under tsx, as
 // the sources (src/util/…): each two levels under the checkout, so the root is two levels up from all.
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -18,6 +18,6 @@ export const fromSources = import.meta.url.endsWith('.ts');
 
 /** A thread's entry module: beside this code in the bundle, else in dist/ (or src/ for the sources). */
 export function threadEntry(name: 'main-workers-thread' | 'main-creates-thread'): URL {
-  if (fromSources) return new URL(`file://${path.join(root, 'src', `${name}.ts`)}`);
-  return new URL(`file://${path.join(root, 'dist', inServiceBundle ? 'bundle' : '', `${name}.js`)}`);
+  if (fromSources) return pathToFileURL(path.join(root, 'src', `${name}.ts`));
+  return pathToFileURL(path.join(root, 'dist', inServiceBundle ? 'bundle' : '', `${name}.js`));
 }
