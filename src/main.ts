@@ -1,10 +1,11 @@
 // `npm start`: the service (main-service.ts), run from its bundle when that is current. The compiled
-// tree and its packages are about 1,400 modules, loaded once per thread (the API's, the creates' and the
-// workers'); each thread holding every module's source, records and namespace cost about 8 MB of heap
-// apiece, and Node opening, resolving and linking them most of the start. The bundle (dist/bundle/, built
-// by `npm run build`: scripts/bundle-service.mjs) is a few minified files. A build with tsc alone leaves
-// the bundle behind it: then the tree runs, as under tsx (the sources). MINTWORKS_FROM_TREE=1 runs the
-// tree all the same: a CPU profile then names the files and packages (bench/profile.ts sets it).
+// tree and its packages are about 1,400 modules, loaded once per thread (the API's, the creates' and
+// the workers'); every module's source, record and namespace cost the API's and the workers' threads
+// about 10 MB of heap apiece, and Node opening, resolving and linking them most of a start. The bundle
+// (dist/bundle/, built by `npm run build`: scripts/bundle-service.mjs) is a few minified files. A build
+// with tsc alone leaves the bundle behind it: then the tree runs, as under tsx (the sources).
+// MINTWORKS_FROM_TREE=1 runs the tree all the same: a CPU profile then names the files and packages
+// (bench/profile.ts sets it).
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
