@@ -260,15 +260,18 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
   const first = await assetOfApp(ctx, appUid, assetUid);
   if (!first) throw ApiError.notFound('Asset');
   const explorer = chainOf(ctx.installation, first.chain_id).explorer;
-  const [transfers, burns, editTxs, mintTx] = await Promise.all([
+  const [transfers, burns, editTxs] = await Promise.all([
     transfersOf(ctx, first.uid),
     burnsOf(ctx, first.uid),
     ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.edit').where('ref', '=', first.uid).execute(),
-    first.mint_tx_id === null ? Promise.resolve(undefined) : chainTxById(ctx, first.mint_tx_id),
   ]);
   // The asset again, after its transfers and burns: a transfer that finished between the two reads
   // (its commit changes both) would show as done beside the old owner. (Gone meanwhile: the first read.)
   const a = (await assetOfApp(ctx, appUid, assetUid)) ?? first;
+  // The mint's transaction after the asset: the outcome that marks the asset minted marks its transaction
+  // mined in the same commit, so read after, it is never behind the asset (read before, a mint applied
+  // in between showed a minted asset beside a transaction still "sent").
+  const mintTx = a.mint_tx_id === null ? undefined : await chainTxById(ctx, a.mint_tx_id);
   const transactions = await assetTransactions(ctx, explorer, { transfers, burns, editTxs, mintTx });
   const history = assetHistory(a, { transfers, burns, editTxs, mintTx });
 
