@@ -100,11 +100,17 @@ export async function allocateForwarderNonce(tx: Tx, chainId: number, user: Addr
     .executeTakeFirst();
   if (row) return BigInt(row.next_nonce) - 1n;
   const start = await readChainNonce();
-  await tx
+  // Another transaction may have counted this user's first nonce meanwhile (two batches of one user's
+  // actions): its count then goes on, as the update above would have, instead of failing on the key.
+  const counted = await tx
     .insertInto('forwarder_nonces')
     .values({ chain_id: chainId, address, next_nonce: Number(start) + 1, updated_at: Date.now() })
-    .execute();
-  return start;
+    .onConflict((oc) =>
+      oc.columns(['chain_id', 'address']).doUpdateSet((eb) => ({ next_nonce: eb('forwarder_nonces.next_nonce', '+', 1), updated_at: Date.now() })),
+    )
+    .returning('next_nonce')
+    .executeTakeFirstOrThrow();
+  return BigInt(counted.next_nonce) - 1n;
 }
 
 /** After a request was skipped (wrong nonce), start again from the chain's count. */

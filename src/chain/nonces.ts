@@ -28,6 +28,8 @@ export async function allocateNonce(tx: Tx, client: PublicClient, chainId: numbe
       .where('from_address', '=', from)
       .executeTakeFirst();
     const start = Math.max(onChain, recorded?.n == null ? 0 : Number(recorded.n) + 1);
+    // A plain insert, not an upsert: two processes counting the deployer's first nonce at once are two
+    // recording the forwarder's deployment (forwarder-bootstrap.ts), and the key refuses the second.
     await tx
       .insertInto('relayers')
       .values({ address: from, chain_id: chainId, idx: -1, next_nonce: start + 1, updated_at: Date.now() })

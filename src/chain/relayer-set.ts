@@ -107,17 +107,20 @@ export class RelayerSet {
 /**
  * Registers a chain's first `count` relayers (an upsert: processes starting together may race here).
  * A chain never rotated has the first RELAYER_COUNT relayers (raising the setting adds some); once
- * rotated, its set is the database's alone.
+ * rotated, its set is the database's alone. One statement: another process reading the set meanwhile
+ * sees all of them or none (a part would be taken as the whole set until its next reading, and /health
+ * would list only that part's accounts to fund).
  */
 export async function registerRelayers(db: Db, keys: KeyRing, chainId: number, count: number): Promise<void> {
+  if (count <= 0) return;
   const rotated = await db.selectFrom('relayer_rotations').select('id').where('chain_id', '=', chainId).executeTakeFirst();
   if (rotated) return;
   const t = Date.now();
-  for (let i = 0; i < count; i++) {
-    await db
-      .insertInto('relayers')
-      .values({ address: keys.relayer(i).address.toLowerCase(), chain_id: chainId, idx: i, next_nonce: 0, updated_at: t })
-      .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
-      .execute();
-  }
+  await db
+    .insertInto('relayers')
+    .values(
+      Array.from({ length: count }, (_, i) => ({ address: keys.relayer(i).address.toLowerCase(), chain_id: chainId, idx: i, next_nonce: 0, updated_at: t })),
+    )
+    .onConflict((oc) => oc.columns(['chain_id', 'address']).doNothing())
+    .execute();
 }

@@ -172,6 +172,7 @@ export class JobQueue {
       .updateTable('jobs')
       .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
       .where('id', '=', jobId)
+      .where('status', '=', 'running') // only a job still running (see fail)
       .execute();
   }
 
@@ -183,10 +184,16 @@ export class JobQueue {
       .updateTable('jobs')
       .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
       .where('id', 'in', jobIds)
+      .where('status', '=', 'running') // only a job still running (see fail)
       .execute();
   }
 
-  /** Records a failure; schedules a retry with backoff, or marks the job failed for good. Returns true when final. */
+  /**
+   * Records a failure; schedules a retry with backoff, or marks the job failed for good. Returns true when
+   * final. Only a job still running is touched: a handler that committed part of its batch (a group's
+   * transaction, its jobs completed in it) and then threw has its whole batch failed by the worker, and
+   * a completed job put back would be carried out a second time.
+   */
   async fail(job: Job, error: string): Promise<boolean> {
     const t = this.now();
     const final = job.attempts >= job.maxAttempts;
@@ -200,6 +207,7 @@ export class JobQueue {
         updated_at: t,
       })
       .where('id', '=', job.id)
+      .where('status', '=', 'running') // a job completed before the batch threw stays done
       .execute();
     return final;
   }

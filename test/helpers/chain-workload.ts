@@ -282,7 +282,12 @@ export async function assertChainAgrees(db: Db, nodeUrl: string, w: WorkloadResu
         problems.push(`tx ${f.id} (${f.kind}) recorded reverted (${f.error}), mined with status 1 as ${hash}`);
     }
   }
-  const open = await db.selectFrom('chain_txs').select(['id', 'kind', 'status']).where('handled', '=', 0).execute();
+  // What a failure needs to be followed in the logs: the action (ref), the account, the nonce and the hashes.
+  const open = await db
+    .selectFrom('chain_txs')
+    .select(['id', 'kind', 'status', 'ref', 'from_address', 'nonce', 'hash', 'prior_hashes', 'created_at', 'updated_at'])
+    .where('handled', '=', 0)
+    .execute();
   if (open.length) problems.push(`${open.length} transactions still without an outcome: ${JSON.stringify(open.slice(0, 5))}`);
   assert.deepEqual(problems, [], `the record and the chain disagree:\n${problems.join('\n')}`);
 }

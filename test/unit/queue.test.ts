@@ -84,6 +84,27 @@ describe('job queue (SQLite)', () => {
     assert.deepEqual(await q.claim('asset.prepare', 100, 'w3', 5000), []);
   });
 
+  it('a failure or an outage after part of a batch completed puts back only the jobs still running', async () => {
+    // A handler that commits part of its batch (one group's transaction) and then throws: the worker
+    // fails or defers the whole batch. The part already done must stay done, or it runs a second time.
+    for (const ref of ['done-then-failed', 'failed', 'done-then-deferred', 'deferred'])
+      await q.enqueue(store.db, { kind: 'item.forward', ref, payload: { action: 'burn' } });
+    const jobs = await q.claim('item.forward', 4, 'w', 5000);
+    const byRef = new Map(jobs.map((j) => [j.ref, j]));
+    await q.completeMany(store.db, [byRef.get('done-then-failed')!.id, byRef.get('done-then-deferred')!.id]);
+    for (const ref of ['done-then-failed', 'failed']) await q.fail(byRef.get(ref)!, 'boom');
+    for (const ref of ['done-then-deferred', 'deferred']) await q.defer(store.db, byRef.get(ref)!.id, 0);
+    await q.deferMany(store.db, [byRef.get('done-then-deferred')!.id], 0);
+    now += 60_000;
+    const again = await q.claim('item.forward', 10, 'w', 5000);
+    assert.deepEqual(again.map((j) => j.ref).sort(), ['deferred', 'failed']);
+    const statuses = await store.db.selectFrom('jobs').select(['ref', 'status']).where('kind', '=', 'item.forward').orderBy('ref').execute();
+    assert.deepEqual(
+      statuses.filter((r) => r.ref.startsWith('done')).map((r) => r.status),
+      ['done', 'done'],
+    );
+  });
+
   it('wakeGroup makes a waiting group due now', async () => {
     await q.enqueue(store.db, { kind: 'asset.mint', ref: 'm', groupKey: 'user-1', runAt: now + 60_000, payload: { round: 1 } });
     assert.deepEqual(await q.claim('asset.mint', 1, 'w', 5000), []);
