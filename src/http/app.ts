@@ -88,6 +88,19 @@ function areaOf(url: string): 'v1' | 'admin' | null {
   return null;
 }
 
+/** A line per answered request (ours: Fastify's own would carry raw URLs, and query strings hold secrets). */
+function logRequests(app: FastifyInstance<any, any, any, any, any>): void {
+  // Callback-style: an async hook costs every request a promise.
+  app.addHook('onResponse', (req, reply, done) => {
+    // Probes and the console's polling would drown the rest: their requests are logged at debug.
+    const level = quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500 ? 'debug' : 'info';
+    // The line is not built for nobody (LOG_LEVEL=warn under load).
+    if ((req.log as Logger).isLevelEnabled(level))
+      req.log[level]({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    done();
+  });
+}
+
 // Long: hooks and scopes are registered in the order a request passes them.
 export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   const { ctx } = deps;
@@ -128,9 +141,9 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   listRoutes(app);
   app.addHook('preClose', closing.preClose);
-  app.addHook('onRequest', closing.onRequest);
-  // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).
   app.addHook('onRequest', async (req, reply) => {
+    if (closing.closing()) return closing.refuse(reply);
+    // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).
     if (isUtf8Url(req.url)) return;
     await areaGuard(req, reply);
     throw badUrl();
@@ -148,12 +161,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     }
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    // Probes and the console's polling would drown the rest: their requests are logged at debug.
-    const level = quietRequest(req.method, req.routeOptions?.url ?? '') && reply.statusCode < 500 ? 'debug' : 'info';
-    if (!(req.log as Logger).isLevelEnabled(level)) return; // the line is not built for nobody (LOG_LEVEL=warn under load)
-    req.log[level]({ method: req.method, url: redactQuery(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  logRequests(app);
 
   app.setErrorHandler(errorHandler(idempotency));
   app.setNotFoundHandler(async () => {

@@ -44,13 +44,15 @@ export async function metricsRoutes(
   // One child per label set, found by a string key: prom-client would hash the label object on every
   // observation. The sets are few (routes × methods × statuses).
   const series = new Map<string, { observe(v: number): void }>();
-  app.addHook('onResponse', async (req, reply) => {
+  // Callback-style: an async hook costs every request a promise.
+  app.addHook('onResponse', (req, reply, done) => {
     // The route template, never the raw URL: no uids or query strings (secrets) in label values.
     const route = req.routeOptions?.url ?? 'unmatched';
     const key = `${req.method} ${reply.statusCode} ${route}`;
     let child = series.get(key);
     if (!child) series.set(key, (child = latency.labels({ method: req.method, route, status: String(reply.statusCode) })));
     child.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   new Gauge({

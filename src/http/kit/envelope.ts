@@ -171,8 +171,9 @@ export function closingGuard() {
     preClose: async () => {
       closing = true;
     },
-    onRequest: async (_req: FastifyRequest, reply: FastifyReply) => {
-      if (!closing) return;
+    closing: () => closing,
+    /** The answer to a request that arrives while the server is closing. */
+    refuse: (reply: FastifyReply) => {
       reply.header('connection', 'close').header('retry-after', '1');
       return reply.code(503).send(errorBody('unavailable', 'The service is shutting down: retry shortly.'));
     },

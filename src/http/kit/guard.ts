@@ -54,7 +54,7 @@ export function apiGuard(resolver: ApiKeyResolver, counters: WindowCounters | nu
         }
       }
       if (!creds) throw missing;
-      app = { creds, key: await verifyCredentials(resolver, creds) };
+      app = { creds, key: knownGood(resolver, creds) ?? (await verifyCredentials(resolver, creds)) };
     } catch (err) {
       if (authFailures > 0 && err instanceof ApiError && err.status === 401) {
         counters!.hit(address);

@@ -32,9 +32,8 @@ export class Idempotency {
 
   constructor(private readonly ctx: Ctx) {}
 
-  /** onRequest, after authentication: the header's syntax. */
-  readonly checkHeader = async (req: FastifyRequest): Promise<void> => {
-    if (req.method !== 'POST' && req.method !== 'PUT') return;
+  /** Before routing, after authentication, for a POST or PUT: the header's syntax. */
+  readonly checkHeader = (req: FastifyRequest): void => {
     const v = req.headers[HEADER];
     if (v === undefined) return;
     if (typeof v !== 'string' || !KEY_SYNTAX.test(v)) {

@@ -36,16 +36,23 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
   await app.register(
     async (v1) => {
       documentArea(v1, V1_DOCS);
-      // Before routing (unknown paths included): credentials and rate limits.
-      v1.addHook('onRequest', deps.guard);
-      // Bodies are JSON: anything else is refused before it could be misread as an empty object.
-      v1.addHook('onRequest', async (req: FastifyRequest) => {
-        if ((req.method === 'POST' || req.method === 'PUT') && req.headers['content-type'] && !/^application\/json\b/i.test(req.headers['content-type'])) {
-          throw ApiError.of('unsupported_media_type');
-        }
+      // Before routing (unknown paths included), in this order: credentials and rate limits; then, for
+      // a write, its body's type and its Idempotency-Key's syntax. One hook: each hook is a promise and
+      // a turn of the event loop's microtasks on every request, reads included.
+      v1.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+        await deps.guard(req, reply);
+        if (req.method !== 'POST' && req.method !== 'PUT') return;
+        // Bodies are JSON: anything else is refused before it could be misread as an empty object.
+        const type = req.headers['content-type'];
+        if (type && !/^application\/json\b/i.test(type)) throw ApiError.of('unsupported_media_type');
+        deps.idempotency.checkHeader(req);
       });
-      v1.addHook('onRequest', deps.idempotency.checkHeader);
-      v1.addHook('preValidation', deps.idempotency.begin);
+      // Replay, refuse or record: only writes carry an Idempotency-Key, so only their routes run it.
+      v1.addHook('onRoute', (route) => {
+        const methods = ([] as string[]).concat(route.method);
+        if (!methods.includes('POST') && !methods.includes('PUT')) return;
+        route.preValidation = [...([] as any[]).concat(route.preValidation ?? []), deps.idempotency.begin];
+      });
       v1.setNotFoundHandler(async () => {
         throw notFound();
       });
