@@ -17,7 +17,19 @@ const inServiceBundle = path.basename(here) === 'bundle';
 export const fromSources = import.meta.url.endsWith('.ts');
 
 /** A thread's entry module: beside this code in the bundle, else in dist/ (or src/ for the sources). */
-export function threadEntry(name: 'main-workers-thread' | 'main-creates-thread'): URL {
+function threadEntry(name: ThreadName): URL {
   if (fromSources) return pathToFileURL(path.join(root, 'src', `${name}.ts`));
   return pathToFileURL(path.join(root, 'dist', inServiceBundle ? 'bundle' : '', `${name}.js`));
+}
+
+type ThreadName = 'main-workers-thread' | 'main-creates-thread';
+
+/**
+ * What `new Worker` is given for a thread: its entry module; from the sources, code that registers tsx
+ * first and then imports it (a thread does not inherit the loader its process was started with).
+ */
+export function threadStart(name: ThreadName): [string | URL, { eval?: boolean }] {
+  const entry = threadEntry(name);
+  if (!fromSources) return [entry, {}];
+  return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true }];
 }

@@ -27,7 +27,7 @@ import { SupervisedWorker, YOUNG_GENERATION_MB } from './supervised-worker.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
-import { fromSources, threadEntry } from '../../util/build-paths.js';
+import { threadStart } from '../../util/build-paths.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -87,12 +87,6 @@ export function fromWireError(w: WireError): Error {
  * The thread's entry (src/util/build-paths.ts), or under tsx (the tests run the sources) the .ts file,
  * loaded after registering tsx in the new thread (a thread does not inherit the loader).
  */
-function createsEntry(): [string | URL, { eval?: boolean }] {
-  const entry = threadEntry('main-creates-thread');
-  if (!fromSources) return [entry, {}];
-  return [`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true }];
-}
-
 interface Pending {
   resolve(r: { uid: string }): void;
   reject(err: unknown): void;
@@ -133,7 +127,7 @@ export class CreatesThread implements CreatesWriter {
           rowVersions: rowVersions().buffer,
           writeTurns: writeTurns().buffer,
         };
-        const [entry, how] = createsEntry();
+        const [entry, how] = threadStart('main-creates-thread');
         return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       },
       onMessage: (m) => {

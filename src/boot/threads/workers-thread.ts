@@ -20,7 +20,7 @@ import { writeTurns } from '../../store/write-turns.js';
 import { SupervisedWorker, YOUNG_GENERATION_MB } from './supervised-worker.js';
 import type { ProviderSnapshot } from '../../chain/providers.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
-import { threadEntry } from '../../util/build-paths.js';
+import { threadStart } from '../../util/build-paths.js';
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -68,12 +68,9 @@ export class WorkersThread {
           writeTurns: writeTurns().buffer,
         };
         // The young generation bounded (V8 would grow it to 48 MB): the workers make short-lived garbage in
-        // bursts (a mint batch's calldata, receipts and rows). 16 MB is the measured balance between memory
-        // and speed: at 8 MB the scavenges of a mint burst took ~12 % of the thread.
-        return new Worker(threadEntry('main-workers-thread'), {
-          workerData: data,
-          resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-        });
+        // bursts (a mint batch's calldata, receipts and rows); see YOUNG_GENERATION_MB.
+        const [entry, how] = threadStart('main-workers-thread');
+        return new Worker(entry, { ...how, workerData: data, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
       },
       onMessage: (m) => {
         if (!m || typeof m !== 'object' || !('providers' in m)) return;
