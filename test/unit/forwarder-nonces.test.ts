@@ -2,31 +2,17 @@
 // databases: consecutive from the chain's count, and on PostgreSQL two transactions that both count the
 // user's first nonce at once (two batches of one user's actions) get two consecutive nonces, neither
 // failing on the table's key.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/store/db.js';
 import { allocateForwarderNonce } from '../../src/chain/forward.js';
-import { openStore } from '../../src/store/open.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
-import { freshPostgres, tempDir } from '../helpers/env.js';
+import { migratedStoreFor } from '../helpers/migrated-store.js';
 
 const CHAIN = 31337;
 const USER = '0x00000000000000000000000000000000000000aa';
 
 for (const db of ['sqlite', 'postgres'] as const) {
   describe(`forwarder nonces (${db})`, () => {
-    let store: Store;
-    let drop = async () => {};
-    before(async () => {
-      const pgdb = db === 'postgres' ? await freshPostgres() : null;
-      if (pgdb) drop = pgdb.drop;
-      store = openStore({ databaseUrl: pgdb?.url, dataDir: tempDir() });
-      await migrateToLatest(store);
-    });
-    after(async () => {
-      await store?.close();
-      await drop();
-    });
+    const store = migratedStoreFor(db);
 
     it("counts on from the chain's count, one nonce per action", async () => {
       const user = '0x00000000000000000000000000000000000000bb';

@@ -2,14 +2,14 @@
 // PostgreSQL databases (there as arrays, one per column): the rows read back as given, for several row
 // counts and again from the kept text; several tables in one go (insertRowsTogether); on SQLite the rows
 // in chunks of a few sizes, so that a burst of every group size prepares a few texts.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/store/db.js';
 import { chunkSizes, insertRows, insertRowsTogether } from '../../src/store/inserts.js';
 import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { freshPostgres, tempDir } from '../helpers/env.js';
+import { tempDir } from '../helpers/env.js';
+import { migratedStoreFor } from '../helpers/migrated-store.js';
 
 const job = (ref: string, i: number) => ({
   kind: 'asset.mint',
@@ -26,18 +26,7 @@ const job = (ref: string, i: number) => ({
 
 for (const db of ['sqlite', 'postgres'] as const) {
   describe(`insertRows (${db})`, () => {
-    let store: Store;
-    let drop = async () => {};
-    before(async () => {
-      const pgdb = db === 'postgres' ? await freshPostgres() : null;
-      if (pgdb) drop = pgdb.drop;
-      store = openStore({ databaseUrl: pgdb?.url, dataDir: tempDir() });
-      await migrateToLatest(store);
-    });
-    after(async () => {
-      await store?.close();
-      await drop();
-    });
+    const store = migratedStoreFor(db);
 
     it('inserts every row with its values, for any number of rows, again and again', async () => {
       const batches = [3, 1, 3, 7, 3].map((n, b) => Array.from({ length: n }, (_, i) => job(`${db}-${b}-${i}`, i)));
