@@ -16,13 +16,13 @@ const inServiceBundle = path.basename(here) === 'bundle';
 /** Whether this code runs from the TypeScript sources (tsx: the tests). */
 export const fromSources = import.meta.url.endsWith('.ts');
 
+type ThreadName = 'main-workers-thread' | 'main-creates-thread';
+
 /** A thread's entry module: beside this code in the bundle, else in dist/ (or src/ for the sources). */
 function threadEntry(name: ThreadName): URL {
   if (fromSources) return pathToFileURL(path.join(root, 'src', `${name}.ts`));
   return pathToFileURL(path.join(root, 'dist', inServiceBundle ? 'bundle' : '', `${name}.js`));
 }
-
-type ThreadName = 'main-workers-thread' | 'main-creates-thread';
 
 /**
  * What `new Worker` is given for a thread: its entry module; from the sources, code that registers tsx

@@ -83,10 +83,6 @@ export function fromWireError(w: WireError): Error {
   return err;
 }
 
-/**
- * The thread's entry (src/util/build-paths.ts), or under tsx (the tests run the sources) the .ts file,
- * loaded after registering tsx in the new thread (a thread does not inherit the loader).
- */
 interface Pending {
   resolve(r: { uid: string }): void;
   reject(err: unknown): void;
