@@ -7,6 +7,13 @@ import pg from 'pg';
 
 export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 
+/**
+ * DATABASE_POOL_SIZE of the service processes a multi-process file starts on the shared server: its 100
+ * connections are shared by the files the integration suite runs at once, and four processes at the
+ * default (10 per pool, three pools each) reached ~40 in one file, "too many clients" beside another.
+ */
+export const SHARED_PG_POOL_SIZE = '4';
+
 /** Ports this process has handed out: the OS may give a just-released port again (PORT == ANVIL_PORT). */
 const handedOut = new Set<number>();
 

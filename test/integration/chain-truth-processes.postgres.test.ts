@@ -12,7 +12,7 @@ import path from 'node:path';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
 import { RpcFaultProxy } from '../helpers/rpc-fault-proxy.js';
 import { startService, stopAll } from '../helpers/process-group.js';
-import { freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { freePort, freshPostgres, SHARED_PG_POOL_SIZE, tempDir, waitFor } from '../helpers/env.js';
 import { TEST_FUNDS } from '../helpers/service.js';
 import { assertChainAgrees, assertVerifyClean, LAGGING_SCENARIO, runWorkload } from '../helpers/chain-workload.js';
 import { openStore } from '../../src/store/open.js';
@@ -39,6 +39,7 @@ describe('2 API and 2 worker processes on PostgreSQL behind a lagging provider, 
     const dataDir = tempDir('mintworks-truth-');
     const common = {
       DATABASE_URL: pgdb.url,
+      DATABASE_POOL_SIZE: SHARED_PG_POOL_SIZE,
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       MASTER_KEY: 'cd'.repeat(32),

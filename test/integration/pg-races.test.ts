@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { startService, stopAll } from '../helpers/process-group.js';
-import { ApiClient, freePort, freshPostgres, tempDir, waitFor } from '../helpers/env.js';
+import { ApiClient, freePort, freshPostgres, SHARED_PG_POOL_SIZE, tempDir, waitFor } from '../helpers/env.js';
 import { startPgBouncer, type PgBouncer } from '../helpers/pgbouncer.js';
 import { startExternalNode, type ExternalNode } from '../helpers/external-node.js';
 import { errorLines } from '../helpers/managed-load.js';
@@ -185,8 +185,10 @@ describe('processes racing on one PostgreSQL database', () => {
       const db = await freshPostgres();
       cleanups.push(() => db.drop());
       const name = new URL(db.url).pathname.slice(1);
-      const env: Record<string, string> =
-        through === 'a direct connection' ? { DATABASE_URL: db.url } : { DATABASE_URL: bouncer.urlFor(name), DATABASE_POOL_MODE: 'transaction' };
+      const env: Record<string, string> = {
+        DATABASE_POOL_SIZE: SHARED_PG_POOL_SIZE,
+        ...(through === 'a direct connection' ? { DATABASE_URL: db.url } : { DATABASE_URL: bouncer.urlFor(name), DATABASE_POOL_MODE: 'transaction' }),
+      };
       const children: ChildProcess[] = [];
       let direct: pg.Client | null = null;
       cleanups.push(async () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, PG_BASE, tempDir } from '../helpers/env.js';
+import { freePort, PG_BASE, SHARED_PG_POOL_SIZE, tempDir } from '../helpers/env.js';
 import { SOFTHSM_MODULE } from '../helpers/softhsm.js';
 import { alive, runWalkthroughBlock, walkthroughBlocks, walkthroughPids } from '../helpers/walkthrough.js';
 
@@ -31,6 +31,7 @@ function walkthrough(label: string) {
         MW_PUBLIC_URL: `http://127.0.0.1:${api1}`,
         MW_API_PORTS: `${api1} ${api2}`,
         MW_CHAIN_PORT: String(chainPort),
+        DATABASE_POOL_SIZE: SHARED_PG_POOL_SIZE, // the processes inherit it (the walkthrough's files leave it out)
       };
     },
     run(name: string): Promise<string> {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, http, parseAbi, zeroAddress, type Address } from 'viem';
-import { freePort, PG_BASE, tempDir, waitFor } from '../helpers/env.js';
+import { freePort, PG_BASE, SHARED_PG_POOL_SIZE, tempDir, waitFor } from '../helpers/env.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ASSETS = 1000;
@@ -120,6 +120,7 @@ describe('docs/production.md, run as written', () => {
       MW_PUBLIC_URL: `http://127.0.0.1:${api1}`,
       MW_API_PORTS: `${api1} ${api2}`,
       MW_CHAIN_PORT: String(chainPort),
+      DATABASE_POOL_SIZE: SHARED_PG_POOL_SIZE, // the processes inherit it (the walkthrough's files leave it out)
     };
     const t0 = Date.now();
     for (const name of ['settings', 'postgres', 'secrets', 'env', 'chain']) await run(name);
