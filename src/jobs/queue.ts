@@ -190,14 +190,15 @@ export class JobQueue {
 
   /**
    * Records a failure; schedules a retry with backoff, or marks the job failed for good. Returns true when
-   * final. Only a job still running is touched: a handler that committed part of its batch (a group's
+   * it failed for good here (its handler's `onDead` is then due). Only a job still running is touched: a handler that committed part of its batch (a group's
    * transaction, its jobs completed in it) and then threw has its whole batch failed by the worker, and
-   * a completed job put back would be carried out a second time.
+   * a completed job put back would be carried out a second time. Nor is a job claimed again since this
+   * claim (a handler that outlived its lease): it runs elsewhere now.
    */
   async fail(job: Job, error: string): Promise<boolean> {
     const t = this.now();
     const final = job.attempts >= job.maxAttempts;
-    await this.db
+    const r = await this.db
       .updateTable('jobs')
       .set({
         status: final ? 'failed' : 'queued',
@@ -208,8 +209,9 @@ export class JobQueue {
       })
       .where('id', '=', job.id)
       .where('status', '=', 'running') // a job completed before the batch threw stays done
-      .execute();
-    return final;
+      .where('attempts', '=', job.attempts) // every claim counts one: claimed again since (its lease ran out), it is not ours
+      .executeTakeFirst();
+    return final && Number(r.numUpdatedRows) > 0;
   }
 
   /** Makes waiting jobs of a group due now (e.g. mints waiting for a user's wallet). */

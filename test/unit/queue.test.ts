@@ -92,6 +92,8 @@ describe('job queue (SQLite)', () => {
     const jobs = await q.claim('item.forward', 4, 'w', 5000);
     const byRef = new Map(jobs.map((j) => [j.ref, j]));
     await q.completeMany(store.db, [byRef.get('done-then-failed')!.id, byRef.get('done-then-deferred')!.id]);
+    // Not failed for good by this call either (its handler's onDead would undo what it did).
+    assert.equal(await q.fail({ ...byRef.get('done-then-failed')!, maxAttempts: 1 }, 'boom'), false);
     for (const ref of ['done-then-failed', 'failed']) await q.fail(byRef.get(ref)!, 'boom');
     for (const ref of ['done-then-deferred', 'deferred']) await q.defer(store.db, byRef.get(ref)!.id, 0);
     await q.deferMany(store.db, [byRef.get('done-then-deferred')!.id], 0);
@@ -103,6 +105,18 @@ describe('job queue (SQLite)', () => {
       statuses.filter((r) => r.ref.startsWith('done')).map((r) => r.status),
       ['done', 'done'],
     );
+  });
+
+  it('a handler that outlived its lease cannot fail the job another worker claimed since', async () => {
+    await q.enqueue(store.db, { kind: 'asset.forward', ref: 'slow', payload: { action: 'burn' } });
+    const [mine] = await q.claim('asset.forward', 1, 'w1', 5000);
+    now += 6000; // w1's lease ran out while its handler still ran
+    const [theirs] = await q.claim('asset.forward', 1, 'w2', 5000);
+    assert.equal(theirs.id, mine.id);
+    assert.equal(await q.fail({ ...mine, maxAttempts: 1 }, 'w1 threw at last'), false, 'not failed for good by w1');
+    const row = await store.db.selectFrom('jobs').select(['status', 'locked_by', 'last_error']).where('id', '=', mine.id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'running', locked_by: 'w2', last_error: null });
+    await q.complete(store.db, theirs.id);
   });
 
   it('wakeGroup makes a waiting group due now', async () => {
