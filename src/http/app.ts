@@ -71,7 +71,7 @@ export interface HttpDeps {
 function cachedAssetReads(ctx: Ctx, changes: ChangeFeed | null): AssetJsonCache | null {
   const max = ctx.config.assetCacheEntries;
   if (max === 0 || !changes) return null;
-  return new AssetReads<Buffer>({
+  return new AssetReads<string, Buffer>({
     read: (appUid, uid) => getAssetJson(ctx, appUid, uid),
     readMany: (appUid, uids) => assetJsonByUid(ctx, appUid, uids),
     caughtUp: () => changes.caughtUp(),
@@ -141,12 +141,15 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   listRoutes(app);
   app.addHook('preClose', closing.preClose);
-  app.addHook('onRequest', async (req, reply) => {
-    if (closing.closing()) return closing.refuse(reply);
+  // Callback-style: an async hook costs every request a promise.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (closing.closing()) {
+      closing.refuse(reply); // answered: the request goes no further
+      return;
+    }
     // A query string that is not UTF-8 is refused as a path that is not is (after its area's checks).
-    if (isUtf8Url(req.url)) return;
-    await areaGuard(req, reply);
-    throw badUrl();
+    if (isUtf8Url(req.url)) return done();
+    areaGuard(req, reply).then(() => done(badUrl()), done);
   });
 
   // JSON bodies (src/http/kit/json-body.ts): UTF-8 only, an empty body is {}, amount literals read exactly.

@@ -72,7 +72,7 @@ describe("a user's assets, paged", () => {
   ] as const) {
     it(`pages of ${limit}${cached ? ' (objects from the cache)' : ''}: each asset once, newest first, every page full but the last`, async () => {
       const cache = cached
-        ? new AssetReads<Buffer>({
+        ? new AssetReads<string, Buffer>({
             read: (app, uid) => getAssetJson(ctx, app, uid),
             readMany: (app, uids) => assetJsonByUid(ctx, app, uids),
             caughtUp: () => true,
@@ -99,7 +99,7 @@ describe("a user's assets, paged", () => {
   }
   for (const limit of [7, 1000] as const)
     it(`a holder with nothing on its way, pages of ${limit}, twice (the second from the pages kept whole)`, async () => {
-      const cache = new AssetReads<Buffer>({
+      const cache = new AssetReads<string, Buffer>({
         read: (app, uid) => getAssetJson(ctx, app, uid),
         readMany: (app, uids) => assetJsonByUid(ctx, app, uids),
         caughtUp: () => true,

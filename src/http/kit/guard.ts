@@ -9,7 +9,7 @@
 // Every answer carries x-ratelimit-limit / -remaining / -reset (Unix seconds): the API key's budget,
 // or for a request that did not authenticate, the address's budget of failures.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyResolver } from '../../services/apps/registry.js';
+import type { ApiKeyResolver, ResolvedKey } from '../../services/apps/registry.js';
 import type { Usage, WindowCounters } from '../../services/requests/rate-limits.js';
 import { ApiError } from '../../util/errors.js';
 import { knownGood, readCredentials, verifyCredentials, type Credentials } from './auth.js';
@@ -35,11 +35,30 @@ function tooMany(reply: FastifyReply, u: Usage, message: string): ApiError {
 export function apiGuard(resolver: ApiKeyResolver, counters: WindowCounters | null, limits: Limits) {
   const perKey = counters ? limits.perKey : 0;
   const authFailures = counters ? limits.authFailures : 0;
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  /** A failed authentication counts against its address (and says the address's budget); rethrown. */
+  const failed = (err: unknown, reply: FastifyReply, address: string): never => {
+    if (authFailures > 0 && err instanceof ApiError && err.status === 401) {
+      counters!.hit(address);
+      budgetHeaders(reply, authFailures, counters!.usage(address));
+    }
+    throw err;
+  };
+  /** Authenticated: the key's rate limit, then the request is the App's. */
+  const admit = (req: FastifyRequest, reply: FastifyReply, creds: Credentials, key: ResolvedKey): void => {
+    if (perKey > 0) {
+      const u = counters!.take(`key:${creds.apiKey}`, perKey);
+      budgetHeaders(reply, perKey, u);
+      if (!u.allowed) throw tooMany(reply, u, `Rate limit exceeded: ${perKey} requests per minute for this API key.`);
+    }
+    req.appUid = key.appUid;
+    req.appEnvironment = key.environment;
+  };
+  // A promise only when the credentials need verifying: those this process verified already are
+  // admitted at once (a promise and a turn of the microtasks less on nearly every request).
+  return (req: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
     const address = `ip:${req.ip}`;
-    let app;
+    let creds: Credentials | null = null;
     try {
-      let creds: Credentials | null = null;
       let missing: unknown = null;
       try {
         creds = readCredentials(req);
@@ -54,20 +73,15 @@ export function apiGuard(resolver: ApiKeyResolver, counters: WindowCounters | nu
         }
       }
       if (!creds) throw missing;
-      app = { creds, key: knownGood(resolver, creds) ?? (await verifyCredentials(resolver, creds)) };
+      const known = knownGood(resolver, creds);
+      if (known) return admit(req, reply, creds, known);
     } catch (err) {
-      if (authFailures > 0 && err instanceof ApiError && err.status === 401) {
-        counters!.hit(address);
-        budgetHeaders(reply, authFailures, counters!.usage(address));
-      }
-      throw err;
+      return failed(err, reply, address);
     }
-    if (perKey > 0) {
-      const u = counters!.take(`key:${app.creds.apiKey}`, perKey);
-      budgetHeaders(reply, perKey, u);
-      if (!u.allowed) throw tooMany(reply, u, `Rate limit exceeded: ${perKey} requests per minute for this API key.`);
-    }
-    req.appUid = app.key.appUid;
-    req.appEnvironment = app.key.environment;
+    const verified = creds;
+    return verifyCredentials(resolver, verified).then(
+      (key) => admit(req, reply, verified, key),
+      (err) => failed(err, reply, address),
+    );
   };
 }

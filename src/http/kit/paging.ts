@@ -16,22 +16,12 @@ function linkNext(req: FastifyRequest, reply: FastifyReply, publicUrl: string, n
   reply.header('link', `<${publicUrl}${u.pathname}${u.search}>; rel="next"`);
 }
 
-const PAGE_OPEN = Buffer.from('{"success":true,"data":[');
-const COMMA = Buffer.from(',');
-const PAGE_CLOSE = Buffer.from(']}');
-
 /**
- * A page's answer from its entries' JSON (UTF-8): the envelope put around them, byte for byte what the
- * serializer would have written of the objects.
+ * A page's answer from its entries' JSON: the envelope put around them, byte for byte what the
+ * serializer would have written of the objects, as UTF-8 bytes (kept whole and written again as they are).
  */
-export function jsonPageAnswer(entries: Buffer[]): Buffer {
-  const parts: Buffer[] = [PAGE_OPEN];
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0) parts.push(COMMA);
-    parts.push(entries[i]);
-  }
-  parts.push(PAGE_CLOSE);
-  return Buffer.concat(parts);
+export function jsonPageAnswer(entries: string[]): Buffer {
+  return Buffer.from(`{"success":true,"data":[${entries.join(',')}]}`);
 }
 
 /** The same for a page whose answer is made already (by jsonPageAnswer; services/assets/reads.ts). */

@@ -13,9 +13,6 @@ import { assetObject, created, list, paged } from '../kit/objects.js';
 import type { RouteDocs } from '../kit/openapi.js';
 import { z } from 'zod';
 
-const ANSWER_OPEN = Buffer.from('{"success":true,"data":');
-const ANSWER_CLOSE = Buffer.from('}');
-
 export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | null): Promise<void> {
   const tags = { tags: ['assets'] };
 
@@ -39,8 +36,9 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
   app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
     const uid = uidOr404(req.params.uid, 'Asset');
     if (!reads) return ok(await getAsset(ctx, req.appUid, uid));
-    // The cached object is the JSON the serializer would have written (src/services/assets/cache.ts).
-    return reply.type('application/json; charset=utf-8').send(Buffer.concat([ANSWER_OPEN, await reads.answer(req.appUid, uid), ANSWER_CLOSE]));
+    // The cached object is the JSON the serializer would have written (src/services/assets/cache.ts); a
+    // string answer goes out in one write with its headers.
+    return reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${await reads.answer(req.appUid, uid)}}`);
   });
 
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {

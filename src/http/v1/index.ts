@@ -26,7 +26,7 @@ export const V1_DOCS = areaDocs(V1_PREFIX, usersDocs, collectionsDocs, assetsDoc
 export interface V1Deps {
   ctx: Ctx;
   /** Credentials and rate limits (src/http/kit/guard.ts); the server also runs it for URLs it cannot route. */
-  guard: (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  guard: (req: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
   idempotency: Idempotency;
   /** GET /asset/<uid> from memory while unchanged; null: always from the database. */
   assetReads: AssetJsonCache | null;
@@ -37,15 +37,33 @@ export async function v1Api(app: FastifyInstance<any, any, any, any, any>, deps:
     async (v1) => {
       documentArea(v1, V1_DOCS);
       // Before routing (unknown paths included), in this order: credentials and rate limits; then, for
-      // a write, its body's type and its Idempotency-Key's syntax. One hook: each hook is a promise and
-      // a turn of the event loop's microtasks on every request, reads included.
-      v1.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-        await deps.guard(req, reply);
+      // a write, its body's type and its Idempotency-Key's syntax. One hook, callback-style, with no
+      // promise unless the credentials need verifying: each promise is a turn of the event loop's
+      // microtasks on every request, reads included.
+      const afterGuard = (req: FastifyRequest): void => {
         if (req.method !== 'POST' && req.method !== 'PUT') return;
         // Bodies are JSON: anything else is refused before it could be misread as an empty object.
         const type = req.headers['content-type'];
         if (type && !/^application\/json\b/i.test(type)) throw ApiError.of('unsupported_media_type');
         deps.idempotency.checkHeader(req);
+      };
+      v1.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+        const checkWrite = () => {
+          try {
+            afterGuard(req);
+          } catch (err) {
+            return done(err as Error);
+          }
+          done();
+        };
+        let verifying: void | Promise<void>;
+        try {
+          verifying = deps.guard(req, reply);
+        } catch (err) {
+          return done(err as Error);
+        }
+        if (verifying) verifying.then(checkWrite, done);
+        else checkWrite();
       });
       // Replay, refuse or record: only writes carry an Idempotency-Key, so only their routes run it.
       v1.addHook('onRoute', (route) => {

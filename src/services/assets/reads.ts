@@ -36,25 +36,17 @@ export async function getAsset(ctx: Ctx, appUid: string, uid: string, db: DbOrTx
 }
 
 /**
- * The cache of asset objects (./cache.ts) as the service keeps them: their JSON's UTF-8 bytes, which an
- * answer is written from without encoding anything again (a page of 1,000 is about 700 KB).
+ * The cache of asset objects (./cache.ts) as the service keeps them: each object's JSON as a string
+ * (GET /asset/<uid> writes it with its headers in one write), and pages joined whole as the UTF-8 bytes
+ * of their answer, written without encoding anything again (a page of 1,000 is about 700 KB).
  */
-export type AssetJsonCache = AssetReads<Buffer>;
+export type AssetJsonCache = AssetReads<string, Buffer>;
 
-/**
- * The asset's JSON as bytes of its own: a small Buffer.from is a slice of a shared 8 KB slab, which one
- * entry left in the cache would keep whole.
- */
-function jsonBytes(r: AssetWithCollection, ctx: Ctx): Buffer {
-  const json = assetJson(r, collectionOf(r), ctx.installation);
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
-  bytes.write(json);
-  return bytes;
-}
+const jsonOf = (r: AssetWithCollection, ctx: Ctx): string => assetJson(r, collectionOf(r), ctx.installation);
 
 /** The asset's object as JSON (what GET /asset/<uid> answers). */
-export async function getAssetJson(ctx: Ctx, appUid: string, uid: string): Promise<Buffer> {
-  return jsonBytes(await assetRow(ctx.db, appUid, uid), ctx);
+export async function getAssetJson(ctx: Ctx, appUid: string, uid: string): Promise<string> {
+  return jsonOf(await assetRow(ctx.db, appUid, uid), ctx);
 }
 
 /**
@@ -254,11 +246,11 @@ export async function listAssetsOfUser(
   appUid: string,
   userUid: string,
   page: PageRequest,
-  join: (objects: Buffer[]) => Buffer,
+  join: (objects: string[]) => Buffer,
   cache: AssetJsonCache | null = null,
 ): Promise<JsonPage> {
   if (!cache) {
-    const rows = pageOf(await readPart<AssetWithCollection>(ctx, appUid, userUid, page, 'view'), page, (r) => jsonBytes(r, ctx));
+    const rows = pageOf(await readPart<AssetWithCollection>(ctx, appUid, userUid, page, 'view'), page, (r) => jsonOf(r, ctx));
     return { json: join(rows.items), next: rows.next };
   }
   const keys = await pageUids(ctx, appUid, userUid, page);
@@ -276,12 +268,12 @@ const BY_UID_GROUP = 100;
 const assetsByUid = precompiled(BY_UID_GROUP, (db, ...uids) => withCollection(db).select('assets.app_uid').where('assets.uid', 'in', uids));
 
 /** The JSON of those of `uids` the App has, by uid (a page's assets missing from the cache). */
-export async function assetJsonByUid(ctx: Ctx, appUid: string, uids: readonly string[]): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
+export async function assetJsonByUid(ctx: Ctx, appUid: string, uids: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   for (let i = 0; i < uids.length; i += BY_UID_GROUP) {
     const group = uids.slice(i, i + BY_UID_GROUP);
     while (group.length < BY_UID_GROUP) group.push(group[group.length - 1]);
-    for (const r of await assetsByUid(ctx.db, ...group)) if (r.app_uid === appUid) out.set(r.uid, jsonBytes(r, ctx));
+    for (const r of await assetsByUid(ctx.db, ...group)) if (r.app_uid === appUid) out.set(r.uid, jsonOf(r, ctx));
   }
   return out;
 }
