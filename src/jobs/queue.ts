@@ -22,6 +22,9 @@ export interface Job<K extends JobKind = JobKind> {
   maxAttempts: number;
 }
 
+/** What identifies a claim of a job: every claim counts one attempt, so a job claimed again since has more. */
+export type ClaimedJob = Pick<Job, 'id' | 'attempts'>;
+
 /** A kind whose payload has no required field may leave it out (it is stored as `{}`). */
 // biome-ignore lint/complexity/noBannedTypes: `{} extends P` is the test for "every field of P is optional".
 type PayloadOf<K extends JobKind> = {} extends JobPayloads[K] ? { payload?: JobPayloads[K] } : { payload: JobPayloads[K] };
@@ -165,26 +168,27 @@ export class JobQueue {
     await tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', 'in', jobIds).execute();
   }
 
-  /** Puts a job back for later without counting it as a failure (e.g. waiting for a wallet or a deployment). */
-  async defer(tx: DbOrTx, jobId: number, delayMs: number): Promise<void> {
-    const t = this.now();
-    await tx
-      .updateTable('jobs')
-      .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
-      .where('id', '=', jobId)
-      .where('status', '=', 'running') // only a job still running (see fail)
-      .execute();
+  /**
+   * Puts a job back for later without counting it as a failure (e.g. waiting for a wallet or a
+   * deployment). Only as its holder claimed it (see `fail`): a handler that outlived its lease would
+   * otherwise queue a job another worker runs now, and a third could claim it meanwhile.
+   */
+  async defer(tx: DbOrTx, job: ClaimedJob, delayMs: number): Promise<void> {
+    await this.deferMany(tx, [job], delayMs);
   }
 
   /** `defer` for many jobs in one statement (a batch that waits as a whole: fees over the ceiling, full relayers). */
-  async deferMany(tx: DbOrTx, jobIds: number[], delayMs: number): Promise<void> {
-    if (jobIds.length === 0) return;
+  async deferMany(tx: DbOrTx, jobs: readonly ClaimedJob[], delayMs: number): Promise<void> {
+    if (jobs.length === 0) return;
     const t = this.now();
+    // The jobs of a claim were claimed at a few attempt counts at most: a list of ids for each.
+    const idsAt = new Map<number, number[]>();
+    for (const j of jobs) idsAt.set(j.attempts, [...(idsAt.get(j.attempts) ?? []), j.id]);
     await tx
       .updateTable('jobs')
       .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
-      .where('id', 'in', jobIds)
       .where('status', '=', 'running') // only a job still running (see fail)
+      .where((eb) => eb.or([...idsAt].map(([attempts, ids]) => eb.and([eb('id', 'in', ids), eb('attempts', '=', attempts)]))))
       .execute();
   }
 

@@ -108,12 +108,12 @@ export class WorkerPool {
       // Not the job's failure: it runs again, attempt given back. While the database is away the
       // defer fails too: the loop then waits for it, and the leases lapse.
       if (isDatabaseUnavailable(err)) {
-        for (const j of jobs) await this.queue.defer(this.queue.db, j.id, 0);
+        for (const j of jobs) await this.queue.defer(this.queue.db, j, 0);
         return;
       }
       if (this.isOutage(err)) {
         this.log.warn({ kind, jobs: jobs.length, err: message }, `outage: jobs wait ${OUTAGE_RETRY_MS / 1000} s (attempts not spent)`);
-        for (const j of jobs) await this.queue.defer(this.queue.db, j.id, OUTAGE_RETRY_MS);
+        for (const j of jobs) await this.queue.defer(this.queue.db, j, OUTAGE_RETRY_MS);
         return;
       }
       this.log.warn({ kind, jobs: jobs.map((j) => j.id), err: message }, 'job failed, will retry');

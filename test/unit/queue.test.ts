@@ -46,7 +46,7 @@ describe('job queue (SQLite)', () => {
   it('defer puts a job back without counting an attempt; fail retries with backoff, then gives up', async () => {
     await q.enqueue(store.db, { kind: 'reward.withdraw', ref: 'x', maxAttempts: 2 });
     let [j] = await q.claim('reward.withdraw', 1, 'w', 5000);
-    await q.defer(store.db, j.id, 1000);
+    await q.defer(store.db, j, 1000);
     assert.deepEqual(await q.claim('reward.withdraw', 1, 'w', 5000), []);
     now += 1000;
     [j] = await q.claim('reward.withdraw', 1, 'w', 5000);
@@ -95,8 +95,8 @@ describe('job queue (SQLite)', () => {
     // Not failed for good by this call either (its handler's onDead would undo what it did).
     assert.equal(await q.fail({ ...byRef.get('done-then-failed')!, maxAttempts: 1 }, 'boom'), false);
     for (const ref of ['done-then-failed', 'failed']) await q.fail(byRef.get(ref)!, 'boom');
-    for (const ref of ['done-then-deferred', 'deferred']) await q.defer(store.db, byRef.get(ref)!.id, 0);
-    await q.deferMany(store.db, [byRef.get('done-then-deferred')!.id], 0);
+    for (const ref of ['done-then-deferred', 'deferred']) await q.defer(store.db, byRef.get(ref)!, 0);
+    await q.deferMany(store.db, [byRef.get('done-then-deferred')!], 0);
     now += 60_000;
     const again = await q.claim('item.forward', 10, 'w', 5000);
     assert.deepEqual(again.map((j) => j.ref).sort(), ['deferred', 'failed']);
@@ -107,15 +107,27 @@ describe('job queue (SQLite)', () => {
     );
   });
 
-  it('a handler that outlived its lease cannot fail the job another worker claimed since', async () => {
+  it('a handler that outlived its lease cannot fail or defer the job another worker claimed since', async () => {
     await q.enqueue(store.db, { kind: 'asset.forward', ref: 'slow', payload: { action: 'burn' } });
-    const [mine] = await q.claim('asset.forward', 1, 'w1', 5000);
+    await q.enqueue(store.db, { kind: 'asset.forward', ref: 'beside', payload: { action: 'burn' } });
+    const [mine, mineBeside] = await q.claim('asset.forward', 2, 'w1', 5000);
     now += 6000; // w1's lease ran out while its handler still ran
     const [theirs] = await q.claim('asset.forward', 1, 'w2', 5000);
     assert.equal(theirs.id, mine.id);
     assert.equal(await q.fail({ ...mine, maxAttempts: 1 }, 'w1 threw at last'), false, 'not failed for good by w1');
-    const row = await store.db.selectFrom('jobs').select(['status', 'locked_by', 'last_error']).where('id', '=', mine.id).executeTakeFirstOrThrow();
-    assert.deepEqual(row, { status: 'running', locked_by: 'w2', last_error: null });
+    // w1's batch waits as a whole: the job w2 holds is not put back (a third worker could claim it),
+    // the one still w1's is.
+    await q.deferMany(store.db, [mine, mineBeside], 0);
+    await q.defer(store.db, mine, 0);
+    const row = await store.db.selectFrom('jobs').select(['status', 'locked_by', 'last_error', 'attempts']).where('id', '=', mine.id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'running', locked_by: 'w2', last_error: null, attempts: 2 });
+    const beside = await store.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', mineBeside.id).executeTakeFirstOrThrow();
+    assert.deepEqual(beside, { status: 'queued', attempts: 0 }, 'deferred without counting an attempt');
+    assert.deepEqual(
+      (await q.claim('asset.forward', 10, 'w3', 5000)).map((j) => j.ref),
+      ['beside'],
+      'only the job w1 still held is claimable again',
+    );
     await q.complete(store.db, theirs.id);
   });
 

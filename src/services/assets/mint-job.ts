@@ -3,7 +3,7 @@
 import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { sql } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
-import type { Job } from '../../jobs/queue.js';
+import type { ClaimedJob, Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { commitOf, type GroupCommit, type Tx } from '../../store/db.js';
 import { writeTurns } from '../../store/write-turns.js';
@@ -139,11 +139,11 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
       // Waits for the wallet job, which wakes this group when the wallet exists.
       await ctx.db.transaction().execute(async (tx) => {
         await requestWallet(ctx, tx, job.groupKey!, a.chain_id);
-        await ctx.queue.defer(tx, job.id, 5000);
+        await ctx.queue.defer(tx, job, 5000);
       });
       ctx.queue.notify(WALLET_JOB);
     } else if (a.collection_status !== 'deployed' || !a.contract_address) {
-      await ctx.queue.defer(ctx.db, job.id, 1000);
+      await ctx.queue.defer(ctx.db, job, 1000);
     } else {
       const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [] };
       group.jobs.push(job);
@@ -163,7 +163,7 @@ class MintRun {
   /** Broadcasts under way. */
   readonly sends: Promise<unknown>[] = [];
   /** Jobs the chain had no room for in time. */
-  readonly waiting: number[] = [];
+  readonly waiting: ClaimedJob[] = [];
   // Each transaction is recorded by a commit of its own (short holds of SQLite's lock) that does not
   // wait for the disk: the sender flushes them all at once before it broadcasts any.
   private readonly commit: GroupCommit;
@@ -196,7 +196,7 @@ class MintRun {
     let from = 0;
     while (from < g.calls.length) {
       if (this.waiting.length) {
-        this.waiting.push(...g.jobs.slice(from).map((j) => j.id));
+        this.waiting.push(...g.jobs.slice(from));
         break;
       }
       // The room of the next block, as the transactions before this one left it.
@@ -207,7 +207,7 @@ class MintRun {
         // What is recorded goes out now: the room it takes frees only once it is in a block.
         this.sendRecorded();
         if (!(await sender.waitForRoom(least, ROOM_WAIT_MS))) {
-          this.waiting.push(...g.jobs.slice(from).map((j) => j.id));
+          this.waiting.push(...g.jobs.slice(from));
           break;
         }
       }

@@ -69,7 +69,7 @@ export function relayerRotationJobHandler(ctx: ChainCtx, rt: ChainRuntime): JobH
           next = { ms: STALLED_RETRY_MS };
         }
         if (next === 'finished') await ctx.queue.complete(ctx.db, job.id);
-        else await ctx.queue.defer(ctx.db, job.id, next.ms);
+        else await ctx.queue.defer(ctx.db, job, next.ms);
       }
     },
   };

@@ -90,19 +90,11 @@ function gated(ctx: Ctx, rt: ChainRuntime, h: JobHandler): JobHandler {
     },
     async handle(jobs) {
       if (!(await rt.readyNow(READY_MAX_AGE_MS))) {
-        await ctx.queue.deferMany(
-          ctx.db,
-          jobs.map((j) => j.id),
-          NOT_READY_DELAY_MS,
-        );
+        await ctx.queue.deferMany(ctx.db, jobs, NOT_READY_DELAY_MS);
         return;
       }
       if (await rt.sender.blockedNow()) {
-        await ctx.queue.deferMany(
-          ctx.db,
-          jobs.map((j) => j.id),
-          SEND_WAIT_MS,
-        );
+        await ctx.queue.deferMany(ctx.db, jobs, SEND_WAIT_MS);
         return;
       }
       await h.handle(jobs);

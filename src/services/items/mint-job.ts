@@ -49,7 +49,7 @@ export function itemMintJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_MINT_J
           continue;
         }
         if (m.collection_status !== 'deployed' || !m.contract_address) {
-          await ctx.queue.defer(ctx.db, job.id, 1000);
+          await ctx.queue.defer(ctx.db, job, 1000);
           continue;
         }
         // A retry after a failed batch goes alone, so a bad mint cannot sink the others again.

@@ -38,7 +38,7 @@ export function itemUriJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_URI_JOB
         // A CID waits for its contract; a refresh of a collection not yet deployed has nothing to announce
         // (no token anyone could have indexed), nor has anything of a collection that failed to deploy.
         if (i?.token_uri && i.status === 'deploying') {
-          await ctx.queue.defer(ctx.db, job.id, RETRY_DELAY_MS);
+          await ctx.queue.defer(ctx.db, job, RETRY_DELAY_MS);
           continue;
         }
         if (!i?.contract_address || i.status !== 'deployed') {

@@ -47,7 +47,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
           continue;
         }
         if (a.reward_status !== 'deployed' || !a.contract_address) {
-          await ctx.queue.defer(ctx.db, job.id, 5000); // woken by the deployment
+          await ctx.queue.defer(ctx.db, job, 5000); // woken by the deployment
           continue;
         }
         const item: AllocationItem = { uid: a.uid, to: a.to_address, amount: a.amount, ref: chainRef('allocation', a.uid) };

@@ -86,7 +86,7 @@ export function claimJobHandler(ctx: ChainCtx): JobHandler<typeof CLAIM_JOB> {
               return null;
             case 'wait':
               // Allocations and the slot wake this group when they settle; the delay is a fallback.
-              await ctx.queue.defer(tx, job.id, step.why === 'deployment' ? 2000 : 5000);
+              await ctx.queue.defer(tx, job, step.why === 'deployment' ? 2000 : 5000);
               return null;
             case 'complete':
             case 'fail':

@@ -29,7 +29,7 @@ export function withdrawJobHandler(ctx: ChainCtx): JobHandler<typeof WITHDRAW_JO
           continue;
         }
         if (r.status !== 'deployed' || !r.contract_address) {
-          await ctx.queue.defer(ctx.db, job.id, 2000);
+          await ctx.queue.defer(ctx.db, job, 2000);
           continue;
         }
         // What was accepted before the request runs first: its users get what they were promised.
@@ -38,7 +38,7 @@ export function withdrawJobHandler(ctx: ChainCtx): JobHandler<typeof WITHDRAW_JO
           ctx.db.selectFrom('claims').select('uid').where('reward_uid', '=', r.uid).where('status', '=', 'pending').executeTakeFirst(),
         ]);
         if (busy.some(Boolean)) {
-          await ctx.queue.defer(ctx.db, job.id, 1000);
+          await ctx.queue.defer(ctx.db, job, 1000);
           continue;
         }
         const data = encodeFunctionData({ abi, functionName: 'withdraw' });
