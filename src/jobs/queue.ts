@@ -183,7 +183,11 @@ export class JobQueue {
     const t = this.now();
     // The jobs of a claim were claimed at a few attempt counts at most: a list of ids for each.
     const idsAt = new Map<number, number[]>();
-    for (const j of jobs) idsAt.set(j.attempts, [...(idsAt.get(j.attempts) ?? []), j.id]);
+    for (const j of jobs) {
+      const ids = idsAt.get(j.attempts);
+      if (ids) ids.push(j.id);
+      else idsAt.set(j.attempts, [j.id]);
+    }
     await tx
       .updateTable('jobs')
       .set({ status: 'queued', run_at: t + delayMs, lease_until: null, attempts: sql`case when attempts > 0 then attempts - 1 else 0 end`, updated_at: t })
