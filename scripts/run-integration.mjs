@@ -67,6 +67,8 @@ function run(list, concurrency) {
   const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
   // After the run, each file's time, longest first (what to look at when the suite nears CI's budget).
   reporters.push('--test-reporter=./scripts/test-file-times.mjs', '--test-reporter-destination=stdout');
+  // Each failure with its error, for `npm test` to repeat at the end of the log.
+  reporters.push('--test-reporter=./scripts/test-failures.mjs', '--test-reporter-destination=stdout');
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...list], {
     cwd: root,
     stdio: 'inherit',

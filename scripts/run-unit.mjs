@@ -12,6 +12,8 @@ import { spawnSync } from 'node:child_process';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const listed = process.argv.slice(2);
 const reporter = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
+// Each failure with its error, for `npm test` to repeat at the end of the log.
+reporter.push('--test-reporter=./scripts/test-failures.mjs', '--test-reporter-destination=stdout');
 const node = (args) => spawnSync(process.execPath, ['--import', 'tsx', '--test', ...reporter, ...args], { cwd: root, stdio: 'inherit' }).status ?? 1;
 
 if (listed.length) process.exit(node(listed));

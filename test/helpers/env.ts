@@ -14,27 +14,52 @@ export const PG_BASE = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1
  */
 export const SHARED_PG_POOL_SIZE = '4';
 
-/** Ports this process has handed out: the OS may give a just-released port again (PORT == ANVIL_PORT). */
-const handedOut = new Set<number>();
+/**
+ * Where test processes claim the ports they hand out, one file per port: the integration suite runs
+ * several files at once, each in a process of its own, and a port one of them was handed must not be
+ * handed to another before its server binds it (seen in CI: a service that could not bind, and the
+ * test talking to another file's server on that port for minutes).
+ */
+const PORT_CLAIMS = path.join(os.tmpdir(), 'mintworks-test-ports');
+/**
+ * The ports handed out: below Linux's ephemeral range (32768-60999), where the kernel picks the local
+ * port of every outgoing connection, so a connection cannot take a port between its handing out and
+ * the bind. A claim older than CLAIM_MS is an earlier run's, and the port can be handed out again.
+ */
+const PORTS = { low: 20_000, high: 32_000 };
+const CLAIM_MS = 60 * 60_000;
 
+/** A TCP port on 127.0.0.1 no server listens on, and that no other test process was handed. */
 export async function freePort(): Promise<number> {
+  fs.mkdirSync(PORT_CLAIMS, { recursive: true });
   for (;;) {
-    const port = await anyFreePort();
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
+    const port = PORTS.low + Math.floor(Math.random() * (PORTS.high - PORTS.low));
+    if (claimPort(port) && (await canListen(port))) return port;
   }
 }
 
-function anyFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+function claimPort(port: number): boolean {
+  const file = path.join(PORT_CLAIMS, String(port));
+  try {
+    fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  try {
+    if (Date.now() - fs.statSync(file).mtimeMs < CLAIM_MS) return false;
+    fs.rmSync(file, { force: true });
+  } catch {
+    return false;
+  }
+  return claimPort(port);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 

@@ -50,3 +50,29 @@ export function walkthroughPids(home: string): number[] {
   if (fs.existsSync(anvil)) pids.push((JSON.parse(fs.readFileSync(anvil, 'utf8')) as { pid: number }).pid);
   return pids;
 }
+
+/**
+ * What the walkthrough's processes said last, for a failed block's error: each log under MW_HOME/logs,
+ * its last warnings and errors (JSON lines at level 40 and up) or, in a log without any, its last lines.
+ * The teardown removes MW_HOME, and a CI log is all a failed run leaves behind.
+ */
+export function processLogTails(home: string, lines = 8): string {
+  const dir = path.join(home, 'logs');
+  if (!fs.existsSync(dir)) return '';
+  const parts: string[] = [];
+  for (const f of fs.readdirSync(dir).sort()) {
+    const all = fs.readFileSync(path.join(dir, f), 'utf8').trimEnd().split('\n');
+    const loud = all.filter((l) => Number(/^\{"level":(\d+)/.exec(l)?.[1] ?? 0) >= 40);
+    const shown = (loud.length ? loud : all).slice(-lines);
+    parts.push(`--- ${f}, its last ${loud.length ? 'warnings and errors' : 'lines'}:\n${shown.join('\n')}`);
+  }
+  return parts.join('\n');
+}
+
+/** A failed block's error with the processes' log tails appended (see processLogTails). */
+export function withProcessLogs(home: string, err: unknown): Error {
+  const error = err instanceof Error ? err : new Error(String(err));
+  const tails = processLogTails(home);
+  if (tails) error.message += `\nWhat the processes said:\n${tails}`;
+  return error;
+}

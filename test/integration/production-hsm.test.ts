@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, PG_BASE, SHARED_PG_POOL_SIZE, tempDir } from '../helpers/env.js';
 import { SOFTHSM_MODULE } from '../helpers/softhsm.js';
-import { alive, runWalkthroughBlock, walkthroughBlocks, walkthroughPids } from '../helpers/walkthrough.js';
+import { alive, runWalkthroughBlock, walkthroughBlocks, walkthroughPids, withProcessLogs } from '../helpers/walkthrough.js';
 
 const blocks = walkthroughBlocks();
 
@@ -37,9 +37,13 @@ function walkthrough(label: string) {
     run(name: string): Promise<string> {
       const code = blocks.get(name);
       assert.ok(code, `docs/production.md has no walkthrough block "${name}"`);
-      return runWalkthroughBlock(name, code, env).finally(() => {
-        for (const pid of walkthroughPids(home)) seen.add(pid);
-      });
+      return runWalkthroughBlock(name, code, env)
+        .catch((err) => {
+          throw withProcessLogs(home, err);
+        })
+        .finally(() => {
+          for (const pid of walkthroughPids(home)) seen.add(pid);
+        });
     },
     async down() {
       if (fs.existsSync(path.join(home, 'walkthrough.sh')) && blocks.has('teardown'))

@@ -7,40 +7,19 @@
 // nothing is left running.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPublicClient, http, parseAbi, zeroAddress, type Address } from 'viem';
 import { freePort, PG_BASE, SHARED_PG_POOL_SIZE, tempDir, waitFor } from '../helpers/env.js';
+import { alive, runWalkthroughBlock, walkthroughBlocks, withProcessLogs } from '../helpers/walkthrough.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ASSETS = 1000;
 const erc721 = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
   'function tokenURI(uint256 id) view returns (string)',
 ]);
-
-/** The document's runnable blocks, by name, in order. */
-function walkthroughBlocks(): Map<string, string> {
-  const doc = fs.readFileSync(path.join(root, 'docs/production.md'), 'utf8');
-  const blocks = new Map<string, string>();
-  for (const m of doc.matchAll(/<!-- walkthrough: ([\w-]+) -->\n```bash\n([\s\S]*?)\n```/g)) blocks.set(m[1], m[2]);
-  return blocks;
-}
-
-/** Runs one block with bash (errexit, as a careful reader would stop at the first error). */
-function runBlock(name: string, code: string, env: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', code], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`walkthrough block "${name}" exited ${code}:\n${out}`))));
-  });
-}
 
 const readEnvFile = (file: string) =>
   Object.fromEntries(
@@ -50,15 +29,6 @@ const readEnvFile = (file: string) =>
       .filter((l) => /^[A-Z_]+=/.test(l))
       .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
   );
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('docs/production.md, run as written', () => {
   const blocks = walkthroughBlocks();
@@ -76,7 +46,11 @@ describe('docs/production.md, run as written', () => {
   const run = (name: string) => {
     const code = blocks.get(name);
     assert.ok(code, `docs/production.md has no walkthrough block "${name}"`);
-    return runBlock(name, code, env).finally(() => home && pidsOf());
+    return runWalkthroughBlock(name, code, env)
+      .catch((err) => {
+        throw home ? withProcessLogs(home, err) : err;
+      })
+      .finally(() => home && pidsOf());
   };
 
   after(async () => {
@@ -139,7 +113,7 @@ describe('docs/production.md, run as written', () => {
     const settings = { ...readEnvFile(path.join(home, 'mintworks.env')), ...readEnvFile(path.join(home, 'secrets', 'secrets.env')) };
     const app = JSON.parse(fs.readFileSync(path.join(home, 'secrets', 'app.json'), 'utf8')) as { uid: string; api_key: string };
     const collection = (JSON.parse(fs.readFileSync(path.join(home, 'collection.json'), 'utf8')) as { uid: string }).uid;
-    const token = (await runBlock('token', `node bin/mintworks.js token --app ${app.uid}`, settings)).trim();
+    const token = (await runWalkthroughBlock('token', `node bin/mintworks.js token --app ${app.uid}`, settings)).trim();
     const headers = { 'X-API-KEY': app.api_key, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
     const bases = [`http://127.0.0.1:${api1}/v1`, `http://127.0.0.1:${api2}/v1`];
     // As a load balancer would: a process that refuses the connection (restarting) is skipped for the other.

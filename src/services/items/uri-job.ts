@@ -6,7 +6,8 @@
 // that writes the document, records the transaction before it is sent (the sender's exactly-once
 // pipeline), and a failed one is queued again: a second event for the same document is harmless, a lost
 // one is not. Two CIDs in flight may land in either order, so a success re-reads the item and sends
-// again when its CID is no longer the one that landed.
+// again when its CID is no longer the one that landed; a job whose CID is already on its way (the
+// item's latest transaction, not failed) sends nothing, so an edit announces its document once.
 import { encodeFunctionData, type Address } from 'viem';
 import type { ChainCtx } from '../context.js';
 import type { JobHandler } from '../../jobs/worker.js';
@@ -14,6 +15,8 @@ import { ITEM_URI_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ITEM_URI_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { cidArg } from '../../chain/token-uri.js';
+import { lockForUpdate } from '../../store/locks.js';
+import type { Tx } from '../../store/db.js';
 
 /** How long a refresh whose transaction failed waits before it is queued again. */
 const RETRY_DELAY_MS = 5000;
@@ -49,6 +52,10 @@ export function itemUriJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_URI_JOB
         const tokenId = BigInt(i.token_id);
         const cid = i.token_uri ? cidArg(i.token_uri) : null;
         const row = await ctx.db.transaction().execute(async (tx) => {
+          if (cid && (await cidOnItsWay(tx, i.uid, i.token_uri))) {
+            await ctx.queue.complete(tx, job.id);
+            return null;
+          }
           const rec = await ctx.sender.record(tx, {
             kind: ITEM_URI_TX,
             ref: i.uid,
@@ -62,10 +69,29 @@ export function itemUriJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_URI_JOB
           await ctx.queue.complete(tx, job.id);
           return rec;
         });
-        await ctx.sender.broadcast([row]);
+        if (row) await ctx.sender.broadcast([row]);
       }
     },
   };
+}
+
+/**
+ * Whether the item's latest setTokenCID already carries this document and has not failed (signed, sent
+ * or mined): a second job for the same CID then has nothing to send. Two jobs can ask for the same one,
+ * the edit's own and the one an older CID's landing queues when it finds the item edited since. The
+ * item's row is locked first, so that jobs in two worker processes cannot both find none and both send.
+ */
+async function cidOnItsWay(tx: Tx, itemUid: string, tokenUri: string | null): Promise<boolean> {
+  await lockForUpdate(tx.selectFrom('items').select('uid').where('uid', '=', itemUid)).execute();
+  const last = await tx
+    .selectFrom('chain_txs')
+    .select(['payload', 'status'])
+    .where('kind', '=', ITEM_URI_TX)
+    .where('ref', '=', itemUid)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return !!last && last.status !== 'reverted' && (JSON.parse(last.payload) as { token_uri?: string }).token_uri === tokenUri;
 }
 
 export function itemUriOutcome(ctx: ChainCtx): OutcomeHandler<typeof ITEM_URI_TX> {
