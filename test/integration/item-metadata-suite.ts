@@ -14,6 +14,8 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { ITEM_URI_TX } from '../../src/chain/outcomes.js';
+import { ITEM_URI_JOB } from '../../src/jobs/kinds.js';
 
 const erc1155 = parseAbi(['function uri(uint256) view returns (string)']);
 const uriEvent = parseAbiItem('event URI(string value, uint256 indexed id)');
@@ -140,6 +142,64 @@ export function itemMetadataSuite(db: 'sqlite' | 'postgres'): void {
       assert.deepEqual(
         logs.map((l) => l.args.value),
         [first.token_uri, second.token_uri],
+      );
+    });
+
+    it('production App, an edit while the first CID waits in the mempool: each document announced once', async () => {
+      const collection = await newCollection(prod);
+      const contract = await contractOf(prod, collection);
+      const node = t.svc.chain!.rpcUrl;
+      const call = (method: string, params: unknown[] = []) =>
+        fetch(node, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+      /** The item's setTokenCID transactions, oldest first: the document each carries, and whether its outcome is applied. */
+      const sent = async (item: string) =>
+        (
+          await t.svc.ctx.db
+            .selectFrom('chain_txs')
+            .select(['payload', 'handled'])
+            .where('kind', '=', ITEM_URI_TX)
+            .where('ref', '=', item)
+            .orderBy('id')
+            .execute()
+        ).map((r) => ({ uri: (JSON.parse(r.payload) as { token_uri?: string }).token_uri, handled: Number(r.handled) === 1 }));
+      await call('evm_setAutomine', [false]);
+      let item = '';
+      try {
+        item = await createItem(prod, collection, false);
+        const first = await onIpfs(prod, item);
+        await waitFor('the first CID sent', async () => (await sent(item)).some((s) => s.uri === first.token_uri), 30_000);
+        const edited = await prod.api.call('PUT', `/item/${item}`, { data: { name: 'Greater healing potion', image_url: imageUrl } });
+        assert.equal(edited.status, 200, edited.raw);
+        const second = await onIpfs(prod, item, first.token_uri);
+        await waitFor('the second CID sent', async () => (await sent(item)).some((s) => s.uri === second.token_uri), 30_000);
+      } finally {
+        await call('evm_setAutomine', [true]);
+        await call('evm_mine'); // both in one block: the first lands after the item was edited
+      }
+      // Settled: every transaction's outcome applied and no job of the item left (the first's landing
+      // queues one, finding the item edited since).
+      await waitFor(
+        'the item settled',
+        async () => {
+          const jobs = await t.svc.ctx.db
+            .selectFrom('jobs')
+            .select('id')
+            .where('kind', '=', ITEM_URI_JOB)
+            .where('ref', '=', item)
+            .where('status', 'in', ['queued', 'running'])
+            .execute();
+          return jobs.length === 0 && (await sent(item)).every((s) => s.handled);
+        },
+        30_000,
+      );
+      const current = (await prod.api.get(`/item/${item}`)).body.data;
+      await chainSays(contract, current.token_id, current.token_uri);
+      const logs = await rpc().getLogs({ address: contract, event: uriEvent, args: { id: BigInt(current.token_id) }, fromBlock: 0n, strict: true });
+      assert.equal(logs.length, 2, `one URI event per document: ${logs.map((l) => l.args.value).join(', ')}`);
+      assert.equal(logs[1].args.value, current.token_uri);
+      assert.deepEqual(
+        (await sent(item)).map((s) => s.uri),
+        logs.map((l) => l.args.value),
       );
     });
 
