@@ -1,9 +1,9 @@
-// `npm test`: every phase of the suite, one after another, each run even when an earlier one failed
-// (a failing integration test must not hide the browser tests' result), then one summary with each
-// phase's outcome and duration. Exit status 1 if any phase failed.
+// `npm test`: every phase of the suite in order (the checks beside the unit suite), each run even when
+// an earlier one failed (a failing integration test must not hide the browser tests' result), then one
+// summary with each phase's outcome and duration. Exit status 1 if any phase failed.
 //   npm test                                  every phase
 //   node scripts/test-all.mjs unit browser    only those phases, in the order of PHASES
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,13 +11,17 @@ import path from 'node:path';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-/** [name, npm script]: the build first (the later phases run what it built). */
+/**
+ * [name, npm script, side by side]: the build first (the later phases run what it built). Consecutive
+ * phases marked side by side run at once, their output held and printed in this order when the last
+ * ends: the checks and the unit suite each leave a core idle part of the time (tsc is one thread).
+ */
 const PHASES = [
   ['build', 'build'],
-  ['lint', 'lint'],
-  ['lint:deps', 'lint:deps'],
-  ['typecheck', 'typecheck'],
-  ['unit', 'test:unit'],
+  ['lint', 'lint', true],
+  ['lint:deps', 'lint:deps', true],
+  ['typecheck', 'typecheck', true],
+  ['unit', 'test:unit', true],
   ['integration', 'test:integration'],
   ['browser', 'test:browser'],
 ];
@@ -35,14 +39,42 @@ const results = [];
 const started = Date.now();
 // The test phases' reporters append each failing test and its error here (scripts/test-failures.mjs).
 const failuresDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mintworks-test-'));
-for (const [name, script] of phases) {
-  console.log(`\n===== ${name} (npm run ${script})`);
+/** Runs one phase; `held` keeps its output (printed by the caller) instead of passing it through. */
+function runPhase([name, script], held) {
   const t0 = Date.now();
   const TEST_FAILURES_FILE = path.join(failuresDir, `${name.replace(/\W/g, '-')}.txt`);
-  const r = spawnSync(npm, ['run', '--silent', script], { cwd: root, stdio: 'inherit', env: { ...process.env, TEST_FAILURES_FILE } });
-  const status = r.status ?? 1;
-  const failures = fs.existsSync(TEST_FAILURES_FILE) ? fs.readFileSync(TEST_FAILURES_FILE, 'utf8') : '';
-  results.push({ name, ok: status === 0, ms: Date.now() - t0, why: r.signal ? `killed by ${r.signal}` : `exit ${status}`, failures });
+  const child = spawn(npm, ['run', '--silent', script], {
+    cwd: root,
+    stdio: held ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    env: { ...process.env, TEST_FAILURES_FILE },
+  });
+  const out = [];
+  child.stdout?.on('data', (d) => out.push(d));
+  child.stderr?.on('data', (d) => out.push(d));
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => {
+      const failures = fs.existsSync(TEST_FAILURES_FILE) ? fs.readFileSync(TEST_FAILURES_FILE, 'utf8') : '';
+      const status = code ?? 1;
+      resolve({ name, script, ok: status === 0, ms: Date.now() - t0, why: signal ? `killed by ${signal}` : `exit ${status}`, failures, out });
+    }),
+  );
+}
+
+for (let i = 0; i < phases.length; ) {
+  let j = i + 1;
+  while (phases[i][2] && j < phases.length && phases[j][2]) j++;
+  const group = phases.slice(i, j);
+  if (group.length === 1) console.log(`\n===== ${group[0][0]} (npm run ${group[0][1]})`);
+  else console.log(`\n===== ${group.map((p) => p[0]).join(', ')}: side by side, each one's output when all have ended`);
+  const done = await Promise.all(group.map((p) => runPhase(p, group.length > 1)));
+  for (const r of done) {
+    if (group.length > 1) {
+      console.log(`\n===== ${r.name} (npm run ${r.script}), ${minutes(r.ms)}`);
+      process.stdout.write(Buffer.concat(r.out));
+    }
+    results.push(r);
+  }
+  i = j;
 }
 fs.rmSync(failuresDir, { recursive: true, force: true });
 
