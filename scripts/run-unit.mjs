@@ -14,7 +14,12 @@ const listed = process.argv.slice(2);
 const reporter = ['--test-reporter=spec', '--test-reporter-destination=stdout'];
 // Each failure with its error, for `npm test` to repeat at the end of the log.
 reporter.push('--test-reporter=./scripts/test-failures.mjs', '--test-reporter-destination=stdout');
-const node = (args) => spawnSync(process.execPath, ['--import', 'tsx', '--test', ...reporter, ...args], { cwd: root, stdio: 'inherit' }).status ?? 1;
+// A test process that has not ended after this long (a group's whole run, tests and exit) fails under its
+// own name instead of holding the suite, and CI, until something kills it.
+const TEST_TIMEOUT_MS = Number(process.env.UNIT_TEST_TIMEOUT_MS ?? 300_000);
+const node = (args) =>
+  spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], { cwd: root, stdio: 'inherit' })
+    .status ?? 1;
 
 if (listed.length) process.exit(node(listed));
 
