@@ -32,10 +32,11 @@ const CLAIM_MS = 60 * 60_000;
 /** A TCP port on 127.0.0.1 no server listens on, and that no other test process was handed. */
 export async function freePort(): Promise<number> {
   fs.mkdirSync(PORT_CLAIMS, { recursive: true });
-  for (;;) {
+  for (let tries = 0; tries < 2000; tries++) {
     const port = PORTS.low + Math.floor(Math.random() * (PORTS.high - PORTS.low));
     if (claimPort(port) && (await canListen(port))) return port;
   }
+  throw new Error(`no free port in ${PORTS.low}-${PORTS.high} after 2000 tries: see the claims in ${PORT_CLAIMS}`);
 }
 
 function claimPort(port: number): boolean {
