@@ -179,8 +179,8 @@ for (const db of ['sqlite', 'postgres'] as const) {
       await wrk(`${other.api.base}/asset?user_uid=${alone}`, auth(other), CONNECTIONS, 1);
       // Up to five times each, in turn, the best of each kept: neither gains from going second, and a
       // moment the shared machine gave to something else does not decide (in CI the first runs after the
-      // bulk load were slower for both lists alike). The rounds stop once the bests meet the check: more
-      // could only lower the best of the small user's list.
+      // bulk load were slower for both lists alike). The rounds stop once the bests so far meet the check:
+      // a later round could only change that by a lone user's list many times faster than in any before.
       const runs: { mixed: WrkResult[]; baseline: WrkResult[] } = { mixed: [], baseline: [] };
       const best = (rs: WrkResult[]) => rs.reduce((a, b) => (b.p50 < a.p50 ? b : a));
       // The floor of 1 ms keeps a sub-millisecond baseline from making the check a wall-clock budget.
