@@ -1,12 +1,15 @@
 // Runs the unit suite (test/unit) in a few processes instead of one per file: starting Node with the
-// TypeScript loader costs about a second of CPU, more than most files' tests. The files are dealt into
-// UNIT_PROCESSES groups (default 3), each group one process that imports its files, the groups run side by
-// side (most files wait on timers and child processes more than they compute).
+// TypeScript loader and importing the modules a file tests costs about a second of CPU, more than most
+// files' tests. UNIT_PROCESSES processes (default 2) run side by side and take the files one at a time
+// from a shared list, the next file going to whichever process finishes first: some files mostly wait
+// (timeouts, child processes) while others compute, and a fixed split left one process running long
+// after the others. Each process costs its own imports (about 3 s of CPU), so on 2 cores two beat three.
 //   npm run test:unit                      every file
 //   node scripts/run-unit.mjs a.test.ts    only those files (each in a process of its own)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -29,23 +32,33 @@ const files = fs
   .filter((f) => f.endsWith('.test.ts'))
   .sort()
   .map((f) => path.join(dir, f));
-const wanted = Number(process.env.UNIT_PROCESSES ?? 3);
+const wanted = Number(process.env.UNIT_PROCESSES ?? 2);
 if (!Number.isInteger(wanted) || wanted < 1) {
   console.error(`UNIT_PROCESSES must be a whole number of at least 1 (got ${process.env.UNIT_PROCESSES})`);
   process.exit(2);
 }
 const groups = Math.min(files.length, wanted);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mintworks-unit-'));
+// A file is taken by creating its directory here: only one process can.
+const claims = path.join(tmp, 'claims');
+fs.mkdirSync(claims);
+// node:test runs a process's top-level tests one after another, in the order they were declared, so the
+// empty test declared after a file's own ends after them: awaiting it is awaiting the file. A file that
+// fails to load is a failing test named after it, and the process goes on with the next file.
+const takeFiles = `import fs from 'node:fs';
+import { test } from 'node:test';
+const files = ${JSON.stringify(files.map((f) => [pathToFileURL(f).href, path.relative(root, f)]))};
+for (const [i, [url, name]] of files.entries()) {
+  try { fs.mkdirSync(${JSON.stringify(claims)} + '/' + i); } catch { continue; }
+  try { await import(url); } catch (e) { test('load ' + name, () => { throw e; }); }
+  await test(name + ': done', () => {});
+}
+`;
 const entries = [];
 for (let g = 0; g < groups; g++) {
-  const mine = files.filter((_, i) => i % groups === g);
-  const entry = path.join(tmp, `group-${g + 1}.mjs`);
-  // A file that fails to load is a failing test named after it, and the group's other files still run.
-  const lines = mine.map(
-    (f) =>
-      `try { await import(${JSON.stringify(`file://${f}`)}); } catch (e) { test(${JSON.stringify(`load ${path.relative(root, f)}`)}, () => { throw e; }); }`,
-  );
-  fs.writeFileSync(entry, [`import { test } from 'node:test';`, ...lines].join('\n') + '\n');
+  // One entry file per process: node --test runs each file given in a process of its own.
+  const entry = path.join(tmp, `process-${g + 1}.mjs`);
+  fs.writeFileSync(entry, takeFiles);
   entries.push(entry);
 }
 const status = node([`--test-concurrency=${groups}`, ...entries]);

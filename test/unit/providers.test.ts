@@ -43,7 +43,9 @@ const deadUrl = 'http://127.0.0.1:9/'; // discard port: refused
 // Long enough for a local server on a busy machine to answer; the hanging one costs a test this long.
 const opts = { timeoutMs: 1500, retryCount: 0 };
 
-describe('failover JSON-RPC transport', () => {
+// The tests share nothing but the servers' list and mostly wait on timeouts and Retry-After: side by side
+// they take as long as the longest instead of the sum.
+describe('failover JSON-RPC transport', { concurrency: true }, () => {
   it('hides paths and credentials of provider URLs', () => {
     assert.equal(redactRpcUrl('https://polygon-amoy.g.alchemy.com/v2/abcdef'), 'https://polygon-amoy.g.alchemy.com/…');
     assert.equal(redactRpcUrl('http://127.0.0.1:8545'), 'http://127.0.0.1:8545');
