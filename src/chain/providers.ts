@@ -11,8 +11,9 @@
 //
 // Each provider keeps counts for /metrics and a state for /health; `snapshot()` gives them in a form
 // that adds up across threads (the workers' thread does most of the calls, the API thread reports them).
-import { HttpRequestError, RpcRequestError, TimeoutError, createTransport, keccak256, type Hex, type Transport } from 'viem';
+import { HttpRequestError, RpcRequestError, TimeoutError, createTransport, type Hex, type Transport } from 'viem';
 import { getHttpRpcClient } from 'viem/utils';
+import { keccakHex } from './signing.js';
 
 export type ProviderErrorKind = 'timeout' | 'connection' | 'http_429' | 'http_5xx' | 'http_other';
 export const PROVIDER_ERROR_KINDS: readonly ProviderErrorKind[] = ['timeout', 'connection', 'http_429', 'http_5xx', 'http_other'];
@@ -177,6 +178,15 @@ export interface TransportOptions {
   retryCount: number;
 }
 
+/**
+ * An eth_sendRawTransaction under way. `hash` is set once an attempt may have reached a node (its answer
+ * was lost): only then is it needed, and it is made then (a mint batch's bytes are tens of kilobytes,
+ * and most sends are answered the first time).
+ */
+interface RawSend {
+  hash: Hex | null;
+}
+
 export class ProviderSet {
   private readonly providers: Provider[];
 
@@ -222,7 +232,7 @@ export class ProviderSet {
    * is looked up by its hash before anything is sent again.
    */
   async request(body: { method: string; params?: unknown }, opts: TransportOptions, signal?: AbortSignal): Promise<unknown> {
-    const send = body.method === 'eth_sendRawTransaction' ? { hash: keccak256(((body.params as unknown[])?.[0] ?? '0x') as Hex), maybeDelivered: false } : null;
+    const send: RawSend | null = body.method === 'eth_sendRawTransaction' ? { hash: null } : null;
     let last: unknown = null;
     for (let round = 0; round <= opts.retryCount; round++) {
       if (round > 0) await pause(150 * 2 ** (round - 1), signal);
@@ -247,7 +257,8 @@ export class ProviderSet {
             this.succeeded(p); // the node answered
             throw err;
           }
-          if (send) send.maybeDelivered = true;
+          // The attempt may have reached the node: the next ones look the transaction up by its hash first.
+          if (send) send.hash ??= await keccakHex(((body.params as unknown[])?.[0] ?? '0x') as Hex);
           this.failed(p, failure, err);
           last = err;
         }
@@ -277,17 +288,12 @@ export class ProviderSet {
   }
 
   /** eth_sendRawTransaction on one provider, resolving an earlier attempt whose answer was lost. */
-  private async sendOn(
-    p: Provider,
-    body: { method: string; params?: unknown },
-    opts: TransportOptions,
-    send: { hash: Hex; maybeDelivered: boolean },
-  ): Promise<unknown> {
-    if (send.maybeDelivered && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs))) return send.hash;
+  private async sendOn(p: Provider, body: { method: string; params?: unknown }, opts: TransportOptions, send: RawSend): Promise<unknown> {
+    if (send.hash && (await p.call({ method: 'eth_getTransactionByHash', params: [send.hash] }, opts.timeoutMs))) return send.hash;
     try {
       return await p.call(body, opts.timeoutMs);
     } catch (err) {
-      if (!send.maybeDelivered || !(err instanceof RpcRequestError)) throw err;
+      if (!send.hash || !(err instanceof RpcRequestError)) throw err;
       const msg = `${err.details} ${err.shortMessage}`;
       if (/already known|known transaction|already imported|already exists/i.test(msg)) return send.hash;
       // Mined meanwhile (its nonce is used): the chain knows it under this hash.
