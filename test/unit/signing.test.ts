@@ -1,8 +1,10 @@
-// The WebAssembly keccak and the signing built on it against viem's own, byte for byte.
+// The WebAssembly keccak and the signing built on it against viem's own, byte for byte; and the fees read
+// back from signed bytes against viem's full parse.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keccak256, recoverTransactionAddress, toHex, type Hex } from 'viem';
+import { keccak256, parseTransaction, recoverTransactionAddress, toHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
+import { eip1559Head } from '../../src/chain/recorded-fees.js';
 import { keccakHex, serializeEip1559, signTransaction } from '../../src/chain/signing.js';
 
 const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
@@ -87,4 +89,29 @@ test('serializeEip1559 refuses data that is not hex bytes', () => {
   assert.throws(() => serializeEip1559(tx), /data is not hex bytes/);
   assert.throws(() => serializeEip1559({ ...tx, data: '0x123' as Hex }), /data is not hex bytes/);
   assert.throws(() => serializeEip1559({ ...tx, data: '0x', to: '0x1234' }), /to is not an address/);
+});
+
+test("eip1559Head reads a transaction's fees and gas limit as viem's full parse does, and declines what it is not", async () => {
+  const calldata = toHex(new Uint8Array(30_000).map((_, i) => i & 255));
+  const cases = [
+    { maxFeePerGas: 0n, maxPriorityFeePerGas: 0n, gas: 0n },
+    { maxFeePerGas: 200n, maxPriorityFeePerGas: 127n, gas: 128n },
+    { maxFeePerGas: 2_000_000_000n, maxPriorityFeePerGas: 1_000_000n, gas: 30_000_000n },
+    { maxFeePerGas: 2n ** 256n - 1n, maxPriorityFeePerGas: 2n ** 255n, gas: 2n ** 64n - 1n },
+  ];
+  for (const [i, fees] of cases.entries()) {
+    for (const data of ['0x', calldata] as Hex[]) {
+      const tx = { type: 'eip1559', chainId: 80002, nonce: i * 300, to: '0x5FbDB2315678afecb367f032d93F642f64180aa3', data, value: 0n, ...fees } as const;
+      const { raw } = await signTransaction(account, tx);
+      const full = parseTransaction(raw as Hex);
+      // viem leaves a zero field undefined.
+      const viems = { maxFeePerGas: full.maxFeePerGas ?? 0n, maxPriorityFeePerGas: full.maxPriorityFeePerGas ?? 0n, gas: full.gas ?? 0n };
+      assert.deepEqual(eip1559Head(raw as Hex), viems);
+      assert.deepEqual(eip1559Head(raw as Hex), fees);
+    }
+  }
+  const legacy = await account.signTransaction({ type: 'legacy', chainId: 1, nonce: 0, gas: 21_000n, gasPrice: 5n, to: account.address, value: 0n });
+  assert.equal(eip1559Head(legacy), null, 'a legacy transaction is parsed in full by the caller');
+  assert.equal(eip1559Head('0x02c0'), null, 'an empty list has no fee fields');
+  assert.equal(eip1559Head('0x02c5820539'), null, 'a head cut short');
 });
