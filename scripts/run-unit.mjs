@@ -39,7 +39,8 @@ if (!Number.isInteger(wanted) || wanted < 1) {
 }
 const groups = Math.min(files.length, wanted);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mintworks-unit-'));
-// A file is taken by creating its directory here: only one process can.
+// A file is taken by creating its directory here: only one process can. Any other failure to create it
+// fails the process, so a file is never skipped unseen.
 const claims = path.join(tmp, 'claims');
 fs.mkdirSync(claims);
 // node:test runs a process's top-level tests one after another, in the order they were declared, so the
@@ -49,7 +50,12 @@ const takeFiles = `import fs from 'node:fs';
 import { test } from 'node:test';
 const files = ${JSON.stringify(files.map((f) => [pathToFileURL(f).href, path.relative(root, f)]))};
 for (const [i, [url, name]] of files.entries()) {
-  try { fs.mkdirSync(${JSON.stringify(claims)} + '/' + i); } catch { continue; }
+  try {
+    fs.mkdirSync(${JSON.stringify(claims)} + '/' + i);
+  } catch (e) {
+    if (e.code === 'EEXIST') continue; // another process has it
+    throw e;
+  }
   try { await import(url); } catch (e) { test('load ' + name, () => { throw e; }); }
   await test(name + ': done', () => {});
 }
