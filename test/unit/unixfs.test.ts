@@ -128,13 +128,9 @@ function independentCid(bytes: Buffer): string {
 }
 
 /**
- * Deterministic, non-repeating content: the AES-128-CTR keystream of a key derived from the seed (a
- * repeating pattern would give identical chunks and could hide a chunk-order bug).
- */
-/**
- * Deterministic bytes, different in every chunk (a xorshift32 stream seeded by `seed`). The tests make
- * about 140 MB of them; a cipher stream made them at about 100 MB/s on a 2-core test machine, 1.5 s of
- * the unit suite's CPU.
+ * Deterministic, non-repeating content: a xorshift32 stream seeded by `seed` (a repeating pattern would
+ * give identical chunks and could hide a chunk-order bug). The tests make about 140 MB of it; a cipher's
+ * keystream, as before, came at about 100 MB/s on a 2-core test machine, 1.5 s of the unit suite's CPU.
  */
 function pattern(size: number, seed: number): Buffer {
   const words = new Uint32Array(Math.ceil(size / 4));
