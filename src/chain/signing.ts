@@ -2,9 +2,9 @@
 // kilobytes of calldata; it is serialized twice and hashed twice (to sign it, then for its hash), inside
 // the database transaction that records it (on SQLite, under the write lock the API waits for). viem's
 // JavaScript keccak takes milliseconds for each hash and its RLP encoder works on hex strings; here the
-// hash is a WebAssembly keccak-256 (~25x faster) and the EIP-1559 envelope is encoded with Buffers.
-// Results are byte for byte those of viem's `signTransaction` and `keccak256` (a unit test holds them
-// side by side).
+// hash is a WebAssembly keccak-256 (~25x faster) and the EIP-1559 envelope is encoded with Buffers, and
+// its head read back the same way. Results are byte for byte those of viem's `signTransaction`,
+// `keccak256` and `parseTransaction` (a unit test holds them side by side).
 import { createKeccak, type IHasher } from 'hash-wasm';
 import { parseSignature, type Address, type Hex } from 'viem';
 import type { ChainSigner } from './signer.js';
@@ -86,6 +86,37 @@ export function serializeEip1559(tx: Eip1559Tx, signature?: { yParity: number; r
   if (signature) fields.push(...[uintBytes(signature.yParity), uintBytes(BigInt(signature.r)), uintBytes(BigInt(signature.s))].map(rlpString));
   const body = Buffer.concat(fields);
   return `0x02${Buffer.concat([rlpHeader(body.length, 0xc0), body]).toString('hex')}`;
+}
+
+/**
+ * The fees and gas limit of EIP-1559 signed bytes (as serializeEip1559 writes them), read from the head
+ * of their RLP list. A mint batch's calldata after them is tens of kilobytes, which a full parse decodes
+ * (milliseconds for each transaction the tracker sees mined). Null for anything else (another type, a
+ * malformed head): the caller parses it in full.
+ */
+export function eip1559Head(raw: Hex): { maxPriorityFeePerGas: bigint; maxFeePerGas: bigint; gas: bigint } | null {
+  if (!raw.startsWith('0x02')) return null;
+  // The list's header (at most 9 bytes) and five integers of at most 33 bytes each.
+  const b = Buffer.from(raw.slice(4, 4 + 2 * 180), 'hex');
+  const header = b[0];
+  if (header === undefined || header < 0xc0) return null;
+  let at = header <= 0xf7 ? 1 : 1 + (header - 0xf7);
+  const fields: bigint[] = [];
+  while (fields.length < 5) {
+    const prefix = b[at];
+    if (prefix === undefined || prefix > 0xa0) return null; // integers here are at most 32 bytes: anything else is not a fee field
+    if (prefix < 0x80) {
+      fields.push(BigInt(prefix));
+      at += 1;
+      continue;
+    }
+    const length = prefix - 0x80;
+    if (at + 1 + length > b.length) return null;
+    fields.push(length === 0 ? 0n : BigInt(`0x${b.subarray(at + 1, at + 1 + length).toString('hex')}`));
+    at += 1 + length;
+  }
+  const [, , maxPriorityFeePerGas, maxFeePerGas, gas] = fields;
+  return { maxPriorityFeePerGas, maxFeePerGas, gas };
 }
 
 /** An EIP-1559 transaction signed by `account`: its raw bytes and its hash. */

@@ -4,8 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { keccak256, parseTransaction, recoverTransactionAddress, toHex, type Hex } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
-import { eip1559Head } from '../../src/chain/recorded-fees.js';
-import { keccakHex, serializeEip1559, signTransaction } from '../../src/chain/signing.js';
+import { eip1559Head, keccakHex, serializeEip1559, signTransaction } from '../../src/chain/signing.js';
 
 const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 3 });
 
