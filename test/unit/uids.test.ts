@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_UID_ROUNDS, withNewUid } from '../../src/services/uids.js';
-import { isUid, newUid, restartUidRun, UID_MAX_STEP } from '../../src/util/ids.js';
+import { isUid, newEventId, newUid, restartUidRun, UID_MAX_STEP } from '../../src/util/ids.js';
 
 describe('newUid', () => {
   it('12 digits in ascending runs with random steps, and a new run from a random place after a restart', () => {
@@ -31,6 +31,25 @@ describe('newUid', () => {
     const starts = runs.map((r) => r[0]).sort((a, b) => (a < b ? -1 : 1));
     for (let i = 1; i < starts.length; i++)
       assert.ok(starts[i] - starts[i - 1] > 500n * BigInt(UID_MAX_STEP), `runs ${starts[i - 1]} and ${starts[i]} overlap`);
+  });
+});
+
+describe('newEventId', () => {
+  it('a version 7 UUID: the time in ms first, so ids made later sort after, and random bits after it', async () => {
+    const before = Date.now();
+    const early = Array.from({ length: 1000 }, newEventId);
+    await new Promise((r) => setTimeout(r, 5)); // a later millisecond
+    const late = newEventId();
+    const after = Date.now();
+    for (const id of [...early, late]) {
+      assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+      assert.ok(ms >= before && ms <= after, `${id}: ${ms} not within ${before}..${after}`);
+    }
+    assert.equal(new Set(early).size, early.length);
+    for (const id of early) assert.ok(id < late, `${id} sorts after ${late}`);
+    // The bits after the time are drawn: within one millisecond the ids still differ in the next 12 bits.
+    assert.ok(new Set(early.map((id) => id.slice(15, 18))).size > 100);
   });
 });
 
