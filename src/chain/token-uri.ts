@@ -7,7 +7,7 @@
 // Anything else cannot be stored, and a URI the contract would print differently than the service
 // recorded it (CIDv0 `Qm…`, base58btc `z…`, a path after the CID, another hash) must not be minted:
 // the token would point somewhere other than the asset says. Those throw instead of being converted.
-import { encodeFunctionData, toHex, zeroHash, type Address, type Hex } from 'viem';
+import { encodeFunctionData, getAbiItem, toFunctionSelector, toHex, zeroHash, type AbiFunction, type Address, type Hex } from 'viem';
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import * as raw from 'multiformats/codecs/raw';
@@ -68,14 +68,39 @@ export function tokenUriOf(arg: CidArg): string | null {
   return `${IPFS_SCHEME}${CID.createV1(arg.dagPb ? DAG_PB : raw.code, Digest.create(SHA2_256, bytes)).toString()}`;
 }
 
-/** Calldata of `mintBatch(address[] to, uint256[] ids, bytes32[] cids, bool[] dagPb)`. Throws like cidArg. */
+let mintBatchSelector: string | null = null;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const MAX_UINT256 = (1n << 256n) - 1n;
+/** An ABI word (64 hex digits) of a non-negative integer. */
+const word = (n: bigint | number): string => n.toString(16).padStart(64, '0');
+
+/**
+ * Calldata of `mintBatch(address[] to, uint256[] ids, bytes32[] cids, bool[] dagPb)`. Throws like cidArg,
+ * and for an address or id the ABI cannot hold. Written word by word: the four arrays are static
+ * elements after their offsets, and viem's generic encoder took ~2 ms for a batch of 400 tokens, 4 % of
+ * the workers' time while they drain a backlog (the unit test checks the two agree).
+ */
 export function mintBatchCalldata(items: readonly MintItem[]): Hex {
-  const args = items.map((i) => cidArg(i.tokenUri));
-  return encodeFunctionData({
-    abi: artifact('MintworksCollection').abi,
-    functionName: 'mintBatch',
-    args: [items.map((i) => i.to), items.map((i) => BigInt(i.tokenId)), args.map((a) => a.digest), args.map((a) => a.dagPb)],
-  });
+  mintBatchSelector ??= toFunctionSelector(getAbiItem({ abi: artifact('MintworksCollection').abi, name: 'mintBatch' }) as AbiFunction).slice(2);
+  const n = items.length;
+  const arrayWords = n + 1; // the length, then the elements
+  const parts: string[] = [mintBatchSelector];
+  for (let a = 0; a < 4; a++) parts.push(word((4 + a * arrayWords) * 32)); // each array's offset from the head's start
+  const ids: string[] = [word(n)];
+  const digests: string[] = [word(n)];
+  const dagPb: string[] = [word(n)];
+  parts.push(word(n));
+  for (const item of items) {
+    if (!ADDRESS.test(item.to)) throw new Error(`recipient ${JSON.stringify(item.to)} is not an address`);
+    const id = BigInt(item.tokenId);
+    if (id < 0n || id > MAX_UINT256) throw new Error(`token id ${id} is not a uint256`);
+    const { digest, dagPb: pb } = cidArg(item.tokenUri);
+    parts.push(`000000000000000000000000${item.to.slice(2).toLowerCase()}`);
+    ids.push(word(id));
+    digests.push(digest.slice(2));
+    dagPb.push(word(pb ? 1 : 0));
+  }
+  return `0x${parts.join('')}${ids.join('')}${digests.join('')}${dagPb.join('')}`;
 }
 
 /** Calldata of `setTokenCID(uint256 id, bytes32 cid, bool dagPb)` (edits of editable collections). Throws like cidArg. */

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { decodeFunctionData, getAddress, zeroHash, type Address } from 'viem';
+import { decodeFunctionData, encodeFunctionData, getAddress, zeroHash, type Address } from 'viem';
 import { CID } from 'multiformats/cid';
 import { base58btc } from 'multiformats/bases/base58';
 import * as Digest from 'multiformats/hashes/digest';
@@ -116,6 +116,28 @@ describe('calldata', () => {
       [`0x${Buffer.from(raw.multihash.digest).toString('hex')}`, zeroHash, `0x${Buffer.from(pb.multihash.digest).toString('hex')}`],
       [false, false, true],
     ]);
+  });
+
+  it('mintBatchCalldata is what the ABI encoder writes, for batches of every size and mixed URIs', () => {
+    const uris = [null, `ipfs://${cidOf(RAW, crypto.randomBytes(32))}`, `ipfs://${cidOf(DAG_PB, crypto.randomBytes(32))}`];
+    for (const n of [0, 1, 2, 7, 400]) {
+      const items = Array.from({ length: n }, (_, i) => ({
+        // Checksummed and lower-case recipients alike; ids small, large and up to the uint256 maximum.
+        to: i % 2 ? getAddress(`0x${crypto.randomBytes(20).toString('hex')}`) : (`0x${crypto.randomBytes(20).toString('hex')}` as Address),
+        tokenId: i === n - 1 ? 2n ** 256n - 1n : i % 3 ? BigInt(i) * 2n ** 70n : i + 1,
+        tokenUri: uris[i % uris.length],
+      }));
+      const cids = items.map((i) => cidArg(i.tokenUri));
+      const expected = encodeFunctionData({
+        abi,
+        functionName: 'mintBatch',
+        args: [items.map((i) => i.to), items.map((i) => BigInt(i.tokenId)), cids.map((c) => c.digest), cids.map((c) => c.dagPb)],
+      });
+      assert.equal(mintBatchCalldata(items), expected, `a batch of ${n}`);
+    }
+    assert.throws(() => mintBatchCalldata([{ to: '0x1234' as Address, tokenId: 1, tokenUri: null }]), /not an address/);
+    assert.throws(() => mintBatchCalldata([{ to: A, tokenId: -1n, tokenUri: null }]), /not a uint256/);
+    assert.throws(() => mintBatchCalldata([{ to: A, tokenId: 2n ** 256n, tokenUri: null }]), /not a uint256/);
   });
 
   it('setTokenCidCalldata encodes id, digest and codec flag; null resets to baseURI + id', () => {
