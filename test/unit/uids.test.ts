@@ -47,7 +47,7 @@ describe('newEventId', () => {
       assert.ok(ms >= before && ms <= after, `${id}: ${ms} not within ${before}..${after}`);
     }
     assert.equal(new Set(early).size, early.length);
-    for (const id of early) assert.ok(id < late, `${id} sorts after ${late}`);
+    for (const id of early) assert.ok(id < late, `${id} does not sort before ${late}`);
     // The bits after the time are drawn: within one millisecond the ids still differ in the next 12 bits.
     assert.ok(new Set(early.map((id) => id.slice(15, 18))).size > 100);
   });
