@@ -3,13 +3,14 @@
 // move the counters (src/store/postgres/changes.ts, on a real PostgreSQL).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import pino from 'pino';
 import { AssetReads } from '../../src/services/assets/cache.js';
 import { rowVersions } from '../../src/store/row-versions.js';
 import { SqliteChanges } from '../../src/store/sqlite/changes.js';
-import { PgChanges } from '../../src/store/postgres/changes.js';
+import { CHANGES_CHANNEL, PgChanges } from '../../src/store/postgres/changes.js';
 import { openStore } from '../../src/store/open.js';
 import { sqliteFile } from '../../src/store/sqlite/open.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
@@ -305,11 +306,36 @@ describe('PgChanges (postgres)', () => {
     assert.deepEqual(await Promise.all(Array.from({ length: 20 }, () => changes.caughtUp())), Array(20).fill(true));
   });
 
+  it('a change another process committed before the call is counted when caughtUp resolves, not before', async () => {
+    for (let round = 0; round < 5; round++) {
+      const before = rowVersions().collections();
+      // psql commits while this event loop is held: the notification cannot have been read yet.
+      execFileSync('psql', [pgdb.url, '-qAtc', `notify ${CHANGES_CHANNEL}, 'c'`]);
+      assert.equal(rowVersions().collections(), before, 'not counted before this loop reads it');
+      assert.equal(await changes.caughtUp(), true);
+      assert.ok(rowVersions().collections() > before, `round ${round}: the change was not counted when caughtUp resolved`);
+    }
+  });
+
+  it('the reads that ask in one turn share one fence; those of a later turn get one of their own', async () => {
+    /** Fences sent so far: each has the next number of the feed's sequence. */
+    const fencesSent = () => (changes as unknown as { seq: number }).seq;
+    const fenced = async (n: number) => {
+      const sent = fencesSent();
+      const answers = await Promise.all(Array.from({ length: n }, () => changes.caughtUp()));
+      assert.deepEqual(new Set(answers), new Set([true]));
+      return fencesSent() - sent;
+    };
+    assert.equal(await fenced(20), 1);
+    assert.equal(await fenced(1), 1);
+    assert.equal(await fenced(50), 1);
+  });
+
   it('a lost connection answers false until a new one is listening, which makes everything old', async () => {
     const v = rowVersions();
     const everything = v.everything();
     await other.query(
-      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'listen%' or query = 'select pg_notify($1, $2)')`,
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and (query like 'listen%' or query like 'notify %')`,
     );
     const answers: boolean[] = [];
     for (let i = 0; i < 200 && !(answers.includes(false) && answers.at(-1) === true); i++) {
