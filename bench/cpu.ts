@@ -3,7 +3,8 @@
 // Wall-clock rates swing with whatever else a shared machine runs; CPU time spent per request barely
 // does, so this is the measure to optimise with while others work (the ratio of CPU per request,
 // bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
-//   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false)
+//   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
+//                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,8 @@ import { benchAssetBody, dbsFromArgs, emit, load, root, startService } from './l
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 64;
+/** CPU_ROUTES=post measures POST alone (a GC trace of the service then covers the POST burst only). */
+const routes = (process.env.CPU_ROUTES ?? 'post,get').split(',');
 const TICK_MS = 1000 / 100; // USER_HZ
 
 /** CPU ms so far of every thread of `pid` (and of its child processes), keyed by a readable name. */
@@ -31,7 +34,7 @@ function cpuByThread(pid: number, withPostgres = false): Map<string, number> {
         const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
         const ms = (Number(f[11]) + Number(f[12])) * TICK_MS;
-        add(`${label}:${tid === String(p) ? 'main' : comm}`, ms);
+        add(`${label}:${tid === String(p) ? 'main' : process.env.CPU_BY_TID ? `${comm}#${tid}` : comm}`, ms);
       } catch {
         /* the thread ended */
       }
@@ -66,10 +69,23 @@ function postgresServerMs(): number {
   return ms;
 }
 
+/** Bytes the process has had written so far: `write_bytes` (what reaches the disk: the WAL and its checkpoints) and `wchar` (every write call). */
+function ioOf(pid: number): { disk: number; calls: number } {
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+    return { disk: field('write_bytes'), calls: field('wchar') };
+  } catch {
+    return { disk: 0, calls: 0 };
+  }
+}
+
 async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>, withPostgres = false) {
   const before = cpuByThread(pid, withPostgres);
+  const ioBefore = ioOf(pid);
   const r = await run();
   const after = cpuByThread(pid, withPostgres);
+  const ioAfter = ioOf(pid);
   const perReq: Record<string, number> = {};
   let total = 0;
   for (const [k, v] of after) {
@@ -83,6 +99,9 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
     rps: r.rps,
     p99: r.p99,
     total_us: us(total),
+    // KB per request written to disk by the service (SQLite: the WAL and the checkpoints' copies), and by its write calls (sockets included).
+    disk_kb: +((ioAfter.disk - ioBefore.disk) / 1024 / Math.max(1, r.total)).toFixed(2),
+    written_kb: +((ioAfter.calls - ioBefore.calls) / 1024 / Math.max(1, r.total)).toFixed(2),
     by_thread_us: Object.fromEntries(
       Object.entries(perReq)
         .filter(([, v]) => us(v) > 0)
@@ -117,8 +136,7 @@ for (const db of dbsFromArgs()) {
     const res = {
       bare_post: await measure(bare.pid!, post(bareBase)),
       post: await measure(svcPid, post(svc.base), db === 'postgres'),
-      bare_get: await measure(bare.pid!, get(bareBase)),
-      get: await measure(svcPid, get(svc.base), db === 'postgres'),
+      ...(routes.includes('get') ? { bare_get: await measure(bare.pid!, get(bareBase)), get: await measure(svcPid, get(svc.base), db === 'postgres') } : {}),
     };
     bare.kill();
     emit({
@@ -128,7 +146,7 @@ for (const db of dbsFromArgs()) {
       seconds,
       ...res,
       post_cpu_ratio: +(res.bare_post.total_us / res.post.total_us).toFixed(3),
-      get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3),
+      ...(res.get && res.bare_get ? { get_cpu_ratio: +(res.bare_get.total_us / res.get.total_us).toFixed(3) } : {}),
     });
   } finally {
     await svc.stop();
