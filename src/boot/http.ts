@@ -11,6 +11,7 @@ import { CreatesThread } from './threads/creates-thread.js';
 import { bindError } from './bind.js';
 import { admissionOf } from '../services/assets/admission.js';
 import type { ThreadMemory } from '../util/thread-memory.js';
+import type { CreatesWaits } from '../http/metrics.js';
 
 /** Started before the HTTP server, so it stops after the server has answered its last request. */
 export async function startCreatesThread(ctx: Ctx, { config, log, core, shutdown }: Booting): Promise<CreatesThread> {
@@ -37,6 +38,8 @@ export interface HttpParts {
   threads: () => ThreadMemory[];
   /** Creates handed to the creates' thread and not answered yet (for /metrics). */
   createsInFlight: () => number;
+  /** Where the creates' thread's answered creates waited (for /metrics; null without the thread). */
+  createsWaits: () => CreatesWaits | null;
 }
 
 /** Listens on HOST:PORT; `url` is where it answers (PORT=0: the port it was given, unless PUBLIC_URL says). */
@@ -56,6 +59,7 @@ export async function startHttp(ctx: Ctx, { config, log, core, shutdown }: Booti
     poolStats: core.store.poolStats,
     threads: parts.threads,
     createsInFlight: parts.createsInFlight,
+    createsWaits: parts.createsWaits,
   });
   shutdown.add(async () => admissionOf(ctx).stop());
   await http.listen({ port: config.port, host: config.host }).catch((err) => {

@@ -147,8 +147,8 @@ export async function startService(config: Config, log: Logger = createLogger(co
     // Others write beside this process unless its workers run here (inline, or in the thread of `npm start`).
     const threads = () => [threadMemory('api'), creates?.memory(), opts.workersMemory?.()].filter((m): m is ThreadMemory => !!m);
     const othersWrite = !config.runWorkers && opts.workers === undefined;
-    const createsInFlight = () => creates?.inFlightCount ?? 0;
-    const served = httpSide ? await httpSide.startHttp(ctx, boot, { runtimes, health, othersWrite, threads, createsInFlight }) : null;
+    const createsGauges = { createsInFlight: () => creates?.inFlightCount ?? 0, createsWaits: () => creates?.waits() ?? null };
+    const served = httpSide ? await httpSide.startHttp(ctx, boot, { runtimes, health, othersWrite, threads, ...createsGauges }) : null;
     const url = served?.url ?? installation.publicUrl;
     // Only now that the port is bound: a start that fails creates nothing a later one would trip on.
     const quiet = config.logLevel === 'silent';

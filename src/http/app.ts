@@ -40,6 +40,7 @@ import type { PoolSnapshot } from '../store/pool-snapshot.js';
 import { assetJsonByUid, getAssetJson, type AssetJsonCache } from '../services/assets/reads.js';
 import type { ChainRuntime } from '../chain/runtime.js';
 import type { ThreadMemory } from '../util/thread-memory.js';
+import type { CreatesWaits } from './metrics.js';
 
 const PROBES = new Set(['/health', '/metrics']);
 
@@ -65,6 +66,8 @@ export interface HttpDeps {
   threads?: () => ThreadMemory[];
   /** Creates handed to the creates' thread and not answered yet, for /metrics. */
   createsInFlight?: () => number;
+  /** Where the creates' thread's answered creates waited, for /metrics. */
+  createsWaits?: () => CreatesWaits | null;
 }
 
 /** GET /asset/<uid> and the assets of GET /asset?user_uid from memory, kept current by the store's change feed. */
@@ -171,7 +174,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
     throw notFound();
   });
 
-  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats, { threads: deps.threads, createsInFlight: deps.createsInFlight }); // before the route plugins: they inherit its onResponse hook
+  await metricsRoutes(app, ctx, assetReads, deps.runtimes ?? [], deps.poolStats, deps); // before the route plugins: they inherit its onResponse hook; deps has the process's gauges
   exactJsonReplies(app); // each area documents its own routes (src/http/kit/openapi.ts documentArea)
   await app.register(swagger, {
     openapi: {

@@ -13,12 +13,25 @@ import { divergenceCounts } from '../services/verify/watch.js';
 import { admissionOf } from '../services/assets/admission.js';
 import { threadMemory, type ThreadMemory } from '../util/thread-memory.js';
 
+/**
+ * Where the creates answered by the creates' thread waited, summed in seconds, with how many:
+ * `written`, from the hand-over to the thread's answer (the group being written before theirs, then
+ * their own); `flushed`, from that answer until the WAL holding it was on disk (nothing to wait for on
+ * PostgreSQL).
+ */
+export interface CreatesWaits {
+  written: { seconds: number; count: number };
+  flushed: { seconds: number; count: number };
+}
+
 /** What the process holds in memory, as its parts report it (each optional: a bare process has none of them). */
 export interface ProcessGauges {
   /** The heap of each thread of the process; the main thread's alone when not given. */
   threads?: () => ThreadMemory[];
   /** Creates handed to the creates' thread and not answered yet. */
   createsInFlight?: () => number;
+  /** Where the creates' thread's answered creates waited (null without the thread). */
+  createsWaits?: () => CreatesWaits | null;
 }
 
 // Long: one registration per metric, a short entry each.
@@ -163,6 +176,7 @@ function memoryMetrics(registry: Registry, ctx: Ctx, gauges: ProcessGauges, asse
       this.set(gauges.createsInFlight?.() ?? 0);
     },
   });
+  createsWaitMetrics(registry, gauges.createsWaits);
   new Counter({
     name: 'mintworks_creates_refused_total',
     help: 'Creates answered 503 overloaded, by reason: queue (CREATES_QUEUE_MB) or memory (MEMORY_LIMIT_MB)',
@@ -243,6 +257,37 @@ function poolMetrics(registry: Registry, stats: () => PoolSnapshot): void {
     collect() {
       this.reset();
       this.inc(stats().wait_ms / 1000);
+    },
+  });
+}
+
+/**
+ * Where creates waited in the creates' thread's pipeline, by stage: `written` (handed over until the
+ * thread answered: the group being written before theirs, then their own) and `flushed` (until the
+ * SQLite WAL holding them was on disk). A slow disk shows in `flushed`, a busy writer in `written`.
+ */
+function createsWaitMetrics(registry: Registry, waits: ProcessGauges['createsWaits']): void {
+  const stages = ['written', 'flushed'] as const;
+  new Counter({
+    name: 'mintworks_creates_wait_seconds_sum',
+    help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered) and flushed (until the WAL holding them was on disk); divided by mintworks_creates_wait_seconds_count it is the mean",
+    labelNames: ['stage'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const w = waits?.();
+      for (const stage of stages) this.inc({ stage }, w?.[stage].seconds ?? 0);
+    },
+  });
+  new Counter({
+    name: 'mintworks_creates_wait_seconds_count',
+    help: "Creates answered through the creates' thread, by stage timed",
+    labelNames: ['stage'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const w = waits?.();
+      for (const stage of stages) this.inc({ stage }, w?.[stage].count ?? 0);
     },
   });
 }

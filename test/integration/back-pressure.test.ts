@@ -1,7 +1,7 @@
 // Back-pressure of creates and what /metrics says of memory: a create refused for memory answers 503
 // `overloaded` in the error envelope with Retry-After and writes nothing; /metrics carries each thread's
-// heap (the creates' thread's in-process; the workers' thread's too as `npm start` runs it) and the
-// creates held.
+// heap (the creates' thread's in-process; the workers' thread's too as `npm start` runs it), the
+// creates held and where the creates' thread's creates waited.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -57,6 +57,34 @@ describe('creates over MEMORY_LIMIT_MB', () => {
       gauge(metrics, 'mintworks_thread_heap_bytes', 'thread="api",space="used"')! <=
         gauge(metrics, 'mintworks_thread_heap_bytes', 'thread="api",space="total"')!,
     );
+  });
+});
+
+describe('where creates wait, in /metrics', () => {
+  let t: TestService;
+  before(async () => (t = await startTestService('sqlite')));
+  after(() => t?.stop());
+
+  it("sums the time creates spent being written by the creates' thread and flushed to disk", async () => {
+    const app = await t.newApp();
+    const collection = await t.newCollection(app.uid);
+    const user = (await app.api.post('/user', {})).body.data.uid as string;
+    const data = { name: 'Sword', description: 'd', unique_name: false, image_url: 'https://example.com/s.png', store_image_on_ipfs: false };
+    const before = await (await fetch(`${t.svc.url}/metrics`)).text();
+    const counted = (text: string, stage: string) => gauge(text, 'mintworks_creates_wait_seconds_count', `stage="${stage}"`);
+    const created = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => app.api.post('/asset', { user_uid: user, collection_uid: collection, asset_external_id: `w${i}`, data })),
+    );
+    assert.deepEqual(
+      created.map((r) => r.status),
+      Array(6).fill(201),
+    );
+    const metrics = await (await fetch(`${t.svc.url}/metrics`)).text();
+    for (const stage of ['written', 'flushed']) assert.equal(counted(metrics, stage)! - counted(before, stage)!, 6, `${stage}: each create once`);
+    assert.match(metrics, /^# TYPE mintworks_creates_wait_seconds_sum counter$/m);
+    // Written: at least a commit of SQLite; flushed: at least an fdatasync of the WAL.
+    assert.ok(gauge(metrics, 'mintworks_creates_wait_seconds_sum', 'stage="written"')! > 0);
+    assert.ok(gauge(metrics, 'mintworks_creates_wait_seconds_sum', 'stage="flushed"')! > 0);
   });
 });
 

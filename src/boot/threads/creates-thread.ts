@@ -28,6 +28,7 @@ import type { AppEnvironment } from '../../domain/environment.js';
 import { isDatabaseUnavailable } from '../../store/unavailable.js';
 import type { ThreadMemory } from '../../util/thread-memory.js';
 import { threadStart } from '../../util/build-paths.js';
+import type { CreatesWaits } from '../../http/metrics.js';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -86,6 +87,8 @@ export function fromWireError(w: WireError): Error {
 interface Pending {
   resolve(r: { uid: string }): void;
   reject(err: unknown): void;
+  /** performance.now() when the create was handed over. */
+  handedAt: number;
 }
 
 export class CreatesThread implements CreatesWriter {
@@ -94,6 +97,7 @@ export class CreatesThread implements CreatesWriter {
   private readonly inFlight = new Map<number, Pending>();
   private outbox: WireCreate[] = [];
   private memoryReport: ThreadMemory | null = null;
+  private readonly waited: CreatesWaits = { written: { seconds: 0, count: 0 }, flushed: { seconds: 0, count: 0 } };
 
   /**
    * `local`: writes creates on this thread while the thread is not running. `announce`: told the job
@@ -144,7 +148,7 @@ export class CreatesThread implements CreatesWriter {
     if (!this.thread.running) return this.opts.local.submit(appUid, environment, params, idem);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      this.inFlight.set(id, { resolve, reject });
+      this.inFlight.set(id, { resolve, reject, handedAt: performance.now() });
       this.outbox.push({ id, appUid, environment, params, ...(idem ? { idem } : {}) });
       // One message per event-loop turn: the creates parsed in this turn travel together.
       if (this.outbox.length === 1) setImmediate(() => this.flush());
@@ -159,6 +163,11 @@ export class CreatesThread implements CreatesWriter {
   /** The thread's heap as it last reported it (null before its first report, or while it does not run). */
   memory(): ThreadMemory | null {
     return this.thread.running ? this.memoryReport : null;
+  }
+
+  /** Where the answered creates waited so far (see CreatesWaits). */
+  waits(): CreatesWaits {
+    return this.waited;
   }
 
   /** Creates handed to the thread and not answered yet. */
@@ -192,6 +201,7 @@ export class CreatesThread implements CreatesWriter {
   private async settle(answers: WireAnswer[], announce: string[]): Promise<void> {
     // Taken now: committed creates are no longer the thread's, whatever becomes of it during the flush.
     const settled = answers.map((a) => [a, this.take(a.id)] as const);
+    const answeredAt = performance.now();
     try {
       await this.opts.flush();
     } catch (err) {
@@ -199,8 +209,13 @@ export class CreatesThread implements CreatesWriter {
       for (const [, pending] of settled) pending?.reject(err);
       return;
     }
+    const flushed = (performance.now() - answeredAt) / 1000;
     for (const [a, pending] of settled) {
       if (!pending) continue;
+      this.waited.written.seconds += (answeredAt - pending.handedAt) / 1000;
+      this.waited.written.count++;
+      this.waited.flushed.seconds += flushed;
+      this.waited.flushed.count++;
       if ('uid' in a) pending.resolve({ uid: a.uid });
       else pending.reject(fromWireError(a.error));
     }
