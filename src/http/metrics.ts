@@ -268,28 +268,26 @@ function poolMetrics(registry: Registry, stats: () => PoolSnapshot): void {
  */
 function createsWaitMetrics(registry: Registry, waits: ProcessGauges['createsWaits']): void {
   const stages = ['written', 'flushed'] as const;
-  new Counter({
-    name: 'mintworks_creates_wait_seconds_sum',
-    help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered) and flushed (until the WAL holding them was on disk); divided by mintworks_creates_wait_seconds_count it is the mean",
-    labelNames: ['stage'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      const w = waits?.();
-      for (const stage of stages) this.inc({ stage }, w?.[stage].seconds ?? 0);
+  const parts = [
+    {
+      suffix: 'sum',
+      help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered) and flushed (until the WAL holding them was on disk); divided by mintworks_creates_wait_seconds_count it is the mean",
+      of: (t: CreatesWaits['written']) => t.seconds,
     },
-  });
-  new Counter({
-    name: 'mintworks_creates_wait_seconds_count',
-    help: "Creates answered through the creates' thread, by stage timed",
-    labelNames: ['stage'] as const,
-    registers: [registry],
-    collect() {
-      this.reset();
-      const w = waits?.();
-      for (const stage of stages) this.inc({ stage }, w?.[stage].count ?? 0);
-    },
-  });
+    { suffix: 'count', help: "Creates answered through the creates' thread, by stage timed", of: (t: CreatesWaits['written']) => t.count },
+  ];
+  for (const { suffix, help, of } of parts)
+    new Counter({
+      name: `mintworks_creates_wait_seconds_${suffix}`,
+      help,
+      labelNames: ['stage'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const w = waits?.();
+        for (const stage of stages) this.inc({ stage }, w ? of(w[stage]) : 0);
+      },
+    });
 }
 
 /**
