@@ -80,6 +80,20 @@ function ioOf(pid: number): { disk: number; calls: number } {
   }
 }
 
+/** The service's /metrics counters of where creates waited (`mintworks_creates_wait_seconds_*{stage}`). */
+async function createsWaits(base: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return new Map([...text.matchAll(/^mintworks_creates_wait_seconds_(sum|count)\{stage="(\w+)"\} (\S+)$/gm)].map((m) => [`${m[2]}_${m[1]}`, Number(m[3])]));
+}
+
+/** Mean ms per create at each stage between two readings of createsWaits. */
+function meanWaits(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+  return Object.fromEntries(
+    ['written', 'flushed'].map((stage) => [stage, +((delta(`${stage}_sum`) * 1000) / Math.max(1, delta(`${stage}_count`))).toFixed(2)]),
+  );
+}
+
 async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>, withPostgres = false) {
   const before = cpuByThread(pid, withPostgres);
   const ioBefore = ioOf(pid);
@@ -133,9 +147,13 @@ for (const db of dbsFromArgs()) {
     const bareBase = `http://127.0.0.1:${barePort}`;
     await post(bareBase)(); // warm-up
     const svcPid = svc.pids()[0];
+    const bare_post = await measure(bare.pid!, post(bareBase));
+    const waitsBefore = await createsWaits(svc.base);
+    const postRes = await measure(svcPid, post(svc.base), db === 'postgres');
+    const waitsAfter = await createsWaits(svc.base);
     const res = {
-      bare_post: await measure(bare.pid!, post(bareBase)),
-      post: await measure(svcPid, post(svc.base), db === 'postgres'),
+      bare_post,
+      post: { ...postRes, waits_ms: meanWaits(waitsBefore, waitsAfter) },
       ...(routes.includes('get') ? { bare_get: await measure(bare.pid!, get(bareBase)), get: await measure(svcPid, get(svc.base), db === 'postgres') } : {}),
     };
     bare.kill();
