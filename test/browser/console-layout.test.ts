@@ -141,8 +141,9 @@ describe('every console page at 1440 and 390 px', () => {
           text: document.body.innerText,
         }));
         if (width === 390 && shown.overflow > 0) problems.push(`${p[0]}: ${shown.overflow} px wider than the screen at 390 px`);
-        // Not inside a hex value (an address shortened to `0x12ab…2603e7`).
-        const exponent = /(?<![\w.…])\d+(\.\d+)?e[-+]?\d+(?![\w.…])/i.exec(shown.text);
+        // Not inside a hex value (an address shortened to `0x12ab…2603e7`). JavaScript writes an exponent
+        // with its sign (1e+21, 5e-7): without one, "5e295139" is random hex (an id), not a number.
+        const exponent = /(?<![\w.…])\d+(\.\d+)?e[-+]\d+(?![\w.…])/i.exec(shown.text);
         if (exponent) problems.push(`${p[0]} at ${width} px: a number with an exponent: ${exponent[0]}`);
         if (p[0] === 'reward') {
           for (const a of ['0.000000000000000001 GEM', '1,234.5 GEM', '1,000,000 GEM'])
