@@ -75,10 +75,10 @@ const word = (n: bigint | number): string => n.toString(16).padStart(64, '0');
 
 /**
  * Calldata of `mintBatch(address[] to, uint256[] ids, bytes32[] cids, bool[] dagPb)`. Throws like cidArg,
- * and for an address or id the ABI cannot hold (the address checked as viem's encoder checks it). Written word by word: the four arrays are static
- * elements after their offsets, and viem's generic encoder took 0.8 ms for a batch of 400 tokens (0.2
- * this way), about 4 % of the workers' thread while they drain a backlog (the unit test checks the two
- * agree).
+ * and for an address or id the ABI cannot hold (the address checked as viem's encoder checks it).
+ * Written word by word: the four arrays are static elements after their offsets, and viem's generic
+ * encoder took 0.8 ms for a batch of 400 tokens (0.2 this way), about 4 % of the workers' thread while
+ * they drain a backlog (the unit test checks the two agree).
  */
 export function mintBatchCalldata(items: readonly MintItem[]): Hex {
   mintBatchSelector ??= toFunctionSelector(getAbiItem({ abi: artifact('MintworksCollection').abi, name: 'mintBatch' }) as AbiFunction).slice(2);

@@ -20,9 +20,11 @@ import { threadMemory, type ThreadMemory } from '../util/thread-memory.js';
  * PostgreSQL).
  */
 export interface CreatesWaits {
-  written: { seconds: number; count: number };
-  flushed: { seconds: number; count: number };
+  written: StageWait;
+  flushed: StageWait;
 }
+/** Seconds waited at a stage, summed over the creates counted. */
+type StageWait = { seconds: number; count: number };
 
 /** What the process holds in memory, as its parts report it (each optional: a bare process has none of them). */
 export interface ProcessGauges {
@@ -272,9 +274,9 @@ function createsWaitMetrics(registry: Registry, waits: ProcessGauges['createsWai
     {
       suffix: 'sum',
       help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered) and flushed (until the WAL holding them was on disk); divided by mintworks_creates_wait_seconds_count it is the mean",
-      of: (t: CreatesWaits['written']) => t.seconds,
+      of: (t: StageWait) => t.seconds,
     },
-    { suffix: 'count', help: "Creates answered through the creates' thread, by stage timed", of: (t: CreatesWaits['written']) => t.count },
+    { suffix: 'count', help: "Creates answered through the creates' thread, by stage timed", of: (t: StageWait) => t.count },
   ];
   for (const { suffix, help, of } of parts)
     new Counter({
