@@ -2,7 +2,8 @@
 // POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify route answering the same JSON.
 // Wall-clock rates swing with whatever else a shared machine runs; CPU time spent per request barely
 // does, so this is the measure to optimise with while others work (the ratio of CPU per request,
-// bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach).
+// bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach). `machine_busy` and `load_us` say
+// whether the machine's cores were the limit (the load generator runs on the same cores).
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
 //                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
 import { fork } from 'node:child_process';
@@ -94,10 +95,22 @@ function meanWaits(before: Map<string, number>, after: Map<string, number>): Rec
   );
 }
 
+/** Jiffies so far of all the machine's cores: busy and in all (idle and I/O wait count as not busy). */
+function machineTicks(): { busy: number; all: number } {
+  const [, ...f] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const n = f.map(Number);
+  const all = n.slice(0, 8).reduce((a, b) => a + b, 0); // user nice system idle iowait irq softirq steal
+  return { busy: all - n[3] - n[4], all };
+}
+
 async function measure(pid: number, run: () => Promise<{ total: number; rps: number; p99: number }>, withPostgres = false) {
   const before = cpuByThread(pid, withPostgres);
   const ioBefore = ioOf(pid);
+  const machineBefore = machineTicks();
+  const loadBefore = process.cpuUsage();
   const r = await run();
+  const load = process.cpuUsage(loadBefore);
+  const machineAfter = machineTicks();
   const after = cpuByThread(pid, withPostgres);
   const ioAfter = ioOf(pid);
   const perReq: Record<string, number> = {};
@@ -116,6 +129,11 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
     // KB per request written to disk by the service (SQLite: the WAL and the checkpoints' copies), and by its write calls (sockets included).
     disk_kb: +((ioAfter.disk - ioBefore.disk) / 1024 / Math.max(1, r.total)).toFixed(2),
     written_kb: +((ioAfter.calls - ioBefore.calls) / 1024 / Math.max(1, r.total)).toFixed(2),
+    // The share of all the machine's cores busy during the run (whatever ran), and the load generator's
+    // own CPU per request (autocannon, in this process): near 1, the rate is bounded by CPU, the
+    // service's and the generator's together, not by a wait.
+    machine_busy: +((machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.all - machineBefore.all)).toFixed(3),
+    load_us: Math.round((load.user + load.system) / Math.max(1, r.total)),
     by_thread_us: Object.fromEntries(
       Object.entries(perReq)
         .filter(([, v]) => us(v) > 0)
