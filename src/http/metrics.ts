@@ -2,7 +2,8 @@
 // and unconfirmed transactions, webhook deliveries by state. Gauges are read from the database at
 // scrape time, so every process reports the shared truth and nothing drifts.
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { RequestLatency } from './request-latency.js';
 import type { Ctx } from '../services/context.js';
 import type { AssetReads } from '../services/assets/cache.js';
 import { openDeliveryCounts } from '../webhooks/deliveries.js';
@@ -49,24 +50,16 @@ export async function metricsRoutes(
   // prom-client's default metrics already say `process_` / `nodejs_`: mintworks_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'mintworks_' });
 
-  const latency = new Histogram({
-    name: 'mintworks_http_request_duration_seconds',
-    help: 'HTTP request latency by route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  // One child per label set, found by a string key: prom-client would hash the label object on every
-  // observation. The sets are few (routes × methods × statuses).
-  const series = new Map<string, { observe(v: number): void }>();
+  const latency = new RequestLatency(
+    'mintworks_http_request_duration_seconds',
+    'HTTP request latency by route template and status',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  registry.registerMetric(latency as unknown as Metric);
   // Callback-style: an async hook costs every request a promise.
   app.addHook('onResponse', (req, reply, done) => {
     // The route template, never the raw URL: no uids or query strings (secrets) in label values.
-    const route = req.routeOptions?.url ?? 'unmatched';
-    const key = `${req.method} ${reply.statusCode} ${route}`;
-    let child = series.get(key);
-    if (!child) series.set(key, (child = latency.labels({ method: req.method, route, status: String(reply.statusCode) })));
-    child.observe(reply.elapsedTime / 1000);
+    latency.observe(req.method, req.routeOptions?.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 
