@@ -9,11 +9,10 @@
 //                                       CPU_WORKERS=false: the API alone, ALLOC_TOP=30, ALLOC_STACKS=4:
 //                                       also by call path, that many frames deep)
 // Only the main thread: the creates' and workers' threads are inspector targets of their own.
-import { type ChildProcess, fork, spawnSync } from 'node:child_process';
-import path from 'node:path';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/env.js';
-import { benchAssetBody, dbsFromArgs, emit, load, root, startService, type LoadResult } from './lib.js';
+import { benchSubjects, dbsFromArgs, emit, load, startBare, startService, type LoadResult } from './lib.js';
 
 // Node 20 has a WebSocket client only behind a flag: run again with it.
 if (typeof (globalThis as { WebSocket?: unknown }).WebSocket === 'undefined') {
@@ -133,27 +132,18 @@ for (const db of dbsFromArgs()) {
   const svc = await startService(db);
   let bare: ChildProcess | null = null;
   try {
-    const user = (await svc.api.post('/user', {})).body.data.uid as string;
-    await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
-    if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
-    const body = benchAssetBody(user, svc.collection);
-    const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
-    const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
-    // The baseline: a bare Fastify route answering the same JSON, sampled the same way.
-    const barePort = await freePort();
+    const { body, firstUid, asset } = await benchSubjects(svc);
+    // The baseline: a bare Fastify route answering the same JSON, sampled the same way (its output,
+    // the inspector's banners, dropped).
     const bareInspector = await freePort();
-    bare = fork(path.join(root, 'bench/bare-server.ts'), [], {
-      env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) },
-      execArgv: ['--import', 'tsx', `--inspect=127.0.0.1:${bareInspector}`],
-      stdio: ['ignore', 'ignore', 'ignore', 'ipc'], // the inspector's banners
-    });
-    await new Promise((r) => bare!.once('message', r));
+    const started = await startBare(asset, { execArgv: [`--inspect=127.0.0.1:${bareInspector}`], quiet: true });
+    bare = started.process;
+    const bareBase = started.base;
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const run = (base: string, secs: number) => () =>
       route === 'get'
-        ? load({ url: `${base}/v1/asset/${first.body.data.uid}`, headers, seconds: secs })
+        ? load({ url: `${base}/v1/asset/${firstUid}`, headers, seconds: secs })
         : load({ url: `${base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), seconds: secs });
-    const bareBase = `http://127.0.0.1:${barePort}`;
     // Warm-up: the code is optimised before it is sampled.
     await run(bareBase, 2)();
     await run(svc.base, 2)();

@@ -1,16 +1,14 @@
 // CPU time per request, by thread (and of the PostgreSQL server's processes on PostgreSQL), for
 // POST /v1/asset and GET /v1/asset/<uid>, against a bare Fastify route answering the same JSON.
-// Wall-clock rates swing with whatever else a shared machine runs; CPU time spent per request barely
-// does, so this is the measure to optimise with while others work (the ratio of CPU per request,
+// Wall-clock rates swing with whatever else a shared machine runs; CPU time spent per request swings
+// less (on a noisy machine still by a quarter: bench/alloc.ts's KB per request stays put), so this is
+// the measure to optimise with while others work (the ratio of CPU per request,
 // bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach). `machine_busy` and `load_us` say
 // whether the machine's cores were the limit (the load generator runs on the same cores).
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
 //                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { freePort } from '../test/helpers/env.js';
-import { benchAssetBody, dbsFromArgs, emit, load, root, startService } from './lib.js';
+import { benchSubjects, dbsFromArgs, emit, load, startBare, startService } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 64;
@@ -146,23 +144,11 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
 for (const db of dbsFromArgs()) {
   const svc = await startService(db);
   try {
-    const user = (await svc.api.post('/user', {})).body.data.uid as string;
-    await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
-    // The API alone: restarted without workers once the collection is deployed and the wallet exists.
-    if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
-    const body = benchAssetBody(user, svc.collection);
-    const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
-    const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
-    const barePort = await freePort();
-    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], {
-      env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) },
-      execArgv: ['--import', 'tsx'],
-    });
-    await new Promise((r) => bare.once('message', r));
+    const { body, firstUid, asset } = await benchSubjects(svc);
+    const { base: bareBase, process: bare } = await startBare(asset);
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const post = (base: string) => () => load({ url: `${base}/v1/asset`, method: 'POST', headers, body: JSON.stringify(body), connections, seconds });
-    const get = (base: string) => () => load({ url: `${base}/v1/asset/${first.body.data.uid}`, headers, connections, seconds });
-    const bareBase = `http://127.0.0.1:${barePort}`;
+    const get = (base: string) => () => load({ url: `${base}/v1/asset/${firstUid}`, headers, connections, seconds });
     await post(bareBase)(); // warm-up
     const svcPid = svc.pids()[0];
     const bare_post = await measure(bare.pid!, post(bareBase));

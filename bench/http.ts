@@ -9,10 +9,8 @@
 // they take (BENCH_BURST_SECONDS: that many seconds; default BENCH_SECONDS): the peak memory is measured
 // through a burst of ~80,000 creates and its drain, and a slow or shared machine needs longer than 10 s
 // to send that many. The rates stay comparable: req/s are averages.
-import { fork } from 'node:child_process';
-import path from 'node:path';
 import { freePort, waitFor } from '../test/helpers/env.js';
-import { benchAssetBody, dbsFromArgs, emit, load, openDbReader, root, serviceRssMb, spawnMain, startService, type LoadResult } from './lib.js';
+import { benchAssetBody, dbsFromArgs, emit, load, openDbReader, serviceRssMb, spawnMain, startBare, startService, type LoadResult } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const burstSeconds = Number(process.env.BENCH_BURST_SECONDS ?? seconds);
@@ -28,18 +26,12 @@ for (const db of dbsFromArgs()) {
     const first = await svc.api.post('/asset', benchAssetBody(users[0], svc.collection, 'first'));
     const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
 
-    const barePort = await freePort();
-    const bare = fork(path.join(root, 'bench/bare-server.ts'), [], {
-      env: { ...process.env, PORT: String(barePort), BARE_ASSET_JSON: JSON.stringify(sample.body.data) },
-      execArgv: ['--import', 'tsx'],
-    });
-    await new Promise((r) => bare.once('message', r));
+    const { base: bareBase, process: bare } = await startBare(sample.body.data);
     const headers = { 'content-type': 'application/json', 'x-api-key': svc.apiKey, authorization: `Bearer ${svc.token}` };
     const postBody = JSON.stringify(benchAssetBody(users[1], svc.collection, '[<id>]'));
     const run = (base: string, method: 'GET' | 'POST', p: string, s = seconds, amount = 0) =>
       load({ url: `${base}${p}`, method, headers, body: method === 'POST' ? postBody : undefined, connections, seconds: s, amount });
 
-    const bareBase = `http://127.0.0.1:${barePort}`;
     await run(bareBase, 'POST', '/v1/asset'); // warm-up of the load generator and the bare server
     // Reads first: after the POST burst the workers mint its tens of thousands of assets for a while,
     // and a read measured then would measure that backlog's minting too.

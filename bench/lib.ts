@@ -1,7 +1,7 @@
 // Shared bench plumbing: the service as a real `node dist/main.js` process (its own DATA_DIR, SQLite or
 // a fresh PostgreSQL database), the Demo App's credentials, peak RSS from /proc, autocannon runs, and a
 // read-only view of the service's database for counting what the workers did.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -205,6 +205,37 @@ export async function startService(db: DbKind, extraEnv: Record<string, string> 
     await se.dispose();
     throw err;
   }
+}
+
+/**
+ * The Demo App's subject of the per-request benches: a user with a wallet (the service restarted
+ * without workers once it has one, with CPU_WORKERS=false), the create body (`[<id>]` replaced per
+ * request), and a first asset with its JSON (what the bare route answers).
+ */
+export async function benchSubjects(svc: RunningService) {
+  const user = (await svc.api.post('/user', {})).body.data.uid as string;
+  await svc.api.get(`/deposit?user_uid=${user}&collection_uid=${svc.collection}`);
+  // The API alone: restarted without workers once the collection is deployed and the wallet exists.
+  if (process.env.CPU_WORKERS === 'false') await svc.relaunch({ WORKERS: 'false' });
+  const body = benchAssetBody(user, svc.collection);
+  const first = await svc.api.post('/asset', { ...body, asset_external_id: 'first' });
+  const sample = await svc.api.get(`/asset/${first.body.data.uid}`);
+  return { body, firstUid: first.body.data.uid as string, asset: sample.body.data as unknown };
+}
+
+/**
+ * The baseline: a bare Fastify process (bench/bare-server.ts) answering `asset` for GET and POST, as
+ * the service's routes would. `execArgv`: node flags of its own; `quiet`: its output dropped.
+ */
+export async function startBare(asset: unknown, opts: { execArgv?: string[]; quiet?: boolean } = {}): Promise<{ base: string; process: ChildProcess }> {
+  const port = await freePort();
+  const child = fork(path.join(root, 'bench/bare-server.ts'), [], {
+    env: { ...process.env, PORT: String(port), BARE_ASSET_JSON: JSON.stringify(asset) },
+    execArgv: ['--import', 'tsx', ...(opts.execArgv ?? [])],
+    ...(opts.quiet ? { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] as const } : {}),
+  });
+  await new Promise((r) => child.once('message', r));
+  return { base: `http://127.0.0.1:${port}`, process: child };
 }
 
 export function spawnMain(env: Record<string, string>, logName: string): ChildProcess {

@@ -48,7 +48,10 @@ export class RequestLatency {
     s.count++;
   }
 
-  /** What prom-client's registry prints (the same values, labels and order as its Histogram's). */
+  /**
+   * What prom-client's registry prints: the values and labels its Histogram's would have, each series'
+   * lines in the same order (buckets by bound, then sum and count); the series by route, then method.
+   */
   get(): { name: string; help: string; type: string; aggregator: string; values: MetricValue[] } {
     const values: MetricValue[] = [];
     for (const byMethod of this.series.values())
