@@ -13,10 +13,14 @@ describe('SQLite transactions across processes', () => {
   const dir = tempDir();
   const store = openStore({ dataDir: dir });
   after(() => store.close());
+  const othersWrites = async () =>
+    Number((await store.db.selectFrom('meta').select('value').where('key', '=', 'other').executeTakeFirst())?.value ?? -1);
 
   it('read-then-write transactions succeed while another process keeps writing', async () => {
     await migrateToLatest(store);
-    // The other process: short write transactions in a tight loop for 2 s.
+    // The other process: short write transactions in a tight loop until it is stopped (10 s at most,
+    // should this process die first). It is stopped as soon as our transactions are done: a loop that
+    // ran for a fixed time took a core from the rest of the suite for nothing.
     const writer = spawn(
       process.execPath,
       [
@@ -26,16 +30,16 @@ describe('SQLite transactions across processes', () => {
       const db = new D(${JSON.stringify(path.join(dir, 'mintworks.sqlite'))});
       db.pragma('busy_timeout = 5000');
       const up = db.prepare("insert into meta(key, value) values ('other', '0') on conflict(key) do update set value = cast(value as integer) + 1");
-      const end = Date.now() + 2000;
+      const end = Date.now() + 10000;
       process.stdout.write('ready\\n');
       while (Date.now() < end) up.run();
     `,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
-    // Listened for now: on a busy machine the writer's 2 s can end before our 200 transactions do.
     const exited = new Promise((resolve) => writer.once('exit', resolve));
     await new Promise<void>((resolve) => writer.stdout!.once('data', () => resolve()));
+    const othersBefore = await othersWrites();
     let done = 0;
     for (let i = 0; i < 200; i++) {
       await store.db.transaction().execute(async (tx) => {
@@ -48,7 +52,10 @@ describe('SQLite transactions across processes', () => {
       });
       done++;
     }
+    const othersAfter = await othersWrites();
+    writer.kill('SIGKILL');
     await exited;
+    assert.ok(othersAfter > othersBefore, `the other process wrote during ours (${othersBefore} → ${othersAfter})`);
     assert.equal(done, 200);
     assert.equal((await store.db.selectFrom('meta').select('value').where('key', '=', 'mine').executeTakeFirstOrThrow()).value, '200', 'no lost update');
   });
