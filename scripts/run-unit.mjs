@@ -1,16 +1,20 @@
-// Runs the unit suite (test/unit) in a few processes instead of one per file: starting Node with the
-// TypeScript loader and importing the modules a file tests costs about a second of CPU, more than most
-// files' tests. UNIT_PROCESSES processes (default 2) run side by side and take the files one at a time
-// from a shared list, the next file going to whichever process finishes first: some files mostly wait
-// (timeouts, child processes) while others compute, and a fixed split left one process running long
-// after the others. Each process costs its own imports (about 3 s of CPU), so on 2 cores two beat three.
-//   npm run test:unit                      every file
-//   node scripts/run-unit.mjs a.test.ts    only those files (each in a process of its own)
+// Runs the unit suite (test/unit) in a few processes instead of one per file: importing the modules a
+// file tests costs more CPU than most files' tests. UNIT_PROCESSES processes (default 2) run side by side
+// and take the files one at a time from a shared list, the next file going to whichever process
+// finishes first: some files mostly wait (timeouts, child processes) while others compute, and a fixed
+// split left one process running long after the others. Each process costs its own imports, so on 2
+// cores two beat three.
+// The tests run compiled (scripts/compile-tests.mjs: the files changed since the last run, in about a
+// second for all), not under the TypeScript loader, which cost each process about 2 s of CPU more;
+// stack traces still name the .ts files and their lines (source maps).
+//   npm run test:unit                           every file
+//   node scripts/run-unit.mjs test/unit/a.test.ts  only those files (each in a process of its own)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
+import { compileTests, compiledRoot } from './compile-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const listed = process.argv.slice(2);
@@ -21,15 +25,21 @@ reporter.push('--test-reporter=./scripts/test-failures.mjs', '--test-reporter-de
 // own name instead of holding the suite, and CI, until something kills it.
 const TEST_TIMEOUT_MS = Number(process.env.UNIT_TEST_TIMEOUT_MS ?? 300_000);
 const node = (args) =>
-  spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], { cwd: root, stdio: 'inherit' })
+  spawnSync(process.execPath, ['--enable-source-maps', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], { cwd: root, stdio: 'inherit' })
     .status ?? 1;
 
-if (listed.length) process.exit(node(listed));
+await compileTests();
+/** Where the compiled form of a test file of the checkout is. */
+const compiled = (f) => path.join(compiledRoot, path.relative(root, path.resolve(f))).replace(/\.ts$/, '.js');
+/** The checkout's name of a compiled test file, to report. */
+const sourceName = (f) => path.relative(compiledRoot, f).replace(/\.js$/, '.ts');
 
-const dir = path.join(root, 'test/unit');
+if (listed.length) process.exit(node(listed.map(compiled)));
+
+const dir = path.join(compiledRoot, 'test/unit');
 const files = fs
   .readdirSync(dir)
-  .filter((f) => f.endsWith('.test.ts'))
+  .filter((f) => f.endsWith('.test.js'))
   .sort()
   .map((f) => path.join(dir, f));
 const wanted = Number(process.env.UNIT_PROCESSES ?? 2);
@@ -48,7 +58,7 @@ fs.mkdirSync(claims);
 // fails to load is a failing test named after it, and the process goes on with the next file.
 const takeFiles = `import fs from 'node:fs';
 import { test } from 'node:test';
-const files = ${JSON.stringify(files.map((f) => [pathToFileURL(f).href, path.relative(root, f)]))};
+const files = ${JSON.stringify(files.map((f) => [pathToFileURL(f).href, sourceName(f)]))};
 for (const [i, [url, name]] of files.entries()) {
   try {
     fs.mkdirSync(${JSON.stringify(claims)} + '/' + i);

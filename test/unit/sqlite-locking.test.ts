@@ -13,8 +13,7 @@ describe('SQLite transactions across processes', () => {
   const dir = tempDir();
   const store = openStore({ dataDir: dir });
   after(() => store.close());
-  const othersWrites = async () =>
-    Number((await store.db.selectFrom('meta').select('value').where('key', '=', 'other').executeTakeFirst())?.value ?? -1);
+  const othersWrites = async () => Number((await store.db.selectFrom('meta').select('value').where('key', '=', 'other').executeTakeFirst())?.value ?? -1);
 
   it('read-then-write transactions succeed while another process keeps writing', async () => {
     await migrateToLatest(store);
