@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { compileTests, compiledRoot } from './compile-tests.mjs';
+import { compiledPath, compileTests, mirrorOf, sourceName } from './compile-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const listed = process.argv.slice(2);
@@ -28,15 +28,11 @@ const node = (args) =>
   spawnSync(process.execPath, ['--enable-source-maps', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], { cwd: root, stdio: 'inherit' })
     .status ?? 1;
 
-await compileTests();
-/** Where the compiled form of a test file of the checkout is. */
-const compiled = (f) => path.join(compiledRoot, path.relative(root, path.resolve(f))).replace(/\.ts$/, '.js');
-/** The checkout's name of a compiled test file, to report. */
-const sourceName = (f) => path.relative(compiledRoot, f).replace(/\.js$/, '.ts');
+await compileTests('unit');
 
-if (listed.length) process.exit(node(listed.map(compiled)));
+if (listed.length) process.exit(node(listed.map((f) => compiledPath('unit', f))));
 
-const dir = path.join(compiledRoot, 'test/unit');
+const dir = path.join(mirrorOf('unit'), 'test/unit');
 const files = fs
   .readdirSync(dir)
   .filter((f) => f.endsWith('.test.js'))

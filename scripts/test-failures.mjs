@@ -3,8 +3,8 @@
 // integration phase's own list of failures is hundreds of lines up, behind the browser tests' output.
 // Used beside the spec reporter: --test-reporter=./scripts/test-failures.mjs --test-reporter-destination=stdout
 import fs from 'node:fs';
-import path from 'node:path';
 import { inspect } from 'node:util';
+import { sourceName } from './compile-tests.mjs';
 
 /** Lines kept of an error's message: a walkthrough's error carries its whole block output, and its end says why. */
 const HEAD = 8;
@@ -24,7 +24,7 @@ export default async function* failures(source) {
     const error = details?.error;
     // A suite fails when a test in it does: its own entry would only repeat the test's.
     if (error?.failureType === 'subtestsFailed') continue;
-    const where = file ? path.relative(process.cwd(), file) : '?';
+    const where = file ? sourceName(file) : '?';
     const why = error?.cause ?? error;
     // The message, then where it was thrown (a few frames: the rest is node:test's own).
     const text =

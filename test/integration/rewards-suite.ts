@@ -599,7 +599,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
       it('the CLI creates a reward (--json -> {uid}) and withdraws it', async () => {
         const env = { ...process.env, DATA_DIR: t.dataDir, DATABASE_URL: t.svc.ctx.config.databaseUrl ?? '', MASTER_KEY: '', LOG_LEVEL: 'silent' };
         const cli = async (...args: string[]) => {
-          const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], {
+          const out = await promisify(execFile)(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], {
             env,
             cwd: root,
           }).catch((err) => {
@@ -636,9 +636,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         const err = await promisify(execFile)(
           process.execPath,
           [
-            '--import',
-            'tsx',
-            path.join(root, 'src/cli/main.ts'),
+            path.join(root, 'bin/mintworks.js'),
             'reward',
             'create',
             '--app',

@@ -390,7 +390,7 @@ export function webhookSuite(db: 'sqlite' | 'postgres'): void {
         OUTBOUND_ALLOW_PRIVATE: 'true',
       };
       const cli = async (...args: string[]) => {
-        const out = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(root, 'src/cli/main.ts'), ...args, '--json'], {
+        const out = await promisify(execFile)(process.execPath, [path.join(root, 'bin/mintworks.js'), ...args, '--json'], {
           env,
           cwd: root,
         }).catch((err) => {
