@@ -1,5 +1,15 @@
 // Pure rules for asset names and metadata documents (docs/api.md, Objects).
 
+/** An asset's image_url or external_url: an http(s) or ipfs URL, with no space around it. */
+export function isAssetUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === 'ipfs:') && s.trim() === s;
+  } catch {
+    return false;
+  }
+}
+
 export interface Attribute {
   trait_type: string;
   value: string | number;

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { MAX_PAGE_SIZE } from '../../services/requests/pages.js';
 import { MAX_BATCH } from '../../services/assets/batch.js';
 import { AmountError, parseAmount } from '../../domain/amounts.js';
+import { isAssetUrl } from '../../domain/assets.js';
 import { isInvisible, isStorableText, STORABLE_TEXT_MESSAGE } from '../../domain/text.js';
+import { quickAssetBody } from './quick-asset-body.js';
 
 // Friendlier messages than zod's defaults; the SDKs show `message` to developers.
 z.config({
@@ -38,16 +40,7 @@ export const pageQuery = {
 export const requiredStr = () => str({ error: 'This field is required.' }).min(1, 'This field is required.');
 
 const text = (max: number) => str().trim().min(1, 'This field may not be blank.').max(max, `Ensure this field has no more than ${max} characters.`);
-const httpUrl = str()
-  .max(2048, 'Ensure this field has no more than 2048 characters.')
-  .refine((s) => {
-    try {
-      const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:' || u.protocol === 'ipfs:') && s.trim() === s;
-    } catch {
-      return false;
-    }
-  }, 'Enter a valid URL.');
+const httpUrl = str().max(2048, 'Ensure this field has no more than 2048 characters.').refine(isAssetUrl, 'Enter a valid URL.');
 
 export const uidParam = z.object({ uid: str() });
 
@@ -102,6 +95,8 @@ export const assetBatchBody = z.object({
 
 /** An item of a batch: its parameters, or why they are refused (the first problem, naming its field). */
 export function batchItem(item: unknown): z.infer<typeof createAssetBody> | { error: { code: string; message: string } } {
+  const quick = quickAssetBody(item);
+  if (quick) return quick;
   const r = createAssetBody.safeParse(item);
   if (r.success) return r.data;
   const issue = r.error.issues[0];
