@@ -5,9 +5,9 @@
 // service the process starts, before the first test runs.
 //
 // A mirror has the checkout's layout, so paths computed from a module's own place hold:
-//   src/, test/, console/  each .ts compiled to .js beside its name (imports already say .js), and
-//                 linked as it is too (a test may start a command from the sources with tsx); other
-//                 files linked;
+//   src/, test/, console/  each .ts compiled to .js beside its name (imports already say .js); every
+//                 file linked as well, the .ts ones included, so the mirror holds all the checkout
+//                 holds (a command started from the sources with tsx runs there too);
 //   dist          unit: a link to the mirror's src/, so that a thread started from the compiled code
 //                 (src/util/build-paths.ts) runs these modules and no build is needed;
 //                 integration: a link to the checkout's dist/, the build those tests start as commands
