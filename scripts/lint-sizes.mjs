@@ -2,8 +2,9 @@
 // class over 250 (a class that grows past it holds more than one role: give each role a class), no
 // function over 100 lines, and none over 60 unless a comment before it says why, on a line of its own
 // that starts `Long:` (`// Long: one table of routes, an entry each`). Data tables are exempt (the schema,
-// the migrations): their length is their content, not tangled logic. Files and classes within 5 % of
-// their cap are reported (not refused): the next change there should split rather than squeeze.
+// the migrations, the generated table of known chains): their length is their content, not tangled
+// logic. Files and classes within 5 % of their cap are reported (not refused): the next change there
+// should split rather than squeeze.
 // Exits 1 listing each breach.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,7 @@ const MAX_FUNCTION_LINES = 100;
 const EXPLAINED_FUNCTION_LINES = 60;
 /** Within this share of a cap, a file or class is reported. */
 const NEAR_CAP = 0.05;
-const DATA_TABLES = [/^src\/store\/schema\.ts$/, /^src\/store\/migrations\//];
+const DATA_TABLES = [/^src\/store\/schema\.ts$/, /^src\/store\/migrations\//, /^src\/config\/known-chains\.ts$/];
 const WHY = /^\s*(\/\/|\/?\*+)\s*Long:\s*\S/m;
 
 function* sources(dir) {

@@ -1,9 +1,9 @@
 // The chains one deployment serves, as configured: the embedded chain (unless EMBEDDED_CHAIN=false),
 // CHAIN_RPC_URL (one external chain, the older shorthand) and the entries of CHAINS. Pure: parsing, and
-// defaults from viem's list of well-known chains.
-import { createRequire } from 'node:module';
+// defaults from viem's list of well-known chains (known-chains.ts).
 import { z } from 'zod';
 import { TUNING_DEFAULTS, type ChainSpec } from '../chain/chains.js';
+import { KNOWN_CHAINS } from './known-chains.js';
 
 /** The embedded chain mines on arrival and has no other traffic: the least tip it takes is enough. */
 const EMBEDDED_MIN_TIP_GWEI = 0.001;
@@ -47,15 +47,12 @@ interface KnownChain {
   explorer: string | null;
 }
 
-/** What viem knows of a chain id (name, currency, explorer); loaded only when an entry needs it. */
+let knownById: Map<number, KnownChain> | null = null;
+
+/** What viem knows of a chain id (name, currency, explorer), from the table generated off its list. */
 function wellKnown(id: number): KnownChain | null {
-  const all = createRequire(import.meta.url)('viem/chains') as Record<
-    string,
-    { id?: number; name?: string; nativeCurrency?: { symbol: string }; blockExplorers?: { default?: { url: string } }; testnet?: boolean }
-  >;
-  const c = Object.values(all).find((x) => x && typeof x === 'object' && x.id === id);
-  if (!c?.name) return null;
-  return { name: c.name, currency: c.nativeCurrency?.symbol ?? 'ETH', explorer: c.blockExplorers?.default?.url ?? null };
+  knownById ??= new Map(KNOWN_CHAINS.map(([chainId, name, currency, explorer]) => [chainId, { name, currency, explorer }]));
+  return knownById.get(id) ?? null;
 }
 
 const trimSlash = (s: string) => s.replace(/\/+$/, '');

@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { loadConfig, ConfigError } from '../../src/config/config.js';
 import { chainKind } from '../../src/jobs/kinds.js';
 import { judgeChain } from '../../src/domain/chain-funding.js';
+import { KNOWN_CHAINS } from '../../src/config/known-chains.js';
+// @ts-expect-error: a plain JavaScript script, without types
+import { installedViemChains, knownChainsOf } from '../../scripts/known-chains.mjs';
 
 const base = { DATA_DIR: '/tmp/mw-chains-test', PORT: '8080' };
 const amoy = { id: 80002, name: 'Amoy', rpc: 'http://127.0.0.1:9545' };
@@ -43,6 +46,21 @@ describe('chains configuration', () => {
     assert.equal(c.chains[2].currency, 'POL');
     assert.equal(c.chains[3].explorer, 'http://127.0.0.1:8080/explorer/999999', 'served by the minimal explorer');
     assert.equal(c.chains[0].id, 31337, 'the default chain is the embedded one');
+  });
+
+  it("the table of well-known chains is viem's list as installed (else: node scripts/known-chains.mjs)", () => {
+    const fromViem = knownChainsOf(installedViemChains()) as unknown[];
+    assert.ok(fromViem.length > 500, `viem lists ${fromViem.length} chains`);
+    assert.deepEqual(KNOWN_CHAINS, fromViem, 'src/config/known-chains.ts is not what viem lists: run node scripts/known-chains.mjs');
+  });
+
+  it('a named entry with an explorer still takes its currency from the table', () => {
+    const c = loadConfig({
+      ...base,
+      EMBEDDED_CHAIN: 'false',
+      CHAINS: JSON.stringify([{ id: 56, name: 'BSC', rpc: 'http://127.0.0.1:1', explorer: 'https://x.example' }]),
+    });
+    assert.deepEqual([c.chains[0].name, c.chains[0].explorer, c.chains[0].currency], ['BSC', 'https://x.example', 'BNB']);
   });
 
   it('EMBEDDED_CHAIN=false: the first of CHAINS is the default; CHAIN_RPC_URL is one external chain', () => {
