@@ -122,6 +122,28 @@ describe('AssetReads', () => {
     assert.equal(f.reads(), 2);
   });
 
+  it('answerNow: the entry at once when it is current, for its App alone; nothing while a change or a wait stands in the way', async () => {
+    const f = fixture();
+    f.rows.set(uid(6), { app: 'A', body: 'now' });
+    assert.equal(f.cache.answerNow('A', uid(6)), undefined, 'not read yet');
+    await f.cache.answer('A', uid(6));
+    assert.equal(f.cache.answerNow('A', uid(6)), 'now');
+    assert.equal(f.cache.answerNow('B', uid(6)), undefined, "another App's");
+    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0 });
+    rowVersions().bumpAssets([uid(6)]);
+    assert.equal(f.cache.answerNow('A', uid(6)), undefined, 'changed since it was read');
+    // A store that must be waited on to know it is caught up (PostgreSQL): `answer` waits, answerNow never does.
+    let asked = 0;
+    const pg = fixture(async () => (asked++, true));
+    pg.rows.set(uid(7), { app: 'A', body: 'later' });
+    await pg.cache.answer('A', uid(7));
+    assert.equal(pg.cache.answerNow('A', uid(7)), undefined);
+    assert.equal(await pg.cache.answer('A', uid(7)), 'later');
+    assert.equal(pg.cache.answerNow('A', uid(7)), undefined);
+    assert.equal(pg.reads(), 1);
+    assert.equal(asked, 2, 'answerNow asked once, and not again after a promise');
+  });
+
   it('page: the joined answer kept whole while it holds the same assets, each unchanged, and only for its App', async () => {
     const f = fixture();
     for (const n of [60, 61, 62]) f.rows.set(uid(n), { app: 'A', body: `a${n}` });

@@ -44,10 +44,17 @@ export class Idempotency {
     req.idempotencyKey = v;
   };
 
-  /** preValidation: replay, refuse, or let the request run and store its answer. */
-  readonly begin = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
-    const key = req.idempotencyKey;
-    if (key === undefined) return;
+  /**
+   * preValidation: replay, refuse, or let the request run and store its answer. Callback-style: most
+   * writes carry no key, and an async hook would cost each of them a promise and a turn of the microtasks.
+   */
+  readonly begin = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (req.idempotencyKey === undefined) done();
+    else this.beginWithKey(req, reply, req.idempotencyKey).then(() => done(), done);
+  };
+
+  /** After a replay (the reply is sent) Fastify's hook runner goes no further. */
+  private async beginWithKey(req: FastifyRequest, reply: FastifyReply, key: string): Promise<void> {
     const slot = `${req.appUid}\n${key}`;
     if (this.running.has(slot)) throw ApiError.of('idempotency_key_in_use');
     this.running.add(slot);
@@ -55,9 +62,12 @@ export class Idempotency {
     const now = Date.now();
     const fp = fingerprint(req.method, req.routeOptions.url ?? req.url, req.params, req.rawBody ?? '');
     const stored = await findAnswer(this.ctx.db, req.appUid, key, now);
-    if (stored) return this.answer(reply, stored, fp);
+    if (stored) {
+      this.answer(reply, stored, fp);
+      return;
+    }
     req.idempotency = { appUid: req.appUid, key, fingerprint: fp, status: req.method === 'POST' ? 201 : 200, now };
-  };
+  }
 
   /**
    * After IdempotencyConflict: another request with this key committed while this one ran (it was

@@ -36,12 +36,16 @@ export async function assetRoutes(app: App, ctx: Ctx, reads: AssetJsonCache | nu
     return reply.code(201).send(ok(answers));
   });
 
-  app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, async (req, reply) => {
+  // Not async: an answer from memory is sent at once, without a promise for Fastify to wait on.
+  app.get('/asset/:uid', { schema: { ...tags, params: s.uidParam } }, (req, reply) => {
     const uid = uidOr404(req.params.uid, 'Asset');
-    if (!reads) return ok(await getAsset(ctx, req.appUid, uid));
+    if (!reads) return getAsset(ctx, req.appUid, uid).then(ok);
     // The cached object is the JSON the serializer would have written (src/services/assets/cache.ts); a
     // string answer goes out in one write with its headers.
-    return reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${await reads.answer(req.appUid, uid)}}`);
+    const send = (json: string) => reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${json}}`);
+    const now = reads.answerNow(req.appUid, uid);
+    if (now === undefined) return reads.answer(req.appUid, uid).then(send);
+    send(now);
   });
 
   app.get('/asset', { schema: { ...tags, querystring: s.assetListQuery } }, async (req, reply) => {
