@@ -115,7 +115,7 @@ export async function metricsRoutes(
   if (assetReads) {
     new Counter({
       name: 'mintworks_asset_reads_total',
-      help: 'Asset objects answered by this process (GET /asset/<uid>, the pages of GET /asset?user_uid) by where they came from: hit (memory, unchanged since read) or miss (database); page_hit: a page answered whole from memory, page_miss: a page joined anew',
+      help: 'Asset objects answered by this process (GET /asset/<uid>, the pages of GET /asset?user_uid) by where they came from: hit (memory, unchanged since read) or miss (database); page_hit: a page answered whole from memory, page_shared: a page answered by the read of the same page under way for another request, page_miss: a page joined anew',
       labelNames: ['result'] as const,
       registers: [registry],
       collect() {
@@ -123,6 +123,7 @@ export async function metricsRoutes(
         this.inc({ result: 'hit' }, assetReads.counts.hit);
         this.inc({ result: 'miss' }, assetReads.counts.miss);
         this.inc({ result: 'page_hit' }, assetReads.counts.pageHit);
+        this.inc({ result: 'page_shared' }, assetReads.counts.pageShared);
         this.inc({ result: 'page_miss' }, assetReads.counts.pageMiss);
       },
     });

@@ -56,7 +56,7 @@ describe('AssetReads', () => {
     assert.equal(await f.cache.answer('A', uid(1)), 'v1');
     assert.equal(await f.cache.answer('A', uid(1)), 'v1');
     assert.equal(f.reads(), 1);
-    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0 });
+    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0, pageShared: 0 });
     for (const change of [() => rowVersions().bumpAssets([uid(1)]), () => rowVersions().bump('c'), () => rowVersions().bumpEverything()]) {
       f.rows.set(uid(1), { app: 'A', body: `v${f.reads() + 1}` });
       change();
@@ -129,7 +129,7 @@ describe('AssetReads', () => {
     await f.cache.answer('A', uid(6));
     assert.equal(f.cache.answerNow('A', uid(6)), 'now');
     assert.equal(f.cache.answerNow('B', uid(6)), undefined, "another App's");
-    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0 });
+    assert.deepEqual(f.cache.counts, { hit: 1, miss: 1, pageHit: 0, pageMiss: 0, pageShared: 0 });
     rowVersions().bumpAssets([uid(6)]);
     assert.equal(f.cache.answerNow('A', uid(6)), undefined, 'changed since it was read');
     // A store that must be waited on to know it is caught up (PostgreSQL): `answer` waits, answerNow never does.
@@ -174,6 +174,74 @@ describe('AssetReads', () => {
     assert.equal(await page('B', [63, 60]), '[b63]');
     assert.equal(joins, 6);
     assert.equal(f.cache.size().pages, 1);
+  });
+
+  it('page: requests for a page being read wait for that read, unless an asset of it changed meanwhile or another App asks', async () => {
+    const rows = new Map([
+      [uid(80), 'a80'],
+      [uid(81), 'a81'],
+      [uid(82), 'b82'],
+    ]);
+    let reads = 0;
+    let joins = 0;
+    /** Each read waits here until the test lets it finish, so that other requests come while it is under way. */
+    let finish: (() => void)[] = [];
+    let gated = true;
+    const cache = new AssetReads({
+      max: 100,
+      caughtUp: () => true,
+      read: async () => {
+        throw new Error('not used');
+      },
+      readMany: async (app, uids) => {
+        reads++;
+        const out = new Map(uids.filter((u) => (u === uid(82)) === (app === 'B')).map((u) => [u, rows.get(u)!]));
+        if (gated) await new Promise<void>((r) => finish.push(r));
+        return out;
+      },
+    });
+    const join = (bodies: string[]) => {
+      joins++;
+      return `[${bodies.join(',')}]`;
+    };
+    const page = (app: string, uids: number[]) => cache.page(app, 'user:shared', uids.map(uid), join);
+    /** Lets the reads under way finish, once there is one (fails if none comes). */
+    const settle = async () => {
+      for (let turns = 0; finish.length === 0; turns++) {
+        if (turns > 1000) throw new Error('no read of the page under way');
+        await new Promise((r) => setImmediate(r));
+      }
+      const f = finish;
+      finish = [];
+      for (const r of f) r();
+    };
+
+    // Three at once: one read, one join, the same answer.
+    const three = Promise.all([page('A', [80, 81]), page('A', [80, 81]), page('A', [80, 81])]);
+    await settle();
+    assert.deepEqual(await three, ['[a80,a81]', '[a80,a81]', '[a80,a81]']);
+    assert.deepEqual([reads, joins], [1, 1]);
+    assert.deepEqual({ miss: cache.counts.pageMiss, shared: cache.counts.pageShared }, { miss: 1, shared: 2 });
+
+    // A change committed while a read of the page is under way: a request after it reads for itself.
+    rowVersions().bumpAssets([uid(81)]); // the kept page is old now
+    const before = page('A', [80, 81]);
+    while (reads < 2) await new Promise((r) => setImmediate(r));
+    rows.set(uid(80), 'a80 edited');
+    rowVersions().bumpAssets([uid(80)]);
+    const after = page('A', [80, 81]);
+    await settle();
+    await settle();
+    assert.equal(await before, '[a80,a81]', 'read before the change: its rows were taken then');
+    assert.equal(await after, '[a80 edited,a81]');
+    assert.equal(reads, 3);
+
+    // Another App under the same key, or other assets, never share A's read.
+    rowVersions().bumpAssets([uid(80)]);
+    gated = false;
+    const others = Promise.all([page('A', [80, 81]), page('B', [82]), page('A', [81])]);
+    assert.deepEqual(await others, ['[a80 edited,a81]', '[b82]', '[a81]']);
+    assert.equal(reads, 5, "A's page once, B's, and A's other page (its asset from memory, nothing to read)");
   });
 
   it('page: not served, nor kept, while changes cannot be known to be counted; at most a quarter of `maxBytes`', async () => {
