@@ -5,17 +5,32 @@
 // On PostgreSQL it also measures two API processes (API=true WORKERS=false beside the first) sharing
 // the load.
 //   node --import tsx bench/http.ts            (BENCH_DB=sqlite|postgres for one; BENCH_SECONDS=10)
+// GET runs the bare route and the service in turns, BENCH_GET_ROUNDS (4) of each, BENCH_SECONDS in all per
+// side; its ratio is over all of them, and round_ratios gives each turn's.
 // BENCH_BURST_ASSETS=80000 makes the service's POST burst (workers on) that many creates however long
 // they take (BENCH_BURST_SECONDS: that many seconds; default BENCH_SECONDS): the peak memory is measured
 // through a burst of ~80,000 creates and its drain, and a slow or shared machine needs longer than 10 s
 // to send that many. The rates stay comparable: req/s are averages.
 import { freePort, waitFor } from '../test/helpers/env.js';
-import { benchAssetBody, dbsFromArgs, emit, load, openDbReader, serviceRssMb, spawnMain, startBare, startService, type LoadResult } from './lib.js';
+import {
+  alternately,
+  benchAssetBody,
+  dbsFromArgs,
+  emit,
+  load,
+  openDbReader,
+  serviceRssMb,
+  spawnMain,
+  startBare,
+  startService,
+  type LoadResult,
+} from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const burstSeconds = Number(process.env.BENCH_BURST_SECONDS ?? seconds);
 const burstAssets = Number(process.env.BENCH_BURST_ASSETS ?? 0);
 const connections = 64;
+const getRounds = Number(process.env.BENCH_GET_ROUNDS ?? 4);
 
 for (const db of dbsFromArgs()) {
   const svc = await startService(db);
@@ -35,8 +50,13 @@ for (const db of dbsFromArgs()) {
     await run(bareBase, 'POST', '/v1/asset'); // warm-up of the load generator and the bare server
     // Reads first: after the POST burst the workers mint its tens of thousands of assets for a while,
     // and a read measured then would measure that backlog's minting too.
-    const bareGet = await run(bareBase, 'GET', `/v1/asset/${first.body.data.uid}`);
-    const svcGet = await run(svc.base, 'GET', `/v1/asset/${first.body.data.uid}`);
+    // The bare route and the service in turns (BENCH_GET_ROUNDS of each, BENCH_SECONDS in all per side): on
+    // these machines the bare route's own rate swung from 11,800 to 24,500 a second from one run to the next.
+    // Both warmed up first (the JIT, the service's cache): in turns without it the service's ratio rose
+    // from one turn to the next, 0.675, 0.728, 0.520, 0.816 in one run.
+    for (const base of [bareBase, svc.base]) await run(base, 'GET', `/v1/asset/${first.body.data.uid}`, 2);
+    const gets = await alternately(getRounds, seconds, (which, s) => run(which === 'a' ? bareBase : svc.base, 'GET', `/v1/asset/${first.body.data.uid}`, s));
+    const [bareGet, svcGet] = [gets.a, gets.b];
     const barePost = await run(bareBase, 'POST', '/v1/asset');
     const heaps = sampleThreadHeaps(svc.base);
     const burstStart = performance.now();
@@ -88,7 +108,7 @@ for (const db of dbsFromArgs()) {
       seconds,
       burst_seconds: burstTook,
       post_asset: { ...svcPost, bare_rps: barePost.rps, ratio: +(svcPost.rps / barePost.rps).toFixed(3) },
-      get_asset: { ...svcGet, bare_rps: bareGet.rps, ratio: +(svcGet.rps / bareGet.rps).toFixed(3) },
+      get_asset: { ...svcGet, bare_rps: bareGet.rps, ratio: +(svcGet.rps / bareGet.rps).toFixed(3), round_ratios: gets.ratios },
       post_asset_workers_off: { ...apiOnlyPost, ratio: +(apiOnlyPost.rps / barePost.rps).toFixed(3) },
       ...(twoApi ? { post_asset_two_api_processes: twoApi } : {}),
       accepted: drain.accepted,

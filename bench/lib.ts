@@ -363,6 +363,38 @@ export interface LoadResult {
 }
 
 /**
+ * `a` and `b` in turns (`a` first), `rounds` runs each: on a shared machine a slow spell then falls on
+ * both, where one run of each can put it all on one side. `run(which, seconds)` makes one run. Each side:
+ * requests a second over all its runs, p50 the median of its runs', p99 the largest of its runs' (a
+ * percentile of all requests is not known from the runs' own), and the ratio b ÷ a of each turn.
+ */
+export async function alternately(
+  rounds: number,
+  seconds: number,
+  run: (which: 'a' | 'b', seconds: number) => Promise<LoadResult>,
+): Promise<{ a: LoadResult; b: LoadResult; ratios: number[] }> {
+  const a: LoadResult[] = [];
+  const b: LoadResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    a.push(await run('a', seconds / rounds));
+    b.push(await run('b', seconds / rounds));
+  }
+  const merged = (rs: LoadResult[]): LoadResult => {
+    const p50s = rs.map((r) => r.p50).sort((x, y) => x - y);
+    const sum = (f: (r: LoadResult) => number) => rs.reduce((n, r) => n + f(r), 0);
+    return {
+      rps: Math.round(sum((r) => r.rps) / rs.length),
+      p50: p50s[Math.floor(p50s.length / 2)],
+      p99: Math.max(...rs.map((r) => r.p99)),
+      non2xx: sum((r) => r.non2xx),
+      errors: sum((r) => r.errors),
+      total: sum((r) => r.total),
+    };
+  };
+  return { a: merged(a), b: merged(b), ratios: a.map((r, i) => +(b[i].rps / r.rps).toFixed(3)) };
+}
+
+/**
  * autocannon against one route; `body` may hold `[<id>]`, replaced by a fresh id per request. `amount`:
  * that many requests, however long they take (instead of `seconds`).
  */
