@@ -3,7 +3,7 @@
 // defaults from viem's list of well-known chains (known-chains.ts).
 import { z } from 'zod';
 import { TUNING_DEFAULTS, type ChainSpec } from '../chain/chains.js';
-import { KNOWN_CHAINS } from './known-chains.js';
+import { KNOWN_CHAINS_TEXT } from './known-chains.js';
 
 /** The embedded chain mines on arrival and has no other traffic: the least tip it takes is enough. */
 const EMBEDDED_MIN_TIP_GWEI = 0.001;
@@ -47,11 +47,22 @@ interface KnownChain {
   explorer: string | null;
 }
 
+/** The generated table's lines as `[id, name, currency, explorer or null]`, in its order. */
+export function parseKnownChains(text: string): [number, string, string, string | null][] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [id, name, currency, explorer] = line.split('\t');
+      return [Number(id), name, currency, explorer || null];
+    });
+}
+
 let knownById: Map<number, KnownChain> | null = null;
 
 /** What viem knows of a chain id (name, currency, explorer), from the table generated off its list. */
 function wellKnown(id: number): KnownChain | null {
-  knownById ??= new Map(KNOWN_CHAINS.map(([chainId, name, currency, explorer]) => [chainId, { name, currency, explorer }]));
+  knownById ??= new Map(parseKnownChains(KNOWN_CHAINS_TEXT).map(([chainId, name, currency, explorer]) => [chainId, { name, currency, explorer }]));
   return knownById.get(id) ?? null;
 }
 
