@@ -163,7 +163,7 @@ describe('failover JSON-RPC transport', { concurrency: true }, () => {
     const a = await rpcServer(() => result('0x13882'));
     const b = await rpcServer(() => result('0x89'));
     const set = new ProviderSet(80002, [a.url, deadUrl, b.url]);
-    const answers = await set.onEach({ method: 'eth_chainId' }, 300);
+    const answers = await set.onEach({ method: 'eth_chainId' }, opts.timeoutMs);
     assert.deepEqual(
       answers.map((x) => x.result),
       ['0x13882', null, '0x89'],
