@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const TABLE_FILE = 'src/config/known-chains.ts';
+const TABLE_FILE = 'src/config/known-chains.ts';
 
 /**
  * `[id, name, currency, explorer]` of each chain of viem's list, in id order. Where viem lists an id
