@@ -114,10 +114,9 @@ async function seed(store: Store, ids: Ids, from: number, to: number): Promise<v
     select ${uuid('i')}, ${a}, 'asset.minted', 'delivered', 1, ${SEED_AT} + i, ${SEED_AT + 3 * DAY} + i, null, ${SEED_AT} + i, 200, null, ${SEED_AT} + i, '[]', null, null, ${SEED_AT} + i, ${SEED_AT} + i from ${series}`);
   await run(`insert into webhook_attempts (event_id, app_uid, attempt, attempted_at, url, status_code, latency_ms, error, response_body)
     select ${uuid('i')}, ${a}, 1, ${SEED_AT} + i, 'https://example.com/hook', 200, 3, null, 'ok' from ${series}`);
-  // PostgreSQL: vacuumed and analyzed, as autovacuum leaves tables a little while after such a load. Measured
-  // before that pass, the reads run beside it, and its index-only scans visit the table for each row (no
-  // page is marked all-visible yet): the vault page's p99 was 674 ms over 3 s just after the load, 130 ms
-  // over 8 s (autovacuum done part of the way), on a 2-core machine.
+  // PostgreSQL: vacuumed, analyzed and checkpointed, as autovacuum and the checkpointer leave a database a
+  // little while after such a load, so the reads do not run beside that work. (The vault page's slow
+  // first seconds were not that work but the warm-up: 854 ms of p99 over 3 s after a vacuum; see measureRead.)
   if (pg) {
     await run('vacuum analyze');
     await run('checkpoint');
