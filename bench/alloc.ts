@@ -7,7 +7,9 @@
 // beside what a bare Fastify route answering the same JSON allocates, sampled the same way.
 //   node --import tsx bench/alloc.ts   (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, ALLOC_ROUTE=post|get,
 //                                       CPU_WORKERS=false: the API alone, ALLOC_TOP=30, ALLOC_STACKS=4:
-//                                       also by call path, that many frames deep)
+//                                       also by call path, that many frames deep, ALLOC_SURVIVORS=1:
+//                                       only what outlived a scavenge, the part that costs the
+//                                       collector most: a bare route's requests leave next to none)
 // Only the main thread: the creates' and workers' threads are inspector targets of their own.
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +28,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const route = process.env.ALLOC_ROUTE ?? 'post';
 const top = Number(process.env.ALLOC_TOP ?? 30);
 const depth = Number(process.env.ALLOC_STACKS ?? 0);
+const survivors = process.env.ALLOC_SURVIVORS === '1';
 /** Bytes between samples: small enough for a few thousand samples a second under load. */
 const SAMPLING_INTERVAL = 8192;
 
@@ -114,7 +117,8 @@ async function sampled(port: number, run: () => Promise<LoadResult>) {
     await session.call('HeapProfiler.startSampling', {
       samplingInterval: SAMPLING_INTERVAL,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+      // ALLOC_SURVIVORS=1: what outlives a scavenge (promoted or still held), not what dies young.
+      includeObjectsCollectedByMinorGC: !survivors,
     });
     const r = await run();
     const { profile } = await session.call<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
@@ -149,7 +153,9 @@ for (const db of dbsFromArgs()) {
     await run(svc.base, 2)();
     const b = await sampled(bareInspector, run(bareBase, seconds));
     const s = await sampled(port, run(svc.base, seconds));
-    console.log(`== ${db} ${route}: ${kbPer(s.total, s.r.total)} KB sampled per request (${s.r.total} requests); bare Fastify ${kbPer(b.total, b.r.total)} KB`);
+    console.log(
+      `== ${db} ${route}: ${kbPer(s.total, s.r.total)} KB ${survivors ? 'outlived a scavenge' : 'sampled'} per request (${s.r.total} requests); bare Fastify ${kbPer(b.total, b.r.total)} KB`,
+    );
     console.log('-- by allocating function');
     for (const line of topOf(s.self, s.total, top)) console.log(line);
     console.log('-- by package or file');
@@ -162,6 +168,7 @@ for (const db of dbsFromArgs()) {
       bench: 'alloc',
       db,
       route,
+      ...(survivors ? { survivors: true } : {}),
       requests: s.r.total,
       rps: s.r.rps,
       kb_per_request: kbPer(s.total, s.r.total),
