@@ -14,10 +14,10 @@ import { setFlagsFromString } from 'node:v8';
 // allocating in the old generation once most of its objects outlive a scavenge, and after a start some
 // sites a request also uses were switched: under load every scavenge of the API thread then promoted
 // the objects Node and Fastify make for each request (0.6-0.7 MB every 10-15 ms, scavenges of 2-3 ms
-// instead of 0.5, a full collection every quarter of a second), about a third of a cached GET's CPU. Without
-// it a request's objects die young, as in a bare Fastify process (bench/README.md, "Requests that died
-// old"). Set before the service's modules load; V8's flags are process-wide, so the creates' and workers'
-// threads run without it too.
+// instead of 0.5, a full collection every quarter of a second), a quarter to a third of a cached GET's
+// CPU on SQLite. Without it a request's objects die young, as in a bare Fastify process (bench/README.md,
+// "Requests that died old"). Set before the service's modules load; V8's flags are process-wide, so
+// the creates' and workers' threads run without it too.
 setFlagsFromString('--no-allocation-site-pretenuring');
 
 const self = fileURLToPath(import.meta.url);
