@@ -92,7 +92,12 @@ export class ChainResources {
     this.relayerSet = new RelayerSet(o.db, o.keys, o.chainId, o.relayerCount, onSetError);
     this.fees = new FeeOracle(o.client, { ceiling: this.ceiling, minTip: gweiToWei(this.tuning.minTipGwei) }, { trustLowerHead: o.embedded });
     this.answers = new NodeAnswers(this.inFlight, o.log, { poke: () => this.news.sent(), reconcileSoon: () => this.news.mayDisagree() });
-    this.broadcaster = new Broadcaster(o.db, o.client, this.answers, { flush: o.flush, sent: () => this.news.sent() });
+    this.broadcaster = new Broadcaster(o.db, o.client, this.answers, {
+      flush: o.flush,
+      sent: () => this.news.sent(),
+      // The embedded chain mines a block per transaction unless it waits for confirmations (a block a second).
+      mineTogether: o.embedded && o.confirmations === 0,
+    });
   }
 
   /** The accounts whose transactions may be signed again (relayers of every state, and the deployer). */

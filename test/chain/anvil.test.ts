@@ -200,6 +200,22 @@ describe('embedded anvil', () => {
     await first.stop(); // no-op now
   });
 
+  it('an adopted anvil automines again (a service that died while a broadcast had paused it)', async () => {
+    const dataDir = newDir('automine');
+    const port = await freePort();
+    const first = await start({ dataDir, port, chainId: 31337 });
+    const rpc = (method: string, params: unknown[] = []) =>
+      fetch(first.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })
+        .then((r) => r.json() as Promise<{ result: unknown }>)
+        .then((b) => b.result);
+    await rpc('evm_setAutomine', [false]);
+    assert.equal(await rpc('anvil_getAutomine'), false);
+    const second = await start({ dataDir, port, chainId: 31337 });
+    assert.equal(second.pid, first.pid, 'adopted');
+    assert.equal(await rpc('anvil_getAutomine'), true);
+    await second.stop();
+  });
+
   it('restarts an anvil of this data dir that runs on another port', async () => {
     const dataDir = newDir('port');
     const first = await start({ dataDir, chainId: 31337 });

@@ -22,7 +22,7 @@ import readline from 'node:readline';
 import type { Logger } from 'pino';
 import { isAlive, lowerPriority } from './processes.js';
 import { anvilBinaryPath } from './binary.js';
-import { HOST, portInUseError, portIsFree, waitForChainId } from './endpoint.js';
+import { HOST, portInUseError, portIsFree, resumeAutomine, waitForChainId } from './endpoint.js';
 import { LOCK_FILE, PID_FILE, acquireLock, readPidFile, removePidFile, writePidFile } from './pid-lock.js';
 import { argValue, findAnvilsOnState, isAnvilArgv, readCmdline } from './process-scan.js';
 import { AdoptedChain, ChildChain, terminatePid, type EmbeddedChain } from './running-chain.js';
@@ -53,6 +53,11 @@ export interface EmbeddedChainOptions {
   nice?: number;
 }
 
+/**
+ * The block gas limit of the embedded chain: ten times a public chain's 30M, so that a broadcast of
+ * several mint transactions (up to 16M gas each) fits in one block (see chain/broadcaster.ts).
+ */
+export const EMBEDDED_BLOCK_GAS_LIMIT = 300_000_000;
 const READY_TIMEOUT_MS = 20_000;
 const ADOPT_PROBE_MS = 5_000;
 const TAIL_LINES = 20;
@@ -171,6 +176,11 @@ async function adoptRunningNode(setup: Setup): Promise<EmbeddedChain | null> {
   if (pf?.pid !== adoptPid) writePidFile(pidPath, { pid: adoptPid, port, chainId, startedAt: new Date().toISOString() });
   log.info({ anvilPid: adoptPid, rpcUrl }, 'adopted already running embedded anvil');
   setup.runsAtNice(adoptPid);
+  // A service that died while a broadcast had automining paused (chain/broadcaster.ts) left it so.
+  if (setup.blockTime === undefined) {
+    const failed = await resumeAutomine(rpcUrl, ADOPT_PROBE_MS);
+    if (failed) log.warn({ rpcUrl, err: failed }, 'could not resume automining on the adopted anvil; the tracker mines what it holds');
+  }
   return new AdoptedChain(rpcUrl, adoptPid, setup.files, log);
 }
 
@@ -225,6 +235,8 @@ async function launch(setup: Setup): Promise<EmbeddedChain> {
     String(port),
     '--chain-id',
     String(chainId),
+    '--gas-limit',
+    String(EMBEDDED_BLOCK_GAS_LIMIT),
     ...(blockTime === undefined ? [] : [...(setup.mixedMining ? ['--mixed-mining'] : []), '--block-time', String(blockTime)]),
     '--state',
     statePath,

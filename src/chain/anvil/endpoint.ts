@@ -23,6 +23,22 @@ export async function rpcChainId(url: string, timeoutMs: number): Promise<number
   }
 }
 
+/** Turns anvil's automining on (a block per transaction); the error's message, or null once it answered. */
+export async function resumeAutomine(url: string, timeoutMs: number): Promise<string | null> {
+  try {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_setAutomine', params: [true] }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const body = (await res.json()) as { error?: { message?: string } };
+    return res.ok && !body.error ? null : (body.error?.message ?? `HTTP ${res.status}`);
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 /** Polls eth_chainId with a short backoff until it answers or `timeoutMs` elapses. */
 export async function waitForChainId(url: string, timeoutMs: number, abort?: Promise<unknown>): Promise<number | null> {
   const deadline = Date.now() + timeoutMs;

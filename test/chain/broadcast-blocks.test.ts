@@ -1,0 +1,98 @@
+// A broadcast of several transactions on the embedded chain is mined as one block, against the real
+// anvil binary: anvil recomputes its whole state root for every block, so a block per transaction makes
+// minting slower with every token on the chain.
+// Run: node --import tsx --test test/chain/broadcast-blocks.test.ts
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { createPublicClient, createWalletClient, http, parseEther, type Hex, type PublicClient } from 'viem';
+import { mnemonicToAccount } from 'viem/accounts';
+import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
+import { EMBEDDED_BLOCK_GAS_LIMIT } from '../../src/chain/anvil/embedded-chain.js';
+import { KeyRing } from '../../src/chain/keys.js';
+import { MINT_TX } from '../../src/chain/outcomes.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/db.js';
+import { SecretBox } from '../../src/util/secretbox.js';
+import { chainWing, type ChainWing } from '../helpers/chain-wing.js';
+import { freePort, tempDir } from '../helpers/env.js';
+
+const CHAIN = 31337;
+const log = pino({ level: 'silent' });
+
+describe('broadcasts on the embedded chain', () => {
+  let chain: EmbeddedChain;
+  let store: Store;
+  let client: PublicClient;
+  let wing: ChainWing;
+
+  before(async () => {
+    chain = await startEmbeddedChain({ dataDir: tempDir(), port: await freePort(), chainId: CHAIN, logger: log });
+    client = createPublicClient({ transport: http(chain.rpcUrl) }) as PublicClient;
+    store = openStore({ dataDir: tempDir() });
+    await migrateToLatest(store, CHAIN);
+    const keys = await KeyRing.open(store.db, new SecretBox('33'.repeat(32)));
+    wing = chainWing(store.db, client, keys, CHAIN, log, { relayerCount: 2, embedded: true, confirmations: 0, flush: () => store.flush() });
+    await wing.init();
+    await wing.res.fundEmbedded();
+  });
+  after(async () => {
+    await store?.close();
+    await chain?.stop();
+  });
+
+  const record = () =>
+    store.db.transaction().execute((tx) =>
+      wing.sender.record(tx, {
+        kind: MINT_TX,
+        ref: 'c',
+        payload: { collection_uid: 'c', contract: '0x1', items: [], rounds: {} },
+        to: '0x0000000000000000000000000000000000000001',
+        data: '0x',
+        gas: 100_000n,
+      }),
+    );
+  const blockOf = async (hash: string) => (await client.waitForTransactionReceipt({ hash: hash as Hex, timeout: 10_000 })).blockNumber;
+
+  it(`has blocks of ${EMBEDDED_BLOCK_GAS_LIMIT / 1e6}M gas`, async () => {
+    assert.equal((await client.getBlock()).gasLimit, BigInt(EMBEDDED_BLOCK_GAS_LIMIT));
+  });
+
+  it('mines the transactions of one broadcast, of both relayers, in one block, then automines again', async () => {
+    const rows = [await record(), await record(), await record(), await record()];
+    assert.equal(new Set(rows.map((r) => r.from_address)).size, 2, 'two accounts, two nonces each');
+    const before = await client.getBlockNumber({ cacheTime: 0 });
+    await wing.res.broadcaster.broadcast(rows);
+    const blocks = await Promise.all(rows.map((r) => blockOf(r.hash)));
+    assert.deepEqual(new Set(blocks), new Set([before + 1n]), 'every transaction in the next block');
+    const sent = await store.db
+      .selectFrom('chain_txs')
+      .select('status')
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .execute();
+    assert.deepEqual(
+      sent.map((r) => r.status),
+      ['sent', 'sent', 'sent', 'sent'],
+    );
+
+    // Someone else's transaction (not a broadcast of the service) is mined at once, in a block of its own.
+    const wallet = createWalletClient({
+      account: mnemonicToAccount('test test test test test test test test test test test junk'),
+      transport: http(chain.rpcUrl),
+    });
+    const hash = await wallet.sendTransaction({ chain: null, to: '0x0000000000000000000000000000000000000002', value: parseEther('1') });
+    assert.equal(await blockOf(hash), before + 2n);
+  });
+
+  it('sends a broadcast of one transaction as before: automined on arrival', async () => {
+    const row = await record();
+    const before = await client.getBlockNumber({ cacheTime: 0 });
+    await wing.res.broadcaster.broadcast([row]);
+    assert.equal(await blockOf(row.hash), before + 1n);
+  });
+});
