@@ -5,38 +5,33 @@ import { delay, errCode } from './processes.js';
 
 export const HOST = '127.0.0.1';
 
-/** eth_chainId of the node at `url`, or null if it does not answer properly. */
-export async function rpcChainId(url: string, timeoutMs: number): Promise<number | null> {
+/** One JSON-RPC call to the node at `url`: its answer's body (result or error), or null if none came. */
+async function call(url: string, method: string, params: unknown[], timeoutMs: number): Promise<{ result?: unknown; error?: { message?: string } } | null> {
   try {
     const res = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!res.ok) return null;
-    const body = (await res.json()) as { result?: unknown };
-    if (typeof body.result !== 'string' || !/^0x[0-9a-f]+$/i.test(body.result)) return null;
-    return Number.parseInt(body.result, 16);
+    return res.ok ? ((await res.json()) as { result?: unknown; error?: { message?: string } }) : null;
   } catch {
     return null;
   }
 }
 
-/** Turns anvil's automining on (a block per transaction); the error's message, or null once it answered. */
+/** eth_chainId of the node at `url`, or null if it does not answer properly. */
+export async function rpcChainId(url: string, timeoutMs: number): Promise<number | null> {
+  const body = await call(url, 'eth_chainId', [], timeoutMs);
+  if (typeof body?.result !== 'string' || !/^0x[0-9a-f]+$/i.test(body.result)) return null;
+  return Number.parseInt(body.result, 16);
+}
+
+/** Turns anvil's automining on (a block per transaction); why not, or null once it did. */
 export async function resumeAutomine(url: string, timeoutMs: number): Promise<string | null> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'evm_setAutomine', params: [true] }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const body = (await res.json()) as { error?: { message?: string } };
-    return res.ok && !body.error ? null : (body.error?.message ?? `HTTP ${res.status}`);
-  } catch (err) {
-    return (err as Error).message;
-  }
+  const body = await call(url, 'evm_setAutomine', [true], timeoutMs);
+  if (!body) return 'no answer';
+  return body.error ? (body.error.message ?? 'refused') : null;
 }
 
 /** Polls eth_chainId with a short backoff until it answers or `timeoutMs` elapses. */
