@@ -66,7 +66,7 @@ export class Broadcaster {
     try {
       sent = await this.sendEach(rows);
     } finally {
-      if (together) await this.mineTogether(rows.length);
+      if (together) await this.mineBroadcast(rows.length);
     }
     // One statement (one commit) for the whole broadcast, not one per transaction.
     if (sent.length) {
@@ -112,16 +112,17 @@ export class Broadcaster {
   /**
    * Mines what the broadcast left in the node's pool, then resumes automining. A block holds as many
    * transactions as its gas limit takes (an adopted node may still have a smaller one than the embedded
-   * chain starts with): it mines again while transactions wait, at most once per transaction sent. A
-   * node that does not answer is not this broadcast's failure: what it holds is mined by the tracker.
+   * chain starts with): it mines while transactions wait, at most once per transaction of the broadcast,
+   * and not at all when the node took none (resends it already had: no empty block). A node that does
+   * not answer is not this broadcast's failure: what it holds is mined by the tracker.
    */
-  private async mineTogether(sent: number): Promise<void> {
+  private async mineBroadcast(transactions: number): Promise<void> {
+    const waiting = async () => {
+      const pool = (await this.client.request({ method: 'txpool_status' as never, params: [] as never })) as { pending?: string };
+      return pool.pending !== undefined && BigInt(pool.pending) > 0n;
+    };
     try {
-      for (let i = 0; i < sent; i++) {
-        await this.client.request({ method: 'evm_mine' as never, params: [] as never });
-        const pool = (await this.client.request({ method: 'txpool_status' as never, params: [] as never })) as { pending?: string };
-        if (!pool.pending || BigInt(pool.pending) === 0n) break;
-      }
+      for (let i = 0; i < transactions && (await waiting()); i++) await this.client.request({ method: 'evm_mine' as never, params: [] as never });
     } catch {
       // mover.ts mines a transaction the node holds too long
     } finally {

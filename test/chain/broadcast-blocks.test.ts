@@ -80,6 +80,10 @@ describe('broadcasts on the embedded chain', () => {
       ['sent', 'sent', 'sent', 'sent'],
     );
 
+    // The same broadcast again (a resend of what the node has mined) takes nothing: no empty block.
+    await wing.res.broadcaster.broadcast(rows);
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), before + 1n, 'no block for a broadcast the node took nothing of');
+
     // Someone else's transaction (not a broadcast of the service) is mined at once, in a block of its own.
     const wallet = createWalletClient({
       account: mnemonicToAccount('test test test test test test test test test test test junk'),
