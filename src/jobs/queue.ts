@@ -5,11 +5,12 @@ import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Db, DbOrTx, Dialect } from '../store/db.js';
 import { insertRows } from '../store/inserts.js';
-import { skipLocked, workersInOneProcess } from '../store/locks.js';
+import { workersInOneProcess } from '../store/locks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
 import { isJobKind, kindOn, type KindCtx, type JobKind, type JobPayloads } from './kinds.js';
+import { anyClaimable, claimableIds } from './claimable.js';
 
 /** A claimed job. `kind` is as stored (a chain's own kind for chain work); the payload is its kind's. */
 export interface Job<K extends JobKind = JobKind> {
@@ -123,12 +124,12 @@ export class JobQueue {
    */
   async claim(kind: string, limit: number, workerId: string, leaseMs: number): Promise<Job[]> {
     const t = this.now();
-    // Most claims find nothing (a loop woken for a kind whose jobs another batch took). A plain read
-    // says so without a write transaction: on SQLite that would take the database's write lock, which
-    // the API's creates wait for.
-    if ((await this.claimableIds(this.db, kind, t, 1, false)).length === 0) return [];
+    // Most claims find nothing (a loop woken for a kind whose jobs another batch took, an idle poll).
+    // A plain read says so without a write transaction: on SQLite that would take the database's write
+    // lock, which the API's creates wait for.
+    if (!(await anyClaimable(this.db, kind, t))) return [];
     return this.db.transaction().execute(async (tx) => {
-      const ids = await this.claimableIds(tx, kind, t, limit, true);
+      const ids = await claimableIds(tx, kind, t, limit, true);
       if (ids.length === 0) return [];
       const rows = await tx
         .updateTable('jobs')
@@ -138,25 +139,6 @@ export class JobQueue {
         .execute();
       return rows.sort((a, b) => a.id - b.id).map(toJob);
     });
-  }
-
-  /**
-   * Up to `limit` runnable jobs of a kind at time `t`: running ones whose lease expired (a crashed
-   * worker's, the oldest work), then queued ones that are due, oldest first. Two queries, each a range
-   * of the claim index (kind, status, run_at) read in order: as one query with `status = … or status
-   * = …` the planner could only use `kind`, and read every job of the kind, the finished ones
-   * included, then sorted them, for each claim.
-   */
-  private async claimableIds(db: DbOrTx, kind: string, t: number, limit: number, lock: boolean): Promise<number[]> {
-    const ofStatus = (status: 'running' | 'queued', n: number) => {
-      const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
-      const due = status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
-      const ordered = due.orderBy('run_at').orderBy('id').limit(n);
-      return (lock ? skipLocked(ordered) : ordered).execute();
-    };
-    const expired = await ofStatus('running', limit);
-    const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];
-    return [...expired, ...queued].map((r) => r.id);
   }
 
   async complete(tx: DbOrTx, jobId: number): Promise<void> {

@@ -1,0 +1,44 @@
+// Which jobs a claim may take (store/locks.ts locks them; jobs/queue.ts claims them): the queries of
+// the claim index (kind, status, run_at).
+import type { DbOrTx } from '../store/db.js';
+import { skipLocked } from '../store/locks.js';
+
+/**
+ * Whether a claim at time `t` would find a job of `kind`: both of the claim's ranges (see
+ * claimableIds) in one statement. Every job loop polls each kind about twice a second when idle, so
+ * this is most of what an idle installation asks its database: on PostgreSQL one round trip per
+ * poll instead of two.
+ */
+export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise<boolean> {
+  const r = await db
+    .selectNoFrom((eb) =>
+      eb
+        .or([
+          eb.exists(eb.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', 'running').where('lease_until', '<', t)),
+          eb.exists(eb.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', 'queued').where('run_at', '<=', t)),
+        ])
+        .as('any'),
+    )
+    .executeTakeFirstOrThrow();
+  // SQLite answers 1 or 0, PostgreSQL a boolean.
+  return Number(r.any) === 1;
+}
+
+/**
+ * Up to `limit` runnable jobs of a kind at time `t`: running ones whose lease expired (a crashed
+ * worker's, the oldest work), then queued ones that are due, oldest first. Two queries, each a range
+ * of the claim index (kind, status, run_at) read in order: as one query with `status = … or status
+ * = …` the planner could only use `kind`, and read every job of the kind, the finished ones
+ * included, then sorted them, for each claim.
+ */
+export async function claimableIds(db: DbOrTx, kind: string, t: number, limit: number, lock: boolean): Promise<number[]> {
+  const ofStatus = (status: 'running' | 'queued', n: number) => {
+    const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
+    const due = status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
+    const ordered = due.orderBy('run_at').orderBy('id').limit(n);
+    return (lock ? skipLocked(ordered) : ordered).execute();
+  };
+  const expired = await ofStatus('running', limit);
+  const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];
+  return [...expired, ...queued].map((r) => r.id);
+}
