@@ -148,8 +148,8 @@ export async function listDeliveries(ctx: InfraCtx, appUid: string, opts: { stat
   return rows.map(deliveryView);
 }
 
-export async function getDelivery(ctx: InfraCtx, appUid: string, eventId: string): Promise<DeliveryView | null> {
-  const row = await ctx.db
+export async function getDelivery(ctx: InfraCtx, appUid: string, eventId: string, db: DbOrTx = ctx.db): Promise<DeliveryView | null> {
+  const row = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .selectAll('d')
@@ -189,7 +189,7 @@ function clampLimit(n: number | undefined): number {
  * not start an 11th attempt within an hour, however often this is called.
  */
 export async function redeliver(ctx: InfraCtx, appUid: string, eventId: string, now = Date.now()): Promise<DeliveryView> {
-  await ctx.db.transaction().execute(async (tx) => {
+  const queued = await ctx.db.transaction().execute(async (tx) => {
     const ev = await tx.selectFrom('events').select(['id', 'type', 'created_at_ms']).where('id', '=', eventId).where('app_uid', '=', appUid).executeTakeFirst();
     if (!ev) throw ApiError.notFound('Event');
     const ep = await getEndpoint(tx, appUid);
@@ -220,7 +220,10 @@ export async function redeliver(ctx: InfraCtx, appUid: string, eventId: string, 
         })
         .execute();
     }
+    // As written here: read after the commit, a service that noticed the write (SQLite's change feed,
+    // PostgreSQL's wake-up) may already have delivered it, and the caller would be told `delivered`.
+    return (await getDelivery(ctx, appUid, eventId, tx))!;
   });
   ctx.queue.notify(WEBHOOK_SIGNAL);
-  return (await getDelivery(ctx, appUid, eventId))!;
+  return queued;
 }
