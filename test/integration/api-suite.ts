@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
 import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { AssetIntake, type AssetParams } from '../../src/services/assets/create.js';
+import { AssetIntake, writeCreates, type AssetParams, type CreateRequest } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
 
 const erc721 = parseAbi([
@@ -422,6 +422,54 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(read.status, 200, read.raw);
         assert.equal(read.body.data.asset_external_id, body.asset_external_id);
         assert.equal((await app.api.get(`/asset/${taken}`)).body.data.asset_external_id !== body.asset_external_id, true, 'the first asset is untouched');
+      });
+
+      it('a group whose checks refuse some creates gives their token ids back: the accepted ones get consecutive ids', async () => {
+        const user = (await app.api.post('/user', {})).body.data.uid as string;
+        const otherUser = (await other.api.post('/user', {})).body.data.uid as string;
+        const taken = assetBody(user, collection);
+        assert.equal((await app.api.post('/asset', taken)).status, 201);
+        const db = t.svc.ctx.db;
+        const nextId = async () =>
+          Number((await db.selectFrom('collections').select('next_token_id').where('uid', '=', collection).executeTakeFirstOrThrow()).next_token_id);
+        const create = (appUid: string, body: Record<string, unknown>): CreateRequest => ({
+          appUid,
+          environment: 'development',
+          uid: newUid(),
+          params: body as unknown as AssetParams,
+        });
+        const write = (group: CreateRequest[]) => db.transaction().execute((tx) => writeCreates(t.svc.ctx, tx, group));
+        const before = await nextId();
+        // Refused between accepted ones: an unknown user, a taken external id, another App's request for
+        // this collection (PostgreSQL reserves ids with the facts; that one must reserve none here).
+        const group = [
+          create(app.uid, assetBody(user, collection, {}, { unique_name: false })),
+          create(app.uid, assetBody('999999999999', collection)),
+          create(app.uid, assetBody(user, collection, {}, { unique_name: false })),
+          create(app.uid, assetBody(user, collection, { asset_external_id: taken.asset_external_id })),
+          create(other.uid, assetBody(otherUser, collection)),
+          create(app.uid, assetBody(user, collection, {}, { unique_name: false })),
+        ];
+        const outcomes = await write(group);
+        assert.deepEqual(
+          outcomes.map((o) => o.ok),
+          [true, false, true, false, false, true],
+        );
+        assert.equal(await nextId(), before + 3, 'the counter moved by the accepted ones only');
+        const tokenIds = [];
+        for (const i of [0, 2, 5]) {
+          const a = (await app.api.get(`/asset/${group[i].uid}`)).body.data;
+          assert.equal(a.name, `${group[i].params.data.name} #${before + tokenIds.length}`, 'the name carries the token id');
+          tokenIds.push(Number((await db.selectFrom('assets').select('token_id').where('uid', '=', group[i].uid).executeTakeFirstOrThrow()).token_id));
+        }
+        assert.deepEqual(tokenIds, [before, before + 1, before + 2]);
+        // A group refused whole takes nothing either.
+        const refused = await write([create(app.uid, assetBody('999999999999', collection)), create(other.uid, assetBody(otherUser, collection))]);
+        assert.deepEqual(
+          refused.map((o) => o.ok),
+          [false, false],
+        );
+        assert.equal(await nextId(), before + 3);
       });
     });
 

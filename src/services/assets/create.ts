@@ -4,10 +4,9 @@
 // for the checks, one token id range per collection and multi-row inserts. Under load the cost of a
 // create is then a few rows, not a transaction.
 import type { Ctx } from '../context.js';
-import { sql } from 'kysely';
 import type { DbOrTx, Tx } from '../../store/db.js';
 import { commitOf, isUniqueViolation } from '../../store/db.js';
-import { insertRowsTogether, queriesAreRoundTrips } from '../../store/inserts.js';
+import { insertRowsTogether } from '../../store/inserts.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { ApiError } from '../../util/errors.js';
 import { newUid, restartUidRun } from '../../util/ids.js';
@@ -22,6 +21,7 @@ import { findAnswer, IdempotencyConflict, saveAnswers, type IdempotentWrite } fr
 import { kindOn, MINT_JOB, PREPARE_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import type { AppEnvironment } from '../../domain/environment.js';
 import { nameKey, nameSpellings } from '../../domain/text.js';
+import { readGroupFacts, tokenIdsOf } from './create-facts.js';
 
 export interface AssetParams {
   user_uid: string;
@@ -190,7 +190,7 @@ function translate(err: unknown): unknown {
  * Long: every check of a create, in the order a single create makes them, over one group's facts.
  */
 export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Promise<Outcome[]> {
-  const { users, collections, takenIds, wallets } = await (queriesAreRoundTrips(tx) ? groupFactsInOneQuery : groupFacts)(tx, group);
+  const { users, collections, takenIds, wallets, reserved } = await readGroupFacts(tx, group);
   const userOf = new Map(users.map((u) => [u.uid, u]));
   const collectionOf = new Map(collections.map((c) => [c.uid, c]));
   // The user's wallet on a chain, by `user uid @ chain id`.
@@ -204,12 +204,12 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
     outcomes.push(error ? { ok: false, error } : null);
     if (!error) accepted.push(i);
   }
-  if (accepted.length === 0) return outcomes as Outcome[];
-
-  const tokenIds = await allocateTokenIds(
+  const tokenIds = await tokenIdsOf(
     tx,
     accepted.map((i) => group[i].params.collection_uid),
+    reserved,
   );
+  if (accepted.length === 0) return outcomes as Outcome[];
   const t = nowIso();
   const rows = [];
   const jobs = new Map<number, AnyEnqueueOptions[]>(); // by chain: a chain's work has its own job kinds
@@ -299,102 +299,4 @@ async function check(
   }
   takenIds.add(extKey); // a second request with the same id in this group is a duplicate
   return null;
-}
-
-/** What the checks of a group read: its users, collections, the users' wallets, external ids taken. */
-interface GroupFacts {
-  users: { uid: string; app_uid: string }[];
-  collections: { uid: string; app_uid: string; chain_id: number }[];
-  wallets: { user_uid: string; chain_id: number; address: string }[];
-  /** `app uid \n external id` of the group's external ids that exist already. */
-  takenIds: Set<string>;
-}
-
-const usersOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.params.user_uid))];
-const collectionsOf = (group: CreateRequest[]) => [...new Set(group.map((r) => r.params.collection_uid))];
-
-/** A query per table (SQLite: in-process, each costs microseconds). */
-async function groupFacts(tx: Tx, group: CreateRequest[]): Promise<GroupFacts> {
-  const userUids = usersOf(group);
-  const [users, collections, takenIds, wallets] = await Promise.all([
-    tx.selectFrom('users').select(['uid', 'app_uid']).where('uid', 'in', userUids).execute(),
-    tx.selectFrom('collections').select(['uid', 'app_uid', 'chain_id']).where('uid', 'in', collectionsOf(group)).execute(),
-    takenExternalIds(tx, group),
-    tx.selectFrom('wallets').select(['user_uid', 'chain_id', 'address']).where('user_uid', 'in', userUids).execute(),
-  ]);
-  return { users, collections, wallets, takenIds };
-}
-
-/**
- * The same reads in one statement, in PostgreSQL's SQL (`any`, `unnest`), where each query is a round
- * trip to the server (queriesAreRoundTrips): a socket write and a wake-up on both sides, while the
- * group's transaction holds its connection. One statement instead of four took the creates' thread
- * from 83 to ~72 us and the server from 78 to 65 us per create. Left unnamed (a fresh plan each time):
- * the assets part's best plan depends on the table's size.
- */
-async function groupFactsInOneQuery(tx: Tx, group: CreateRequest[]): Promise<GroupFacts> {
-  const pairs = new Map(group.map((r) => [`${r.appUid}\n${r.params.asset_external_id}`, r]));
-  const apps = [...pairs.values()].map((r) => r.appUid);
-  const externalIds = [...pairs.values()].map((r) => r.params.asset_external_id);
-  const userUids = usersOf(group);
-  const { rows } = await sql<{ k: 'u' | 'c' | 'w' | 'x'; a: string; b: string; c: string | null }>`
-    select 'u' as k, uid as a, app_uid as b, null::text as c from users where uid = any(${userUids}::text[])
-    union all
-    select 'c', uid, app_uid, chain_id::text from collections where uid = any(${collectionsOf(group)}::text[])
-    union all
-    select 'w', user_uid, chain_id::text, address from wallets where user_uid = any(${userUids}::text[])
-    union all
-    select 'x', a.app_uid, a.asset_external_id, null
-      from unnest(${apps}::text[], ${externalIds}::text[]) as q(app_uid, external_id)
-      join assets a on a.app_uid = q.app_uid and a.asset_external_id = q.external_id`.execute(tx);
-  const facts: GroupFacts = { users: [], collections: [], wallets: [], takenIds: new Set() };
-  for (const r of rows) {
-    if (r.k === 'u') facts.users.push({ uid: r.a, app_uid: r.b });
-    else if (r.k === 'c') facts.collections.push({ uid: r.a, app_uid: r.b, chain_id: Number(r.c) });
-    else if (r.k === 'w') facts.wallets.push({ user_uid: r.a, chain_id: Number(r.b), address: r.c! });
-    else facts.takenIds.add(`${r.a}\n${r.b}`);
-  }
-  return facts;
-}
-
-/** `app uid \n external id` of the group's external ids that exist already. */
-async function takenExternalIds(tx: Tx, group: CreateRequest[]): Promise<Set<string>> {
-  const byApp = new Map<string, Set<string>>();
-  for (const r of group) {
-    const s = byApp.get(r.appUid) ?? new Set<string>();
-    s.add(r.params.asset_external_id);
-    byApp.set(r.appUid, s);
-  }
-  const taken = new Set<string>();
-  for (const [appUid, ids] of byApp) {
-    const rows = await tx
-      .selectFrom('assets')
-      .select('asset_external_id')
-      .where('app_uid', '=', appUid)
-      .where('asset_external_id', 'in', [...ids])
-      .execute();
-    for (const row of rows) taken.add(`${appUid}\n${row.asset_external_id}`);
-  }
-  return taken;
-}
-
-/** The next token ids for each entry of `collectionUids`, in order: one counter update per collection. */
-async function allocateTokenIds(tx: Tx, collectionUids: string[]): Promise<number[]> {
-  const need = new Map<string, number>();
-  for (const c of collectionUids) need.set(c, (need.get(c) ?? 0) + 1);
-  const next = new Map<string, number>();
-  for (const [uid, n] of need) {
-    const r = await tx
-      .updateTable('collections')
-      .set((eb) => ({ next_token_id: eb('next_token_id', '+', n) }))
-      .where('uid', '=', uid)
-      .returning('next_token_id')
-      .executeTakeFirstOrThrow();
-    next.set(uid, Number(r.next_token_id) - n);
-  }
-  return collectionUids.map((c) => {
-    const id = next.get(c)!;
-    next.set(c, id + 1);
-    return id;
-  });
 }
