@@ -5,9 +5,9 @@ import { skipLocked } from '../store/locks.js';
 
 /**
  * Whether a claim at time `t` would find a job of `kind`: both of the claim's ranges (see
- * claimableIds) in one statement. Every job loop polls each kind about twice a second when idle, so
- * this is most of what an idle installation asks its database: on PostgreSQL one round trip per
- * poll instead of two.
+ * claimableIds) in one statement. Every job loop polls its kind every half second to two seconds when
+ * nothing wakes it, so this is most of what an idle installation asks its database: on PostgreSQL one
+ * round trip per poll instead of two.
  */
 export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise<boolean> {
   const r = await db
@@ -25,18 +25,18 @@ export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise
 }
 
 /**
- * Up to `limit` runnable jobs of a kind at time `t`: running ones whose lease expired (a crashed
- * worker's, the oldest work), then queued ones that are due, oldest first. Two queries, each a range
- * of the claim index (kind, status, run_at) read in order: as one query with `status = … or status
- * = …` the planner could only use `kind`, and read every job of the kind, the finished ones
- * included, then sorted them, for each claim.
+ * Up to `limit` runnable jobs of a kind at time `t`, locked for the claim's transaction `tx` (skipping
+ * those another worker holds): running ones whose lease expired (a crashed worker's, the oldest work),
+ * then queued ones that are due, oldest first. Two queries, each a range of the claim index (kind,
+ * status, run_at) read in order: as one query with `status = … or status = …` the planner could only
+ * use `kind`, and read every job of the kind, the finished ones included, then sorted them, for each
+ * claim.
  */
-export async function claimableIds(db: DbOrTx, kind: string, t: number, limit: number, lock: boolean): Promise<number[]> {
+export async function claimableIds(tx: DbOrTx, kind: string, t: number, limit: number): Promise<number[]> {
   const ofStatus = (status: 'running' | 'queued', n: number) => {
-    const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
+    const q = tx.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
     const due = status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
-    const ordered = due.orderBy('run_at').orderBy('id').limit(n);
-    return (lock ? skipLocked(ordered) : ordered).execute();
+    return skipLocked(due.orderBy('run_at').orderBy('id').limit(n)).execute();
   };
   const expired = await ofStatus('running', limit);
   const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];

@@ -129,7 +129,7 @@ export class JobQueue {
     // lock, which the API's creates wait for.
     if (!(await anyClaimable(this.db, kind, t))) return [];
     return this.db.transaction().execute(async (tx) => {
-      const ids = await claimableIds(tx, kind, t, limit, true);
+      const ids = await claimableIds(tx, kind, t, limit);
       if (ids.length === 0) return [];
       const rows = await tx
         .updateTable('jobs')

@@ -204,6 +204,7 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
     outcomes.push(error ? { ok: false, error } : null);
     if (!error) accepted.push(i);
   }
+  // Also when none was accepted: ids the facts reserved (PostgreSQL) go back to their counters.
   const tokenIds = await tokenIdsOf(
     tx,
     accepted.map((i) => group[i].params.collection_uid),
