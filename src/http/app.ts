@@ -143,7 +143,7 @@ export async function buildHttp(deps: HttpDeps): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler);
   listRoutes(app);
-  app.addHook('preClose', closing.preClose);
+  app.addHook('preClose', () => closing.preClose(app.server));
   // Callback-style: an async hook costs every request a promise.
   app.addHook('onRequest', (req, reply, done) => {
     if (closing.closing()) {

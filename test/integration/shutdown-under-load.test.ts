@@ -4,13 +4,16 @@
 // chain stopping under the workers), the process exits 0, and after a restart every event is delivered:
 // nothing was lost. The log of the whole run holds none of the secrets it created (the operator token,
 // an API secret, a webhook secret, the secret paths and queries of webhook and alert URLs, one of them
-// logged by a 410); and an ALERT_WEBHOOK_URL the outbound guard refuses stops the start.
+// logged by a 410); a keep-alive connection whose request was answered during the stop is closed by the
+// server instead of holding the stop up for the keep-alive time; and an ALERT_WEBHOOK_URL the outbound
+// guard refuses stops the start.
 import { after, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { freePort, tempDir, waitFor } from '../helpers/env.js';
@@ -124,6 +127,43 @@ describe('SIGTERM under load', () => {
       assert.ok(!all.includes(value), `the log holds the ${what}`);
     }
     assert.ok(all.includes(`${origin}/<redacted>`), 'the endpoint is named by its origin');
+  });
+
+  it('a keep-alive connection whose request was in flight at the stop does not hold the stop up', { timeout: 120_000 }, async () => {
+    const other = tempDir();
+    const env = { DATA_DIR: other, PORT: String(await freePort()), ANVIL_PORT: String(await freePort()), LOG_FORMAT: 'json', DEMO_APP: 'false' };
+    const log = path.join(other, 'service.log');
+    const said = (text: string) => async () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes(text);
+    const child = startService(env);
+    children.push(child);
+    await waitFor('ready', said('"mintworks ready"'), 120_000, 200);
+    const token = fs.readFileSync(path.join(other, 'operator.token'), 'utf8').trim();
+    // A request whose headers are in and whose body is not: routed (so not refused as the stop's new
+    // requests are), answered once its body arrives, after the stop began.
+    const body = JSON.stringify({ name: 'In flight', environment: 'development' });
+    const socket = net.connect(Number(env.PORT), '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    const serverEnded = once(socket, 'end');
+    socket.write(
+      `POST /admin/v1/apps HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body.slice(0, 10)}`,
+    );
+    // Answered on another connection after this one's headers were written: the server has read them.
+    assert.equal((await fetch(`http://127.0.0.1:${env.PORT}/health`)).status, 200);
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    await waitFor('"shutting down" said', said('"shutting down"'), 30_000, 50);
+    socket.write(body.slice(10));
+    // The client keeps its connection open as keep-alive clients do (Fastify's keep-alive is 72 s):
+    // the server closes it soon after the answer, and the process exits well before that.
+    let timer: NodeJS.Timeout | undefined;
+    const kept = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the server kept the idle connection open')), 30_000)));
+    await Promise.race([serverEnded, kept]).finally(() => clearTimeout(timer));
+    assert.match(received, /^HTTP\/1\.1 201 /);
+    socket.destroy();
+    assert.equal(await exited, 0);
   });
 
   it('an ALERT_WEBHOOK_URL the outbound guard refuses stops the start, with a clear message and no secret', { timeout: 120_000 }, async () => {
