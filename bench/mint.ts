@@ -116,6 +116,7 @@ for (const db of dbsFromArgs()) {
     const drainSeconds = (t1 - t0) / 1000;
     const mintedPerS = N / drainSeconds;
     const [txs] = await r.query<{ n: unknown }>("select count(*) as n from chain_txs where kind = 'asset.mint' and ref = $1", [demo.collection]);
+    if (process.env.BENCH_MINT_TIMELINE === '1') await printTimeline(r, demo.collection, t0);
     const peakRss = proc.peakRssMb(); // sampled just before stopping: the whole drain is behind it
     const cpu = serviceCpuSeconds(proc.pid); // start-up (about a second) included
     await proc.stop();
@@ -147,6 +148,29 @@ for (const db of dbsFromArgs()) {
     await proc?.stop();
     await reader?.close();
     await se.dispose();
+  }
+}
+
+/**
+ * BENCH_MINT_TIMELINE=1: each mint transaction of the drain, ms from the drain's start: recorded, last
+ * written (its outcome applied), its block, its tokens and when the last of them was marked minted
+ * (stderr, one line each): where a drain's time goes between the transactions.
+ */
+async function printTimeline(r: DbReader, collection: string, t0: number): Promise<void> {
+  const txs = await r.query<{ id: unknown; created_at: unknown; updated_at: unknown; block_number: unknown; from_address: string }>(
+    "select id, created_at, updated_at, block_number, from_address from chain_txs where kind = 'asset.mint' and ref = $1 order by id",
+    [collection],
+  );
+  const assets = await r.query<{ mint_tx_id: unknown; n: unknown; t: unknown }>(
+    "select mint_tx_id, count(*) as n, max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted' group by mint_tx_id",
+    [collection],
+  );
+  const byTx = new Map(assets.map((a) => [Number(a.mint_tx_id), a]));
+  for (const tx of txs) {
+    const a = byTx.get(Number(tx.id));
+    process.stderr.write(
+      `tx ${tx.id} ${tx.from_address.slice(0, 6)} recorded +${Number(tx.created_at) - t0} ms, handled +${Number(tx.updated_at) - t0} ms, block ${tx.block_number}, ${a ? Number(a.n) : 0} tokens, last minted +${a ? new Date(String(a.t)).getTime() - t0 : '-'} ms\n`,
+    );
   }
 }
 
