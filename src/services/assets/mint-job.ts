@@ -23,9 +23,9 @@ const MAX_MINT_ROUNDS = 5;
 
 /**
  * Claims whose broadcast may still be under way when the next claim is made. While the node mines one
- * batch, the next is claimed and signed; with one ahead, that was done before the node was, and the
- * thread sat idle until the block came (a tenth of a 5,000-asset drain); with two, it records the one
- * after meanwhile.
+ * batch, the next is claimed and signed. With one ahead, the thread had signed it before the node had
+ * mined, and sat idle until the block came (a tenth of a 5,000-asset drain); with two, it claims and
+ * signs the batch after meanwhile.
  */
 const BROADCASTS_AHEAD = 2;
 
