@@ -11,14 +11,7 @@ import { skipLocked } from '../store/locks.js';
  */
 export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise<boolean> {
   const r = await db
-    .selectNoFrom((eb) =>
-      eb
-        .or([
-          eb.exists(eb.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', 'running').where('lease_until', '<', t)),
-          eb.exists(eb.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', 'queued').where('run_at', '<=', t)),
-        ])
-        .as('any'),
-    )
+    .selectNoFrom((eb) => eb.or([eb.exists(dueJobs(db, kind, 'running', t)), eb.exists(dueJobs(db, kind, 'queued', t))]).as('any'))
     .executeTakeFirstOrThrow();
   // SQLite answers 1 or 0, PostgreSQL a boolean.
   return Number(r.any) === 1;
@@ -33,12 +26,16 @@ export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise
  * claim.
  */
 export async function claimableIds(tx: DbOrTx, kind: string, t: number, limit: number): Promise<number[]> {
-  const ofStatus = (status: 'running' | 'queued', n: number) => {
-    const q = tx.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
-    const due = status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
-    return skipLocked(due.orderBy('run_at').orderBy('id').limit(n)).execute();
-  };
+  const ofStatus = (status: JobStatus, n: number) => skipLocked(dueJobs(tx, kind, status, t).orderBy('run_at').orderBy('id').limit(n)).execute();
   const expired = await ofStatus('running', limit);
   const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];
   return [...expired, ...queued].map((r) => r.id);
+}
+
+type JobStatus = 'running' | 'queued';
+
+/** The ids of `kind`'s jobs in `status` a claim at `t` may take: running ones whose lease lapsed, queued ones that are due. */
+function dueJobs(db: DbOrTx, kind: string, status: JobStatus, t: number) {
+  const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
+  return status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
 }
