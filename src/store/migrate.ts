@@ -26,6 +26,7 @@ import { collectionOptions } from './migrations/026_collection_options.js';
 import { items } from './migrations/027_items.js';
 import { itemMetadata } from './migrations/028_item_metadata.js';
 import { ownerIndexBurned } from './migrations/029_owner_index_burned.js';
+import { inFlightMints } from './migrations/030_in_flight_mints.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -57,6 +58,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '027_items': items(store.dialect),
     '028_item_metadata': itemMetadata(),
     '029_owner_index_burned': ownerIndexBurned(),
+    '030_in_flight_mints': inFlightMints(store.dialect),
   };
 }
 

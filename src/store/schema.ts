@@ -143,7 +143,7 @@ export interface AssetTable {
   token_id: number;
   mint_status: 'pending' | 'minted' | 'failed';
   mint_error: string | null;
-  mint_tx_id: number | null;
+  mint_tx_id: number | null; // the transaction that minted it (while one is under way: in_flight_mints)
   is_burned: number;
   is_transferring: number;
   is_editing: number;
@@ -159,6 +159,12 @@ export interface AssetTable {
   pending_edit: string | null; // JSON {metadata, name, unique_name_key} of an edit in flight
   pending_token_uri: Generated<string | null>; // per-token URI to mint with (migration 006); null = baseURI + id
   store_image: Generated<number>; // store_image_on_ipfs at creation, 0/1 (migration 006)
+}
+
+// Migration 030. The mint transaction an asset is in while its outcome waits (deleted when applied).
+export interface InFlightMintTable {
+  asset_uid: string;
+  tx_id: number;
 }
 
 export interface JobTable {
@@ -287,6 +293,7 @@ export interface Database {
   users: UserTable;
   collections: CollectionTable;
   assets: AssetTable;
+  in_flight_mints: InFlightMintTable;
   jobs: JobTable;
   events: EventTable;
   chain_txs: ChainTxTable;

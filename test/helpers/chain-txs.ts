@@ -28,3 +28,23 @@ export async function recordedTx(db: Db, given: Given): Promise<number> {
     .executeTakeFirstOrThrow();
   return row.id;
 }
+
+/**
+ * The mint transaction of each asset that has one: the one under way (`in_flight_mints`) or else the
+ * one that minted it (the asset's `mint_tx_id`). Assets in none are left out.
+ */
+export async function mintTxIds(db: Db, assetUids: string[]): Promise<Map<string, number>> {
+  if (assetUids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('assets')
+    .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+    .select(['assets.uid', 'assets.mint_tx_id', 'in_flight_mints.tx_id'])
+    .where('assets.uid', 'in', assetUids)
+    .execute();
+  const ids = new Map<string, number>();
+  for (const r of rows) {
+    const id = r.tx_id ?? r.mint_tx_id;
+    if (id !== null) ids.set(r.uid, Number(id));
+  }
+  return ids;
+}

@@ -15,6 +15,7 @@ import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+import { mintTxIds } from '../helpers/chain-txs.js';
 
 const CHAIN_ID = 80002;
 const GWEI = 10n ** 9n;
@@ -58,15 +59,12 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     return uids;
   }
   const assets = (uids: string[]) =>
-    svc.ctx.db.selectFrom('assets').select(['uid', 'token_id', 'mint_status', 'mint_tx_id', 'created_at', 'updated_at']).where('uid', 'in', uids).execute();
+    svc.ctx.db.selectFrom('assets').select(['uid', 'token_id', 'mint_status', 'created_at', 'updated_at']).where('uid', 'in', uids).execute();
   const allMinted = async (uids: string[]) => (await assets(uids)).every((a) => a.mint_status === 'minted');
-  const mintRows = (uids: string[]) =>
-    svc.ctx.db
-      .selectFrom('chain_txs')
-      .selectAll()
-      .where('kind', '=', 'asset.mint')
-      .where('id', 'in', svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', 'in', uids).where('mint_tx_id', 'is not', null))
-      .execute();
+  const mintRows = async (uids: string[]) => {
+    const ids = [...new Set((await mintTxIds(svc.ctx.db, uids)).values())];
+    return ids.length ? svc.ctx.db.selectFrom('chain_txs').selectAll().where('kind', '=', 'asset.mint').where('id', 'in', ids).execute() : [];
+  };
 
   /** Every asset's token id has exactly one mint Transfer on chain. */
   async function assertMintedOnce(uids: string[]): Promise<void> {
@@ -79,6 +77,10 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     });
     for (const a of await assets(uids))
       assert.equal(logs.filter((l) => l.args.tokenId === BigInt(a.token_id)).length, 1, `token ${a.token_id} minted exactly once`);
+    // Their outcomes applied: each asset's link is the transaction that minted it, none left under way.
+    const txIds = await mintTxIds(svc.ctx.db, uids);
+    assert.equal(txIds.size, uids.length, 'every minted asset names its mint transaction');
+    assert.deepEqual(await svc.ctx.db.selectFrom('in_flight_mints').selectAll().where('asset_uid', 'in', uids).execute(), []);
   }
 
   /** No transaction of the service's accounts, mined or waiting in the pool or recorded, offers more than the ceiling. */
@@ -140,8 +142,7 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     const uids = await createAssets(3);
     // Every asset recorded in a transaction and every one of those sent (the mints may go out in more
     // than one transaction: a snapshot taken after the first would miss the others).
-    const recorded = async () =>
-      (await svc.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', 'in', uids).where('mint_tx_id', 'is not', null).execute()).length;
+    const recorded = async () => (await mintTxIds(svc.ctx.db, uids)).size;
     await waitFor('mints sent', async () => (await recorded()) === uids.length && (await mintRows(uids)).every((r) => r.status === 'sent'), 15_000, 50);
     const before = await mintRows(uids);
     await setNextBaseFee(100n * GWEI);
@@ -192,12 +193,9 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     const uids = await createAssets(4);
     // Three blocks over the ceiling: nothing signed for these, their jobs not failed.
     await nextBlock(await nextBlock(await nextBlock()));
-    const waiting = await assets(uids);
+    const waiting = await mintTxIds(svc.ctx.db, uids);
     if ((await rpc.getBlock()).baseFeePerGas! > CEILING_GWEI * GWEI) {
-      assert.ok(
-        waiting.every((a) => a.mint_tx_id === null),
-        'nothing recorded while the base fee is over the ceiling',
-      );
+      assert.ok(waiting.size === 0, 'nothing recorded while the base fee is over the ceiling');
       const jobs = await svc.ctx.db.selectFrom('jobs').select(['attempts', 'status']).where('ref', 'in', uids).execute();
       assert.ok(
         jobs.every((j) => j.attempts === 0 && j.status === 'queued'),

@@ -9,6 +9,7 @@ import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js
 import { loadConfig } from '../../src/config/config.js';
 import { startService, type Service } from '../../src/boot/service.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
+import { mintTxIds } from '../helpers/chain-txs.js';
 import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
@@ -84,8 +85,7 @@ describe('external chain (CHAIN_RPC_URL)', () => {
       svc!.ctx.db.selectFrom('jobs').select(['status', 'attempts', 'updated_at']).where('ref', '=', created.body.data.uid).executeTakeFirstOrThrow();
     // The mint job is tried while the node is down, and put back without spending attempts; or, when it
     // ran before the outage was noticed, its transaction is signed and recorded, waiting to be broadcast.
-    const recorded = async () =>
-      (await svc!.ctx.db.selectFrom('assets').select('mint_tx_id').where('uid', '=', created.body.data.uid).executeTakeFirstOrThrow()).mint_tx_id !== null;
+    const recorded = async () => (await mintTxIds(svc!.ctx.db, [created.body.data.uid])).size > 0;
     // One read of the job is judged whole: read again, it may be running its next try (a busy machine
     // gives the workers their turn between two reads), which counts an attempt until it is put back.
     const seen = await waitFor(

@@ -1,25 +1,18 @@
 // The mint job: accepted assets are minted in batches (one chain transaction for many assets of a
-// collection), confirmed from the receipt's Transfer logs.
-import { keccak256, pad, toHex, type Address, type Hex, type TransactionReceipt } from 'viem';
-import { sql } from 'kysely';
-import type { ChainCtx, Ctx } from '../context.js';
+// collection); their outcome, confirmed from the receipt's Transfer logs, is applied in mint-outcome.ts.
+import type { Address, Hex } from 'viem';
+import type { ChainCtx } from '../context.js';
 import type { ClaimedJob, Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import { commitOf, type GroupCommit, type Tx } from '../../store/db.js';
+import { commitOf, type GroupCommit } from '../../store/db.js';
 import { writeTurns } from '../../store/write-turns.js';
-import { artifact } from '../../chain/artifacts.js';
+import { insertRows } from '../../store/inserts.js';
 import type { ChainTxRow } from '../../chain/sender.js';
-import { MINT_TX, type MintItem, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
+import { MINT_TX, type MintItem, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
-import { emitEvent, emitEvents } from '../events.js';
 import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall } from '../../chain/token-uri.js';
-import { assetView, assetViewColumns } from '../asset-view.js';
 import { requestWallet } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
-import { getAsset } from './reads.js';
-import { CANCELLED_REASON } from '../../chain/cancel.js';
-
-const MAX_MINT_ROUNDS = 5;
 
 /**
  * Claims whose broadcast may still be under way when the next claim is made. While the node mines one
@@ -105,6 +98,8 @@ interface MintGroup {
   jobs: Job<typeof MINT_JOB>[];
   items: MintItem[];
   calls: MintCall[];
+  /** Assets created before their user had a wallet here: their `mint_for_address` is written when recorded. */
+  addressless: Set<string>;
 }
 
 /**
@@ -117,13 +112,15 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
+    .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
     .select([
       'assets.uid',
       'assets.token_id',
       'assets.mint_status',
-      'assets.mint_tx_id',
+      'in_flight_mints.tx_id as in_tx_id',
       'assets.collection_uid',
       'assets.pending_token_uri',
+      'assets.mint_for_address',
       'wallets.address as wallet_address',
       'collections.status as collection_status',
       'collections.contract_address',
@@ -140,7 +137,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
   const ready = new Map<string, MintGroup>();
   for (const job of jobs) {
     const a = byUid.get(job.ref);
-    if (a?.mint_status !== 'pending' || a.mint_tx_id !== null) {
+    if (a?.mint_status !== 'pending' || a.in_tx_id !== null) {
       done.push(job.id); // already in a transaction, minted or gone
     } else if (!a.wallet_address) {
       // Waits for the wallet job, which wakes this group when the wallet exists.
@@ -152,8 +149,9 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     } else if (a.collection_status !== 'deployed' || !a.contract_address) {
       await ctx.queue.defer(ctx.db, job, 1000);
     } else {
-      const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [] };
+      const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [], addressless: new Set<string>() };
       group.jobs.push(job);
+      if (a.mint_for_address === null) group.addressless.add(a.uid);
       group.items.push({ asset_uid: a.uid, token_id: a.token_id, to: a.wallet_address });
       group.calls.push({ to: a.wallet_address as Address, tokenId: a.token_id, tokenUri: onChainUri(a.pending_token_uri) });
       ready.set(a.collection_uid, group);
@@ -222,7 +220,7 @@ class MintRun {
       // `meterPerGas` times what a signed limit has been lately (see estimatedGas).
       const budget = BigInt(Math.min(MAX_TX_GAS, Math.floor(Number(sender.room().gas) * this.sizing.meterPerGas)));
       const to = nextRangeByGas(g.calls, from, this.perTx, budget);
-      const batch = { items: g.items.slice(from, to), jobs: g.jobs.slice(from, to), calls: g.calls.slice(from, to) };
+      const batch = { items: g.items.slice(from, to), jobs: g.jobs.slice(from, to), calls: g.calls.slice(from, to), addressless: g.addressless };
       from = to;
       this.recorded.push(await this.recordBatch(collectionUid, g.contract, batch));
     }
@@ -232,7 +230,7 @@ class MintRun {
   private async recordBatch(collectionUid: string, contract: string, batch: Omit<MintGroup, 'contract'>): Promise<ChainTxRow> {
     const { ctx, sizing } = this;
     const sender = ctx.sender;
-    const { items, jobs, calls } = batch;
+    const { items, jobs, calls, addressless } = batch;
     const rounds = Object.fromEntries(jobs.map((j) => [j.ref, j.payload.round ?? 1]));
     const payload: OutcomePayloads[typeof MINT_TX] = { collection_uid: collectionUid, contract, items, rounds };
     // Encoded before the transaction: on SQLite the API's next group of creates waits for its lock.
@@ -241,26 +239,33 @@ class MintRun {
     const gas = sender.paced ? await estimatedGas(sender, contract as Address, data, metered) : metered;
     sizing.meterPerGas = Number(metered) / Number(gas);
     sizing.gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
+    const uids = items.map((i) => i.asset_uid);
     const committed = await this.commit(async (tx) => {
       const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: contract as Address, data, gas });
-      // The recipient is the user's wallet on this chain, as read above (a wallet never changes once created).
-      await tx
-        .updateTable('assets')
-        .set((eb) => ({
-          mint_tx_id: r.id,
-          mint_for_address: eb
-            .selectFrom('wallets')
-            .select('wallets.address')
-            .whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid')
-            .where('wallets.chain_id', '=', sender.chainId),
-          updated_at: nowIso(),
-        }))
-        .where(
-          'uid',
-          'in',
-          items.map((i) => i.asset_uid),
-        )
-        .execute();
+      // The assets' link to the transaction is a row each of their own, not a change of the asset (see
+      // migration 030): the asset itself stays as it was until the outcome.
+      await insertRows(
+        tx,
+        'in_flight_mints',
+        uids.map((asset_uid) => ({ asset_uid, tx_id: r.id })),
+      );
+      // The recipient, for an asset created before its user's wallet: the wallet on this chain, as read
+      // above (a wallet never changes once created). Most assets have it from their creation.
+      const unaddressed = uids.filter((uid) => addressless.has(uid));
+      if (unaddressed.length)
+        await tx
+          .updateTable('assets')
+          .set((eb) => ({
+            mint_for_address: eb
+              .selectFrom('wallets')
+              .select('wallets.address')
+              .whereRef('wallets.user_uid', '=', 'assets.mint_for_user_uid')
+              .where('wallets.chain_id', '=', sender.chainId),
+            updated_at: nowIso(),
+          }))
+          .where('uid', 'in', unaddressed)
+          .where('mint_for_address', 'is', null)
+          .execute();
       await ctx.queue.completeMany(
         tx,
         jobs.map((j) => j.id),
@@ -313,125 +318,4 @@ export function nextRangeByGas(items: readonly MintCall[], from: number, maxCoun
   let to = from + 1;
   for (; to < items.length && to - from < maxCount && meter.total + meter.cost(items[to]) <= budget; to++) meter.add(items[to]);
   return to;
-}
-
-const TRANSFER_TOPIC = keccak256(toHex('Transfer(address,address,uint256)'));
-const ZERO_TOPIC = pad('0x00');
-
-/** Token ids minted (Transfer from the zero address) by `contract` in a receipt: read off the topics. */
-export function mintedTokenIds(receipt: TransactionReceipt, contract: string): Set<number> {
-  const minted = new Set<number>();
-  if (receipt.status !== 'success') return minted;
-  const address = contract.toLowerCase();
-  for (const log of receipt.logs) {
-    const [topic, from, , id] = log.topics;
-    if (topic === TRANSFER_TOPIC && from === ZERO_TOPIC && id && log.address.toLowerCase() === address) minted.add(Number(BigInt(id)));
-  }
-  return minted;
-}
-
-/**
- * Applies a mint transaction. An asset counts as minted only when the chain shows it: a Transfer from
- * the zero address in this receipt, or else (reverted, dropped, rewound) `ownerOf` on the contract.
- * What the chain does not have is queued for minting again with the same token id. The minted ones
- * are marked, with their events, in one statement each.
- */
-export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
-  const { abi } = artifact('MintworksCollection');
-  const client = ctx.sender.client;
-  return async ({ row, payload: p, receipt, reason }) => {
-    const mintedHere = receipt ? mintedTokenIds(receipt, p.contract) : new Set<number>();
-    const exists = new Map<number, boolean>();
-    for (const item of p.items) {
-      if (mintedHere.has(item.token_id)) continue;
-      const owner = await client
-        .readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] })
-        .catch(() => null);
-      exists.set(item.token_id, owner !== null);
-    }
-    const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
-    return async (tx) => {
-      const retry: string[] = [];
-      await markMinted(
-        ctx,
-        tx,
-        onChain.map((i) => i.asset_uid),
-        row.id,
-      );
-      for (const item of p.items) {
-        if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
-        const round = (p.rounds[item.asset_uid] ?? 1) + 1;
-        const asset = await tx
-          .selectFrom('assets')
-          .select(['app_uid', 'mint_for_user_uid', 'mint_status'])
-          .where('uid', '=', item.asset_uid)
-          .executeTakeFirst();
-        if (!asset) continue;
-        // A mint the operator cancelled ends failed at once: minting it again is not what they asked for.
-        const cancelled = reason === CANCELLED_REASON;
-        if (round > MAX_MINT_ROUNDS || cancelled) {
-          const error = cancelled ? `mint ${CANCELLED_REASON}` : `mint failed ${MAX_MINT_ROUNDS} times: ${reason ?? 'not on chain'}`;
-          await tx
-            .updateTable('assets')
-            .set({ mint_status: 'failed', mint_error: error, mint_tx_id: null, updated_at: nowIso() })
-            .where('uid', '=', item.asset_uid)
-            .execute();
-          const view = await getAsset(ctx, asset.app_uid, item.asset_uid, tx);
-          await emitEvent(tx, asset.app_uid, 'asset.mint_failed', { asset: view });
-          continue;
-        }
-        await tx.updateTable('assets').set({ mint_status: 'pending', mint_tx_id: null, updated_at: nowIso() }).where('uid', '=', item.asset_uid).execute();
-        await ctx.queue.enqueue(tx, { kind: MINT_JOB, ref: item.asset_uid, groupKey: asset.mint_for_user_uid, payload: { round } });
-        retry.push(item.asset_uid);
-      }
-      if (retry.length === 0) return;
-      return () => {
-        ctx.log.warn({ tx: row.id, assets: retry.length, reason: reason ?? 'not on chain' }, 'mint not confirmed on chain, minting again');
-        ctx.queue.notify(MINT_JOB);
-      };
-    };
-  };
-}
-
-/**
- * Marks assets minted by transaction `txId`, with an `asset.minted` event each. Idempotent: an asset
- * already minted is skipped (outcomes are re-applied after a rewind), by the statement itself, so an
- * asset another worker has marked gets no second event. The statement returns the rows as marked,
- * which is all their events need beside their collection's name and address (read once per collection).
- */
-async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<void> {
-  if (assetUids.length === 0) return;
-  // The owner is the wallet the token was minted to; the URI the prepared document's or else the
-  // collection's metadata route for the token id.
-  const marked = await tx
-    .updateTable('assets')
-    .set((eb) => ({
-      mint_status: 'minted',
-      mint_tx_id: txId,
-      owner_user_uid: eb.ref('mint_for_user_uid'),
-      owner_address: eb.ref('mint_for_address'),
-      token_uri: sql<string>`case when pending_token_uri like 'ipfs://%' then pending_token_uri else ${`${ctx.installation.publicUrl}/metadata/`} || collection_uid || '/' || cast(token_id as text) end`,
-      updated_at: nowIso(),
-    }))
-    .where('uid', 'in', assetUids)
-    .where('mint_status', '!=', 'minted')
-    // Only what the events print: on SQLite each column returned is a value made per row (a drained
-    // database of 10,000 assets: 52 ms returning the uids alone, 80 these 19 columns, 85 all 26).
-    .returning([...assetViewColumns, 'app_uid'])
-    .execute();
-  if (marked.length === 0) return;
-  const collectionUids = [...new Set(marked.map((a) => a.collection_uid))];
-  const collections = new Map(
-    (await tx.selectFrom('collections').select(['uid', 'name', 'contract_address', 'chain_id']).where('uid', 'in', collectionUids).execute()).map((c) => [
-      c.uid,
-      c,
-    ]),
-  );
-  const byApp = new Map<string, Record<string, unknown>[]>();
-  for (const a of marked) {
-    const list = byApp.get(a.app_uid) ?? [];
-    list.push({ asset: assetView(a, collections.get(a.collection_uid)!, ctx.installation) });
-    byApp.set(a.app_uid, list);
-  }
-  for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);
 }

@@ -31,12 +31,13 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       .selectFrom('assets')
       .innerJoin('apps', 'apps.uid', 'assets.app_uid')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+      .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
       .select([
         'assets.uid',
         'assets.name',
         'assets.metadata',
         'assets.mint_status',
-        'assets.mint_tx_id',
+        'in_flight_mints.tx_id as in_tx_id',
         'assets.mint_for_user_uid',
         'assets.store_image',
         'apps.environment',
@@ -44,7 +45,7 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       ])
       .where('assets.uid', '=', job.ref)
       .executeTakeFirst();
-    if (a?.mint_status !== 'pending' || a.mint_tx_id !== null) {
+    if (a?.mint_status !== 'pending' || a.in_tx_id !== null) {
       await ctx.queue.complete(ctx.db, job.id); // gone, failed or already minting
       return;
     }

@@ -5,7 +5,7 @@
 import type { ChainCtx } from '../context.js';
 import { forwarderDeployed, type OutcomeHandlers } from '../../chain/outcomes.js';
 import { deployOutcome } from '../collections/collections.js';
-import { mintOutcome } from '../assets/mint-job.js';
+import { mintOutcome } from '../assets/mint-outcome.js';
 import { forwardOutcome } from '../assets/lifecycle/relay.js';
 import { editOutcome } from '../assets/lifecycle/edit.js';
 import { rewardDeployOutcome } from '../rewards/deploy-job.js';

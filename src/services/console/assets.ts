@@ -164,14 +164,24 @@ export async function listAssets(ctx: Ctx, appUid: string, q: AssetQuery): Promi
 const TX_LABEL: Record<string, string> = { 'asset.mint': 'mint', 'asset.edit': 'edit', forward: 'transfer or burn' };
 
 function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
-  return ctx.db
-    .selectFrom('assets')
-    .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-    .selectAll('assets')
-    .select(['collections.name as collection_name', 'collections.contract_address', 'collections.status as collection_status', 'collections.chain_id'])
-    .where('assets.uid', '=', assetUid)
-    .where('assets.app_uid', '=', appUid)
-    .executeTakeFirst();
+  return (
+    ctx.db
+      .selectFrom('assets')
+      .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
+      // The mint transaction under way, if any (the asset's own `mint_tx_id` is set once its outcome is).
+      .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+      .selectAll('assets')
+      .select([
+        'collections.name as collection_name',
+        'collections.contract_address',
+        'collections.status as collection_status',
+        'collections.chain_id',
+        'in_flight_mints.tx_id as in_flight_tx_id',
+      ])
+      .where('assets.uid', '=', assetUid)
+      .where('assets.app_uid', '=', appUid)
+      .executeTakeFirst()
+  );
 }
 
 type AssetOfApp = NonNullable<Awaited<ReturnType<typeof assetOfApp>>>;
@@ -271,7 +281,8 @@ export async function assetDetail(ctx: Ctx, appUid: string, assetUid: string): P
   // The mint's transaction after the asset: the outcome that marks the asset minted marks its transaction
   // mined in the same commit, so read after, it is never behind the asset (read before, a mint applied
   // in between showed a minted asset beside a transaction still "sent").
-  const mintTx = a.mint_tx_id === null ? undefined : await chainTxById(ctx, a.mint_tx_id);
+  const mintTxId = a.mint_tx_id ?? a.in_flight_tx_id;
+  const mintTx = mintTxId === null ? undefined : await chainTxById(ctx, mintTxId);
   const transactions = await assetTransactions(ctx, explorer, { transfers, burns, editTxs, mintTx });
   const history = assetHistory(a, { transfers, burns, editTxs, mintTx });
 
