@@ -163,6 +163,8 @@ export interface AssetTable {
 
 // Migration 030. The mint transaction an asset is in while its outcome waits (deleted when applied).
 export interface InFlightMintTable {
+  collection_uid: string; // with token_id, the key: one mint under way per token
+  token_id: number;
   asset_uid: string;
   tx_id: number;
 }

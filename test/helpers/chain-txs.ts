@@ -37,7 +37,9 @@ export async function mintTxIds(db: Db, assetUids: string[]): Promise<Map<string
   if (assetUids.length === 0) return new Map();
   const rows = await db
     .selectFrom('assets')
-    .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+    .leftJoin('in_flight_mints', (j) =>
+      j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
+    )
     .select(['assets.uid', 'assets.mint_tx_id', 'in_flight_mints.tx_id'])
     .where('assets.uid', 'in', assetUids)
     .execute();

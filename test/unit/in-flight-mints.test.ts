@@ -37,7 +37,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
 
         // Recorded by the code after: the link is a row of its own, the asset untouched.
         const later = Number(await recordedTx(db, { nonce: 3, hash: '0x03' }));
-        await db.insertInto('in_flight_mints').values({ asset_uid: 'a-queued', tx_id: later }).execute();
+        await db.insertInto('in_flight_mints').values({ collection_uid: 'col', token_id: 3, asset_uid: 'a-queued', tx_id: later }).execute();
         await inFlightMints(store.dialect).down(store.db);
         const links = await db.selectFrom('assets').select(['uid', 'mint_tx_id']).orderBy('uid').execute();
         assert.deepEqual(

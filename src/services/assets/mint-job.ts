@@ -112,7 +112,9 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
-    .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+    .leftJoin('in_flight_mints', (j) =>
+      j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
+    )
     .select([
       'assets.uid',
       'assets.token_id',
@@ -247,7 +249,7 @@ class MintRun {
       await insertRows(
         tx,
         'in_flight_mints',
-        uids.map((asset_uid) => ({ asset_uid, tx_id: r.id })),
+        items.map((i) => ({ collection_uid: collectionUid, token_id: i.token_id, asset_uid: i.asset_uid, tx_id: r.id })),
       );
       // The recipient, for an asset created before its user's wallet: the wallet on this chain, as read
       // above (a wallet never changes once created). Most assets have it from their creation.

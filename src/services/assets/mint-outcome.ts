@@ -55,10 +55,11 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
       // The outcome is final for this transaction: its assets are in it no longer (minted, failed or queued again).
       await tx
         .deleteFrom('in_flight_mints')
+        .where('collection_uid', '=', p.collection_uid)
         .where(
-          'asset_uid',
+          'token_id',
           'in',
-          p.items.map((i) => i.asset_uid),
+          p.items.map((i) => i.token_id),
         )
         .where('tx_id', '=', row.id)
         .execute();

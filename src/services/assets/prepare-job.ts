@@ -31,7 +31,9 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       .selectFrom('assets')
       .innerJoin('apps', 'apps.uid', 'assets.app_uid')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-      .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+      .leftJoin('in_flight_mints', (j) =>
+        j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
+      )
       .select([
         'assets.uid',
         'assets.name',

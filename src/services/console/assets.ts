@@ -169,7 +169,9 @@ function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
       .selectFrom('assets')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
       // The mint transaction under way, if any (the asset's own `mint_tx_id` is set once its outcome is).
-      .leftJoin('in_flight_mints', 'in_flight_mints.asset_uid', 'assets.uid')
+      .leftJoin('in_flight_mints', (j) =>
+        j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
+      )
       .selectAll('assets')
       .select([
         'collections.name as collection_name',
