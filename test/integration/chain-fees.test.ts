@@ -14,6 +14,7 @@ import { startService, type Service } from '../../src/boot/service.js';
 import { createApp } from '../../src/services/apps/registry.js';
 import { createCollection } from '../../src/services/collections/collections.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
+import { assetDetail } from '../../src/services/console/assets.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 import { mintTxIds } from '../helpers/chain-txs.js';
 
@@ -29,6 +30,7 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
   let svc: Service;
   let api: ApiClient;
   let collection: string;
+  let appUid: string;
   let contract: Address;
   let user: string;
   let relayers: Set<string>;
@@ -117,6 +119,7 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     relayers = new Set(svc.ctx.sender!.relayers.map((r) => r.address.toLowerCase()));
     await waitFor('the chain ready', async () => svc.runtimes[0].ready, 60_000);
     const app = await createApp(svc.ctx, 'Fees', 'development');
+    appUid = app.uid;
     api = new ApiClient(`${svc.url}/v1`, app.api_key, await signAppToken(app.api_key, app.api_secret));
     collection = (await createCollection(svc.ctx, app.uid, { name: 'F', symbol: 'F', editable: false })).uid;
     contract = await waitFor(
@@ -145,6 +148,13 @@ describe('fees, ceiling and in-flight limits on a chain with a block time', () =
     const recorded = async () => (await mintTxIds(svc.ctx.db, uids)).size;
     await waitFor('mints sent', async () => (await recorded()) === uids.length && (await mintRows(uids)).every((r) => r.status === 'sent'), 15_000, 50);
     const before = await mintRows(uids);
+    // The console shows a pending asset's mint transaction while it is under way.
+    const pending = await assetDetail(svc.ctx, appUid, uids[0]);
+    assert.equal(pending.asset.status, 'not_minted');
+    assert.deepEqual(
+      pending.transactions.map((t) => [t.kind, t.status]),
+      [['mint', 'sent']],
+    );
     await setNextBaseFee(100n * GWEI);
     await call('evm_mine');
     const spike = await head();

@@ -241,7 +241,6 @@ class MintRun {
     const gas = sender.paced ? await estimatedGas(sender, contract as Address, data, metered) : metered;
     sizing.meterPerGas = Number(metered) / Number(gas);
     sizing.gasPerToken = Math.max(1, Math.ceil(Number(gas) / calls.length));
-    const uids = items.map((i) => i.asset_uid);
     const committed = await this.commit(async (tx) => {
       const r = await sender.record(tx, { kind: MINT_TX, ref: collectionUid, payload, to: contract as Address, data, gas });
       // The assets' link to the transaction is a row each of their own, not a change of the asset (see
@@ -253,7 +252,7 @@ class MintRun {
       );
       // The recipient, for an asset created before its user's wallet: the wallet on this chain, as read
       // above (a wallet never changes once created). Most assets have it from their creation.
-      const unaddressed = uids.filter((uid) => addressless.has(uid));
+      const unaddressed = items.filter((i) => addressless.has(i.asset_uid)).map((i) => i.asset_uid);
       if (unaddressed.length)
         await tx
           .updateTable('assets')

@@ -87,7 +87,7 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
  * after MAX_MINT_ROUNDS or when the operator cancelled the transaction. True when it is queued again.
  */
 async function mintAgainOrFail(ctx: ChainCtx, tx: Tx, assetUid: string, round: number, reason: string | undefined): Promise<boolean> {
-  const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid', 'mint_status']).where('uid', '=', assetUid).executeTakeFirst();
+  const asset = await tx.selectFrom('assets').select(['app_uid', 'mint_for_user_uid']).where('uid', '=', assetUid).executeTakeFirst();
   if (!asset) return false;
   // A mint the operator cancelled ends failed at once: minting it again is not what they asked for.
   const cancelled = reason === CANCELLED_REASON;
