@@ -3,6 +3,7 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../../src/store/db.js';
 import type { ChainTxTable } from '../../src/store/schema.js';
+import { inFlightMintOf } from '../../src/services/assets/in-flight-mints.js';
 
 type Given = Pick<Insertable<ChainTxTable>, 'nonce' | 'hash'> & Partial<Insertable<ChainTxTable>>;
 
@@ -37,9 +38,7 @@ export async function mintTxIds(db: Db, assetUids: string[]): Promise<Map<string
   if (assetUids.length === 0) return new Map();
   const rows = await db
     .selectFrom('assets')
-    .leftJoin('in_flight_mints', (j) =>
-      j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
-    )
+    .leftJoin('in_flight_mints', inFlightMintOf)
     .select(['assets.uid', 'assets.mint_tx_id', 'in_flight_mints.tx_id'])
     .where('assets.uid', 'in', assetUids)
     .execute();

@@ -13,6 +13,7 @@ import { nowIso } from '../../util/time.js';
 import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall } from '../../chain/token-uri.js';
 import { requestWallet } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
+import { inFlightMintOf } from './in-flight-mints.js';
 
 /**
  * Claims whose broadcast may still be under way when the next claim is made. While the node mines one
@@ -112,9 +113,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     .selectFrom('assets')
     .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
     .leftJoin('wallets', (j) => j.onRef('wallets.user_uid', '=', 'assets.mint_for_user_uid').onRef('wallets.chain_id', '=', 'collections.chain_id'))
-    .leftJoin('in_flight_mints', (j) =>
-      j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
-    )
+    .leftJoin('in_flight_mints', inFlightMintOf)
     .select([
       'assets.uid',
       'assets.token_id',

@@ -10,6 +10,7 @@ import { MetadataError } from '../../metadata/fetch-image.js';
 import { assetDataFromDocument, prepareAssetMetadata } from '../../metadata/prepare.js';
 import { emitEvent } from '../events.js';
 import { getAsset } from './reads.js';
+import { inFlightMintOf } from './in-flight-mints.js';
 
 /** The prepare job: store image and document, record the token URI, then hand the asset to the mint job. */
 export function prepareJobHandler(ctx: Ctx): JobHandler<typeof PREPARE_JOB> {
@@ -31,9 +32,7 @@ async function prepareOne(ctx: Ctx, job: Job<typeof PREPARE_JOB>): Promise<void>
       .selectFrom('assets')
       .innerJoin('apps', 'apps.uid', 'assets.app_uid')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
-      .leftJoin('in_flight_mints', (j) =>
-        j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
-      )
+      .leftJoin('in_flight_mints', inFlightMintOf)
       .select([
         'assets.uid',
         'assets.name',

@@ -11,6 +11,7 @@ import { isoOfMs } from '../../webhooks/message.js';
 import type { AssetDetail, AssetRow, AssetStatus, HistoryItem, Page, TxRow } from './types.js';
 
 import { HINT, NEWEST, consolePage } from './pages.js';
+import { inFlightMintOf } from '../assets/in-flight-mints.js';
 
 export const ASSET_STATUSES = ['not_minted', 'minted', 'transferring', 'burning', 'burned', 'failed'] as const satisfies readonly AssetStatus[];
 
@@ -169,9 +170,7 @@ function assetOfApp(ctx: Ctx, appUid: string, assetUid: string) {
       .selectFrom('assets')
       .innerJoin('collections', 'collections.uid', 'assets.collection_uid')
       // The mint transaction under way, if any (the asset's own `mint_tx_id` is set once its outcome is).
-      .leftJoin('in_flight_mints', (j) =>
-        j.onRef('in_flight_mints.collection_uid', '=', 'assets.collection_uid').onRef('in_flight_mints.token_id', '=', 'assets.token_id'),
-      )
+      .leftJoin('in_flight_mints', inFlightMintOf)
       .selectAll('assets')
       .select([
         'collections.name as collection_name',
