@@ -46,10 +46,24 @@ export class Broadcaster {
     return this.queuedToSend.has(id);
   }
 
+  /**
+   * Recorded transactions whose broadcast follows shortly (a mint claim's, sent together once all are
+   * recorded): the tracker leaves them to it. Without this it sent the first ones of a claim on its
+   * own, and the node mined them in blocks of their own. The hold ends with their broadcast.
+   */
+  hold(ids: number[]): void {
+    for (const id of ids) this.queuedToSend.add(id);
+  }
+
+  /** Ends a hold: the broadcast has ended. */
+  private release(ids: number[]): void {
+    for (const id of ids) this.queuedToSend.delete(id);
+  }
+
   /** Sends recorded transactions, after every earlier broadcast. Errors are remembered; the tracker retries. */
   broadcast(rows: SignedTx[]): Promise<void> {
-    for (const r of rows) this.queuedToSend.add(r.id);
-    const run = this.chain.then(() => this.send(rows)).finally(() => rows.forEach((r) => this.queuedToSend.delete(r.id)));
+    this.hold(rows.map((r) => r.id));
+    const run = this.chain.then(() => this.send(rows)).finally(() => this.release(rows.map((r) => r.id)));
     this.chain = run.catch(() => {});
     return run;
   }

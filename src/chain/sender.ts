@@ -131,6 +131,11 @@ export class ChainSender {
     return this.res.broadcaster.broadcast(rows);
   }
 
+  /** A recorded transaction this process broadcasts shortly, with others still being recorded (see Broadcaster.hold). */
+  holdForBroadcast(row: ChainTxRow): void {
+    this.res.broadcaster.hold([row.id]);
+  }
+
   /** The relayer with the fewest unmined transactions (not backed off), in turn among equals. */
   private pickRelayer(): ChainSigner {
     const now = Date.now();

@@ -17,6 +17,16 @@ import type { ChainResources } from './resources.js';
 /** A sent transaction the node does not answer for is sent again after this long (a lost answer, a restarted node). */
 const RESEND_MS = 10_000;
 
+/**
+ * Whether the tracker sends a signed or sent transaction (again): not when this process gave it to the
+ * node within RESEND_MS. A row read as signed may have been given to the node since, by a broadcast
+ * that ended after the read (its status written meanwhile): the node's answer is the newer fact, and a
+ * second broadcast would only cost calls and a block of its own.
+ */
+export function sendDue(row: Pick<SignedTx, 'id' | 'status'>, sentAt: ReadonlyMap<number, number>, now: number): boolean {
+  return (row.status === 'signed' || row.status === 'sent') && now - (sentAt.get(row.id) ?? 0) > RESEND_MS;
+}
+
 export class ChainTracker {
   /** The block a transaction was last looked up at: a receipt cannot appear before the next block. */
   private readonly lookedUpAt = new Map<number, number>();
@@ -85,7 +95,8 @@ export class ChainTracker {
     }
     for (const [id, block] of this.heldAt) if (block !== head.number) this.heldAt.delete(id);
     const waits = (r: SignedTx) => broadcaster.queued(r.id) || inFlight.backedOff(r.from_address) || inFlight.isIncluded(r.id) || this.heldAt.has(r.id);
-    const unsent = rows.filter((r) => !waits(r) && (r.status === 'signed' || (r.status === 'sent' && Date.now() - (sentAt.get(r.id) ?? 0) > RESEND_MS)));
+    const now = Date.now();
+    const unsent = rows.filter((r) => !waits(r) && sendDue(r, sentAt, now));
     if (unsent.length) await broadcaster.broadcast(unsent);
   }
 

@@ -93,6 +93,24 @@ describe('broadcasts on the embedded chain', () => {
     assert.equal(await blockOf(hash), before + 2n);
   });
 
+  it('leaves transactions held for a broadcast to it: the tracker does not send them in a block of their own', async () => {
+    // A mint claim records its transactions one by one and broadcasts them together once all are recorded.
+    const first = await record();
+    wing.sender.holdForBroadcast(first);
+    const second = await record();
+    wing.sender.holdForBroadcast(second);
+    const before = await client.getBlockNumber({ cacheTime: 0 });
+    await wing.tracker.trackOnce();
+    assert.equal(await client.getBlockNumber({ cacheTime: 0 }), before, 'the tracker sent nothing');
+    const statuses = await store.db.selectFrom('chain_txs').select('status').where('id', 'in', [first.id, second.id]).execute();
+    assert.deepEqual(
+      statuses.map((r) => r.status),
+      ['signed', 'signed'],
+    );
+    await wing.sender.broadcast([first, second]);
+    assert.deepEqual(new Set([await blockOf(first.hash), await blockOf(second.hash)]), new Set([before + 1n]), 'both in the next block');
+  });
+
   it('sends a broadcast of one transaction as before: automined on arrival', async () => {
     const row = await record();
     const before = await client.getBlockNumber({ cacheTime: 0 });

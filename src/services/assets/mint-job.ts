@@ -75,8 +75,12 @@ export function mintJobHandler(ctx: ChainCtx): JobHandler<typeof MINT_JOB> {
     async handle(jobs) {
       const ready = await readyByCollection(ctx, jobs);
       const run = new MintRun(ctx, sizing, perTx);
-      for (const [collectionUid, g] of ready) await run.recordGroup(collectionUid, g);
-      run.sendRecorded();
+      try {
+        for (const [collectionUid, g] of ready) await run.recordGroup(collectionUid, g);
+      } finally {
+        // What is recorded is committed: it goes out even when a later transaction of the claim failed.
+        run.sendRecorded();
+      }
       if (run.waiting.length) await ctx.queue.deferMany(ctx.db, run.waiting, NO_ROOM_DEFER_MS);
       // A few batches ahead at most: a backlog is not all signed and held in memory ahead of the node.
       broadcasts.push(Promise.all(run.sends));
@@ -223,7 +227,10 @@ class MintRun {
       const to = nextRangeByGas(g.calls, from, this.perTx, budget);
       const batch = { items: g.items.slice(from, to), jobs: g.jobs.slice(from, to), calls: g.calls.slice(from, to), addressless: g.addressless };
       from = to;
-      this.recorded.push(await this.recordBatch(collectionUid, g.contract, batch));
+      const row = await this.recordBatch(collectionUid, g.contract, batch);
+      // Sent with the claim's others, one block for all: the tracker leaves it to this broadcast.
+      sender.holdForBroadcast(row);
+      this.recorded.push(row);
     }
   }
 
