@@ -48,8 +48,9 @@ export class Broadcaster {
 
   /**
    * Recorded transactions whose broadcast follows shortly (a mint claim's, sent together once all are
-   * recorded): the tracker leaves them to it. Without this it sent the first ones of a claim on its
-   * own, and the node mined them in blocks of their own. The hold ends with their broadcast.
+   * recorded): the tracker leaves them to it. Without the hold, the tracker sent a claim's first
+   * transactions itself while the rest were recorded, and the node mined them in a block of their own.
+   * The hold ends with their broadcast.
    */
   hold(ids: number[]): void {
     for (const id of ids) this.queuedToSend.add(id);
