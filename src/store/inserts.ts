@@ -2,6 +2,7 @@
 import { CompiledQuery, type Insertable, PostgresAdapter, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { prepareByName } from './postgres/prepared.js';
+import { heldStatement } from './postgres/held-statements.js';
 import type { DbOrTx } from './db.js';
 
 /**
@@ -116,17 +117,17 @@ export interface InsertPart<T extends keyof Database & string = keyof Database &
  * caller's transaction). On PostgreSQL in one statement (each part but the last a data-modifying
  * `with`), so one round trip instead of one per table: a create group's assets and mint jobs.
  */
-export async function insertRowsTogether(db: DbOrTx, parts: readonly InsertPart[]): Promise<void> {
+export async function insertRowsTogether(db: DbOrTx, parts: readonly InsertPart[], opts: { held?: boolean } = {}): Promise<void> {
   const filled = parts.filter((p) => p.rows.length > 0);
   if (onPostgres(db)) {
-    if (filled.length) await insertParts(db, filled);
+    if (filled.length) await insertParts(db, filled, opts.held === true && process.env.MW_NOHOLD !== '1');
     return;
   }
   for (const p of filled) await insertRows(db, p.table, p.rows);
 }
 
 /** PostgreSQL: the parts (each with rows) as one named statement of `unnest` inserts, one array per column. */
-async function insertParts(db: DbOrTx, parts: readonly InsertPart[]): Promise<void> {
+async function insertParts(db: DbOrTx, parts: readonly InsertPart[], held = false): Promise<void> {
   const adapter = db.getExecutor().adapter;
   const shapes = parts.map((p) => ({ table: p.table, columns: Object.keys(p.rows[0]) }));
   const key = shapes.map((x) => `${x.table}\n${x.columns.join(',')}`).join('\n\n');
@@ -156,7 +157,7 @@ async function insertParts(db: DbOrTx, parts: readonly InsertPart[]): Promise<vo
     }
     params.push(...arrays);
   }
-  await db.executeQuery(CompiledQuery.raw(text, params));
+  await db.executeQuery(CompiledQuery.raw(held ? heldStatement(text) : text, params));
 }
 
 function valuesInsertText(db: DbOrTx, table: keyof Database & string, columns: string[], count: number): string {

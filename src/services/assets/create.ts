@@ -260,10 +260,11 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
   // The assets and their first jobs in one statement on PostgreSQL (one round trip fewer per group).
-  await insertRowsTogether(tx, [
-    { table: 'assets', rows },
-    ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) })),
-  ]);
+  await insertRowsTogether(
+    tx,
+    [{ table: 'assets', rows }, ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) }))],
+    { held: true },
+  );
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).
   await saveAnswers(
     tx,

@@ -18,6 +18,7 @@ import {
   type PostgresDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { beginText, COMMIT_TEXT, ROLLBACK_TEXT } from './held-statements.js';
 
 /** The migrations' advisory lock (Kysely's own id, so that a Kysely of an older version waits for it too). */
 const MIGRATION_LOCK = '3853314791062309107';
@@ -30,14 +31,21 @@ class BeginDriver extends PostgresDriver {
     super(config);
   }
 
+  // BEGIN, and what is set as the transaction begins, go out with its first statement; COMMIT with what
+  // is held then (store/postgres/held-statements.ts).
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    if (!this.atBegin) return super.beginTransaction(connection, settings);
-    if (settings.isolationLevel || settings.accessMode) {
-      await super.beginTransaction(connection, settings);
-      await connection.executeQuery(CompiledQuery.raw(this.atBegin));
-      return;
-    }
-    await connection.executeQuery(CompiledQuery.raw(`begin; ${this.atBegin}`));
+    let begin = 'begin';
+    if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
+    if (settings.accessMode) begin += ` ${settings.accessMode}`;
+    await connection.executeQuery(CompiledQuery.raw(beginText(this.atBegin ? `${begin}; ${this.atBegin}` : begin)));
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(COMMIT_TEXT));
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(ROLLBACK_TEXT));
   }
 }
 

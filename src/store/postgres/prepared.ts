@@ -12,6 +12,7 @@ import type pg from 'pg';
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import { fromDatabase } from '../unavailable.js';
 import type { PoolSnapshot } from '../pool-snapshot.js';
+import { HeldStatements } from './held-statements.js';
 
 /** "cached plan must not change result type": the table changed under a prepared `select *`. */
 const PLAN_CHANGED = '0A000';
@@ -56,8 +57,7 @@ export function preparingPool(
   const wrap = (client: pg.PoolClient) => {
     let w = wrapped.get(client);
     if (w) return w;
-    const query = async (text: string, parameters: readonly unknown[]) => {
-      const values = [...parameters];
+    const run = async (text: string, values: unknown[] = []) => {
       const name = opts.named ? names.get(text) : undefined;
       if (name === undefined) return client.query(text, values).catch((err) => Promise.reject(fromDatabase(err)));
       try {
@@ -70,11 +70,13 @@ export function preparingPool(
         return client.query(text, values).catch((e) => Promise.reject(fromDatabase(e)));
       }
     };
+    const held = new HeldStatements(run, (text) => opts.named && names.has(text));
     w = {
-      // A cursor (streamed query) goes through as it is.
+      // A cursor (streamed query) goes through as it is, after what is held.
       query: ((q: string | object, parameters: readonly unknown[]) =>
-        typeof q === 'string' ? query(q, parameters) : client.query(q as any)) as PostgresPoolClient['query'],
+        typeof q === 'string' ? held.query(q, [...parameters]) : held.flushThen(() => client.query(q as any))) as PostgresPoolClient['query'],
       release: () => {
+        held.reset();
         if (opts.stats) opts.stats.held--;
         client.release();
       },

@@ -1,0 +1,212 @@
+// Statements held on a connection and sent in the same round trip as the next one. Every statement
+// sent through `pg` is a round trip: the client writes it and waits for the server's answer before it
+// sends the next. A transaction of two statements was four: BEGIN, the two, COMMIT. Here BEGIN is held
+// until the transaction's first statement and goes out with it, in one simple-protocol query, and a
+// statement whose answer the caller does not need (an insert, marked with `heldStatement`) is held
+// until the next one, the COMMIT included. A group of creates is two round trips instead of four.
+//
+// A statement sent with others must be one text without parameters: its values are written into it as
+// literals, exactly the text `pg` would have sent each parameter as (`inlineParameters`). A statement
+// that is named (a prepared statement, store/postgres/prepared.ts) or whose values cannot be written so
+// (bytes) is sent alone, after what was held. Order is kept: what is held runs before the statement it
+// is sent with. What changes is when an error is seen: a held statement's error is the error of the
+// statement it went out with (in a transaction, the COMMIT at the latest, which then rolls back).
+import pg from 'pg';
+
+type Result = pg.QueryResult;
+/** `pg`'s own conversion of a parameter to the text it sends (in its runtime exports, not its types). */
+const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils.prepareValue;
+/** Sends one text (`values`: its parameters; none, or empty, for a simple query of several statements). */
+export type Send = (text: string, values?: unknown[]) => Promise<Result | Result[]>;
+
+/** What the dialect's driver marks its transaction statements with (store/postgres/dialect.ts). */
+const BEGIN = '/*mw:begin*/ ';
+const COMMIT = '/*mw:commit*/ commit';
+const ROLLBACK = '/*mw:rollback*/ rollback';
+const HOLD = '/*mw:hold*/ ';
+
+/** `text` (a BEGIN and what the transaction sets as it starts) held until the transaction's first statement. */
+export const beginText = (text: string) => BEGIN + text;
+export const COMMIT_TEXT = COMMIT;
+export const ROLLBACK_TEXT = ROLLBACK;
+
+/**
+ * `text` held, in a transaction, until the transaction's next statement or its COMMIT: for a statement
+ * whose result is not read (no rows, no count) and whose error may be seen at the next statement.
+ * Outside a transaction it is sent at once.
+ */
+export const heldStatement = (text: string) => HOLD + text;
+
+/** The answer of a statement that was held, or of a transaction statement that needed no round trip. */
+const NOTHING = { command: '', rowCount: null, rows: [], fields: [], oid: 0 } as unknown as Result;
+
+const lastOf = (r: Result | Result[]) => (Array.isArray(r) ? r[r.length - 1] : r);
+
+/** One connection's held statements. */
+export class HeldStatements {
+  private held: string[] = [];
+  /** In a transaction the driver began (its BEGIN held or sent). */
+  private inTransaction = false;
+  /** The transaction's BEGIN has gone out. */
+  private begun = false;
+
+  /** `isNamed`: whether a text runs as a named prepared statement (then never inlined). */
+  constructor(
+    private readonly send: Send,
+    private readonly isNamed: (text: string) => boolean,
+  ) {}
+
+  /** Runs `text` with `values`, holding it or sending what is held with it. */
+  query(text: string, values: unknown[]): Promise<Result> {
+    if (text.startsWith(BEGIN)) return this.begin(text.slice(BEGIN.length));
+    if (text === COMMIT) return this.commit();
+    if (text === ROLLBACK) return this.rollback();
+    if (text.startsWith(HOLD)) return this.hold(text.slice(HOLD.length), values);
+    if (this.held.length === 0) return this.send(text, values).then(lastOf);
+    const inline = this.isNamed(text) ? null : values.length ? inlineParameters(text, values) : text;
+    if (inline !== null) return this.sendHeldWith(inline).then(lastOf);
+    return this.afterHeld(() => this.send(text, values).then(lastOf));
+  }
+
+  /** Before a query that cannot be sent with others (a cursor): what is held goes out first. */
+  flushThen<T>(run: () => Promise<T>): Promise<T> {
+    return this.held.length ? this.afterHeld(run) : run();
+  }
+
+  /** The connection goes back to its pool: nothing of this transaction may reach its next user. */
+  reset(): void {
+    this.held = [];
+    this.inTransaction = false;
+    this.begun = false;
+  }
+
+  private begin(text: string): Promise<Result> {
+    this.reset();
+    this.inTransaction = true;
+    this.held.push(text);
+    return Promise.resolve(NOTHING);
+  }
+
+  private hold(text: string, values: unknown[]): Promise<Result> {
+    // Named or not: a round trip saved costs more than the server's parse and plan of one statement.
+    const inline = this.inTransaction ? inlineParameters(text, values) : null;
+    if (inline === null) return this.query(text, values);
+    this.held.push(inline);
+    return Promise.resolve(NOTHING);
+  }
+
+  /** ROLLBACK, what is held dropped; none at all when BEGIN never went out. */
+  private rollback(): Promise<Result> {
+    const begun = this.begun;
+    this.reset();
+    return begun ? this.send('rollback').then(lastOf) : Promise.resolve(NOTHING);
+  }
+
+  /**
+   * COMMIT, with what is held; none at all when nothing but BEGIN was. When it fails the transaction
+   * stays open here: a held statement's error leaves it open and aborted on the server, and the
+   * driver's ROLLBACK that follows must go out.
+   */
+  private async commit(): Promise<Result> {
+    if (!this.begun && this.held.length <= 1) {
+      this.reset();
+      return NOTHING;
+    }
+    const r = await this.sendHeldWith('commit');
+    this.reset();
+    return lastOf(r);
+  }
+
+  private sendHeldWith(text?: string): Promise<Result | Result[]> {
+    // A line break before each `;`: a statement that ends in a `--` comment does not swallow it.
+    const all = (text === undefined ? this.held : [...this.held, text]).join('\n;\n');
+    this.held = [];
+    this.begun ||= this.inTransaction;
+    return this.send(all);
+  }
+
+  /** What is held, alone, then `run`'s query: both handed to `pg` now, so that they keep their order. */
+  private async afterHeld<T>(run: () => Promise<T>): Promise<T> {
+    const flushed = this.sendHeldWith();
+    const main = Promise.resolve().then(run);
+    try {
+      await flushed;
+    } catch (err) {
+      main.catch(() => {});
+      throw err;
+    }
+    return main;
+  }
+}
+
+/**
+ * `text` with each parameter (`$1`, `$2`, …) replaced by its value as a literal: the text `pg` sends the
+ * value as (`prepareValue`: arrays as array literals, objects as JSON), quoted by `escapeLiteral`, of
+ * unknown type as a parameter is, so the server gives it the same type. Null when a value is bytes
+ * (sent in binary), or the text has something this scan does not follow (a backslash, an unclosed
+ * quote or comment).
+ */
+export function inlineParameters(text: string, values: readonly unknown[]): string | null {
+  if (text.includes('\\')) return null;
+  const literals: string[] = [];
+  for (const v of values) {
+    if (v == null) {
+      literals.push('null');
+      continue;
+    }
+    const p = prepareValue(v);
+    if (typeof p !== 'string') return null;
+    literals.push(pg.escapeLiteral(p));
+  }
+  let out = '';
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === "'" || c === '"') {
+      const end = closingQuote(text, i);
+      if (end < 0) return null;
+      i = end + 1;
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      if (end < 0) return null;
+      i = end + 2;
+    } else if (c === '$' && !isIdentifierChar(text.charCodeAt(i - 1))) {
+      let j = i + 1;
+      while (j < text.length && isDigit(text.charCodeAt(j))) j++;
+      if (j > i + 1) {
+        const n = Number(text.slice(i + 1, j));
+        if (n < 1 || n > literals.length) return null;
+        out += text.slice(from, i) + literals[n - 1];
+        from = i = j;
+        continue;
+      }
+      // A dollar-quoted string ($$ … $$, $tag$ … $tag$): skipped whole.
+      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i, i + 64));
+      if (!tag) return null;
+      const end = text.indexOf(tag[0], i + tag[0].length);
+      if (end < 0) return null;
+      i = end + tag[0].length;
+    } else i++;
+  }
+  return out + text.slice(from);
+}
+
+/** The index of the quote that closes the one at `at` (a doubled quote is one inside). */
+function closingQuote(text: string, at: number): number {
+  const q = text[at];
+  let i = at + 1;
+  for (;;) {
+    const end = text.indexOf(q, i);
+    if (end < 0) return -1;
+    if (text[end + 1] !== q) return end;
+    i = end + 2;
+  }
+}
+
+const isDigit = (code: number) => code >= 48 && code <= 57;
+const isIdentifierChar = (code: number) =>
+  isDigit(code) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code > 127;
