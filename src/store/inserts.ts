@@ -116,11 +116,13 @@ export interface InsertPart<T extends keyof Database & string = keyof Database &
  * Inserts into several tables, as `insertRows` would one after the other (all or nothing in the
  * caller's transaction). On PostgreSQL in one statement (each part but the last a data-modifying
  * `with`), so one round trip instead of one per table: a create group's assets and mint jobs.
+ * `held`: in a transaction on PostgreSQL the statement goes out with the next one, the COMMIT at the
+ * latest, and its error is that statement's (store/postgres/held-statements.ts).
  */
 export async function insertRowsTogether(db: DbOrTx, parts: readonly InsertPart[], opts: { held?: boolean } = {}): Promise<void> {
   const filled = parts.filter((p) => p.rows.length > 0);
   if (onPostgres(db)) {
-    if (filled.length) await insertParts(db, filled, opts.held === true && process.env.MW_NOHOLD !== '1');
+    if (filled.length) await insertParts(db, filled, opts.held === true);
     return;
   }
   for (const p of filled) await insertRows(db, p.table, p.rows);

@@ -100,6 +100,16 @@ describe('HeldStatements: what goes out in which round trip', () => {
       ],
     );
   });
+
+  it('a statement that goes alone keeps its place among statements issued together', async () => {
+    const { held, sent } = recording(new Set(['select * from t where id = $1']));
+    await held.query(beginText('begin'), []);
+    await Promise.all([held.query('select * from t where id = $1', [7]), held.query('select $1::int', [2])]);
+    assert.deepEqual(
+      sent.map((s) => s.text),
+      ['begin', 'select * from t where id = $1', 'select $1::int'],
+    );
+  });
 });
 
 describe('HeldStatements against PostgreSQL', () => {

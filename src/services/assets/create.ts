@@ -259,7 +259,8 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
     }
     outcomes[i] = { ok: true, firstJob, walletQueued };
   }
-  // The assets and their first jobs in one statement on PostgreSQL (one round trip fewer per group).
+  // The assets and their first jobs in one statement on PostgreSQL, held to go out with the COMMIT: a
+  // unique violation (a race the checks could not see) is then the commit's error, caught the same.
   await insertRowsTogether(
     tx,
     [{ table: 'assets', rows }, ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) }))],

@@ -7,10 +7,11 @@
 //
 // A statement sent with others must be one text without parameters: its values are written into it as
 // literals, exactly the text `pg` would have sent each parameter as (`inlineParameters`). A statement
-// that is named (a prepared statement, store/postgres/prepared.ts) or whose values cannot be written so
-// (bytes) is sent alone, after what was held. Order is kept: what is held runs before the statement it
-// is sent with. What changes is when an error is seen: a held statement's error is the error of the
-// statement it went out with (in a transaction, the COMMIT at the latest, which then rolls back).
+// that is named (a prepared statement, store/postgres/prepared.ts: the first page of a user's assets)
+// or whose values cannot be written so (bytes) is sent alone, after what was held; a held statement is
+// inlined named or not. Order is kept: what is held runs before the statement it goes out with. What
+// changes is when an error is seen: a held statement's error is the error of the statement it went
+// out with (the COMMIT at the latest, and the transaction then rolls back).
 import pg from 'pg';
 
 type Result = pg.QueryResult;
@@ -50,7 +51,7 @@ export class HeldStatements {
   /** The transaction's BEGIN has gone out. */
   private begun = false;
 
-  /** `isNamed`: whether a text runs as a named prepared statement (then never inlined). */
+  /** `isNamed`: whether a text runs as a named prepared statement (then sent alone, not with what is held). */
   constructor(
     private readonly send: Send,
     private readonly isNamed: (text: string) => boolean,
@@ -68,9 +69,14 @@ export class HeldStatements {
     return this.afterHeld(() => this.send(text, values).then(lastOf));
   }
 
-  /** Before a query that cannot be sent with others (a cursor): what is held goes out first. */
-  flushThen<T>(run: () => Promise<T>): Promise<T> {
-    return this.held.length ? this.afterHeld(run) : run();
+  /**
+   * Before a query that cannot be sent with others and is not awaited here (a cursor, which `run`
+   * returns as it is): what is held goes out first. Its error, if any, is the cursor's too (the
+   * transaction is then aborted).
+   */
+  flushThen<T>(run: () => T): T {
+    if (this.held.length) this.sendHeldWith().catch(() => {});
+    return run();
   }
 
   /** The connection goes back to its pool: nothing of this transaction may reach its next user. */
@@ -125,10 +131,10 @@ export class HeldStatements {
     return this.send(all);
   }
 
-  /** What is held, alone, then `run`'s query: both handed to `pg` now, so that they keep their order. */
+  /** What is held, alone, then `run`'s query: both handed to `pg` at once (it sends them in that order). */
   private async afterHeld<T>(run: () => Promise<T>): Promise<T> {
     const flushed = this.sendHeldWith();
-    const main = Promise.resolve().then(run);
+    const main = run();
     try {
       await flushed;
     } catch (err) {
