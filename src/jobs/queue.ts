@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Db, DbOrTx, Dialect } from '../store/db.js';
-import { insertRows } from '../store/inserts.js';
+import { executeHeld, insertRows } from '../store/inserts.js';
 import { workersInOneProcess } from '../store/locks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
@@ -145,9 +145,10 @@ export class JobQueue {
     await this.completeMany(tx, [jobId]);
   }
 
+  /** On PostgreSQL, in a transaction, sent with the transaction's next statement (store/inserts.ts, `executeHeld`). */
   async completeMany(tx: DbOrTx, jobIds: number[]): Promise<void> {
     if (jobIds.length === 0) return;
-    await tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', 'in', jobIds).execute();
+    await executeHeld(tx, tx.updateTable('jobs').set({ status: 'done', lease_until: null, updated_at: this.now() }).where('id', 'in', jobIds));
   }
 
   /**

@@ -22,10 +22,15 @@ export async function emitEvents(tx: DbOrTx, appUid: string, type: EventType, da
   const eventTime = nowIso();
   const rows = data.map((d) => ({ id: newEventId(), app_uid: appUid, type, payload: stringifyExact(d), event_time: eventTime, created_at_ms: createdAtMs }));
   const ids = rows.map((r) => r.id);
-  // Their deliveries in the same transaction (never lost), and on PostgreSQL in the same statement.
-  await insertRowsTogether(tx, [
-    { table: 'events', rows },
-    { table: 'webhook_deliveries', rows: await deliveryRows(tx, appUid, type, createdAtMs, ids) },
-  ]);
+  // Their deliveries in the same transaction (never lost), and on PostgreSQL in the same statement,
+  // sent with the transaction's next one (its COMMIT at the latest).
+  await insertRowsTogether(
+    tx,
+    [
+      { table: 'events', rows },
+      { table: 'webhook_deliveries', rows: await deliveryRows(tx, appUid, type, createdAtMs, ids) },
+    ],
+    { held: true },
+  );
   return ids;
 }

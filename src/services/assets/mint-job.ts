@@ -255,6 +255,7 @@ class MintRun {
         tx,
         'in_flight_mints',
         items.map((i) => ({ collection_uid: collectionUid, token_id: i.token_id, asset_uid: i.asset_uid, tx_id: r.id })),
+        { held: true }, // PostgreSQL: sent with the next statement, the jobs' completion and the COMMIT
       );
       // The recipient, for an asset created before its user's wallet: the wallet on this chain, as read
       // above (a wallet never changes once created). Most assets have it from their creation.

@@ -9,6 +9,7 @@ import type { MINT_TX, OutcomeHandler } from '../../chain/outcomes.js';
 import { CANCELLED_REASON } from '../../chain/cancel.js';
 import { nowIso } from '../../util/time.js';
 import { emitEvent, emitEvents } from '../events.js';
+import { executeHeld } from '../../store/inserts.js';
 import { assetView, assetViewColumns } from '../asset-view.js';
 import { MINT_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';
@@ -52,17 +53,20 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
     const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
     return async (tx) => {
       const retry: string[] = [];
-      // The outcome is final for this transaction: its assets are in it no longer (minted, failed or queued again).
-      await tx
-        .deleteFrom('in_flight_mints')
-        .where('collection_uid', '=', p.collection_uid)
-        .where(
-          'token_id',
-          'in',
-          p.items.map((i) => i.token_id),
-        )
-        .where('tx_id', '=', row.id)
-        .execute();
+      // The outcome is final for this transaction: its assets are in it no longer (minted, failed or
+      // queued again). On PostgreSQL sent with the mark that follows.
+      await executeHeld(
+        tx,
+        tx
+          .deleteFrom('in_flight_mints')
+          .where('collection_uid', '=', p.collection_uid)
+          .where(
+            'token_id',
+            'in',
+            p.items.map((i) => i.token_id),
+          )
+          .where('tx_id', '=', row.id),
+      );
       await markMinted(
         ctx,
         tx,
