@@ -8,17 +8,20 @@ import { CompiledQuery, sql } from 'kysely';
 import type pg from 'pg';
 import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
-import { beginText, COMMIT_TEXT, HeldStatements, heldStatement, inlineParameters, ROLLBACK_TEXT } from '../../src/store/postgres/held-statements.js';
+import { beginText, COMMIT_TEXT, HeldStatements, heldStatement, ROLLBACK_TEXT } from '../../src/store/postgres/held-statements.js';
+import { inlineParameters } from '../../src/store/postgres/inline-parameters.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
 describe('inlineParameters', () => {
-  it('writes each parameter as the quoted text pg would send it, arrays as array literals, null as null', () => {
+  it('writes each parameter as the quoted text pg would send it; a cast array as ARRAY[…], any other as its array literal', () => {
     assert.equal(
       inlineParameters('select $1::int, $2, $3::text[], $10', [5, "it's", ['a', null, 'b"c'], 1, 2, 3, 4, 5, 6, true]),
-      String.raw`select '5'::int, 'it''s',  E'{"a",NULL,"b\\"c"}'::text[], 'true'`,
+      `select '5'::int, 'it''s', ARRAY['a',null,'b"c']::text[], 'true'`,
     );
     assert.equal(inlineParameters('select $1', [null]), 'select null');
-    assert.equal(inlineParameters('select $1', [{ a: 1 }]), `select '{"a":1}'`);
+    assert.equal(inlineParameters('select $1', [{ a: "b'\\" }]), String.raw`select  E'{"a":"b''\\\\"}'`);
+    assert.equal(inlineParameters('select $1', [['a', 'b"c']]), String.raw`select  E'{"a","b\\"c"}'`);
+    assert.equal(inlineParameters('select $1::int[]', [[]]), 'select ARRAY[]::int[]');
   });
 
   it('leaves what only looks like a parameter: in quotes, identifiers, comments and dollar quotes', () => {

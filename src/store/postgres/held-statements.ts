@@ -6,17 +6,16 @@
 // until the next one, the COMMIT included. A group of creates is two round trips instead of four.
 //
 // A statement sent with others must be one text without parameters: its values are written into it as
-// literals, exactly the text `pg` would have sent each parameter as (`inlineParameters`). A statement
+// literals (store/postgres/inline-parameters.ts), typed as the parameters would have been. A statement
 // that is named (a prepared statement, store/postgres/prepared.ts: the first page of a user's assets)
 // or whose values cannot be written so (bytes) is sent alone, after what was held; a held statement is
 // inlined named or not. Order is kept: what is held runs before the statement it goes out with. What
 // changes is when an error is seen: a held statement's error is the error of the statement it went
 // out with (the COMMIT at the latest, and the transaction then rolls back).
-import pg from 'pg';
+import type pg from 'pg';
+import { inlineParameters } from './inline-parameters.js';
 
 type Result = pg.QueryResult;
-/** `pg`'s own conversion of a parameter to the text it sends (in its runtime exports, not its types). */
-const prepareValue = (pg as unknown as { utils: { prepareValue(v: unknown): unknown } }).utils.prepareValue;
 /** Sends one text (`values`: its parameters; none, or empty, for a simple query of several statements). */
 export type Send = (text: string, values?: unknown[]) => Promise<Result | Result[]>;
 
@@ -144,75 +143,3 @@ export class HeldStatements {
     return main;
   }
 }
-
-/**
- * `text` with each parameter (`$1`, `$2`, …) replaced by its value as a literal: the text `pg` sends the
- * value as (`prepareValue`: arrays as array literals, objects as JSON), quoted by `escapeLiteral`, of
- * unknown type as a parameter is, so the server gives it the same type. Null when a value is bytes
- * (sent in binary), or the text has something this scan does not follow (a backslash, an unclosed
- * quote or comment).
- */
-export function inlineParameters(text: string, values: readonly unknown[]): string | null {
-  if (text.includes('\\')) return null;
-  const literals: string[] = [];
-  for (const v of values) {
-    if (v == null) {
-      literals.push('null');
-      continue;
-    }
-    const p = prepareValue(v);
-    if (typeof p !== 'string') return null;
-    literals.push(pg.escapeLiteral(p));
-  }
-  let out = '';
-  let from = 0;
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === "'" || c === '"') {
-      const end = closingQuote(text, i);
-      if (end < 0) return null;
-      i = end + 1;
-    } else if (c === '-' && text[i + 1] === '-') {
-      const end = text.indexOf('\n', i);
-      i = end < 0 ? text.length : end + 1;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      if (end < 0) return null;
-      i = end + 2;
-    } else if (c === '$' && !isIdentifierChar(text.charCodeAt(i - 1))) {
-      let j = i + 1;
-      while (j < text.length && isDigit(text.charCodeAt(j))) j++;
-      if (j > i + 1) {
-        const n = Number(text.slice(i + 1, j));
-        if (n < 1 || n > literals.length) return null;
-        out += text.slice(from, i) + literals[n - 1];
-        from = i = j;
-        continue;
-      }
-      // A dollar-quoted string ($$ … $$, $tag$ … $tag$): skipped whole.
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i, i + 64));
-      if (!tag) return null;
-      const end = text.indexOf(tag[0], i + tag[0].length);
-      if (end < 0) return null;
-      i = end + tag[0].length;
-    } else i++;
-  }
-  return out + text.slice(from);
-}
-
-/** The index of the quote that closes the one at `at` (a doubled quote is one inside). */
-function closingQuote(text: string, at: number): number {
-  const q = text[at];
-  let i = at + 1;
-  for (;;) {
-    const end = text.indexOf(q, i);
-    if (end < 0) return -1;
-    if (text[end + 1] !== q) return end;
-    i = end + 2;
-  }
-}
-
-const isDigit = (code: number) => code >= 48 && code <= 57;
-const isIdentifierChar = (code: number) =>
-  isDigit(code) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95 || code === 36 || code > 127;
