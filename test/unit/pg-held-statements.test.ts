@@ -13,15 +13,15 @@ import { inlineParameters } from '../../src/store/postgres/inline-parameters.js'
 import { freshPostgres, tempDir } from '../helpers/env.js';
 
 describe('inlineParameters', () => {
-  it('writes each parameter as the quoted text pg would send it; a cast array as ARRAY[…], any other as its array literal', () => {
+  it('writes each parameter as the quoted text pg would send it; a cast array of texts with quotes as ARRAY[…], any other as its array literal', () => {
     assert.equal(
-      inlineParameters('select $1::int, $2, $3::text[], $10', [5, "it's", ['a', null, 'b"c'], 1, 2, 3, 4, 5, 6, true]),
-      `select '5'::int, 'it''s', ARRAY['a',null,'b"c']::text[], 'true'`,
+      inlineParameters('select $1::int, $2, $3::text[], $4::text[], $10', [5, "it's", ['a', null, 'b"c'], ['d', null, "e'f"], 2, 3, 4, 5, 6, true]),
+      `select '5'::int, 'it''s', ARRAY['a',null,'b"c']::text[], '{"d",NULL,"e''f"}'::text[], 'true'`,
     );
     assert.equal(inlineParameters('select $1', [null]), 'select null');
     assert.equal(inlineParameters('select $1', [{ a: "b'\\" }]), String.raw`select  E'{"a":"b''\\\\"}'`);
     assert.equal(inlineParameters('select $1', [['a', 'b"c']]), String.raw`select  E'{"a","b\\"c"}'`);
-    assert.equal(inlineParameters('select $1::int[]', [[]]), 'select ARRAY[]::int[]');
+    assert.equal(inlineParameters('select $1::int[]', [[]]), "select '{}'::int[]");
   });
 
   it('leaves what only looks like a parameter: in quotes, identifiers, comments and dollar quotes', () => {
