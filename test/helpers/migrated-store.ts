@@ -1,9 +1,11 @@
 // A describe block's own migrated store on a new database (SQLite in a temporary directory, or a fresh
-// PostgreSQL database), opened before its tests and closed (the database dropped) after them.
+// PostgreSQL database), opened before its tests and closed (the database dropped) after them; and a
+// PostgreSQL store of one plain table for the tests of the store's own layer.
 import { after, before } from 'node:test';
+import { sql } from 'kysely';
 import type { Db, Store } from '../../src/store/db.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { openStore } from '../../src/store/open.js';
+import { openStore, type PostgresOptions } from '../../src/store/open.js';
 import { freshPostgres, tempDir } from './env.js';
 
 /** Registers the block's before and after; `db` is usable inside its tests. */
@@ -24,6 +26,32 @@ export function migratedStoreFor(kind: 'sqlite' | 'postgres'): { readonly db: Db
     get db() {
       if (!store) throw new Error('the store is opened before the tests of its block');
       return store.db;
+    },
+  };
+}
+
+/**
+ * A describe block's own PostgreSQL store (`postgres`: its settings) on a new database holding one table,
+ * `t (id int primary key, a text)`, with rows 1..`rows` (`a` = 'v' || id).
+ */
+export function pgStoreWithTableFor(postgres: PostgresOptions, rows = 0): { readonly store: Store } {
+  let store: Store | undefined;
+  let drop = async () => {};
+  before(async () => {
+    const pgdb = await freshPostgres();
+    drop = pgdb.drop;
+    store = openStore({ databaseUrl: pgdb.url, dataDir: tempDir(), postgres });
+    await sql`create table t (id int primary key, a text)`.execute(store.db);
+    if (rows) await sql`insert into t select i, 'v' || i from generate_series(1, ${rows}::int) i`.execute(store.db);
+  });
+  after(async () => {
+    await store?.close();
+    await drop();
+  });
+  return {
+    get store() {
+      if (!store) throw new Error('the store is opened before the tests of its block');
+      return store;
     },
   };
 }

@@ -2,15 +2,13 @@
 // parameters written as literals, what goes out in which round trip (a recording `send`), and against a
 // real server that a transaction's BEGIN goes out with its first statement, that inlined values answer
 // exactly as parameters do, and that a held insert's error is the commit's and writes nothing.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CompiledQuery, sql } from 'kysely';
 import type pg from 'pg';
-import type { Store } from '../../src/store/db.js';
-import { openStore } from '../../src/store/open.js';
 import { beginText, COMMIT_TEXT, HeldStatements, heldStatement, ROLLBACK_TEXT } from '../../src/store/postgres/held-statements.js';
 import { inlineParameters } from '../../src/store/postgres/inline-parameters.js';
-import { freshPostgres, tempDir } from '../helpers/env.js';
+import { pgStoreWithTableFor } from '../helpers/migrated-store.js';
 
 describe('inlineParameters', () => {
   it('writes each parameter as the quoted text pg would send it; a cast array of texts with quotes as ARRAY[…], any other as its array literal', () => {
@@ -116,25 +114,11 @@ describe('HeldStatements: what goes out in which round trip', () => {
 });
 
 describe('HeldStatements against PostgreSQL', () => {
-  let pgdb: { url: string; drop(): Promise<void> };
-  let store: Store;
-  before(async () => {
-    pgdb = await freshPostgres();
-    store = openStore({
-      databaseUrl: pgdb.url,
-      dataDir: tempDir(),
-      postgres: { poolMode: 'session', poolSize: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 },
-    });
-    await sql`create table t (id int primary key, a text)`.execute(store.db);
-  });
-  after(async () => {
-    await store.close();
-    await pgdb.drop();
-  });
+  const pg = pgStoreWithTableFor({ poolMode: 'session', poolSize: 1, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 });
 
   it("a transaction's BEGIN reaches the server with its first statement", async () => {
     // In one simple query every statement starts at the same instant: the transaction's too.
-    const same = await store.db
+    const same = await pg.store.db
       .transaction()
       .execute(async (tx) => (await sql<{ same: boolean }>`select now() = statement_timestamp() as same`.execute(tx)).rows[0].same);
     assert.equal(same, true);
@@ -152,43 +136,43 @@ describe('HeldStatements against PostgreSQL', () => {
       [1, null, 3],
     ];
     const text = 'select $1::text as a, $2::text[] as b, $3::jsonb as c, $4::numeric as d, $5::int as e, $6::boolean as f, $7::text as g, $8::int[] as h';
-    const asParameters = await store.db.executeQuery(CompiledQuery.raw(text, values));
-    const inlined = await store.db.transaction().execute((tx) => tx.executeQuery(CompiledQuery.raw(text, values)));
+    const asParameters = await pg.store.db.executeQuery(CompiledQuery.raw(text, values));
+    const inlined = await pg.store.db.transaction().execute((tx) => tx.executeQuery(CompiledQuery.raw(text, values)));
     assert.deepEqual(inlined.rows, asParameters.rows);
     assert.equal((asParameters.rows[0] as { a: string }).a, values[0]);
   });
 
   it("a held insert's error is the commit's, and the transaction writes nothing", async () => {
-    await sql`insert into t values (1, 'one')`.execute(store.db);
+    await sql`insert into t values (1, 'one')`.execute(pg.store.db);
     await assert.rejects(
-      store.db.transaction().execute(async (tx) => {
+      pg.store.db.transaction().execute(async (tx) => {
         await tx.executeQuery(CompiledQuery.raw(heldStatement('insert into t values ($1, $2)'), [2, 'two']));
         await tx.executeQuery(CompiledQuery.raw(heldStatement('insert into t values ($1, $2)'), [1, 'again']));
       }),
       (err: { code?: string }) => err.code === '23505',
     );
-    const { rows } = await sql<{ id: number }>`select id from t order by id`.execute(store.db);
+    const { rows } = await sql<{ id: number }>`select id from t order by id`.execute(pg.store.db);
     assert.deepEqual(rows, [{ id: 1 }]);
     // The pool's one connection is out of the failed transaction.
-    const { rows: tx } = await sql<{ x: string | null }>`select pg_current_xact_id_if_assigned()::text as x`.execute(store.db);
+    const { rows: tx } = await sql<{ x: string | null }>`select pg_current_xact_id_if_assigned()::text as x`.execute(pg.store.db);
     assert.equal(tx[0].x, null);
   });
 
   it('held inserts then a read in the same transaction: the read sees them; a rollback leaves nothing', async () => {
-    const seen = await store.db.transaction().execute(async (tx) => {
+    const seen = await pg.store.db.transaction().execute(async (tx) => {
       await tx.executeQuery(CompiledQuery.raw(heldStatement('insert into t values ($1, $2)'), [3, 'three']));
       return (await sql<{ n: number }>`select count(*)::int as n from t where id = 3`.execute(tx)).rows[0].n;
     });
     assert.equal(seen, 1);
     await assert.rejects(
-      store.db.transaction().execute(async (tx) => {
+      pg.store.db.transaction().execute(async (tx) => {
         await sql`select 1`.execute(tx);
         await tx.executeQuery(CompiledQuery.raw(heldStatement('insert into t values ($1, $2)'), [4, 'four']));
         throw new Error('changed my mind');
       }),
       /changed my mind/,
     );
-    const { rows } = await sql<{ id: number }>`select id from t order by id`.execute(store.db);
+    const { rows } = await sql<{ id: number }>`select id from t order by id`.execute(pg.store.db);
     assert.deepEqual(rows, [{ id: 1 }, { id: 3 }]);
   });
 });

@@ -8,6 +8,7 @@ import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { precompiled } from '../../src/store/precompiled.js';
 import { freshPostgres, tempDir } from '../helpers/env.js';
+import { pgStoreWithTableFor } from '../helpers/migrated-store.js';
 
 describe('PostgreSQL: named prepared statements', () => {
   let pgdb: { url: string; drop(): Promise<void> };
@@ -80,22 +81,7 @@ describe('PostgreSQL: named prepared statements', () => {
 });
 
 describe('PostgreSQL behind a transaction pooler (DATABASE_POOL_MODE=transaction)', () => {
-  let pgdb: { url: string; drop(): Promise<void> };
-  let store: Store;
-  before(async () => {
-    pgdb = await freshPostgres();
-    store = openStore({
-      databaseUrl: pgdb.url,
-      dataDir: tempDir(),
-      postgres: { poolMode: 'transaction', poolSize: 1, statementTimeoutMs: 4321, idleInTransactionTimeoutMs: 8765 },
-    });
-    await sql`create table t (id int primary key, a text)`.execute(store.db);
-    await sql`insert into t select i, 'v' || i from generate_series(1, 20) i`.execute(store.db);
-  });
-  after(async () => {
-    await store.close();
-    await pgdb.drop();
-  });
+  const pg = pgStoreWithTableFor({ poolMode: 'transaction', poolSize: 1, statementTimeoutMs: 4321, idleInTransactionTimeoutMs: 8765 }, 20);
 
   const aOf = precompiled(
     1,
@@ -107,7 +93,7 @@ describe('PostgreSQL behind a transaction pooler (DATABASE_POOL_MODE=transaction
   );
 
   it('nothing is prepared by name: the next transaction may run on another server session', async () => {
-    const prepared = await store.db.connection().execute(async (db) => {
+    const prepared = await pg.store.db.connection().execute(async (db) => {
       for (const id of [1, 2, 3]) assert.deepEqual(await aOf(db as any, id), [{ a: `v${id}` }]);
       return (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows;
     });
@@ -115,7 +101,7 @@ describe('PostgreSQL behind a transaction pooler (DATABASE_POOL_MODE=transaction
   });
 
   it("the timeouts are the transaction's own (SET LOCAL), nothing is left on the session", async () => {
-    const inside = await store.db.transaction().execute(async (tx) => {
+    const inside = await pg.store.db.transaction().execute(async (tx) => {
       const r = await sql<{
         s: string;
         i: string;
@@ -123,14 +109,14 @@ describe('PostgreSQL behind a transaction pooler (DATABASE_POOL_MODE=transaction
       return r.rows[0];
     });
     assert.deepEqual(inside, { s: '4321ms', i: '8765ms' });
-    const outside = (await sql<{ s: string }>`select current_setting('statement_timeout') as s`.execute(store.db)).rows[0].s;
+    const outside = (await sql<{ s: string }>`select current_setting('statement_timeout') as s`.execute(pg.store.db)).rows[0].s;
     assert.equal(outside, '0', 'the one session of the pool kept no setting');
   });
 
   it('the pool counts the waits for a connection (/health, /metrics)', async () => {
-    const before = store.poolStats!().waits;
-    await Promise.all([1, 2, 3].map((id) => aOf(store.db, id)));
-    const s = store.poolStats!();
+    const before = pg.store.poolStats!().waits;
+    await Promise.all([1, 2, 3].map((id) => aOf(pg.store.db, id)));
+    const s = pg.store.poolStats!();
     assert.equal(s.max, 1);
     assert.ok(s.waits >= before + 2, `${s.waits} waits`);
   });
