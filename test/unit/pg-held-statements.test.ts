@@ -134,8 +134,10 @@ describe('HeldStatements against PostgreSQL', () => {
       true,
       null,
       [1, null, 3],
+      ['{"doc":"a \\"quoted\\" \\\\ value"}', null, '{"n":1}'],
     ];
-    const text = 'select $1::text as a, $2::text[] as b, $3::jsonb as c, $4::numeric as d, $5::int as e, $6::boolean as f, $7::text as g, $8::int[] as h';
+    const text =
+      'select $1::text as a, $2::text[] as b, $3::jsonb as c, $4::numeric as d, $5::int as e, $6::boolean as f, $7::text as g, $8::int[] as h, $9::jsonb[] as i';
     const asParameters = await pg.store.db.executeQuery(CompiledQuery.raw(text, values));
     const inlined = await pg.store.db.transaction().execute((tx) => tx.executeQuery(CompiledQuery.raw(text, values)));
     assert.deepEqual(inlined.rows, asParameters.rows);
