@@ -1,4 +1,5 @@
-// Multi-row inserts whose SQL text is built once per table and shape, on both databases.
+// Multi-row inserts whose SQL text is built once per table and shape, on both databases; and writes
+// whose result is not read, held on PostgreSQL to go out with the next statement (`executeHeld`).
 import { CompiledQuery, type Insertable, PostgresAdapter, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { prepareByName } from './postgres/prepared.js';

@@ -21,14 +21,12 @@ export type Send = (text: string, values?: unknown[]) => Promise<Result | Result
 
 /** What the dialect's driver marks its transaction statements with (store/postgres/dialect.ts). */
 const BEGIN = '/*mw:begin*/ ';
-const COMMIT = '/*mw:commit*/ commit';
-const ROLLBACK = '/*mw:rollback*/ rollback';
+export const COMMIT_TEXT = '/*mw:commit*/ commit';
+export const ROLLBACK_TEXT = '/*mw:rollback*/ rollback';
 const HOLD = '/*mw:hold*/ ';
 
 /** `text` (a BEGIN and what the transaction sets as it starts) held until the transaction's first statement. */
 export const beginText = (text: string) => BEGIN + text;
-export const COMMIT_TEXT = COMMIT;
-export const ROLLBACK_TEXT = ROLLBACK;
 
 /**
  * `text` held, in a transaction, until the transaction's next statement or its COMMIT: for a statement
@@ -59,13 +57,18 @@ export class HeldStatements {
   /** Runs `text` with `values`, holding it or sending what is held with it. */
   query(text: string, values: unknown[]): Promise<Result> {
     if (text.startsWith(BEGIN)) return this.begin(text.slice(BEGIN.length));
-    if (text === COMMIT) return this.commit();
-    if (text === ROLLBACK) return this.rollback();
+    if (text === COMMIT_TEXT) return this.commit();
+    if (text === ROLLBACK_TEXT) return this.rollback();
     if (text.startsWith(HOLD)) return this.hold(text.slice(HOLD.length), values);
     if (this.held.length === 0) return this.send(text, values).then(lastOf);
     const inline = this.isNamed(text) ? null : values.length ? inlineParameters(text, values) : text;
-    if (inline !== null) return this.sendHeldWith(inline).then(lastOf);
-    return this.afterHeld(() => this.send(text, values).then(lastOf));
+    return inline !== null ? this.sendHeldWith(inline).then(lastOf) : this.alone(text, values);
+  }
+
+  /** `text` with its parameters, after what is held if anything is. */
+  private alone(text: string, values: unknown[]): Promise<Result> {
+    const send = () => this.send(text, values).then(lastOf);
+    return this.held.length ? this.afterHeld(send) : send();
   }
 
   /**
@@ -95,7 +98,7 @@ export class HeldStatements {
   private hold(text: string, values: unknown[]): Promise<Result> {
     // Named or not: a round trip saved costs more than the server's parse and plan of one statement.
     const inline = this.inTransaction ? inlineParameters(text, values) : null;
-    if (inline === null) return this.query(text, values);
+    if (inline === null) return this.alone(text, values);
     this.held.push(inline);
     return Promise.resolve(NOTHING);
   }
