@@ -27,6 +27,7 @@ import { items } from './migrations/027_items.js';
 import { itemMetadata } from './migrations/028_item_metadata.js';
 import { ownerIndexBurned } from './migrations/029_owner_index_burned.js';
 import { inFlightMints } from './migrations/030_in_flight_mints.js';
+import { assetParentsKept } from './migrations/031_asset_parents_kept.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -59,6 +60,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '028_item_metadata': itemMetadata(),
     '029_owner_index_burned': ownerIndexBurned(),
     '030_in_flight_mints': inFlightMints(store.dialect),
+    '031_asset_parents_kept': assetParentsKept(store.dialect),
   };
 }
 
