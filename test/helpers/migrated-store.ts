@@ -10,22 +10,10 @@ import { freshPostgres, tempDir } from './env.js';
 
 /** Registers the block's before and after; `db` is usable inside its tests. */
 export function migratedStoreFor(kind: 'sqlite' | 'postgres'): { readonly db: Db } {
-  let store: Store | undefined;
-  let drop = async () => {};
-  before(async () => {
-    const pgdb = kind === 'postgres' ? await freshPostgres() : null;
-    if (pgdb) drop = pgdb.drop;
-    store = openStore({ databaseUrl: pgdb?.url, dataDir: tempDir() });
-    await migrateToLatest(store);
-  });
-  after(async () => {
-    await store?.close();
-    await drop();
-  });
+  const block = storeOfBlock(kind, async (store) => void (await migrateToLatest(store)));
   return {
     get db() {
-      if (!store) throw new Error('the store is opened before the tests of its block');
-      return store.db;
+      return block.store.db;
     },
   };
 }
@@ -35,14 +23,29 @@ export function migratedStoreFor(kind: 'sqlite' | 'postgres'): { readonly db: Db
  * `t (id int primary key, a text)`, with rows 1..`rows` (`a` = 'v' || id).
  */
 export function pgStoreWithTableFor(postgres: PostgresOptions, rows = 0): { readonly store: Store } {
+  return storeOfBlock(
+    'postgres',
+    async (store) => {
+      await sql`create table t (id int primary key, a text)`.execute(store.db);
+      if (rows) await sql`insert into t select i, 'v' || i from generate_series(1, ${rows}::int) i`.execute(store.db);
+    },
+    postgres,
+  );
+}
+
+/**
+ * A store opened before the block's tests (SQLite in a temporary directory, or a fresh PostgreSQL
+ * database with the settings `postgres`) and made ready by `prepare`; closed, and its database dropped,
+ * after them.
+ */
+function storeOfBlock(kind: 'sqlite' | 'postgres', prepare: (store: Store) => Promise<void>, postgres?: PostgresOptions): { readonly store: Store } {
   let store: Store | undefined;
   let drop = async () => {};
   before(async () => {
-    const pgdb = await freshPostgres();
-    drop = pgdb.drop;
-    store = openStore({ databaseUrl: pgdb.url, dataDir: tempDir(), postgres });
-    await sql`create table t (id int primary key, a text)`.execute(store.db);
-    if (rows) await sql`insert into t select i, 'v' || i from generate_series(1, ${rows}::int) i`.execute(store.db);
+    const pgdb = kind === 'postgres' ? await freshPostgres() : null;
+    if (pgdb) drop = pgdb.drop;
+    store = openStore({ databaseUrl: pgdb?.url, dataDir: tempDir(), postgres });
+    await prepare(store);
   });
   after(async () => {
     await store?.close();
