@@ -19,6 +19,7 @@ export interface RpcLog {
   address: Hex;
   topics: Hex[];
   blockNumber: Hex | null;
+  transactionHash?: Hex | null;
   removed?: boolean;
 }
 

@@ -13,6 +13,7 @@ import { executeHeld } from '../../store/inserts.js';
 import { assetView, assetViewColumns } from '../asset-view.js';
 import { MINT_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';
+import { markedAsLogged, type AppliedMints } from '../chain/applied-mints.js';
 
 const MAX_MINT_ROUNDS = 5;
 
@@ -35,9 +36,10 @@ export function mintedTokenIds(receipt: TransactionReceipt, contract: string): S
  * Applies a mint transaction. An asset counts as minted only when the chain shows it: a Transfer from
  * the zero address in this receipt, or else (reverted, dropped, rewound) `ownerOf` on the contract.
  * What the chain does not have is queued for minting again with the same token id. The minted ones
- * are marked, with their events, in one statement each.
+ * are marked, with their events, in one statement each. `appliedMints` is told, once committed, of a
+ * transaction whose every mint this marked as its receipt shows it.
  */
-export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
+export function mintOutcome(ctx: ChainCtx, appliedMints?: AppliedMints): OutcomeHandler<typeof MINT_TX> {
   const { abi } = artifact('MintworksCollection');
   const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
@@ -67,7 +69,7 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
           )
           .where('tx_id', '=', row.id),
       );
-      await markMinted(
+      const marked = await markMinted(
         ctx,
         tx,
         onChain.map((i) => i.asset_uid),
@@ -77,8 +79,11 @@ export function mintOutcome(ctx: ChainCtx): OutcomeHandler<typeof MINT_TX> {
         if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
         if (await mintAgainOrFail(ctx, tx, item.asset_uid, (p.rounds[item.asset_uid] ?? 1) + 1, reason)) retry.push(item.asset_uid);
       }
-      if (retry.length === 0) return;
+      const applied = receipt && appliedMints && markedAsLogged(p.items, mintedHere, marked) ? receipt.transactionHash : null;
+      if (retry.length === 0 && !applied) return;
       return () => {
+        if (applied) appliedMints!.add(applied, p.contract);
+        if (retry.length === 0) return;
         ctx.log.warn({ tx: row.id, assets: retry.length, reason: reason ?? 'not on chain' }, 'mint not confirmed on chain, minting again');
         ctx.queue.notify(MINT_JOB);
       };
@@ -116,9 +121,10 @@ async function mintAgainOrFail(ctx: ChainCtx, tx: Tx, assetUid: string, round: n
  * already minted is skipped (outcomes are re-applied after a rewind), by the statement itself, so an
  * asset another worker has marked gets no second event. The statement returns the rows as marked,
  * which is all their events need beside their collection's name and address (read once per collection).
+ * Returns the rows it marked.
  */
-async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<void> {
-  if (assetUids.length === 0) return;
+async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): Promise<{ uid: string; owner_address: string | null }[]> {
+  if (assetUids.length === 0) return [];
   // The owner is the wallet the token was minted to; the URI the prepared document's or else the
   // collection's metadata route for the token id.
   const marked = await tx
@@ -137,7 +143,7 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
     // database of 10,000 assets: 52 ms returning the uids alone, 80 these 19 columns, 85 all 26).
     .returning([...assetViewColumns, 'app_uid'])
     .execute();
-  if (marked.length === 0) return;
+  if (marked.length === 0) return marked;
   const collectionUids = [...new Set(marked.map((a) => a.collection_uid))];
   const collections = new Map(
     (await tx.selectFrom('collections').select(['uid', 'name', 'contract_address', 'chain_id']).where('uid', 'in', collectionUids).execute()).map((c) => [
@@ -152,4 +158,5 @@ async function markMinted(ctx: Ctx, tx: Tx, assetUids: string[], txId: number): 
     byApp.set(a.app_uid, list);
   }
   for (const [appUid, data] of byApp) await emitEvents(tx, appUid, 'asset.minted', data);
+  return marked;
 }

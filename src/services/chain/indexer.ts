@@ -4,7 +4,8 @@
 // the service. It resumes after restarts, waits `CHAIN_CONFIRMATIONS` blocks, and when the block under
 // its cursor changed (reorg, or a rewound embedded chain) it steps back and reads the range again —
 // a log that disagrees with the database is settled by the token's current owner on chain, so reading a
-// range again (or a log late) never moves an asset back to a past owner.
+// range again (or a log late) never moves an asset back to a past owner. The service's own mints whose
+// outcome this process marked are not checked again (applied-mints.ts).
 import { getAddress, parseAbiItem, type Address, type Hex } from 'viem';
 import type { ChainCtx } from '../context.js';
 import { emitEvent } from '../events.js';
@@ -16,6 +17,7 @@ import { errMessage } from '../../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
 import { chainKind } from '../../jobs/kinds.js';
 import { applyItemLogs } from '../items/deposits.js';
+import type { AppliedMints } from './applied-mints.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;
@@ -30,9 +32,13 @@ export class ChainIndexer {
   private readonly cursorName: string;
   private readonly chainId: number;
 
-  /** `ctx`: the chain's own context (its sender's client, its confirmations). */
+  /**
+   * `ctx`: the chain's own context (its sender's client, its confirmations). `appliedMints`: the mint
+   * transactions this process's outcomes marked, whose logs need no check.
+   */
   constructor(
     private readonly ctx: ChainCtx,
+    private readonly appliedMints: AppliedMints | null = null,
     private readonly intervalMs = 1000,
   ) {
     this.chainId = ctx.sender.chainId;
@@ -102,6 +108,8 @@ export class ChainIndexer {
     }
     if (from >= head) return false;
     const to = from + MAX_RANGE < head ? from + MAX_RANGE : head;
+    /** The applied mint transactions whose logs this range skips. */
+    const read = new Set<string>();
     const collections = await this.ctx.db
       .selectFrom('collections')
       .select(['uid', 'app_uid', 'contract_address', 'standard'])
@@ -123,7 +131,7 @@ export class ChainIndexer {
         ],
       });
       const byAddress = new Map(collections.map((c) => [c.contract_address!.toLowerCase(), c]));
-      const logs = decodeTransferLogs(raw as RpcLog[]).filter((l) => byAddress.has(l.address));
+      const logs = decodeTransferLogs(this.unchecked(raw as RpcLog[], read)).filter((l) => byAddress.has(l.address));
       const known = await this.knownTokens(logs.map((l) => ({ collection: byAddress.get(l.address)!.uid, tokenId: Number(l.tokenId) })));
       for (const log of logs) {
         const c = byAddress.get(log.address)!;
@@ -132,7 +140,22 @@ export class ChainIndexer {
     }
     const end = await client.getBlock({ blockNumber: to });
     await this.saveCursor(to, end.hash);
+    this.appliedMints?.forget(read);
     return to < head;
+  }
+
+  /**
+   * The logs that need a check: not the mints of a transaction whose outcome this process marked
+   * (AppliedMints), whose hashes are collected in `read` to be dropped once the range is done.
+   */
+  private unchecked(logs: RpcLog[], read: Set<string>): RpcLog[] {
+    const applied = this.appliedMints;
+    if (!applied?.size) return logs;
+    return logs.filter((l) => {
+      if (!applied.covers(l)) return true;
+      read.add(l.transactionHash!);
+      return false;
+    });
   }
 
   private async saveCursor(n: bigint, hash: Hex): Promise<void> {

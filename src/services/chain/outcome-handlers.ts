@@ -18,12 +18,14 @@ import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';
 import { itemUriOutcome } from '../items/uri-job.js';
+import type { AppliedMints } from './applied-mints.js';
 
-export function outcomeHandlers(ctx: ChainCtx): OutcomeHandlers {
+/** `appliedMints`: told of each mint transaction whose outcome marked its tokens (see applied-mints.ts). */
+export function outcomeHandlers(ctx: ChainCtx, appliedMints?: AppliedMints): OutcomeHandlers {
   return {
     'forwarder.deploy': forwarderDeployed,
     'collection.deploy': deployOutcome(ctx),
-    'asset.mint': mintOutcome(ctx),
+    'asset.mint': mintOutcome(ctx, appliedMints),
     forward: forwardOutcome(ctx),
     'asset.edit': editOutcome(ctx),
     'reward.deploy': rewardDeployOutcome(ctx),

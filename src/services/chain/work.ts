@@ -20,6 +20,7 @@ import { baseUriJobHandler } from '../collections/base-uri.js';
 import { collectionInfoJobHandler } from '../collections/info.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
+import { AppliedMints } from './applied-mints.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
 import { itemMintJobHandler } from '../items/mint-job.js';
 import { itemForwardJobHandler } from '../items/relay.js';
@@ -124,7 +125,9 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
       await work.indexer?.stop();
     },
   };
-  rt.onForwarder(() => rt.useOutcomes(outcomeHandlers(ctx)));
+  // What this process's mint outcomes marked, for its indexer (which reads the same logs).
+  const appliedMints = new AppliedMints();
+  rt.onForwarder(() => rt.useOutcomes(outcomeHandlers(ctx, appliedMints)));
   if (!runWorkers) return work;
   let stopped = false;
   const stop = work.stop;
@@ -143,7 +146,7 @@ export function startChainWork(shared: Ctx, rt: ChainRuntime, runWorkers: boolea
     const waits = (err: unknown) => isChainUnreachable(err) || err instanceof RelayerNotActiveError;
     pool = new WorkerPool(shared.queue, shared.log.child({ component: 'worker', chain: rt.spec.id }), `${os.hostname()}:${process.pid}`, waits);
     pool.start(handlers, (kind) => kindOn(shared, kind, rt.spec.id)); // this chain's own kinds
-    work.indexer = new ChainIndexer(ctx);
+    work.indexer = new ChainIndexer(ctx, appliedMints);
     work.indexer.start();
   });
   return work;
