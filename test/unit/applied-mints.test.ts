@@ -1,11 +1,11 @@
-// The indexer's hint of mint transactions this process applied (src/services/chain/applied-mints.ts):
+// The indexer's hint of mint transactions this process applied (src/chain/applied-mints.ts):
 // only the mints of such a transaction, on its own contract, are covered; a transfer, another contract's
 // log, a removed log or an unknown transaction is checked as before; the hint is dropped once read and
 // kept bounded; and an outcome gives it only when every token its receipt minted was marked as logged.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeEventTopics, parseAbiItem, toHex, type Hex } from 'viem';
-import { AppliedMints, markedAsLogged } from '../../src/services/chain/applied-mints.js';
+import { AppliedMints, markedAsLogged } from '../../src/chain/applied-mints.js';
 import type { RpcLog } from '../../src/chain/transfer-logs.js';
 
 const transfer = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)');

@@ -13,7 +13,7 @@ import { executeHeld } from '../../store/inserts.js';
 import { assetView, assetViewColumns } from '../asset-view.js';
 import { MINT_JOB } from '../../jobs/kinds.js';
 import { getAsset } from './reads.js';
-import { markedAsLogged, type AppliedMints } from '../chain/applied-mints.js';
+import { markedAsLogged, type AppliedMints } from '../../chain/applied-mints.js';
 
 const MAX_MINT_ROUNDS = 5;
 

@@ -5,7 +5,7 @@
 // its cursor changed (reorg, or a rewound embedded chain) it steps back and reads the range again —
 // a log that disagrees with the database is settled by the token's current owner on chain, so reading a
 // range again (or a log late) never moves an asset back to a past owner. The service's own mints whose
-// outcome this process marked are not checked again (applied-mints.ts).
+// outcome this process marked are not checked again (src/chain/applied-mints.ts).
 import { getAddress, parseAbiItem, type Address, type Hex } from 'viem';
 import type { ChainCtx } from '../context.js';
 import { emitEvent } from '../events.js';
@@ -17,7 +17,7 @@ import { errMessage } from '../../chain/sender.js';
 import { decodeTransferLogs, transferFilter, type RpcLog, type TransferLog } from '../../chain/transfer-logs.js';
 import { chainKind } from '../../jobs/kinds.js';
 import { applyItemLogs } from '../items/deposits.js';
-import type { AppliedMints } from './applied-mints.js';
+import type { AppliedMints } from '../../chain/applied-mints.js';
 
 const CURSOR = 'collections.transfers';
 const ownerOfAbi = [parseAbiItem('function ownerOf(uint256) view returns (address)')] as const;

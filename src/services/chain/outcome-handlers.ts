@@ -18,9 +18,9 @@ import { rotationOutcome } from './relayer-rotation-job.js';
 import { itemMintOutcome } from '../items/mint-job.js';
 import { itemForwardOutcome } from '../items/relay.js';
 import { itemUriOutcome } from '../items/uri-job.js';
-import type { AppliedMints } from './applied-mints.js';
+import type { AppliedMints } from '../../chain/applied-mints.js';
 
-/** `appliedMints`: told of each mint transaction whose outcome marked its tokens (see applied-mints.ts). */
+/** `appliedMints`: told of each mint transaction whose outcome marked its tokens (see src/chain/applied-mints.ts). */
 export function outcomeHandlers(ctx: ChainCtx, appliedMints?: AppliedMints): OutcomeHandlers {
   return {
     'forwarder.deploy': forwarderDeployed,

@@ -20,7 +20,7 @@ import { baseUriJobHandler } from '../collections/base-uri.js';
 import { collectionInfoJobHandler } from '../collections/info.js';
 import { outcomeHandlers } from './outcome-handlers.js';
 import { ChainIndexer } from './indexer.js';
-import { AppliedMints } from './applied-mints.js';
+import { AppliedMints } from '../../chain/applied-mints.js';
 import { relayerRotationJobHandler } from './relayer-rotation-job.js';
 import { itemMintJobHandler } from '../items/mint-job.js';
 import { itemForwardJobHandler } from '../items/relay.js';

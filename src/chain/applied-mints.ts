@@ -5,8 +5,8 @@
 // minted as minted and owned by the address it was minted to, which is all the indexer would have
 // checked. A hint, not a record: a log whose transaction is not here (applied by another process, the
 // hint dropped, a range read again after a reorg) is checked as before.
-import type { MintItem } from '../../chain/outcomes.js';
-import type { RpcLog } from '../../chain/transfer-logs.js';
+import type { MintItem } from './outcomes.js';
+import type { RpcLog } from './transfer-logs.js';
 
 /** Hashes kept at most: a mint transaction carries hundreds of tokens, and the indexer drops those it has read. */
 const MAX_HASHES = 1024;
