@@ -39,7 +39,7 @@ export function mintedTokenIds(receipt: TransactionReceipt, contract: string): S
  * are marked, with their events, in one statement each. `appliedMints` is told, once committed, of a
  * transaction whose every mint this marked as its receipt shows it.
  */
-export function mintOutcome(ctx: ChainCtx, appliedMints?: AppliedMints): OutcomeHandler<typeof MINT_TX> {
+export function mintOutcome(ctx: ChainCtx, appliedMints: AppliedMints): OutcomeHandler<typeof MINT_TX> {
   const { abi } = artifact('MintworksCollection');
   const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
@@ -79,10 +79,10 @@ export function mintOutcome(ctx: ChainCtx, appliedMints?: AppliedMints): Outcome
         if (mintedHere.has(item.token_id) || exists.get(item.token_id)) continue;
         if (await mintAgainOrFail(ctx, tx, item.asset_uid, (p.rounds[item.asset_uid] ?? 1) + 1, reason)) retry.push(item.asset_uid);
       }
-      const applied = receipt && appliedMints && markedAsLogged(p.items, mintedHere, marked) ? receipt.transactionHash : null;
+      const applied = receipt && markedAsLogged(p.items, mintedHere, marked) ? receipt.transactionHash : null;
       if (retry.length === 0 && !applied) return;
       return () => {
-        if (applied) appliedMints!.add(applied, p.contract);
+        if (applied) appliedMints.add(applied, p.contract);
         if (retry.length === 0) return;
         ctx.log.warn({ tx: row.id, assets: retry.length, reason: reason ?? 'not on chain' }, 'mint not confirmed on chain, minting again');
         ctx.queue.notify(MINT_JOB);

@@ -38,7 +38,7 @@ export class ChainIndexer {
    */
   constructor(
     private readonly ctx: ChainCtx,
-    private readonly appliedMints: AppliedMints | null = null,
+    private readonly appliedMints: AppliedMints,
     private readonly intervalMs = 1000,
   ) {
     this.chainId = ctx.sender.chainId;
@@ -140,7 +140,7 @@ export class ChainIndexer {
     }
     const end = await client.getBlock({ blockNumber: to });
     await this.saveCursor(to, end.hash);
-    this.appliedMints?.forget(read);
+    this.appliedMints.forget(read);
     return to < head;
   }
 
@@ -150,7 +150,7 @@ export class ChainIndexer {
    */
   private unchecked(logs: RpcLog[], read: Set<string>): RpcLog[] {
     const applied = this.appliedMints;
-    if (!applied?.size) return logs;
+    if (applied.size === 0) return logs;
     return logs.filter((l) => {
       if (!applied.covers(l)) return true;
       read.add(l.transactionHash!);

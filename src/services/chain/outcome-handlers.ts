@@ -21,7 +21,7 @@ import { itemUriOutcome } from '../items/uri-job.js';
 import type { AppliedMints } from '../../chain/applied-mints.js';
 
 /** `appliedMints`: told of each mint transaction whose outcome marked its tokens (see src/chain/applied-mints.ts). */
-export function outcomeHandlers(ctx: ChainCtx, appliedMints?: AppliedMints): OutcomeHandlers {
+export function outcomeHandlers(ctx: ChainCtx, appliedMints: AppliedMints): OutcomeHandlers {
   return {
     'forwarder.deploy': forwarderDeployed,
     'collection.deploy': deployOutcome(ctx),
