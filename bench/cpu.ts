@@ -8,7 +8,7 @@
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
 //                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
 import fs from 'node:fs';
-import { benchSubjects, dbsFromArgs, emit, load, startBare, startService } from './lib.js';
+import { benchSubjects, dbsFromArgs, emit, load, postgresServerMs, startBare, startService } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 64;
@@ -50,22 +50,6 @@ function cpuByThread(pid: number, withPostgres = false): Map<string, number> {
   walk(pid, 'svc');
   if (withPostgres) add('postgres', postgresServerMs());
   return out;
-}
-
-/** CPU ms so far of every PostgreSQL server process on this machine (the backends the service talks to run there). */
-function postgresServerMs(): number {
-  let ms = 0;
-  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ms += (Number(f[11]) + Number(f[12])) * TICK_MS;
-    } catch {
-      /* the process ended */
-    }
-  }
-  return ms;
 }
 
 /** Bytes the process has had written so far: `write_bytes` (what reaches the disk: the WAL and its checkpoints) and `wchar` (every write call). */

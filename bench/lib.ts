@@ -299,6 +299,22 @@ export function serviceCpuSeconds(pid: number): { service: number; chain: number
   return { service: service / 100, chain: chain / 100 };
 }
 
+/** CPU ms so far of every PostgreSQL server process on this machine (the backends the service talks to run there). */
+export function postgresServerMs(): number {
+  let ms = 0;
+  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ms += (Number(f[11]) + Number(f[12])) * 10 /* ms a clock tick (1/100 s) */;
+    } catch {
+      /* the process ended */
+    }
+  }
+  return ms;
+}
+
 /** Child processes of `pid` (Linux). */
 function childPids(pid: number): number[] {
   try {

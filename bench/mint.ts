@@ -41,6 +41,7 @@ import {
   openDbReader,
   prepareServiceEnv,
   readDemo,
+  postgresServerMs,
   serviceCpuSeconds,
   waitDeployed,
   type DbReader,
@@ -104,8 +105,12 @@ for (const db of dbsFromArgs()) {
       return c.minted ?? 0;
     };
     const spawnedAt = Date.now();
+    const dbMsBefore = db === 'postgres' ? postgresServerMs() : 0;
     proc = await launchService(se.env, { logName: 'drain.log' });
     await waitFor('every asset minted', async () => (await counts()) >= N, Number(process.env.BENCH_MINT_TIMEOUT_S ?? Math.max(300, N / 5)) * 1000, 200); // the drain's ends come from the service's records: a slow poll only spares the database
+    // The server's CPU from the start to the last asset minted (every PostgreSQL process of the machine:
+    // the service's backends, and this bench's polls, about 1 % of it).
+    const dbMs = db === 'postgres' ? postgresServerMs() - dbMsBefore : null;
     // Both ends from the service's own records (ms, the same host clock as Date.now() here).
     const [first] = await r.query<{ t: unknown }>("select min(created_at) as t from chain_txs where kind = 'asset.mint' and ref = $1", [demo.collection]);
     const [last] = await r.query<{ t: unknown }>("select max(updated_at) as t from assets where collection_uid = $1 and mint_status = 'minted'", [
@@ -139,6 +144,7 @@ for (const db of dbsFromArgs()) {
       service_cpu_s: round(cpu.service, 2),
       service_cpu_us_per_token: Math.round((cpu.service * 1e6) / N),
       chain_cpu_s: round(cpu.chain, 2),
+      ...(dbMs === null ? {} : { db_cpu_us_per_token: Math.round((dbMs * 1e3) / N) }),
       accept_per_s: round(N / acceptSeconds),
       accept_peak_rss_mb: acceptRss,
       baseline_transactions: K,

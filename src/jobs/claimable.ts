@@ -1,5 +1,6 @@
 // Which jobs a claim may take (store/locks.ts locks them; jobs/queue.ts claims them): the queries of
 // the claim index (kind, status, run_at).
+import { sql } from 'kysely';
 import type { DbOrTx } from '../store/db.js';
 import { skipLocked } from '../store/locks.js';
 
@@ -34,8 +35,19 @@ export async function claimableIds(tx: DbOrTx, kind: string, t: number, limit: n
 
 type JobStatus = 'running' | 'queued';
 
+/**
+ * The claim index's predicate (it holds the jobs not done), as a term for a query on it: SQLite uses a
+ * partial index only for a query that has its WHERE term, a literal, whatever else the query says.
+ */
+export const NOT_DONE = ['status', '<>', sql.lit('done' as const)] as const;
+
 /** The ids of `kind`'s jobs in `status` a claim at `t` may take: running ones whose lease lapsed, queued ones that are due. */
 function dueJobs(db: DbOrTx, kind: string, status: JobStatus, t: number) {
-  const q = db.selectFrom('jobs').select('id').where('kind', '=', kind).where('status', '=', status);
+  const q = db
+    .selectFrom('jobs')
+    .select('id')
+    .where('kind', '=', kind)
+    .where('status', '=', status)
+    .where(...NOT_DONE);
   return status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
 }

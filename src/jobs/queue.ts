@@ -10,7 +10,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
 import { isJobKind, kindOn, type KindCtx, type JobKind, type JobPayloads } from './kinds.js';
-import { anyClaimable, claimableIds } from './claimable.js';
+import { anyClaimable, claimableIds, NOT_DONE } from './claimable.js';
 
 /** A claimed job. `kind` is as stored (a chain's own kind for chain work); the payload is its kind's. */
 export interface Job<K extends JobKind = JobKind> {
@@ -212,7 +212,7 @@ export class JobQueue {
       .set({ run_at: this.now() })
       .where('kind', '=', this.storedKind(kind))
       .where('group_key', '=', groupKey)
-      .where('status', '=', 'queued')
+      .where('status', '=', sql.lit('queued')) // as a literal: the group index holds the queued jobs alone
       .execute();
   }
 
@@ -223,7 +223,13 @@ export class JobQueue {
    */
   async releaseAbandoned(kinds: string[]): Promise<void> {
     if (!workersInOneProcess(this.dialect) || kinds.length === 0) return;
-    await this.db.updateTable('jobs').set({ status: 'queued', lease_until: null }).where('kind', 'in', kinds).where('status', '=', 'running').execute();
+    await this.db
+      .updateTable('jobs')
+      .set({ status: 'queued', lease_until: null })
+      .where('kind', 'in', kinds)
+      .where('status', '=', 'running')
+      .where(...NOT_DONE)
+      .execute();
   }
 
   /** Fails a running job for good now, without further attempts (e.g. its input can never work). */
@@ -265,7 +271,7 @@ export class JobQueue {
     const rows = await this.db
       .selectFrom('jobs')
       .select(['kind', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('status', '<>', sql.lit('done')) // as a literal: the partial index of unfinished jobs
+      .where(...NOT_DONE)
       .groupBy(['kind', 'status'])
       .execute();
     return Object.fromEntries(rows.map((r) => [`${r.kind}.${r.status}`, Number(r.n)]));

@@ -28,6 +28,7 @@ import { itemMetadata } from './migrations/028_item_metadata.js';
 import { ownerIndexBurned } from './migrations/029_owner_index_burned.js';
 import { inFlightMints } from './migrations/030_in_flight_mints.js';
 import { assetParentsKept } from './migrations/031_asset_parents_kept.js';
+import { openJobIndexes } from './migrations/032_open_job_indexes.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -61,6 +62,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '029_owner_index_burned': ownerIndexBurned(),
     '030_in_flight_mints': inFlightMints(store.dialect),
     '031_asset_parents_kept': assetParentsKept(store.dialect),
+    '032_open_job_indexes': openJobIndexes(),
   };
 }
 

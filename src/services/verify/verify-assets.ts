@@ -4,6 +4,7 @@ import type { Address } from 'viem';
 import type { Ctx } from '../context.js';
 import { FORWARD_TX, type ForwardItem } from '../../chain/outcomes.js';
 import { FORWARD_JOB, kindOn } from '../../jobs/kinds.js';
+import { NOT_DONE } from '../../jobs/claimable.js';
 import { assetDivergences, type ActionRecord, type AssetCase, type Found } from './divergences.js';
 import { mapLimit, readToken, type ChainClient } from './chain-reader.js';
 import type { Tally } from './tally.js';
@@ -34,9 +35,10 @@ export async function actionsInFlight(ctx: Ctx, chainId: number, pending: readon
     const jobs = await ctx.db
       .selectFrom('jobs')
       .select('ref')
-      .where('kind', '=', kindOn(ctx, FORWARD_JOB, chainId)) // with the ref: the (kind, ref) index
+      .where('kind', '=', kindOn(ctx, FORWARD_JOB, chainId))
       .where('ref', 'in', pending.slice(i, i + PAGE))
       .where('status', 'in', ['queued', 'running'])
+      .where(...NOT_DONE) // the claim index
       .execute();
     for (const j of jobs) out.add(j.ref);
   }
