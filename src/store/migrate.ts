@@ -29,6 +29,7 @@ import { ownerIndexBurned } from './migrations/029_owner_index_burned.js';
 import { inFlightMints } from './migrations/030_in_flight_mints.js';
 import { assetParentsKept } from './migrations/031_asset_parents_kept.js';
 import { openJobIndexes } from './migrations/032_open_job_indexes.js';
+import { signedBytesLz4 } from './migrations/033_signed_bytes_lz4.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -63,6 +64,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '030_in_flight_mints': inFlightMints(store.dialect),
     '031_asset_parents_kept': assetParentsKept(store.dialect),
     '032_open_job_indexes': openJobIndexes(),
+    '033_signed_bytes_lz4': signedBytesLz4(store.dialect),
   };
 }
 
