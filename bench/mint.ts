@@ -113,8 +113,8 @@ for (const db of dbsFromArgs()) {
     const dbMsBefore = db === 'postgres' ? postgresServerMs() : 0;
     proc = await launchService(se.env, { logName: 'drain.log' });
     await waitFor('no asset pending', async () => (await pendingLeft()) === 0, Number(process.env.BENCH_MINT_TIMEOUT_S ?? Math.max(300, N / 5)) * 1000, 200); // the drain's ends come from the service's records: a slow poll only spares the database
-    // The server's CPU from the start to the last asset minted (every PostgreSQL process of the machine:
-    // the service's backends, and this bench's polls, about 1 % of it).
+    // The server's CPU from the service's start to the last asset minted (every PostgreSQL process of the
+    // machine: the service's backends, its start-up's reads included, and this bench's polls, 4-6 % of it).
     const dbMs = db === 'postgres' ? postgresServerMs() - dbMsBefore : null;
     const c = await counts();
     if (c.failed) throw new Error(`${c.failed} assets failed to mint`);
