@@ -41,6 +41,18 @@ type JobStatus = 'running' | 'queued';
  */
 export const NOT_DONE = ['status', '<>', sql.lit('done' as const)] as const;
 
+/**
+ * `kind`'s jobs still to be carried out (queued or running: not done, not failed), read through the claim
+ * index: for a caller outside the queue that asks what is under way.
+ */
+export function jobsUnderWay(db: DbOrTx, kind: string) {
+  return db
+    .selectFrom('jobs')
+    .where('kind', '=', kind)
+    .where('status', 'in', ['queued', 'running'])
+    .where(...NOT_DONE);
+}
+
 /** The ids of `kind`'s jobs in `status` a claim at `t` may take: running ones whose lease lapsed, queued ones that are due. */
 function dueJobs(db: DbOrTx, kind: string, status: JobStatus, t: number) {
   const q = db

@@ -4,7 +4,7 @@ import type { Address } from 'viem';
 import type { Ctx } from '../context.js';
 import { FORWARD_TX, type ForwardItem } from '../../chain/outcomes.js';
 import { FORWARD_JOB, kindOn } from '../../jobs/kinds.js';
-import { NOT_DONE } from '../../jobs/claimable.js';
+import { jobsUnderWay } from '../../jobs/claimable.js';
 import { assetDivergences, type ActionRecord, type AssetCase, type Found } from './divergences.js';
 import { mapLimit, readToken, type ChainClient } from './chain-reader.js';
 import type { Tally } from './tally.js';
@@ -32,13 +32,9 @@ export async function actionsInFlight(ctx: Ctx, chainId: number, pending: readon
     .execute();
   for (const t of txs) for (const it of (JSON.parse(t.payload) as { items: ForwardItem[] }).items) out.add(it.uid);
   for (let i = 0; i < pending.length; i += PAGE) {
-    const jobs = await ctx.db
-      .selectFrom('jobs')
+    const jobs = await jobsUnderWay(ctx.db, kindOn(ctx, FORWARD_JOB, chainId))
       .select('ref')
-      .where('kind', '=', kindOn(ctx, FORWARD_JOB, chainId))
       .where('ref', 'in', pending.slice(i, i + PAGE))
-      .where('status', 'in', ['queued', 'running'])
-      .where(...NOT_DONE) // the claim index
       .execute();
     for (const j of jobs) out.add(j.ref);
   }

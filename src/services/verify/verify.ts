@@ -13,7 +13,7 @@ import type { Actor } from '../audit.js';
 import { contractDivergences, report, type CollectionInfoRecord, type Divergence, type Found } from './divergences.js';
 import { mapLimit, readCollectionInfo, readContract, readInFull, readWithdrawn, type ChainClient } from './chain-reader.js';
 import { COLLECTION_INFO_JOB, kindOn } from '../../jobs/kinds.js';
-import { NOT_DONE } from '../../jobs/claimable.js';
+import { jobsUnderWay } from '../../jobs/claimable.js';
 import { COLLECTION_INFO_TX } from '../../chain/outcomes.js';
 import { checkAllAssets, READ_CONCURRENCY, type CollectionRef } from './verify-assets.js';
 import { checkRewardRecords, type RewardRef } from './verify-rewards.js';
@@ -170,12 +170,8 @@ async function checkContracts(
 /** Collections whose royalty or contract URI is on its way to the chain (a job, or a transaction not final yet). */
 async function collectionInfoInFlight(ctx: Ctx, chainId: number): Promise<Set<string>> {
   const [jobs, txs] = await Promise.all([
-    ctx.db
-      .selectFrom('jobs')
+    jobsUnderWay(ctx.db, kindOn(ctx, COLLECTION_INFO_JOB, chainId))
       .select('ref')
-      .where('kind', '=', kindOn(ctx, COLLECTION_INFO_JOB, chainId))
-      .where('status', 'in', ['queued', 'running'])
-      .where(...NOT_DONE) // the claim index
       .execute(),
     ctx.db.selectFrom('chain_txs').select('ref').where('chain_id', '=', chainId).where('kind', '=', COLLECTION_INFO_TX).where('handled', '=', 0).execute(),
   ]);
