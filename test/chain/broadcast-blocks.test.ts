@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createPublicClient, createWalletClient, http, parseEther, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, createWalletClient, custom, http, parseEther, type Hex, type PublicClient } from 'viem';
 import { mnemonicToAccount } from 'viem/accounts';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
 import { EMBEDDED_BLOCK_GAS_LIMIT } from '../../src/chain/anvil/embedded-chain.js';
@@ -26,10 +26,27 @@ describe('broadcasts on the embedded chain', () => {
   let store: Store;
   let client: PublicClient;
   let wing: ChainWing;
+  /** Every call the service's client made of the node, with how many sends were unanswered when it began. */
+  const calls: { method: string; sendsUnanswered: number }[] = [];
 
   before(async () => {
     chain = await startEmbeddedChain({ dataDir: tempDir(), port: await freePort(), chainId: CHAIN, logger: log });
-    client = createPublicClient({ transport: http(chain.rpcUrl) }) as PublicClient;
+    const node = createPublicClient({ transport: http(chain.rpcUrl) });
+    let sendsUnanswered = 0;
+    client = createPublicClient({
+      transport: custom({
+        async request({ method, params }) {
+          calls.push({ method, sendsUnanswered });
+          const sending = method === 'eth_sendRawTransaction';
+          if (sending) sendsUnanswered++;
+          try {
+            return await node.request({ method, params } as never);
+          } finally {
+            if (sending) sendsUnanswered--;
+          }
+        },
+      }),
+    }) as PublicClient;
     store = openStore({ dataDir: tempDir() });
     await migrateToLatest(store, CHAIN);
     const keys = await KeyRing.open(store.db, new SecretBox('33'.repeat(32)));
@@ -63,7 +80,12 @@ describe('broadcasts on the embedded chain', () => {
     const rows = [await record(), await record(), await record(), await record()];
     assert.equal(new Set(rows.map((r) => r.from_address)).size, 2, 'two accounts, two nonces each');
     const before = await client.getBlockNumber({ cacheTime: 0 });
+    const from = calls.length;
     await wing.res.broadcaster.broadcast(rows);
+    const methods = calls.slice(from).map((c) => c.method);
+    // All sent at once, and the block mined without asking the pool first: five answers to wait for.
+    assert.equal(Math.max(...calls.slice(from).map((c) => c.sendsUnanswered)), 3, 'the fourth send began before any was answered');
+    assert.deepEqual(methods, ['evm_setAutomine', ...rows.map(() => 'eth_sendRawTransaction'), 'evm_mine', 'txpool_status', 'evm_setAutomine']);
     const blocks = await Promise.all(rows.map((r) => blockOf(r.hash)));
     assert.deepEqual(new Set(blocks), new Set([before + 1n]), 'every transaction in the next block');
     const sent = await store.db

@@ -1,7 +1,8 @@
 // The sender's fees, limits and reading of node answers, on a real SQLite database with a stand-in
 // node (scripted answers): fees from the head block and eth_feeHistory under the ceiling, the wait
 // while the base fee is over it, the in-flight cap spread over the relayers, a relayer backing off on
-// "txpool is full", a transaction repriced when the node calls it underpriced.
+// "txpool is full", a transaction repriced when the node calls it underpriced, the order of a
+// broadcast's sends.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -27,6 +28,8 @@ async function setup() {
     /** Errors the next sends answer with, in order (none: accepted). */
     refusals: [] as string[],
     sent: [] as Hex[],
+    /** Each send as it began, and then as it was answered. */
+    sends: [] as { raw: Hex; answered: boolean }[],
     async getBlock() {
       return node.block;
     },
@@ -41,6 +44,9 @@ async function setup() {
     },
     async request({ method, params }: { method: string; params: unknown[] }) {
       if (method === 'eth_sendRawTransaction') {
+        node.sends.push({ raw: params[0] as Hex, answered: false });
+        await new Promise((r) => setImmediate(r)); // answered in a later turn, as over a connection
+        node.sends.push({ raw: params[0] as Hex, answered: true });
         const refusal = node.refusals.shift();
         if (refusal) throw new Error(refusal);
         node.sent.push(params[0] as Hex);
@@ -117,6 +123,38 @@ describe('chain sender: fees and limits', () => {
     assert.equal(sender.room().transactions, 2, "only the other relayer's slots");
     const b = await record();
     assert.notEqual(b.from_address, a.from_address);
+    store.close();
+  });
+
+  it("sends each relayer's transactions in nonce order, the relayers side by side", async () => {
+    const { store, sender, node, record } = await setup();
+    const rows = [await record(), await record(), await record(), await record()];
+    const [a1, b1, a2, b2] = rows; // the relayers take turns
+    assert.equal(a2.from_address, a1.from_address);
+    assert.equal(b2.from_address, b1.from_address);
+    assert.notEqual(a1.from_address, b1.from_address);
+    const nameOf = (raw: Hex) => ['a1', 'b1', 'a2', 'b2'][rows.findIndex((r) => r.raw === raw)];
+
+    await sender.broadcast([a2, b2, a1, b1]);
+    assert.deepEqual(
+      node.sends.map((s) => `${s.answered ? 'answered' : 'sent'} ${nameOf(s.raw)}`),
+      ['sent a1', 'sent b1', 'answered a1', 'sent a2', 'answered b1', 'sent b2', 'answered a2', 'answered b2'],
+      "both relayers at once, each one's next nonce after the answer to its last",
+    );
+    store.close();
+  });
+
+  it("a refusal that holds a relayer (its pool is full) holds its later transactions, not the other relayer's", async () => {
+    const { store, sender, node, record, row } = await setup();
+    const [a1, b1, a2, b2] = [await record(), await record(), await record(), await record()];
+    node.refusals.push('txpool is full'); // the first send's answer: a1's
+    await sender.broadcast([a1, b1, a2, b2]);
+    assert.deepEqual(
+      node.sends.filter((s) => !s.answered).map((s) => s.raw),
+      [a1.raw, b1.raw, b2.raw],
+      'a2 was not sent',
+    );
+    assert.deepEqual(await Promise.all([a1, a2, b1, b2].map(async (r) => (await row(r.id)).status)), ['signed', 'signed', 'sent', 'sent']);
     store.close();
   });
 
