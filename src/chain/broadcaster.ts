@@ -107,7 +107,7 @@ export class Broadcaster {
    *
    * Each answer of the node is taken in a turn of this thread's event loop, and on SQLite a turn can
    * wait tens of ms for the database work beside it (a claim recorded, a block's outcomes applied):
-   * a claim's five mint transactions sent one after another took 110-170 ms of a drain, their answers
+   * a claim's five mint transactions sent one after another took 110-172 ms of a drain, their answers
    * coming together 18-40 ms.
    */
   private async sendEach(rows: SignedTx[], atOnce: boolean): Promise<Sent> {
