@@ -6,6 +6,7 @@ import type { TransactionReceipt } from 'viem';
 import type { Db, Tx } from '../store/db.js';
 import { CANCELLED_REASON } from './cancel.js';
 import { errMessage } from './node-answers.js';
+import { OutcomeCommits } from './outcome-commits.js';
 import type { OutcomeHandler, OutcomeHandlers, OutcomeKind, SignedTx } from './outcomes.js';
 
 /** What the tracker found of a transaction; the receipt is null when it was not looked up yet. */
@@ -22,12 +23,15 @@ export class OutcomeApplier {
   private handlers: OutcomeHandlers | null = null;
   /** Transactions of a kind without a handler, each reported once. */
   private readonly unhandledKinds = new Set<number>();
+  private readonly commits: OutcomeCommits;
 
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
     private readonly receiptFor: (row: SignedTx) => Promise<TransactionReceipt | null>,
-  ) {}
+  ) {
+    this.commits = new OutcomeCommits(db);
+  }
 
   /** The handlers, one per kind; until they are given, outcomes wait unapplied for a later pass. */
   use(handlers: OutcomeHandlers): void {
@@ -37,8 +41,8 @@ export class OutcomeApplier {
   /**
    * Applies a mined or failed transaction: its handler reads the chain with the receipt (looked up here
    * when the tracker did not just fetch it), then its effect runs in the database transaction that
-   * marks the outcome applied, unless another worker marked it first. A failure leaves the row for the
-   * next pass. `mined`: the facts of a receipt this pass found, written by that same transaction.
+   * marks the outcome applied, unless another worker marked it first (outcome-commits.ts: the outcomes
+   * ready together share a commit). A failure leaves the row for the next pass. `mined`: the facts of a receipt this pass found, written by that same transaction.
    */
   async apply(row: SignedTx, found: TxOutcome, mined?: MinedFacts): Promise<void> {
     if (!this.handlers) {
@@ -60,7 +64,7 @@ export class OutcomeApplier {
       const receipt = found.receipt ?? (await this.receiptFor(row));
       const seen = mined ? { ...row, ...mined } : row;
       const effect = await handler({ row: seen, payload: JSON.parse(await this.payloadOf(row.id)), ok: found.ok, receipt, reason: found.reason });
-      const after = await this.db.transaction().execute(async (tx) => ((await claimOutcome(tx, row.id, mined)) ? effect(tx) : undefined));
+      const after = await this.commits.commit(row.id, async (tx) => ((await claimOutcome(tx, row.id, mined)) ? effect(tx) : undefined));
       if (after) after();
     } catch (err) {
       this.log.error({ tx: row.id, kind: row.kind, err: errMessage(err) }, 'applying a transaction outcome failed, will retry');

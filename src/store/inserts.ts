@@ -117,6 +117,14 @@ export function queriesAreRoundTrips(db: DbOrTx): boolean {
   return onPostgres(db);
 }
 
+/**
+ * Whether the database takes one writing transaction at a time (SQLite's write lock): transactions that
+ * would wait for each other lose nothing by sharing a commit. PostgreSQL runs them side by side.
+ */
+export function writersTakeTurns(db: DbOrTx): boolean {
+  return !onPostgres(db);
+}
+
 /** Kysely's adapter (marked internal, stable) says which database `db` is: one per database, not per transaction. */
 function onPostgres(db: DbOrTx): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;

@@ -98,6 +98,11 @@ export class WriteTurns {
     if (!waiting && Atomics.load(this.cells, WAITERS) > 0) Atomics.notify(this.cells, MAIN_WAITING);
   }
 
+  /** Whether the main thread waits for the lock now: a workers' transaction that can end early does. */
+  mainIsWaiting(): boolean {
+    return Atomics.load(this.cells, MAIN_WAITING) > 0;
+  }
+
   /** In the workers' thread, before taking the lock: lets a waiting main thread go first (bounded). */
   async mainFirst(maxMs = MAIN_FIRST_MAX_MS): Promise<void> {
     const deadline = Date.now() + maxMs;
