@@ -13,6 +13,7 @@
 // that adds up across threads (the workers' thread does most of the calls, the API thread reports them).
 import { HttpRequestError, RpcRequestError, TimeoutError, createTransport, type Hex, type Transport } from 'viem';
 import { getHttpRpcClient } from 'viem/utils';
+import { rpcFetch } from './rpc-fetch.js';
 import { keccakHex } from './signing.js';
 
 export type ProviderErrorKind = 'timeout' | 'connection' | 'http_429' | 'http_5xx' | 'http_other';
@@ -119,7 +120,7 @@ class Provider {
     label: string,
   ) {
     this.label = label;
-    this.rpc = getHttpRpcClient(url);
+    this.rpc = getHttpRpcClient(url, { fetchFn: rpcFetch as unknown as typeof fetch });
   }
 
   /** One JSON-RPC call; throws the transport's errors (HttpRequestError, TimeoutError, RpcRequestError). */
@@ -128,7 +129,8 @@ class Provider {
     this.calls++;
     this.lastCallAt = Date.now();
     try {
-      const data = (await this.rpc.request({ body, timeout, fetchOptions: signal ? { signal } : undefined }).catch((err) => {
+      // rpcFetch reads the answer whole and bounds its size itself.
+      const data = (await this.rpc.request({ body, timeout, fetchOptions: signal ? { signal } : undefined, maxResponseBodySize: false }).catch((err) => {
         throw this.withoutUrl(err, body);
       })) as { result?: unknown; error?: { code: number; message: string; data?: unknown } };
       if (data.error) throw new RpcRequestError({ body, error: data.error, url: this.label });

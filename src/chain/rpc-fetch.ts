@@ -1,0 +1,76 @@
+// The HTTP of JSON-RPC calls: node:http with kept-alive connections, in place of the global fetch that
+// viem calls by default. A mint's calls carry large bodies both ways (a signed mintBatch of 400 tokens
+// is 100 KB of hex, its receipt 250 KB of logs), and fetch moves each through web streams and a
+// streaming text decoder: on the workers' thread, which is what a mint drain waits for, a call cost
+// about twice the CPU it costs here (bench/README.md).
+import http from 'node:http';
+import https from 'node:https';
+
+/** The largest answer read, as viem's own limit: a provider that sends more is failing. */
+export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+};
+
+/** What viem reads of an answer (utils/rpc/http.ts): status, headers and the whole text. */
+export interface RpcAnswer {
+  ok: boolean;
+  status: number;
+  statusText: string;
+  headers: Headers;
+  body: null;
+  text(): Promise<string>;
+}
+
+interface RpcInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal | null;
+}
+
+/**
+ * A fetch for viem's HTTP client: the answer is read whole before it resolves (no stream for viem to
+ * read again), up to MAX_ANSWER_BYTES. An abort (viem's time limit, a caller's signal) ends the call
+ * with the signal's reason, an AbortError, which viem turns into its TimeoutError.
+ */
+export function rpcFetch(url: string | URL, init: RpcInit = {}): Promise<RpcAnswer> {
+  const target = new URL(url);
+  const agent = agents[target.protocol as keyof typeof agents];
+  if (!agent) return Promise.reject(new Error(`not an HTTP URL: ${target.protocol}`));
+  const { signal } = init;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method ?? 'POST', headers: init.headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) return void request.destroy(new Error(`the provider's answer is over ${MAX_ANSWER_BYTES} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('error', fail);
+      res.on('end', () => {
+        signal?.removeEventListener('abort', onAbort);
+        const status = res.statusCode ?? 0;
+        const headers = new Headers();
+        for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+        const text = Buffer.concat(chunks, size).toString('utf8');
+        resolve({ ok: status >= 200 && status < 300, status, statusText: res.statusMessage ?? '', headers, body: null, text: async () => text });
+      });
+    });
+    function fail(err: unknown): void {
+      signal?.removeEventListener('abort', onAbort);
+      reject(err);
+    }
+    function onAbort(): void {
+      request.destroy();
+      fail(signal!.reason);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    request.on('error', fail);
+    request.end(init.body);
+  });
+}
