@@ -41,8 +41,9 @@ export class OutcomeApplier {
   /**
    * Applies a mined or failed transaction: its handler reads the chain with the receipt (looked up here
    * when the tracker did not just fetch it), then its effect runs in the database transaction that
-   * marks the outcome applied, unless another worker marked it first (outcome-commits.ts: the outcomes
-   * ready together share a commit). A failure leaves the row for the next pass. `mined`: the facts of a receipt this pass found, written by that same transaction.
+   * marks the outcome applied, unless another worker marked it first (outcome-commits.ts: on SQLite
+   * the outcomes ready together share a commit). A failure leaves the row for the next pass. `mined`:
+   * the facts of a receipt this pass found, written by that same transaction.
    */
   async apply(row: SignedTx, found: TxOutcome, mined?: MinedFacts): Promise<void> {
     if (!this.handlers) {

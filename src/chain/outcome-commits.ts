@@ -39,7 +39,8 @@ export class OutcomeCommits {
 
   /**
    * Applies `apply` in a transaction: on SQLite alone when nothing else is ready, else with the
-   * outcomes that came while the last group committed; on PostgreSQL in one of its own. Resolves once committed, with what `apply` returned.
+   * outcomes that came while the last group committed; on PostgreSQL in one of its own. Resolves once
+   * committed, with what `apply` returned.
    */
   commit(id: number, apply: ApplyInTx): Promise<(() => void) | void | undefined> {
     if (!this.together) return this.db.transaction().execute(apply);
@@ -88,9 +89,8 @@ export class OutcomeCommits {
 }
 
 /**
- * `apply` in a savepoint: on an error what it did is undone and the transaction goes on. Its last
- * statement is the RELEASE, so a statement it held on PostgreSQL (store/postgres/held-statements.ts)
- * goes out with it, and its error is this outcome's.
+ * `apply` in a savepoint: on an error what it did is undone and the transaction goes on. When the undo
+ * itself fails (the database ended the transaction), the whole group fails with it.
  */
 async function inSavepoint(tx: Tx, apply: ApplyInTx): Promise<{ after?: (() => void) | void; err?: unknown; failed: boolean }> {
   await sql`savepoint outcome`.execute(tx);

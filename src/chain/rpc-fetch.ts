@@ -9,9 +9,16 @@ import https from 'node:https';
 /** The largest answer read, as viem's own limit: a provider that sends more is failing. */
 export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
 
+/**
+ * How long a kept-alive connection may sit idle before it is closed (fetch's own default): a provider's
+ * load balancer that drops idle connections first would otherwise fail the next call sent on one. A
+ * call under way is not cut by it: only viem's time limit ends a slow answer.
+ */
+const IDLE_MS = 4000;
+
 const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  'http:': new http.Agent({ keepAlive: true, timeout: IDLE_MS }),
+  'https:': new https.Agent({ keepAlive: true, timeout: IDLE_MS }),
 };
 
 /** What viem reads of an answer (utils/rpc/http.ts): status, headers and the whole text. */
