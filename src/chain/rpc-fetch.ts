@@ -16,6 +16,9 @@ export const MAX_ANSWER_BYTES = 10 * 1024 * 1024;
  */
 const IDLE_MS = 4000;
 
+/** What a call on a kept-alive connection the server has just closed fails with. */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
+
 const agents = {
   'http:': new http.Agent({ keepAlive: true, timeout: IDLE_MS }),
   'https:': new https.Agent({ keepAlive: true, timeout: IDLE_MS }),
@@ -50,24 +53,36 @@ export function rpcFetch(url: string | URL, init: RpcInit = {}): Promise<RpcAnsw
   const { signal } = init;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method ?? 'POST', headers: init.headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) return void request.destroy(new Error(`the provider's answer is over ${MAX_ANSWER_BYTES} bytes`));
-        chunks.push(chunk);
+    let request: http.ClientRequest;
+    const send = (again: boolean) => {
+      let answered = false;
+      request = (target.protocol === 'https:' ? https : http).request(target, { method: init.method ?? 'POST', headers: init.headers, agent }, (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) return void request.destroy(new Error(`the provider's answer is over ${MAX_ANSWER_BYTES} bytes`));
+          chunks.push(chunk);
+        });
+        res.on('error', fail);
+        res.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          const status = res.statusCode ?? 0;
+          const headers = new Headers();
+          for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+          const text = Buffer.concat(chunks, size).toString('utf8');
+          resolve({ ok: status >= 200 && status < 300, status, statusText: res.statusMessage ?? '', headers, body: null, text: async () => text });
+        });
       });
-      res.on('error', fail);
-      res.on('end', () => {
-        signal?.removeEventListener('abort', onAbort);
-        const status = res.statusCode ?? 0;
-        const headers = new Headers();
-        for (let i = 0; i < res.rawHeaders.length; i += 2) headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-        const text = Buffer.concat(chunks, size).toString('utf8');
-        resolve({ ok: status >= 200 && status < 300, status, statusText: res.statusMessage ?? '', headers, body: null, text: async () => text });
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive connection the server closed as it was reused: the server never read the call
+        // (it closed an idle connection), so it goes once more on a new one, as Node's docs advise.
+        if (!again && !answered && request.reusedSocket && STALE_CONNECTION.has(err.code ?? '') && !signal?.aborted) return send(true);
+        fail(err);
       });
-    });
+      request.end(init.body);
+    };
     function fail(err: unknown): void {
       signal?.removeEventListener('abort', onAbort);
       reject(err);
@@ -77,7 +92,6 @@ export function rpcFetch(url: string | URL, init: RpcInit = {}): Promise<RpcAnsw
       fail(signal!.reason);
     }
     signal?.addEventListener('abort', onAbort, { once: true });
-    request.on('error', fail);
-    request.end(init.body);
+    send(false);
   });
 }

@@ -1,6 +1,7 @@
 // The JSON-RPC calls' HTTP (src/chain/rpc-fetch.ts) against a real HTTP server on this machine: the
-// answer whole with its status and headers, one kept-alive connection for calls one after another, an
-// abort that ends a hanging call, the size limit, and a port nobody listens on.
+// answer whole with its status and headers, one kept-alive connection for calls one after another, a
+// call sent again when its kept-alive connection is closed under it, an abort that ends a hanging
+// call, the size limit, and a port nobody listens on.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -77,6 +78,36 @@ describe('rpcFetch', () => {
 
   it(`refuses an answer over ${MAX_ANSWER_BYTES} bytes`, async () => {
     await assert.rejects(rpcFetch(`${url}/huge`, { method: 'POST', body: '{}' }), /over 10485760 bytes/);
+  });
+
+  it('sends a call once more on a new connection when a kept-alive one is closed as it is reused, never twice', async () => {
+    // A server that closes each connection at its second request, as one closing an idle connection
+    // just as the client reuses it; `always` closes at the first too.
+    let always = false;
+    const seen: string[] = [];
+    const closing = http.createServer(async (req, res) => {
+      let body = '';
+      for await (const c of req) body += c;
+      const socket = req.socket as typeof req.socket & { calls?: number };
+      socket.calls = (socket.calls ?? 0) + 1;
+      seen.push(`${body}#${socket.calls}`);
+      if (always || socket.calls === 2) return void socket.destroy();
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', r));
+    const at = `http://127.0.0.1:${(closing.address() as AddressInfo).port}`;
+    try {
+      assert.equal(await (await rpcFetch(at, { method: 'POST', body: 'a' })).text(), '{"ok":true}');
+      assert.equal(await (await rpcFetch(at, { method: 'POST', body: 'b' })).text(), '{"ok":true}', 'sent again');
+      assert.deepEqual(seen, ['a#1', 'b#2', 'b#1']);
+      always = true;
+      seen.length = 0;
+      await assert.rejects(rpcFetch(at, { method: 'POST', body: 'c' }), /ECONNRESET|socket hang up/);
+      assert.equal(seen.length, 2, 'on a reused connection, then once on a new one, and no more');
+    } finally {
+      closing.closeAllConnections();
+      await new Promise((r) => closing.close(r));
+    }
   });
 
   it('fails a call to a port nobody listens on', async () => {

@@ -1,10 +1,10 @@
 // The outcome of a mint transaction: what the chain shows minted is marked so, with its events; what
 // it does not show is queued for minting again (or fails for good). See mint-job.ts for the recording.
-import { keccak256, pad, toHex, type Address, type TransactionReceipt } from 'viem';
+import { keccak256, pad, toHex, type TransactionReceipt } from 'viem';
 import { sql } from 'kysely';
 import type { ChainCtx, Ctx } from '../context.js';
 import type { Tx } from '../../store/db.js';
-import { artifact } from '../../chain/artifacts.js';
+import { ownerOrGone } from '../../chain/token-reads.js';
 import type { MINT_TX, OutcomeHandler } from '../../chain/outcomes.js';
 import { CANCELLED_REASON } from '../../chain/cancel.js';
 import { nowIso } from '../../util/time.js';
@@ -40,17 +40,15 @@ export function mintedTokenIds(receipt: TransactionReceipt, contract: string): S
  * transaction whose every mint this marked as its receipt shows it.
  */
 export function mintOutcome(ctx: ChainCtx, appliedMints: AppliedMints): OutcomeHandler<typeof MINT_TX> {
-  const { abi } = artifact('MintworksCollection');
   const client = ctx.sender.client;
   return async ({ row, payload: p, receipt, reason }) => {
     const mintedHere = receipt ? mintedTokenIds(receipt, p.contract) : new Set<number>();
     const exists = new Map<number, boolean>();
     for (const item of p.items) {
       if (mintedHere.has(item.token_id)) continue;
-      const owner = await client
-        .readContract({ address: p.contract as Address, abi, functionName: 'ownerOf', args: [BigInt(item.token_id)] })
-        .catch(() => null);
-      exists.set(item.token_id, owner !== null);
+      // A revert says the token does not exist; a node that does not answer says nothing, and the
+      // outcome waits for the next pass (as "not minted" it would be queued to mint again).
+      exists.set(item.token_id, (await ownerOrGone(client, p.contract, item.token_id)) !== null);
     }
     const onChain = p.items.filter((i) => mintedHere.has(i.token_id) || exists.get(i.token_id));
     return async (tx) => {
