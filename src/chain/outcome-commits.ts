@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import { writersTakeTurns } from '../store/inserts.js';
 import { writeTurns } from '../store/write-turns.js';
+import { Groups } from '../util/groups.js';
 
 /** What an outcome does in the transaction that applies it; its result runs after the commit. */
 export type ApplyInTx = (tx: Tx) => Promise<(() => void) | void | undefined>;
@@ -29,8 +30,7 @@ interface Waiting {
 export const MAX_OUTCOMES_PER_COMMIT = 4;
 
 export class OutcomeCommits {
-  private waiting: Waiting[] = [];
-  private committing = false;
+  private readonly groups = new Groups<Waiting>(MAX_OUTCOMES_PER_COMMIT, (group) => this.commitGroup(group));
   private readonly together: boolean;
 
   constructor(private readonly db: Db) {
@@ -44,21 +44,8 @@ export class OutcomeCommits {
    */
   commit(id: number, apply: ApplyInTx): Promise<(() => void) | void | undefined> {
     if (!this.together) return this.db.transaction().execute(apply);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ id, apply, resolve, reject });
-      if (this.committing) return;
-      this.committing = true;
-      // After this turn: the receipts of one pass that arrived together go as one group.
-      setImmediate(() => void this.drain());
-    });
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length) await this.commitGroup(this.waiting.splice(0, MAX_OUTCOMES_PER_COMMIT));
-    } finally {
-      this.committing = false;
-    }
+    // After this turn: the receipts of one pass that arrived together go as one group.
+    return new Promise((resolve, reject) => this.groups.add({ id, apply, resolve, reject }));
   }
 
   private async commitGroup(group: Waiting[]): Promise<void> {
@@ -83,7 +70,7 @@ export class OutcomeCommits {
       return;
     }
     // Those left out when a request came wait at the head of the line, for the next group.
-    this.waiting.unshift(...group.slice(results.length));
+    this.groups.putBack(group.slice(results.length));
     results.forEach((r, i) => (r.failed ? group[i].reject(r.err) : group[i].resolve(r.after)));
   }
 }

@@ -10,6 +10,7 @@ import { insertRowsTogether } from '../../store/inserts.js';
 import { writeTurns } from '../../store/write-turns.js';
 import { ApiError } from '../../util/errors.js';
 import { newUid, restartUidRun } from '../../util/ids.js';
+import { Groups } from '../../util/groups.js';
 import { isUidTaken, MAX_UID_ROUNDS } from '../uids.js';
 import { nowIso } from '../../util/time.js';
 import { requestWallet } from '../users/wallets.js';
@@ -93,8 +94,7 @@ export function writeCreatesWith(ctx: Ctx, writer: CreatesWriter): void {
  * adds no latency; under load, groups grow by themselves to the number of requests in flight.
  */
 export class AssetIntake implements CreatesWriter {
-  private waiting: Request[] = [];
-  private writing = false;
+  private readonly groups = new Groups<Request>(MAX_GROUP, (group) => this.writeGroup(group));
 
   /**
    * `uids`: where new uids come from (tests give a sequence that collides). `announce`: told the job
@@ -107,21 +107,7 @@ export class AssetIntake implements CreatesWriter {
   ) {}
 
   submit(appUid: string, environment: AppEnvironment, params: AssetParams, idem?: IdempotentWrite): Promise<{ uid: string }> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ appUid, environment, params, uid: this.uids(), idem, resolve, reject });
-      if (!this.writing) {
-        this.writing = true;
-        setImmediate(() => void this.drain());
-      }
-    });
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      while (this.waiting.length) await this.writeGroup(this.waiting.splice(0, MAX_GROUP));
-    } finally {
-      this.writing = false;
-    }
+    return new Promise((resolve, reject) => this.groups.add({ appUid, environment, params, uid: this.uids(), idem, resolve, reject }));
   }
 
   /** Writes a group; returns once it is committed, and answers its requests once that is durable. */
