@@ -1,13 +1,15 @@
 // An external development chain for tests, started as its own process like an operator would run one:
 // anvil mining on an interval (`--block-time`, no mining on arrival), or Hardhat's node with interval
-// mining (automine off). Both on a free port, stopped by the test.
+// mining (automine off). Each binds a port of its own choosing (port 0) and says which on its output:
+// a port handed out beforehand could be taken between the handing out and the node's bind (a node that
+// starts in seconds), and the wait for an answer would then be answered by whoever took it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { anvilBinaryPath } from '../../src/chain/anvil.js';
 import { setDevBalance } from '../../src/chain/dev-funding.js';
-import { freePort, tempDir, waitFor } from './env.js';
+import { tempDir, waitFor } from './env.js';
 
 export interface ExternalNode {
   kind: 'anvil' | 'hardhat';
@@ -33,27 +35,18 @@ async function call<T>(url: string, method: string, params: unknown[] = []): Pro
   return j.result as T;
 }
 
+/** The URL a node prints once it listens: anvil `Listening on 127.0.0.1:N`, Hardhat `… server at http://127.0.0.1:N/`. */
+const LISTENING = /(?:Listening on |server at http:\/\/)(127\.0\.0\.1:\d+)/;
+
 export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chainId?: number; blockTimeS?: number; gasLimit?: number }): Promise<ExternalNode> {
-  const port = await freePort();
   const chainId = opts.chainId ?? 31337;
   const blockTime = opts.blockTimeS ?? 1;
   let child: ChildProcess;
   if (opts.kind === 'anvil') {
-    const args = [
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-      '--chain-id',
-      String(chainId),
-      '--block-time',
-      String(blockTime),
-      '--quiet',
-      '--color',
-      'never',
-    ];
+    // Not --quiet: that silences the line saying the port; the request lines that come with it are read and dropped.
+    const args = ['--host', '127.0.0.1', '--port', '0', '--chain-id', String(chainId), '--block-time', String(blockTime), '--color', 'never'];
     if (opts.gasLimit) args.push('--gas-limit', String(opts.gasLimit));
-    child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   } else {
     // Hardhat reads its network settings from a config file: interval mining, no automine (DESIGN of a public-like chain).
     const dir = tempDir('mintworks-hardhat-');
@@ -62,29 +55,43 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
     const bin = path.join(path.dirname(createRequire(import.meta.url).resolve('hardhat/package.json')), 'internal', 'cli', 'bootstrap.js');
     // From the checkout (Hardhat runs only from a project that installs it), with the config file made here.
     const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', String(port), '--config', path.join(dir, 'hardhat.config.cjs')], {
+    child = spawn(process.execPath, [bin, 'node', '--hostname', '127.0.0.1', '--port', '0', '--config', path.join(dir, 'hardhat.config.cjs')], {
       cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' },
     });
   }
   let stderr = '';
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  let stdout = '';
+  const listening = new Promise<string>((resolve) => {
+    const onData = (d: Buffer) => {
+      stdout = (stdout + d).slice(-4000);
+      const m = LISTENING.exec(stdout);
+      if (m) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume(); // what it prints later is not read
+        resolve(`http://${m[1]}`);
+      }
+    };
+    child.stdout!.on('data', onData);
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
+  let url = '';
   try {
     const died = exited.then(() => {
-      throw new Error(`${opts.kind} exited: ${stderr}`);
+      throw new Error(`${opts.kind} exited: ${stderr}${stdout}`);
     });
-    await Promise.race([
-      died,
-      waitFor(
+    const ready = async () => {
+      url = await listening;
+      await waitFor(
         `${opts.kind} answering on ${url}`,
         async () => (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`,
         60_000,
         100,
-      ),
-    ]);
+      );
+    };
+    await Promise.race([died, ready()]);
     died.catch(() => undefined);
   } catch (err) {
     child.kill('SIGKILL');
