@@ -83,7 +83,11 @@ export async function startExternalNode(opts: { kind: 'anvil' | 'hardhat'; chain
       throw new Error(`${opts.kind} exited: ${stderr}${stdout}`);
     });
     const ready = async () => {
-      url = await listening;
+      let timer: NodeJS.Timeout | undefined;
+      const silent = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${opts.kind} did not say its port within 60 s: ${stderr}${stdout}`)), 60_000);
+      });
+      url = await Promise.race([listening, silent]).finally(() => clearTimeout(timer));
       await waitFor(
         `${opts.kind} answering on ${url}`,
         async () => (await call<string>(url, 'eth_chainId').catch(() => null)) === `0x${chainId.toString(16)}`,

@@ -35,6 +35,9 @@ describe("a rewind of Hardhat's node (evm_revert)", () => {
     const collection = await t.newCollection(app.uid, false);
     const contract = (await app.api.get(`/collection/${collection}`)).body.data.contract_address as Address;
     const user = (await app.api.post('/user', {})).body.data.uid;
+    // The node's instance id, to tell a failed revert on this node from a revert sent to another one.
+    const instance = async () => ((await call('hardhat_metadata')) as { instanceId: string }).instanceId;
+    const snapshotOn = await instance();
     const snapshot = await call('evm_snapshot');
     const uids: string[] = [];
     for (let i = 0; i < 5; i++) {
@@ -66,7 +69,12 @@ describe("a rewind of Hardhat's node (evm_revert)", () => {
       });
     assert.equal((await transfers()).length, 5);
 
-    assert.equal(await call('evm_revert', [snapshot]), true);
+    const reverted = await call('evm_revert', [snapshot]);
+    assert.equal(
+      reverted,
+      true,
+      `evm_revert(${String(snapshot)}): ${String(reverted)}; snapshot taken on node instance ${snapshotOn}, now ${await instance()}`,
+    );
     assert.equal((await transfers()).length, 0, 'the chain lost the mints');
     // The tracker finds the relayers' nonces behind what it recorded and sends the same bytes again.
     const again = await waitFor(
