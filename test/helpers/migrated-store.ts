@@ -1,19 +1,31 @@
 // A describe block's own migrated store on a new database (SQLite in a temporary directory, or a fresh
-// PostgreSQL database), opened before its tests and closed (the database dropped) after them; and a
-// PostgreSQL store of one plain table for the tests of the store's own layer.
+// PostgreSQL database; each a copy of a schema migrated once per process, see schema-copies.ts), opened
+// before its tests and closed (the database dropped) after them; and a PostgreSQL store of one plain
+// table for the tests of the store's own layer.
 import { after, before } from 'node:test';
 import { sql } from 'kysely';
 import type { Db, Store } from '../../src/store/db.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore, type PostgresOptions } from '../../src/store/open.js';
 import { freshPostgres, tempDir } from './env.js';
+import { migratedPostgres, migratedSqliteDir } from './schema-copies.js';
 
 /** Registers the block's before and after; `db` is usable inside its tests. */
 export function migratedStoreFor(kind: 'sqlite' | 'postgres'): { readonly db: Db } {
-  const block = storeOfBlock(kind, async (store) => void (await migrateToLatest(store)));
+  let store: Store | undefined;
+  let drop = async () => {};
+  before(async () => {
+    const pgdb = kind === 'postgres' ? await migratedPostgres() : null;
+    if (pgdb) drop = pgdb.drop;
+    store = openStore({ databaseUrl: pgdb?.url, dataDir: pgdb ? tempDir() : await migratedSqliteDir() });
+  });
+  after(async () => {
+    await store?.close();
+    await drop();
+  });
   return {
     get db() {
-      return block.store.db;
+      if (!store) throw new Error('the store is opened before the tests of its block');
+      return store.db;
     },
   };
 }

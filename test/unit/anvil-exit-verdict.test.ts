@@ -27,9 +27,19 @@ function capturedLog() {
   return { lines, log: pino({ level: 'info' }, sink) };
 }
 
+/** The verdict's moment, shorter than the service's second: the signal below comes at once. */
+const VERDICT_MS = 100;
+
 function chainOf(child: ReturnType<typeof quickChild>['child'], log: pino.Logger) {
   const dir = tempDir('mintworks-exit-verdict-');
-  return new ChildChain('http://127.0.0.1:1', child, { pidPath: path.join(dir, 'anvil.pid'), statePath: path.join(dir, 'state.json') }, log, () => []);
+  return new ChildChain(
+    'http://127.0.0.1:1',
+    child,
+    { pidPath: path.join(dir, 'anvil.pid'), statePath: path.join(dir, 'state.json') },
+    log,
+    () => [],
+    VERDICT_MS,
+  );
 }
 
 // In this order: the second test's signal would otherwise also excuse the first test's exit.

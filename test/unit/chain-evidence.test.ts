@@ -15,7 +15,7 @@ import { InFlight } from '../../src/chain/in-flight.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import type { Store } from '../../src/store/db.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const ACCOUNT = '0x00000000000000000000000000000000000000aa';
 const h = (n: number) => `0x${n.toString(16).padStart(64, '0')}` as Hex;
@@ -82,7 +82,7 @@ describe('the holder of a nonce', () => {
 describe('the reconciler on a used nonce', () => {
   let store: Store;
   before(async () => {
-    store = openStore({ dataDir: tempDir() });
+    store = openStore({ dataDir: await migratedSqliteDir(31337) });
     await migrateToLatest(store, 31337);
     await store.db.insertInto('relayers').values({ address: ACCOUNT, chain_id: 31337, idx: 0, next_nonce: 3, updated_at: 0 }).execute();
   });

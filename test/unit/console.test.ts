@@ -9,14 +9,14 @@ import { ConsoleSessions } from '../../src/services/console/sessions.js';
 import { assetStatus, imageUrl } from '../../src/services/console/assets.js';
 import { decodeCursor, encodeCursor } from '../../src/services/requests/pages.js';
 import { ApiError } from '../../src/util/errors.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 describe('console sessions', () => {
   let store: Store;
   let now = 1_000_000;
   const clock = () => now;
   before(async () => {
-    store = openStore({ dataDir: tempDir('mintworks-console-') });
+    store = openStore({ dataDir: await migratedSqliteDir() });
     await migrateToLatest(store);
   });
   after(async () => {

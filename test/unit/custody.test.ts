@@ -14,11 +14,11 @@ import { HsmSigner } from '../../src/custody/hsm-signer.js';
 import { Hsm } from '../../src/custody/hsm.js';
 import { EXPORT_INFO, parseRecipientKey, sealTo } from '../../src/services/wallet-export.js';
 import { initSoftHsmToken, listPrivateKeys, SOFTHSM_MODULE } from '../helpers/softhsm.js';
-import { tempDir } from '../helpers/env.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { loadMasterKeys, rootWrapper } from '../../src/custody/master-keys.js';
 import { rotateMasterKey } from '../../src/custody/rotation.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const N = secp256k1.CURVE.n;
 
@@ -168,7 +168,7 @@ describe('wallet export sealing', () => {
 
 describe('master key rotation with local custody', () => {
   it('re-seals every value under a new key wrapped by MASTER_KEY; another process loads it and opens them; the root stays', async () => {
-    const store = openStore({ dataDir: tempDir() });
+    const store = openStore({ dataDir: await migratedSqliteDir() });
     try {
       await migrateToLatest(store);
       const root = '33'.repeat(32);

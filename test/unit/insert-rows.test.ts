@@ -8,8 +8,8 @@ import { chunkSizes, insertRows, insertRowsTogether } from '../../src/store/inse
 import { sqlObservers } from '../../src/store/sqlite/statements.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { tempDir } from '../helpers/env.js';
 import { migratedStoreFor } from '../helpers/migrated-store.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const job = (ref: string, i: number) => ({
   kind: 'asset.mint',
@@ -136,7 +136,7 @@ describe('insertRows on SQLite: rows in chunks of a few sizes', () => {
   });
 
   it('prepares one text per chunk size, whatever the counts of rows that come (a burst of groups of every size)', async () => {
-    const store = openStore({ dataDir: tempDir() });
+    const store = openStore({ dataDir: await migratedSqliteDir() });
     await migrateToLatest(store);
     const texts = new Set<string>();
     // This test's rows' columns only (another test file in the process may insert other columns meanwhile).

@@ -12,7 +12,8 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { agreeOnInstallation, InstallationMismatchError, installationSettings, setPublicUrl } from '../../src/services/installation.js';
 import { fundingNeeds, LOW_BALANCE_WEI } from '../../src/domain/chain-funding.js';
-import { freshPostgres, tempDir } from '../helpers/env.js';
+import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir, migratedPostgres } from '../helpers/schema-copies.js';
 
 const log = pino({ level: 'silent' });
 const cfg = (env: Record<string, string>) => loadConfig({ DATA_DIR: tempDir(), OPERATOR_TOKEN: 'operator-token-0123456789abcdef', ...env });
@@ -20,7 +21,7 @@ const cfg = (env: Record<string, string>) => loadConfig({ DATA_DIR: tempDir(), O
 describe('installation settings', () => {
   const stores: Store[] = [];
   const fresh = async () => {
-    const store = openStore({ dataDir: tempDir() });
+    const store = openStore({ dataDir: await migratedSqliteDir() });
     await migrateToLatest(store);
     stores.push(store);
     return store;
@@ -98,7 +99,7 @@ describe('fundingNeeds', () => {
 
 describe('wake-ups on PostgreSQL (migration 019)', () => {
   it('notifies each kind of jobs inserted, once per kind, at commit', async () => {
-    const pgdb = await freshPostgres();
+    const pgdb = await migratedPostgres();
     const store = openStore({ databaseUrl: pgdb.url, dataDir: tempDir() });
     const listener = new pg.Client({ connectionString: pgdb.url });
     try {

@@ -17,7 +17,7 @@ import { chainWing } from '../helpers/chain-wing.js';
 import { forwarderDeployed, type Outcome, type OutcomeHandler, type OutcomeHandlers, type OutcomeKind } from '../../src/chain/outcomes.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
 import type { ChainJobHandlers } from '../../src/jobs/worker.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const CHAIN = 31337;
 
@@ -31,7 +31,7 @@ describe('chain outcome dispatch', () => {
   let nonce = 0;
 
   before(async () => {
-    store = openStore({ dataDir: tempDir() });
+    store = openStore({ dataDir: await migratedSqliteDir(CHAIN) });
     await migrateToLatest(store, CHAIN);
     const keys = await KeyRing.open(store.db, new SecretBox('11'.repeat(32)));
     // The tracker's pass over transactions already mined asks the node for nothing but receipts.

@@ -5,14 +5,14 @@ import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { JobQueue } from '../../src/jobs/queue.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 describe('job queue (SQLite)', () => {
   let store: Store;
   let now = 1_000_000;
   let q: JobQueue;
   before(async () => {
-    store = openStore({ dataDir: tempDir() });
+    store = openStore({ dataDir: await migratedSqliteDir() });
     await migrateToLatest(store);
     q = new JobQueue(store.db, store.dialect, () => now);
   });

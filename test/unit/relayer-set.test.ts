@@ -15,12 +15,12 @@ import type { ChainSender } from '../../src/chain/sender.js';
 import { RelayerNotActiveError } from '../../src/chain/nonces.js';
 import { MINT_TX, ROTATION_TX } from '../../src/chain/outcomes.js';
 import type { ChainSigner } from '../../src/chain/signer.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const CHAIN = 80002;
 
 async function setup() {
-  const store = openStore({ dataDir: tempDir() });
+  const store = openStore({ dataDir: await migratedSqliteDir(CHAIN) });
   await migrateToLatest(store, CHAIN);
   const keys = await KeyRing.open(store.db, new SecretBox('33'.repeat(32)));
   const node = {

@@ -14,13 +14,13 @@ import { SecretBox } from '../../src/util/secretbox.js';
 import type { ChainTxRow } from '../../src/chain/sender.js';
 import { chainWing } from '../helpers/chain-wing.js';
 import { MINT_TX } from '../../src/chain/outcomes.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const CHAIN = 80002;
 const GWEI = 10n ** 9n;
 
 async function setup() {
-  const store = openStore({ dataDir: tempDir() });
+  const store = openStore({ dataDir: await migratedSqliteDir(CHAIN) });
   await migrateToLatest(store, CHAIN);
   const keys = await KeyRing.open(store.db, new SecretBox('22'.repeat(32)));
   const node = {

@@ -7,8 +7,8 @@ import type { Store } from '../../src/store/db.js';
 import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { SignedBytes, TRACKED_COLUMNS, type TrackedRow } from '../../src/chain/signed-bytes.js';
-import { tempDir } from '../helpers/env.js';
 import { recordedTx } from '../helpers/chain-txs.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 const CHAIN = 31337;
 
@@ -16,7 +16,7 @@ describe('the tracker signed bytes', () => {
   let store: Store;
   let nonce = 0;
   before(async () => {
-    store = openStore({ dataDir: tempDir() });
+    store = openStore({ dataDir: await migratedSqliteDir(CHAIN) });
     await migrateToLatest(store, CHAIN);
   });
   after(() => store.close());

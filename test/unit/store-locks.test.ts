@@ -7,12 +7,13 @@ import { openStore } from '../../src/store/open.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { lockForShare, lockForUpdate, skipLocked, workersInOneProcess } from '../../src/store/locks.js';
 import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 describe('row locks by dialect', () => {
   let sqlite: Store;
   let postgres: Store;
   before(async () => {
-    sqlite = openStore({ dataDir: tempDir() });
+    sqlite = openStore({ dataDir: await migratedSqliteDir() });
     await migrateToLatest(sqlite);
     // Only compiled, never connected: the pool opens a connection at the first query.
     postgres = openStore({ databaseUrl: 'postgres://nobody@127.0.0.1:1/none', dataDir: tempDir() });

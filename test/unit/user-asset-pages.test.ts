@@ -11,7 +11,7 @@ import { assetJsonByUid, getAssetJson, listAssetsOfUser, mergeNewestFirst } from
 import { jsonPageAnswer } from '../../src/http/kit/paging.js';
 import { AssetReads } from '../../src/services/assets/cache.js';
 import type { Ctx } from '../../src/services/context.js';
-import { tempDir } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 describe("a user's assets, paged", () => {
   let store: Store;
@@ -20,7 +20,7 @@ describe("a user's assets, paged", () => {
   // A holder with nothing on its way (the list then reads the owned assets' uids alone).
   const holderExpected: string[] = [];
   before(async () => {
-    const dir = tempDir();
+    const dir = await migratedSqliteDir();
     const migrated = openStore({ dataDir: dir, checkpoints: 'none' });
     await migrateToLatest(migrated);
     await migrated.close();

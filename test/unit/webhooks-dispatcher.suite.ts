@@ -22,7 +22,8 @@ import { setWebhook, getWebhook } from '../../src/webhooks/endpoints.js';
 import { listAttempts, listDeliveries, redeliver } from '../../src/webhooks/deliveries.js';
 import { verifyOurSignature } from '../../src/util/webhook-signing.js';
 import { CAP_WINDOW_MS, HOUR, MINUTE, SECOND } from '../../src/webhooks/schedule.js';
-import { freshPostgres, tempDir } from '../helpers/env.js';
+import { tempDir } from '../helpers/env.js';
+import { migratedPostgres, migratedSqliteDir } from '../helpers/schema-copies.js';
 
 interface Sent extends WebhookSendRequest {
   at: number;
@@ -88,8 +89,8 @@ export function dispatcherSuite(dbKind: 'sqlite' | 'postgres'): void {
     ) => emitEvent(ctx.db, appUid, type, data);
 
     before(async () => {
-      const dataDir = tempDir();
-      const pgdb = dbKind === 'postgres' ? await freshPostgres() : null;
+      const pgdb = dbKind === 'postgres' ? await migratedPostgres() : null;
+      const dataDir = pgdb ? tempDir() : await migratedSqliteDir();
       dropDb = pgdb?.drop ?? null;
       const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', OUTBOUND_ALLOW_PRIVATE: 'true', ...(pgdb ? { DATABASE_URL: pgdb.url } : {}) });
       store = openStore({ databaseUrl: config.databaseUrl, dataDir });

@@ -9,12 +9,13 @@ import { migrateToLatest } from '../../src/store/migrate.js';
 import { JobQueue } from '../../src/jobs/queue.js';
 import { WorkerPool } from '../../src/jobs/worker.js';
 import { WALLET_JOB } from '../../src/jobs/kinds.js';
-import { tempDir, waitFor } from '../helpers/env.js';
+import { waitFor } from '../helpers/env.js';
+import { migratedSqliteDir } from '../helpers/schema-copies.js';
 
 describe('a job handler that waits before it claims', () => {
   let store: Store;
   before(async () => {
-    store = openStore({ dataDir: tempDir(), checkpoints: 'none' });
+    store = openStore({ dataDir: await migratedSqliteDir(), checkpoints: 'none' });
     await migrateToLatest(store);
   });
   after(() => store.close());

@@ -98,6 +98,8 @@ export class ChildChain implements EmbeddedChain {
     private readonly files: { pidPath: string; statePath: string },
     private readonly log: Logger,
     private readonly stderrTail: () => string[],
+    /** How long an exit nobody asked for waits for its signal (a test's shorter moment). */
+    private readonly exitVerdictMs = EXIT_VERDICT_MS,
   ) {
     this.pid = child.pid!;
     watchInterrupts();
@@ -128,7 +130,7 @@ export class ChildChain implements EmbeddedChain {
         // The group's Ctrl-C reaches anvil and this process together, and on a busy machine the news of
         // anvil's exit can be handled before the signal that caused it: the verdict waits a moment.
         if (expected()) judge();
-        else setTimeout(judge, EXIT_VERDICT_MS);
+        else setTimeout(judge, this.exitVerdictMs);
       };
       if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
       else child.once('exit', onExit);
