@@ -95,10 +95,7 @@ export async function migratedPostgres(defaultChainId = 31337): Promise<{ url: s
       });
       const store = openStore({ databaseUrl: `${PG_BASE}/${name}`, dataDir: tempDir() });
       await migrateToLatest(store, defaultChainId);
-      await store.close();
-      // A template is copied only while nobody is connected to it, and the store's close leaves its
-      // migrations' connection idle on the server (the process's exit ends it in the service).
-      await admin((c) => c.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]));
+      await store.close(); // a template is copied only while nobody is connected to it
       return name;
     })();
     pgSchemas.set(defaultChainId, schema);

@@ -69,6 +69,9 @@ export function openPostgresStore(s: PgSettings, onConnectionLost?: (err: Error)
     close: async () => {
       await migrations?.destroy();
       await db.destroy();
+      // Kysely ends a pool only once it has run a query through it: a store that only migrated (the
+      // migrations share this pool) left its connection open, holding the process up to its idle timeout.
+      if (!pool.ending) await pool.end();
     },
     groupCommit: plainGroupCommit(db),
     flush: async () => {},
