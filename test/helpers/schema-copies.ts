@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { isAlive } from '../../src/chain/anvil/processes.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open.js';
 import { PG_BASE, tempDir } from './env.js';
@@ -60,16 +61,7 @@ async function dropOrphans(c: pg.Client): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** This process's schema databases, dropped when it has nothing left to do (they must not outlive it). */
+/** This process's schema databases, dropped as it exits (they must not outlive it; dropOrphans takes those of a killed one). */
 function dropAtExit(): void {
   process.once('exit', () => {
     const names = [...pgSchemas.keys()].map((chain) => `mw_schema_${process.pid}_${chain}`);
