@@ -11,21 +11,10 @@ import { migratedPostgres, migratedSqliteDir } from './schema-copies.js';
 
 /** Registers the block's before and after; `db` is usable inside its tests. */
 export function migratedStoreFor(kind: 'sqlite' | 'postgres'): { readonly db: Db } {
-  let store: Store | undefined;
-  let drop = async () => {};
-  before(async () => {
-    const pgdb = kind === 'postgres' ? await migratedPostgres() : null;
-    if (pgdb) drop = pgdb.drop;
-    store = openStore({ databaseUrl: pgdb?.url, dataDir: pgdb ? tempDir() : await migratedSqliteDir() });
-  });
-  after(async () => {
-    await store?.close();
-    await drop();
-  });
+  const block = storeOfBlock(kind, async () => {}, undefined, true);
   return {
     get db() {
-      if (!store) throw new Error('the store is opened before the tests of its block');
-      return store.db;
+      return block.store.db;
     },
   };
 }
@@ -47,16 +36,21 @@ export function pgStoreWithTableFor(postgres: PostgresOptions, rows = 0): { read
 
 /**
  * A store opened before the block's tests (SQLite in a temporary directory, or a fresh PostgreSQL
- * database with the settings `postgres`) and made ready by `prepare`; closed, and its database dropped,
- * after them.
+ * database with the settings `postgres`; `migrated`: each a copy of the latest schema) and made ready by
+ * `prepare`; closed, and its database dropped, after them.
  */
-function storeOfBlock(kind: 'sqlite' | 'postgres', prepare: (store: Store) => Promise<void>, postgres?: PostgresOptions): { readonly store: Store } {
+function storeOfBlock(
+  kind: 'sqlite' | 'postgres',
+  prepare: (store: Store) => Promise<void>,
+  postgres?: PostgresOptions,
+  migrated = false,
+): { readonly store: Store } {
   let store: Store | undefined;
   let drop = async () => {};
   before(async () => {
-    const pgdb = kind === 'postgres' ? await freshPostgres() : null;
+    const pgdb = kind === 'postgres' ? await (migrated ? migratedPostgres() : freshPostgres()) : null;
     if (pgdb) drop = pgdb.drop;
-    store = openStore({ databaseUrl: pgdb?.url, dataDir: tempDir(), postgres });
+    store = openStore({ databaseUrl: pgdb?.url, dataDir: migrated && !pgdb ? await migratedSqliteDir() : tempDir(), postgres });
     await prepare(store);
   });
   after(async () => {
