@@ -79,21 +79,24 @@ export function tempDir(prefix = 'mintworks-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** `f` on a connection to the server's `postgres` database, closed after it (creating and dropping databases). */
+export async function withPgAdmin<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
+  await c.connect();
+  try {
+    return await f(c);
+  } finally {
+    await c.end();
+  }
+}
+
 /** A new empty PostgreSQL database; returns its URL and a drop function. */
 export async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `mw_test_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  await withPgAdmin((c) => c.query(`create database ${name}`));
   return {
     url: `${PG_BASE}/${name}`,
-    async drop() {
-      const c = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
+    drop: () => withPgAdmin(async (c) => void (await c.query(`drop database if exists ${name} with (force)`))),
   };
 }
 

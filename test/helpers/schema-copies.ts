@@ -6,11 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { isAlive } from '../../src/chain/anvil/processes.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open.js';
-import { PG_BASE, tempDir } from './env.js';
+import { PG_BASE, tempDir, withPgAdmin } from './env.js';
 
 const SQLITE_FILE = 'mintworks.sqlite';
 
@@ -41,16 +41,6 @@ export async function migratedSqliteDir(defaultChainId = 31337): Promise<string>
 const pgSchemas = new Map<number, Promise<string>>();
 const SCHEMA_DB = /^mw_schema_(\d+)_\d+$/;
 
-async function admin<T>(f: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
-  await c.connect();
-  try {
-    return await f(c);
-  } finally {
-    await c.end();
-  }
-}
-
 /** The schema databases of test processes that are gone (killed before they could drop theirs). */
 async function dropOrphans(c: pg.Client): Promise<void> {
   const { rows } = await c.query<{ datname: string }>("select datname from pg_database where datname like 'mw\\_schema\\_%'");
@@ -80,7 +70,7 @@ export async function migratedPostgres(defaultChainId = 31337): Promise<{ url: s
     if (pgSchemas.size === 0) dropAtExit();
     schema = (async () => {
       const name = `mw_schema_${process.pid}_${defaultChainId}`;
-      await admin(async (c) => {
+      await withPgAdmin(async (c) => {
         await dropOrphans(c);
         await c.query(`drop database if exists ${name} with (force)`);
         await c.query(`create database ${name}`);
@@ -94,9 +84,9 @@ export async function migratedPostgres(defaultChainId = 31337): Promise<{ url: s
   }
   const template = await schema;
   const name = `mw_test_${process.pid}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  await admin((c) => c.query(`create database ${name} template ${template}`));
+  await withPgAdmin((c) => c.query(`create database ${name} template ${template}`));
   return {
     url: `${PG_BASE}/${name}`,
-    drop: () => admin(async (c) => void (await c.query(`drop database if exists ${name} with (force)`))),
+    drop: () => withPgAdmin(async (c) => void (await c.query(`drop database if exists ${name} with (force)`))),
   };
 }

@@ -2,20 +2,14 @@
 // ran the migrations (the CLI's, a test's template) had left the migrations' connection open.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import pg from 'pg';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open.js';
-import { freshPostgres, PG_BASE, tempDir, waitFor } from '../helpers/env.js';
+import { freshPostgres, tempDir, waitFor, withPgAdmin } from '../helpers/env.js';
 
-async function sessionsOn(database: string): Promise<number> {
-  const c = new pg.Client({ connectionString: `${PG_BASE}/postgres` });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [database]);
-    return Number(rows[0].n);
-  } finally {
-    await c.end();
-  }
+function sessionsOn(database: string): Promise<number> {
+  return withPgAdmin(async (c) =>
+    Number((await c.query<{ n: string }>('select count(*) as n from pg_stat_activity where datname = $1', [database])).rows[0].n),
+  );
 }
 
 describe('closing a PostgreSQL store', () => {
