@@ -12,12 +12,19 @@ import { startCheckpointer, WalSync } from './wal.js';
 import { withStatementCache } from './statements.js';
 import { DurableSqliteDialect } from './dialect.js';
 
-/** `checkpoints`: who checkpoints the WAL; `flushedBy`: see openSqliteStore. */
+/**
+ * The WAL file's size kept once SQLite writes it again from its start: a burst of creates writes
+ * hundreds of MB to it, and a busy hour's ordinary writes need a few.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/** `checkpoints`: who checkpoints the WAL; `flushedBy`: see openSqliteStore; `walSizeLimitBytes`: WAL_SIZE_LIMIT_BYTES (tests). */
 export interface SqliteStoreOptions {
   databaseUrl?: string;
   dataDir: string;
   checkpoints?: Checkpoints;
   flushedBy?: 'commit' | 'caller';
+  walSizeLimitBytes?: number;
 }
 
 /**
@@ -77,6 +84,9 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   // Checkpoints (copying the WAL back into the database file, with two fsyncs) would run inside some
   // request's commit every 1000 pages; a checkpointer of their own does them instead (startCheckpointer).
   database.pragma('wal_autocheckpoint = 0');
+  // A WAL written again from its start (after a checkpoint copied it all back) keeps the size a burst
+  // gave it; the first commit after that start cuts the file back to this size.
+  database.pragma(`journal_size_limit = ${opts.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
   const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
   const wal = new WalSync(`${file}-wal`, opts.flushedBy === 'caller');
   const changes = new SqliteChanges(database);

@@ -12,8 +12,8 @@ const require = createRequire(import.meta.url);
 /**
  * Checkpoints the WAL every `everyMs` on a connection of its own (PASSIVE: it never waits for or blocks
  * the writer; frames a reader still needs are copied on a later round), and truncates it after a quiet
- * spell so it does not stay large. In a thread: eval'd source, so it runs the same way from `dist/` and
- * under tsx.
+ * spell (QUIET_ROUNDS rounds) so it does not stay large. In a thread: eval'd source, so it runs the same
+ * way from `dist/` and under tsx.
  */
 export function startCheckpointer(file: string, where: Checkpoints, everyMs = 1000): { stop(): Promise<void> } {
   if (where === 'none') return { stop: async () => {} };
@@ -42,14 +42,24 @@ export function startCheckpointer(file: string, where: Checkpoints, everyMs = 10
   return { stop: async () => void (await worker.terminate()) };
 }
 
-/** One checkpoint round on `db` (plain JavaScript: it is also eval'd in the checkpointer thread). */
+/**
+ * One checkpoint round on `db` (plain JavaScript: it is also eval'd in the checkpointer thread). A WAL
+ * copied back whole is not made shorter by that: SQLite writes it again from its start only when a write
+ * begins after such a copy, and a burst's writes never wait for one. So a burst leaves a WAL of its size
+ * (about 10 KB a create: 670 MB after 70,000), and an installation that writes nothing after it kept the
+ * file at that size. Five rounds in a row with nothing new, all of it copied back, are a quiet spell:
+ * the WAL is then truncated (TRUNCATE waits for writers, and there are none).
+ */
 function checkpointRound(db: { pragma(s: string): unknown }): () => void {
-  let idle = 0;
+  const QUIET_ROUNDS = 5;
+  let quiet = 0;
+  let lastLog = -1;
   return () => {
     try {
-      const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
-      idle = r.log === 0 ? idle + 1 : 0;
-      if (idle === 5) db.pragma('wal_checkpoint(TRUNCATE)');
+      const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
+      quiet = r.log === lastLog && r.checkpointed === r.log ? quiet + 1 : 0;
+      lastLog = r.log;
+      if (quiet === QUIET_ROUNDS && r.log > 0) lastLog = (db.pragma('wal_checkpoint(TRUNCATE)') as { log: number }[])[0].log;
     } catch {
       /* busy: the next round copies what this one could not */
     }
