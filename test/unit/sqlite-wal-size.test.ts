@@ -44,6 +44,23 @@ describe('the SQLite WAL after a burst', () => {
     assert.equal((writer.prepare('select count(*) as n from t').get() as { n: number }).n, 128);
   });
 
+  it('is truncated once a reader that held it back has ended', async () => {
+    const file = path.join(tempDir(), 'read.sqlite');
+    const writer = writtenWal(file, 1);
+    closers.push(() => writer.close());
+    const reader = new SQLite(file);
+    closers.push(() => reader.close());
+    reader.exec('begin');
+    reader.prepare('select count(*) from t').get(); // a read transaction on the WAL's frames
+    const checkpointer = startCheckpointer(file, 'inline', 10);
+    closers.push(() => checkpointer.stop());
+    // Three times the quiet spell: the truncation is tried and cannot finish while the reader is on.
+    await new Promise((r) => setTimeout(r, 150));
+    assert.ok(walSize(file) > 0, 'truncated under a reader');
+    reader.exec('commit');
+    await waitFor('the WAL truncated', async () => walSize(file) === 0, 5_000, 10);
+  });
+
   it('is not truncated while writes go on', async () => {
     const file = path.join(tempDir(), 'busy.sqlite');
     const writer = writtenWal(file, 1);

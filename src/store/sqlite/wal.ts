@@ -34,7 +34,9 @@ export function startCheckpointer(file: string, where: Checkpoints, everyMs = 10
     const { workerData } = require('node:worker_threads');
     const Database = require(workerData.module);
     const db = new Database(workerData.file);
-    db.pragma('busy_timeout = 5000');
+    // PASSIVE never waits. TRUNCATE does, holding off the writers meanwhile: for a reader still on the
+    // WAL it waits this long at most, and a round that gives up is retried the next time.
+    db.pragma('busy_timeout = 50');
     const round = (${checkpointRound.toString()})(db);
     setInterval(round, workerData.everyMs);`;
   const worker = new Worker(code, { eval: true, workerData: { module: require.resolve('better-sqlite3'), file, everyMs } });
@@ -44,11 +46,11 @@ export function startCheckpointer(file: string, where: Checkpoints, everyMs = 10
 
 /**
  * One checkpoint round on `db` (plain JavaScript: it is also eval'd in the checkpointer thread). A WAL
- * copied back whole is not made shorter by that: SQLite writes it again from its start only when a write
- * begins after such a copy, and a burst's writes never wait for one. So a burst leaves a WAL of its size
- * (about 10 KB a create: 670 MB after 70,000), and an installation that writes nothing after it kept the
- * file at that size. Five rounds in a row with nothing new, all of it copied back, are a quiet spell:
- * the WAL is then truncated (TRUNCATE waits for writers, and there are none).
+ * copied back whole keeps its size: SQLite writes it again from its start only when a write begins
+ * after such a copy, which a burst's back-to-back writes never do, and a WAL that is never written
+ * again stays as it is. A burst writes about 10 KB a create to it (670 MB for 70,000). So once
+ * QUIET_ROUNDS rounds in a row found nothing new and all of it copied back, the WAL is truncated; a
+ * truncation that could not finish (a reader still on the WAL) is tried again the next round.
  */
 function checkpointRound(db: { pragma(s: string): unknown }): () => void {
   const QUIET_ROUNDS = 5;
@@ -59,7 +61,7 @@ function checkpointRound(db: { pragma(s: string): unknown }): () => void {
       const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[];
       quiet = r.log === lastLog && r.checkpointed === r.log ? quiet + 1 : 0;
       lastLog = r.log;
-      if (quiet === QUIET_ROUNDS && r.log > 0) lastLog = (db.pragma('wal_checkpoint(TRUNCATE)') as { log: number }[])[0].log;
+      if (quiet >= QUIET_ROUNDS && r.log > 0) db.pragma('wal_checkpoint(TRUNCATE)');
     } catch {
       /* busy: the next round copies what this one could not */
     }
