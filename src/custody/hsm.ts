@@ -40,25 +40,79 @@ export interface EcKeyRef {
 
 // The module's library is process-wide: every thread's PKCS11 object shares it, and C_Finalize by one
 // would end the sessions of all. So it is initialised once per module path and never finalised (the
-// process exit releases it).
-const loaded = new Map<string, Pkcs11Types.PKCS11>();
+// process exit releases it), with one exception below.
+const loaded = new Map<string, { p11: Pkcs11Types.PKCS11; ownInit: boolean }>();
 
-function moduleFor(path: string): { p11: Pkcs11Types.PKCS11; lib: typeof Pkcs11Types } {
+/** `ownInit`: this thread initialised the library, and has not looked for a token in it yet. */
+function moduleFor(path: string): { p11: Pkcs11Types.PKCS11; lib: typeof Pkcs11Types; ownInit: boolean } {
   const lib = require('pkcs11js') as typeof Pkcs11Types;
-  let p11 = loaded.get(path);
-  if (!p11) {
+  let entry = loaded.get(path);
+  if (!entry) {
     if (!fs.existsSync(path)) throw new HsmError(`PKCS11_MODULE ${path} does not exist`);
-    p11 = new lib.PKCS11();
+    const p11 = new lib.PKCS11();
     p11.load(path);
+    let ownInit = true;
     try {
       p11.C_Initialize({ flags: lib.CKF_OS_LOCKING_OK });
     } catch (err) {
       // Another thread of this process initialised the library already.
       if (!/CKR_CRYPTOKI_ALREADY_INITIALIZED/.test((err as Error).message)) throw err;
+      ownInit = false;
     }
-    loaded.set(path, p11);
+    entry = { p11, ownInit };
+    loaded.set(path, entry);
   }
-  return { p11, lib };
+  return { ...entry, lib };
+}
+
+/** Times the library is initialised again when it does not list the token or fails to read it (see loggedInSession). */
+const TOKEN_LOOKUPS = 5;
+const TOKEN_LOOKUP_PAUSE_MS = 100;
+
+/**
+ * A logged-in session on the token labelled `s.tokenLabel`. SoftHSM2 lists the tokens it read when the
+ * library was initialised, and a token whose file another process was rewriting at that moment (a
+ * login rewrites it) is left out until the next initialisation, or answers CKR_GENERAL_ERROR: 5 of 99
+ * process starts missed the token beside a process logging in over and over, and 2 of 93 still failed
+ * with the lookup alone retried. So a library this thread initialised is finalised and initialised
+ * again when either happens, a few times. Only then: no session of this process can exist on a token
+ * it does not list, and the other threads that use the library start after the first open
+ * (`mayInitAgain`: this thread initialised the library and opens its first session).
+ */
+export function loggedInSession(p11: Pkcs11Types.PKCS11, lib: Pkcs11Constants, s: HsmSettings, mayInitAgain: boolean): Buffer {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openAndLogIn(p11, lib, s);
+    } catch (err) {
+      const unread = err instanceof TokenNotListed || /CKR_GENERAL_ERROR/.test((err as Error).message);
+      if (!unread || !mayInitAgain || attempt >= TOKEN_LOOKUPS) throw err;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, TOKEN_LOOKUP_PAUSE_MS); // start-up only
+    p11.C_Finalize();
+    p11.C_Initialize({ flags: lib.CKF_OS_LOCKING_OK });
+  }
+}
+
+class TokenNotListed extends HsmError {}
+
+/** The constants of pkcs11js a session's opening uses. */
+type Pkcs11Constants = Pick<typeof Pkcs11Types, 'CKF_OS_LOCKING_OK' | 'CKF_RW_SESSION' | 'CKF_SERIAL_SESSION' | 'CKU_USER'>;
+
+function openAndLogIn(p11: Pkcs11Types.PKCS11, lib: Pkcs11Constants, s: HsmSettings): Buffer {
+  const slot = p11.C_GetSlotList(true).find((sl) => p11.C_GetTokenInfo(sl).label.trim() === s.tokenLabel);
+  if (!slot) throw new TokenNotListed(`no token labelled "${s.tokenLabel}" in ${s.module} (PKCS11_TOKEN_LABEL)`);
+  const session = p11.C_OpenSession(slot, lib.CKF_RW_SESSION | lib.CKF_SERIAL_SESSION);
+  try {
+    p11.C_Login(session, lib.CKU_USER, s.pin);
+  } catch (err) {
+    const m = (err as Error).message;
+    // Another session of this process logged in already: the login is per application, not per session.
+    if (!/CKR_USER_ALREADY_LOGGED_IN/.test(m)) {
+      p11.C_CloseSession(session);
+      throw new HsmError(/CKR_PIN_INCORRECT/.test(m) ? `PKCS11_PIN is wrong for token "${s.tokenLabel}"` : `cannot log in to token "${s.tokenLabel}": ${m}`);
+    }
+  }
+  return session;
 }
 
 export class Hsm {
@@ -71,21 +125,9 @@ export class Hsm {
 
   /** Opens a session on the token labelled `tokenLabel` and logs in. */
   static open(s: HsmSettings): Hsm {
-    const { p11, lib } = moduleFor(s.module);
-    const slot = p11.C_GetSlotList(true).find((sl) => p11.C_GetTokenInfo(sl).label.trim() === s.tokenLabel);
-    if (!slot) throw new HsmError(`no token labelled "${s.tokenLabel}" in ${s.module} (PKCS11_TOKEN_LABEL)`);
-    const session = p11.C_OpenSession(slot, lib.CKF_RW_SESSION | lib.CKF_SERIAL_SESSION);
-    try {
-      p11.C_Login(session, lib.CKU_USER, s.pin);
-    } catch (err) {
-      const m = (err as Error).message;
-      // Another session of this process logged in already: the login is per application, not per session.
-      if (!/CKR_USER_ALREADY_LOGGED_IN/.test(m)) {
-        p11.C_CloseSession(session);
-        throw new HsmError(/CKR_PIN_INCORRECT/.test(m) ? `PKCS11_PIN is wrong for token "${s.tokenLabel}"` : `cannot log in to token "${s.tokenLabel}": ${m}`);
-      }
-    }
-    return new Hsm(p11, lib, session, s.tokenLabel);
+    const { p11, lib, ownInit } = moduleFor(s.module);
+    loaded.get(s.module)!.ownInit = false; // once: later opens may find sessions of this process open
+    return new Hsm(p11, lib, loggedInSession(p11, lib, s, ownInit), s.tokenLabel);
   }
 
   close(): void {
