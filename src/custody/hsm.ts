@@ -43,8 +43,11 @@ export interface EcKeyRef {
 // process exit releases it), with one exception below.
 const loaded = new Map<string, { p11: Pkcs11Types.PKCS11; ownInit: boolean }>();
 
-/** `ownInit`: this thread initialised the library, and has not looked for a token in it yet. */
-function moduleFor(path: string): { p11: Pkcs11Types.PKCS11; lib: typeof Pkcs11Types; ownInit: boolean } {
+/**
+ * `firstOpen`: this thread initialised the library and this is its first open in it (true once: later
+ * opens may find sessions of this process open).
+ */
+function moduleFor(path: string): { p11: Pkcs11Types.PKCS11; lib: typeof Pkcs11Types; firstOpen: boolean } {
   const lib = require('pkcs11js') as typeof Pkcs11Types;
   let entry = loaded.get(path);
   if (!entry) {
@@ -62,7 +65,9 @@ function moduleFor(path: string): { p11: Pkcs11Types.PKCS11; lib: typeof Pkcs11T
     entry = { p11, ownInit };
     loaded.set(path, entry);
   }
-  return { ...entry, lib };
+  const firstOpen = entry.ownInit;
+  entry.ownInit = false;
+  return { p11: entry.p11, lib, firstOpen };
 }
 
 /** Times the library is initialised again when it does not list the token or fails to read it (see loggedInSession). */
@@ -125,9 +130,8 @@ export class Hsm {
 
   /** Opens a session on the token labelled `tokenLabel` and logs in. */
   static open(s: HsmSettings): Hsm {
-    const { p11, lib, ownInit } = moduleFor(s.module);
-    loaded.get(s.module)!.ownInit = false; // once: later opens may find sessions of this process open
-    return new Hsm(p11, lib, loggedInSession(p11, lib, s, ownInit), s.tokenLabel);
+    const { p11, lib, firstOpen } = moduleFor(s.module);
+    return new Hsm(p11, lib, loggedInSession(p11, lib, s, firstOpen), s.tokenLabel);
   }
 
   close(): void {
