@@ -41,7 +41,18 @@ function writtenBytes(): number {
 
 const WAL_HEADER = 32;
 const WAL_FRAME_HEADER = 24;
-const WAL_PAGE = 4096; // the store's page size (SQLite's default)
+
+/** Bytes of one WAL frame: its header and a page (the page size is in the WAL's header, bytes 8-11). */
+function walFrameBytes(walFile: string): number {
+  const head = Buffer.alloc(12);
+  const fd = fs.openSync(walFile, 'r');
+  try {
+    fs.readSync(fd, head, 0, 12, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return WAL_FRAME_HEADER + head.readUInt32BE(8);
+}
 
 /**
  * WAL frames a create by B-tree, of the frames written from byte `from` of the WAL on: each frame's
@@ -50,6 +61,7 @@ const WAL_PAGE = 4096; // the store's page size (SQLite's default)
  */
 function framesByBtree(file: string, from: number, creates: number): Record<string, number> {
   const wal = fs.readFileSync(`${file}-wal`);
+  const frame = walFrameBytes(`${file}-wal`);
   const owner = new Map<number, string>();
   const db = new SQLite(file, { readonly: true });
   try {
@@ -59,7 +71,7 @@ function framesByBtree(file: string, from: number, creates: number): Record<stri
     db.close();
   }
   const counts = new Map<string, number>();
-  for (let at = Math.max(from, WAL_HEADER); at + WAL_FRAME_HEADER + WAL_PAGE <= wal.length; at += WAL_FRAME_HEADER + WAL_PAGE) {
+  for (let at = Math.max(from, WAL_HEADER); at + frame <= wal.length; at += frame) {
     const name = owner.get(wal.readUInt32BE(at)) ?? 'other';
     counts.set(name, (counts.get(name) ?? 0) + 1);
   }
@@ -96,11 +108,12 @@ for (const db of dbsFromArgs()) {
     const walBytes = () => (db === 'sqlite' && fs.existsSync(wal) ? fs.statSync(wal).size : 0);
 
     await groups(WARM_GROUPS);
+    const frame = db === 'sqlite' ? walFrameBytes(wal) : 0;
     const rounds: { cpu_us: number; user_us: number; sys_us: number; wall_us: number; disk_kb?: number; wal_frames?: number; db_cpu_us?: number }[] = [];
-    let lastRoundFrom = 0;
+    let lastRoundFrom = 0; // where the last round's frames start in the WAL
     for (let r = 0; r < ROUNDS; r++) {
-      lastRoundFrom = walBytes();
       const [cpu0, t0, disk0, wal0, pg0] = [process.cpuUsage(), performance.now(), writtenBytes(), walBytes(), pgdb ? postgresServerMs() : 0];
+      lastRoundFrom = wal0;
       await groups(GROUPS);
       const cpu = process.cpuUsage(cpu0);
       const creates = GROUPS * GROUP;
@@ -112,7 +125,7 @@ for (const db of dbsFromArgs()) {
         ...(db === 'sqlite'
           ? {
               disk_kb: round1((writtenBytes() - disk0) / 1024 / creates),
-              wal_frames: Math.round(((walBytes() - wal0) / (WAL_PAGE + WAL_FRAME_HEADER) / creates) * 100) / 100,
+              wal_frames: Math.round(((walBytes() - wal0) / frame / creates) * 100) / 100,
             }
           : {}),
         ...(pgdb ? { db_cpu_us: round1(((postgresServerMs() - pg0) * 1000) / creates) } : {}),
