@@ -8,7 +8,7 @@
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
 //                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
 import fs from 'node:fs';
-import { benchSubjects, dbsFromArgs, emit, load, postgresServerMs, startBare, startService } from './lib.js';
+import { benchSubjects, dbsFromArgs, emit, ioOf, load, postgresServerMs, startBare, startService } from './lib.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 8);
 const connections = 64;
@@ -50,17 +50,6 @@ function cpuByThread(pid: number, withPostgres = false): Map<string, number> {
   walk(pid, 'svc');
   if (withPostgres) add('postgres', postgresServerMs());
   return out;
-}
-
-/** Bytes the process has had written so far: `write_bytes` (what reaches the disk: the WAL and its checkpoints) and `wchar` (every write call). */
-function ioOf(pid: number): { disk: number; calls: number } {
-  try {
-    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
-    const field = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
-    return { disk: field('write_bytes'), calls: field('wchar') };
-  } catch {
-    return { disk: 0, calls: 0 };
-  }
 }
 
 /** The service's /metrics counters of where creates waited (`mintworks_creates_wait_seconds_*{stage}`). */

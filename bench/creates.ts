@@ -13,7 +13,6 @@
 // WAL frames a create by the B-tree (table or index) whose page each frame holds: what each index
 // costs the commits.
 import fs from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import SQLite from 'better-sqlite3';
@@ -24,8 +23,9 @@ import { createApp } from '../src/services/apps/registry.js';
 import { createCollection } from '../src/services/collections/collections.js';
 import { createUser } from '../src/services/users/users.js';
 import { AssetIntake, type AssetParams } from '../src/services/assets/create.js';
+import { sqliteFile } from '../src/store/sqlite/open.js';
 import { freshPostgres, tempDir } from '../test/helpers/env.js';
-import { benchAssetBody, dbsFromArgs, emit, postgresServerMs } from './lib.js';
+import { benchAssetBody, dbsFromArgs, emit, ioOf, postgresServerMs } from './lib.js';
 
 const GROUP = Number(process.env.BENCH_GROUP ?? 32);
 const GROUPS = Number(process.env.BENCH_GROUPS ?? 200);
@@ -33,25 +33,22 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const ordered = process.env.BENCH_EXT === 'ordered';
 const WARM_GROUPS = 100;
 
-/** Bytes this process has caused to be written to storage (Linux). */
-function writtenBytes(): number {
-  const m = /^write_bytes:\s+(\d+)/m.exec(fs.readFileSync('/proc/self/io', 'utf8'));
-  return m ? Number(m[1]) : 0;
-}
-
 const WAL_HEADER = 32;
 const WAL_FRAME_HEADER = 24;
 
-/** Bytes of one WAL frame: its header and a page (the page size is in the WAL's header, bytes 8-11). */
-function walFrameBytes(walFile: string): number {
-  const head = Buffer.alloc(12);
+/** Bytes of one frame of the WAL `wal` (its first bytes at least): a frame's header and a page, whose size is in the WAL's header (bytes 8-11). */
+const walFrameBytes = (wal: Buffer): number => WAL_FRAME_HEADER + wal.readUInt32BE(8);
+
+/** The WAL's header alone. */
+function walHead(walFile: string): Buffer {
+  const head = Buffer.alloc(WAL_HEADER);
   const fd = fs.openSync(walFile, 'r');
   try {
-    fs.readSync(fd, head, 0, 12, 0);
+    fs.readSync(fd, head, 0, WAL_HEADER, 0);
   } finally {
     fs.closeSync(fd);
   }
-  return WAL_FRAME_HEADER + head.readUInt32BE(8);
+  return head;
 }
 
 /**
@@ -61,7 +58,7 @@ function walFrameBytes(walFile: string): number {
  */
 function framesByBtree(file: string, from: number, creates: number): Record<string, number> {
   const wal = fs.readFileSync(`${file}-wal`);
-  const frame = walFrameBytes(`${file}-wal`);
+  const frame = walFrameBytes(wal);
   const owner = new Map<number, string>();
   const db = new SQLite(file, { readonly: true });
   try {
@@ -104,15 +101,16 @@ for (const db of dbsFromArgs()) {
     const groups = async (count: number) => {
       for (let g = 0; g < count; g++) await Promise.all(Array.from({ length: GROUP }, () => intake.submit(app.uid, 'development', body())));
     };
-    const wal = path.join(dataDir, 'mintworks.sqlite-wal');
+    const file = sqliteFile(undefined, dataDir);
+    const wal = `${file}-wal`;
     const walBytes = () => (db === 'sqlite' && fs.existsSync(wal) ? fs.statSync(wal).size : 0);
 
     await groups(WARM_GROUPS);
-    const frame = db === 'sqlite' ? walFrameBytes(wal) : 0;
+    const frame = db === 'sqlite' ? walFrameBytes(walHead(wal)) : 0;
     const rounds: { cpu_us: number; user_us: number; sys_us: number; wall_us: number; disk_kb?: number; wal_frames?: number; db_cpu_us?: number }[] = [];
     let lastRoundFrom = 0; // where the last round's frames start in the WAL
     for (let r = 0; r < ROUNDS; r++) {
-      const [cpu0, t0, disk0, wal0, pg0] = [process.cpuUsage(), performance.now(), writtenBytes(), walBytes(), pgdb ? postgresServerMs() : 0];
+      const [cpu0, t0, disk0, wal0, pg0] = [process.cpuUsage(), performance.now(), ioOf(process.pid).disk, walBytes(), pgdb ? postgresServerMs() : 0];
       lastRoundFrom = wal0;
       await groups(GROUPS);
       const cpu = process.cpuUsage(cpu0);
@@ -124,14 +122,14 @@ for (const db of dbsFromArgs()) {
         wall_us: round1(((performance.now() - t0) * 1000) / creates),
         ...(db === 'sqlite'
           ? {
-              disk_kb: round1((writtenBytes() - disk0) / 1024 / creates),
+              disk_kb: round1((ioOf(process.pid).disk - disk0) / 1024 / creates),
               wal_frames: Math.round(((walBytes() - wal0) / frame / creates) * 100) / 100,
             }
           : {}),
         ...(pgdb ? { db_cpu_us: round1(((postgresServerMs() - pg0) * 1000) / creates) } : {}),
       });
     }
-    const byBtree = db === 'sqlite' ? framesByBtree(path.join(dataDir, 'mintworks.sqlite'), lastRoundFrom, GROUPS * GROUP) : undefined;
+    const byBtree = db === 'sqlite' ? framesByBtree(file, lastRoundFrom, GROUPS * GROUP) : undefined;
     const med = (k: keyof (typeof rounds)[number]) => median(rounds.map((x) => x[k] ?? 0));
     emit({
       bench: 'creates',

@@ -299,6 +299,17 @@ export function serviceCpuSeconds(pid: number): { service: number; chain: number
   return { service: service / 100, chain: chain / 100 };
 }
 
+/** Bytes the process has had written so far: `write_bytes` (what reaches the disk: the WAL and its checkpoints) and `wchar` (every write call). */
+export function ioOf(pid: number): { disk: number; calls: number } {
+  try {
+    const io = fs.readFileSync(`/proc/${pid}/io`, 'utf8');
+    const field = (k: string) => Number(new RegExp(`^${k}: (\\d+)`, 'm').exec(io)?.[1] ?? 0);
+    return { disk: field('write_bytes'), calls: field('wchar') };
+  } catch {
+    return { disk: 0, calls: 0 };
+  }
+}
+
 /** CPU ms so far of every PostgreSQL server process on this machine (the backends the service talks to run there). */
 export function postgresServerMs(): number {
   let ms = 0;
