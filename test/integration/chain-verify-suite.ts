@@ -239,8 +239,11 @@ export function chainVerifySuite(db: 'sqlite' | 'postgres'): void {
       await t.svc.stop(); // behind the service's back: no worker, no indexer
       core = await openCore(t.svc.ctx.config, pino({ level: 'silent' }));
       const sql = core.store.db;
+      // In the order they were emitted: PostgreSQL returns rows in no set order without one.
       const events = async (type: string) =>
-        (await sql.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).execute()).map((e) => JSON.parse(e.payload));
+        (await sql.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', type).orderBy('seq').execute()).map((e) =>
+          JSON.parse(e.payload),
+        );
       const before = {
         transferred: (await events('asset.transferred')).length,
         burned: (await events('asset.burned')).length,
