@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { compiledPath, compileTests, mirrorOf, sourceName } from './compile-tests.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -24,14 +24,26 @@ reporter.push('--test-reporter=./scripts/test-failures.mjs', '--test-reporter-de
 // A test process that has not ended after this long (a group's whole run, tests and exit) fails under its
 // own name instead of holding the suite, and CI, until something kills it.
 const TEST_TIMEOUT_MS = Number(process.env.UNIT_TEST_TIMEOUT_MS ?? 300_000);
-const node = (args) =>
-  spawnSync(process.execPath, ['--enable-source-maps', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], { cwd: root, stdio: 'inherit' })
-    .status ?? 1;
+/** Runs node --test on `args`; resolves with its exit status. */
+const node = (args, env = process.env) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--enable-source-maps', '--test', `--test-timeout=${TEST_TIMEOUT_MS}`, ...reporter, ...args], {
+      cwd: root,
+      stdio: 'inherit',
+      env,
+    });
+    child.once('error', (err) => {
+      console.error(err);
+      resolve(1);
+    });
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
 
 await compileTests('unit');
 
-if (listed.length) process.exit(node(listed.map((f) => compiledPath('unit', f))));
+if (listed.length) process.exit(await node(listed.map((f) => compiledPath('unit', f))));
 
+const { SHARED_SCHEMAS_ENV, writeSharedSchemas } = await import(pathToFileURL(path.join(mirrorOf('unit'), 'test/helpers/schema-copies.js')).href);
 const dir = path.join(mirrorOf('unit'), 'test/unit');
 const files = fs
   .readdirSync(dir)
@@ -73,6 +85,11 @@ for (let g = 0; g < groups; g++) {
   fs.writeFileSync(entry, takeFiles);
   entries.push(entry);
 }
-const status = node([`--test-concurrency=${groups}`, ...entries]);
+// The processes copy the schemas migrated here once, instead of each migrating its own; they start
+// meanwhile, and wait for the schemas only when a test first asks for a database.
+const schemasFile = path.join(tmp, 'schemas.json');
+const running = node([`--test-concurrency=${groups}`, ...entries], { ...process.env, [SHARED_SCHEMAS_ENV]: schemasFile });
+await writeSharedSchemas(schemasFile);
+const status = await running;
 fs.rmSync(tmp, { recursive: true, force: true });
 process.exit(status);

@@ -1,10 +1,12 @@
 // A PostgreSQL store's close ends every connection it opened, whatever it was used for: one that only
-// ran the migrations (the CLI's, a test's template) had left the migrations' connection open.
+// ran the migrations (the CLI's, a test's template) had left the migrations' connection open. The
+// database is a copy of the latest schema: the migrations still open their connection to find nothing to do.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { openStore } from '../../src/store/open.js';
-import { freshPostgres, tempDir, waitFor, withPgAdmin } from '../helpers/env.js';
+import { tempDir, waitFor, withPgAdmin } from '../helpers/env.js';
+import { migratedPostgres } from '../helpers/schema-copies.js';
 
 function sessionsOn(database: string): Promise<number> {
   return withPgAdmin(async (c) =>
@@ -15,7 +17,7 @@ function sessionsOn(database: string): Promise<number> {
 describe('closing a PostgreSQL store', () => {
   for (const use of ['migrated only', 'migrated and queried'] as const) {
     it(`${use}: no session is left on the database`, async () => {
-      const pgdb = await freshPostgres();
+      const pgdb = await migratedPostgres();
       const database = new URL(pgdb.url).pathname.slice(1);
       try {
         const store = openStore({ databaseUrl: pgdb.url, dataDir: tempDir() });
