@@ -6,7 +6,8 @@
 // bare ÷ service, bounds the req/s ratio `bench/http.ts` can reach). `machine_busy` and `load_us` say
 // whether the machine's cores were the limit (the load generator runs on the same cores).
 //   node --import tsx bench/cpu.ts      (BENCH_DB=sqlite|postgres, BENCH_SECONDS=8, CPU_WORKERS=false,
-//                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart)
+//                                        CPU_ROUTES=post, CPU_BY_TID=1: each thread of the service apart,
+//                                        CPU_ENV='{"CREATES_THREAD":"false"}': the service's own settings)
 import fs from 'node:fs';
 import { benchSubjects, dbsFromArgs, emit, ioOf, load, postgresServerMs, startBare, startService } from './lib.js';
 
@@ -115,7 +116,7 @@ async function measure(pid: number, run: () => Promise<{ total: number; rps: num
 }
 
 for (const db of dbsFromArgs()) {
-  const svc = await startService(db);
+  const svc = await startService(db, JSON.parse(process.env.CPU_ENV ?? '{}'));
   try {
     const { body, firstUid, asset } = await benchSubjects(svc);
     const { base: bareBase, process: bare } = await startBare(asset);

@@ -30,6 +30,7 @@ import { inFlightMints } from './migrations/030_in_flight_mints.js';
 import { assetParentsKept } from './migrations/031_asset_parents_kept.js';
 import { openJobIndexes } from './migrations/032_open_job_indexes.js';
 import { signedBytesLz4 } from './migrations/033_signed_bytes_lz4.js';
+import { dropAssetNameIndex } from './migrations/034_drop_asset_name_index.js';
 
 /** The one migration history, in order. Each entry is a function of the dialect. */
 function migrations(store: Store, defaultChainId: number): Record<string, Migration> {
@@ -65,6 +66,7 @@ function migrations(store: Store, defaultChainId: number): Record<string, Migrat
     '031_asset_parents_kept': assetParentsKept(store.dialect),
     '032_open_job_indexes': openJobIndexes(),
     '033_signed_bytes_lz4': signedBytesLz4(store.dialect),
+    '034_drop_asset_name_index': dropAssetNameIndex(),
   };
 }
 
