@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
  * unique; `unique_name` has an index of its own), and lookups by collection alone use the
  * (collection, token id) key. It cost an entry for every create, and on PostgreSQL another for every
  * change of an indexed column (the mint's mark writes a new row version, with an entry in each index
- * its values match): 2-3 ms of a 500-asset mark's 19 ms.
+ * its values match): a 500-asset mark wrote 8 % more WAL with it.
  */
 export function dropAssetNameIndex() {
   return {
