@@ -55,17 +55,8 @@ export function sqliteFile(databaseUrl: string | undefined, dataDir: string): st
   return databaseUrl?.startsWith('sqlite:') ? path.resolve(databaseUrl.slice('sqlite:'.length)) : path.join(dataDir, 'mintworks.sqlite');
 }
 
-/**
- * `flushedBy: 'caller'` (SQLite): commits are not flushed to disk here; whoever acts on them calls
- * `flush()` first, of this store or another on the same file. For a thread that only writes and hands
- * its results to another (the creates' thread: the main thread flushes before it answers): a flush
- * done here would be seen only when this thread's event loop comes round, after its next group.
- */
-export function openSqliteStore(opts: SqliteStoreOptions): Store {
-  const url = opts.databaseUrl;
-  const file = sqliteFile(url, opts.dataDir);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const database = new SQLite(file);
+/** The store's settings of its connection to the file. */
+function configureConnection(database: SQLite.Database, walSizeLimitBytes: number): void {
   database.pragma('journal_mode = WAL');
   // Commits do not flush the WAL themselves: with synchronous = FULL every commit would hold SQLite's
   // write lock through an fsync, and every other writer (the workers' thread, the API's next group, the
@@ -81,7 +72,8 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   // the pages it changes in a statement journal, so that a failure undoes the statement alone. SQLite
   // keeps that journal in memory up to 64 KB, then spills it to a temporary file: every group of creates
   // opened, wrote page by page (two system calls a page) and unlinked one, a third of the bytes a
-  // create wrote. In memory it is freed with the statement; temporary tables and indexes are kept there too.
+  // create wrote. In memory it is freed with the statement (temporary tables and indexes are kept there
+  // too); migrations, whose statements may change every row of a table, spill it (migrate.ts).
   database.pragma('temp_store = MEMORY');
   // better-sqlite3's default page cache is 16 MB per connection, and a process holds three or four
   // (the API's, the creates' and the workers' threads, the checkpointer): through an 80,000-create burst
@@ -92,7 +84,21 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
   database.pragma('wal_autocheckpoint = 0');
   // A WAL written again from its start (after a checkpoint copied it all back) keeps the size a burst
   // gave it; the first commit after that start cuts the file back to this size.
-  database.pragma(`journal_size_limit = ${opts.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES}`);
+  database.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
+}
+
+/**
+ * `flushedBy: 'caller'` (SQLite): commits are not flushed to disk here; whoever acts on them calls
+ * `flush()` first, of this store or another on the same file. For a thread that only writes and hands
+ * its results to another (the creates' thread: the main thread flushes before it answers): a flush
+ * done here would be seen only when this thread's event loop comes round, after its next group.
+ */
+export function openSqliteStore(opts: SqliteStoreOptions): Store {
+  const url = opts.databaseUrl;
+  const file = sqliteFile(url, opts.dataDir);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SQLite(file);
+  configureConnection(database, opts.walSizeLimitBytes ?? WAL_SIZE_LIMIT_BYTES);
   const checkpointer = startCheckpointer(file, opts.checkpoints ?? 'thread');
   const wal = new WalSync(`${file}-wal`, opts.flushedBy === 'caller');
   const changes = new SqliteChanges(database);
