@@ -89,16 +89,18 @@ export async function migrateTo(store: Store, target: string | null, defaultChai
 
 /**
  * Runs `work` with SQLite's statement journals spilled to a temporary file past 64 KB, as SQLite does by
- * default; the store keeps them in memory otherwise (sqlite/open.ts). A migration's statement over every
+ * default, then as the store had them (in memory: sqlite/open.ts). A migration's statement over every
  * row of a big table keeps a copy of each page it changes: in memory, an update of a 56 MB table raised
  * the process's peak memory by 57 MB, and a million-asset upgrade would hold the table there.
  */
 export async function journalsOnDisk<T>(store: Store, work: () => Promise<T>): Promise<T> {
   if (store.dialect !== 'sqlite') return work();
+  // The store's own setting is put back as it was, whatever sqlite/open.ts chose (0-2: default, file, memory).
+  const { temp_store: before } = (await sql<{ temp_store: number }>`pragma temp_store`.execute(store.db)).rows[0];
   await sql`pragma temp_store = FILE`.execute(store.db);
   try {
     return await work();
   } finally {
-    await sql`pragma temp_store = MEMORY`.execute(store.db);
+    await sql`pragma temp_store = ${sql.raw(String(Number(before)))}`.execute(store.db);
   }
 }
