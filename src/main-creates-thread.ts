@@ -13,6 +13,7 @@ import { adoptRowVersions } from './store/row-versions.js';
 import { adoptWriteTurns } from './store/write-turns.js';
 import { MEMORY_REPORT_MS, threadMemory } from './util/thread-memory.js';
 import { toWireError, type CreatesThreadData, type FromCreates, type ToCreates, type WireAnswer } from './boot/threads/creates-thread.js';
+import { CreatesOutbox } from './boot/threads/creates-outbox.js';
 
 const data = workerData as CreatesThreadData;
 const { rowVersions, writeTurns, installation } = data;
@@ -20,9 +21,8 @@ const config = freezeConfig(data.config); // a copy crossed the thread: frozen a
 adoptRowVersions(rowVersions);
 adoptWriteTurns(writeTurns, true);
 const log = createLogger(config).child({ thread: 'creates' });
-// The main thread's store runs the checkpoints, and flushes this thread's commits before it answers
-// them (CreatesThread): here a group's answers leave as soon as it is committed, while the next group is
-// written, instead of waiting for this thread's event loop to see a flush finish.
+// The main thread's store runs the checkpoints. This thread's commits are not flushed one by one: the
+// outbox flushes the WAL once before it sends a group's answers (creates-outbox.ts).
 const store = await openMigratedStore(config, log, { store: { checkpoints: 'none', flushedBy: 'caller' } });
 // A create writes rows and queues jobs: it signs nothing and seals no secret (a new user's wallet is a
 // job, created in the workers). So this thread opens no key custody (no HSM session of its own) and no
@@ -31,36 +31,19 @@ const core = { store, queue: new JobQueue(store.db, store.dialect), box: notHeld
 const ctx = buildContext({ config, installation: freezeConfig(installation), log, core });
 const port = parentPort!;
 
-// Answers (and the job kinds to announce) go back in one message per answered group.
-let answers: WireAnswer[] = [];
-const announce = new Set<string>();
-let flushing = false;
-const flush = () => {
-  flushing = false;
-  if (!answers.length && !announce.size) return;
-  port.postMessage({ answers, announce: [...announce] } satisfies FromCreates);
-  answers = [];
-  announce.clear();
-};
-// A microtask, not the next event-loop turn: the next group's writes run as microtasks too, and the
-// answers of the group before must not wait for them. A group's answers are settled together (each
-// `then` below was queued when the group was answered), so they still leave in one message.
-const flushSoon = () => {
-  if (flushing) return;
-  flushing = true;
-  queueMicrotask(flush);
-};
-const intake = new AssetIntake(ctx, undefined, (kinds) => {
-  kinds.forEach((k) => announce.add(k));
-  flushSoon();
-});
+// Answers (and the job kinds to announce) go back in one message per answered group, flushed first.
+const outbox = new CreatesOutbox(
+  () => store.flushNow?.(),
+  (m) => port.postMessage(m),
+);
+const intake = new AssetIntake(ctx, undefined, (kinds) => outbox.announceKinds(kinds));
 
 let open = 0; // creates given and not answered yet
 let stopRequested = false;
 const stopWhenIdle = async () => {
   if (!stopRequested || open > 0) return;
   stopRequested = false; // once
-  flush();
+  outbox.sendNow();
   await store.close();
   port.postMessage({ stopped: true } satisfies FromCreates);
   process.exit(0); // this thread only
@@ -83,8 +66,7 @@ port.on('message', (m: ToCreates) => {
 });
 
 function answer(a: WireAnswer): void {
-  answers.push(a);
-  flushSoon();
+  outbox.answer(a);
   open--;
   void stopWhenIdle();
 }

@@ -14,14 +14,13 @@ import type { ThreadMemory } from '../util/thread-memory.js';
 import type { CreatesWaits } from '../http/metrics.js';
 
 /** Started before the HTTP server, so it stops after the server has answered its last request. */
-export async function startCreatesThread(ctx: Ctx, { config, log, core, shutdown }: Booting): Promise<CreatesThread> {
+export async function startCreatesThread(ctx: Ctx, { config, log, shutdown }: Booting): Promise<CreatesThread> {
   const thread = new CreatesThread({
     config,
     installation: ctx.installation,
     log: log.child({ component: 'creates' }),
     local: new AssetIntake(ctx),
     announce: (kinds) => kinds.forEach((k) => ctx.queue.notify(k)),
-    flush: () => core.store.flush(),
   });
   shutdown.add(() => thread.stop());
   await thread.start();

@@ -268,7 +268,7 @@ function createsWaitMetrics(registry: Registry, waits: ProcessGauges['createsWai
   const parts = [
     {
       suffix: 'sum',
-      help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered) and flushed (until the WAL holding them was on disk); divided by mintworks_creates_wait_seconds_count it is the mean",
+      help: "Time answered creates waited in the creates' thread's pipeline, by stage: written (handed over until the thread answered, its flush aside) and flushed (the thread's flush of the WAL holding them, before it answered); divided by mintworks_creates_wait_seconds_count it is the mean",
       of: (t: StageWait) => t.seconds,
     },
     { suffix: 'count', help: "Creates answered through the creates' thread, by stage timed", of: (t: StageWait) => t.count },

@@ -148,6 +148,36 @@ describe('store fast paths (SQLite)', () => {
   });
 });
 
+describe('a blocking flush of the WAL (SQLite)', () => {
+  const dir = tempDir();
+  const store = openStore({ dataDir: dir });
+  after(() => store.close());
+
+  it('flushNow flushes the WAL file on this thread, and throws when the flush fails', async () => {
+    await migrateToLatest(store);
+    const real = fs.fdatasyncSync;
+    const flushed: string[] = [];
+    let failWith: NodeJS.ErrnoException | null = null;
+    (fs as { fdatasyncSync: typeof fs.fdatasyncSync }).fdatasyncSync = (fd: number) => {
+      flushed.push(fs.readlinkSync(`/proc/self/fd/${fd}`));
+      if (failWith) throw failWith;
+      real(fd);
+    };
+    try {
+      store.flushNow!();
+      assert.deepEqual(flushed, [path.join(dir, 'mintworks.sqlite-wal')]);
+      failWith = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+      assert.throws(
+        () => store.flushNow!(),
+        (err: NodeJS.ErrnoException) => err.code === 'EIO',
+      );
+      assert.equal(flushed.length, 2);
+    } finally {
+      (fs as { fdatasyncSync: typeof fs.fdatasyncSync }).fdatasyncSync = real;
+    }
+  });
+});
+
 describe('mint batches sized by gas', () => {
   const cid = 'ipfs://bafkreigh2akiscaildcqabsyg3dfr6chu3fgpregiymsck7e7aqa4s52zy';
   const holder = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}` as `0x${string}`;

@@ -6,10 +6,9 @@
 //
 // The thread runs the same AssetIntake (services/assets/create.ts) the main thread would: groups, the
 // same checks in the same order, token ids fixed at create. The main thread hands it each event-loop
-// turn's creates in one message; the thread sends each group's answers back in one as soon as the group
-// commits, and the main thread flushes the WAL (the store's `flush`) before it answers anyone, so a 201
-// is as durable as before. Its writes go first at SQLite's write lock, as the main thread's do
-// (store/write-turns.ts).
+// turn's creates in one message; the thread sends each group's answers back in one once the group has
+// committed and the thread has flushed the WAL (creates-outbox.ts), so a 201 is as durable as before.
+// Its writes go first at SQLite's write lock, as the main thread's do (store/write-turns.ts).
 //
 // While the thread is not running (starting, or restarting after a crash), creates are written on the
 // main thread as before. A crash while creates are in flight answers those with a 500: whether their
@@ -51,8 +50,11 @@ export type WireError = { status: number; type: ErrorType; details: ErrorDetail[
 export type WireAnswer = { id: number; uid: string } | { id: number; error: WireError };
 
 export type ToCreates = { creates: WireCreate[] } | { stop: true };
-/** `announce`: the job kinds the answered groups enqueued (the main thread wakes the workers for them). `memory`: its heap, now and then. */
-export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[] } | { memory: ThreadMemory } | { stopped: true };
+/**
+ * `announce`: the job kinds the answered groups enqueued (the main thread wakes the workers for them);
+ * `flushedMs`: how long the thread's flush before sending took. `memory`: its heap, now and then.
+ */
+export type FromCreates = { ready: true } | { answers: WireAnswer[]; announce: string[]; flushedMs: number } | { memory: ThreadMemory } | { stopped: true };
 export interface CreatesThreadData {
   config: Config;
   /** What the main thread's start agreed on (the public URL of token URIs, the home chain of job kinds). */
@@ -101,8 +103,7 @@ export class CreatesThread implements CreatesWriter {
 
   /**
    * `local`: writes creates on this thread while the thread is not running. `announce`: told the job
-   * kinds that committed creates enqueued. `flush`: makes the thread's commits durable (its store leaves
-   * that to us: the store's `flush`), before anyone is told of them.
+   * kinds that committed creates enqueued.
    */
   constructor(
     private readonly opts: {
@@ -111,7 +112,6 @@ export class CreatesThread implements CreatesWriter {
       log: Logger;
       local: CreatesWriter;
       announce(kinds: string[]): void;
-      flush(): Promise<void>;
     },
   ) {
     this.thread = new SupervisedWorker({
@@ -132,7 +132,7 @@ export class CreatesThread implements CreatesWriter {
       },
       onMessage: (m) => {
         const answered = m as Extract<FromCreates, { answers: WireAnswer[] }>;
-        if ('answers' in answered) void this.settle(answered.answers, answered.announce);
+        if ('answers' in answered) this.settle(answered);
         else if ('memory' in (m as object)) this.memoryReport = (m as Extract<FromCreates, { memory: ThreadMemory }>).memory;
       },
       onExit: () => this.failInFlight(),
@@ -198,23 +198,15 @@ export class CreatesThread implements CreatesWriter {
     }
   }
 
-  private async settle(answers: WireAnswer[], announce: string[]): Promise<void> {
-    // Taken now: committed creates are no longer the thread's, whatever becomes of it during the flush.
-    const settled = answers.map((a) => [a, this.take(a.id)] as const);
+  /** The answers of committed groups, on disk already (the thread flushed before it sent them). */
+  private settle({ answers, announce, flushedMs }: Extract<FromCreates, { answers: WireAnswer[] }>): void {
     const answeredAt = performance.now();
-    try {
-      await this.opts.flush();
-    } catch (err) {
-      // Committed but maybe not on disk: nobody may be told (as when a commit's own flush fails).
-      for (const [, pending] of settled) pending?.reject(err);
-      return;
-    }
-    const flushed = (performance.now() - answeredAt) / 1000;
-    for (const [a, pending] of settled) {
+    for (const a of answers) {
+      const pending = this.take(a.id);
       if (!pending) continue;
-      this.waited.written.seconds += (answeredAt - pending.handedAt) / 1000;
+      this.waited.written.seconds += (answeredAt - pending.handedAt - flushedMs) / 1000;
       this.waited.written.count++;
-      this.waited.flushed.seconds += flushed;
+      this.waited.flushed.seconds += flushedMs / 1000;
       this.waited.flushed.count++;
       if ('uid' in a) pending.resolve({ uid: a.uid });
       else pending.reject(fromWireError(a.error));

@@ -88,10 +88,11 @@ function configureConnection(database: SQLite.Database, walSizeLimitBytes: numbe
 }
 
 /**
- * `flushedBy: 'caller'` (SQLite): commits are not flushed to disk here; whoever acts on them calls
- * `flush()` first, of this store or another on the same file. For a thread that only writes and hands
- * its results to another (the creates' thread: the main thread flushes before it answers): a flush
- * done here would be seen only when this thread's event loop comes round, after its next group.
+ * `flushedBy: 'caller'` (SQLite): commits are not flushed to disk one by one; whoever acts on them calls
+ * `flush()` or `flushNow()` first, of this store or another on the same file. For a thread that writes
+ * and hands its results to another (the creates' thread: one blocking flush before it sends a group's
+ * answers): a flush of each commit in the thread pool would be seen only when this thread's event loop
+ * comes round, after its next group.
  */
 export function openSqliteStore(opts: SqliteStoreOptions): Store {
   const url = opts.databaseUrl;
@@ -109,6 +110,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): Store {
     dialect: 'sqlite',
     describe: file,
     flush: () => wal.flushAll(),
+    flushNow: () => wal.flushNow(),
     captureChanges: () => changes.install(),
     changeFeed: (_log, { othersWrite }) => sqliteChangeFeed(database, othersWrite),
     close: async () => {
