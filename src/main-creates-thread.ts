@@ -33,7 +33,7 @@ const port = parentPort!;
 
 // Answers (and the job kinds to announce) go back in one message per answered group, flushed first.
 const outbox = new CreatesOutbox(
-  () => store.flushNow?.(),
+  () => store.flushNow(),
   (m) => port.postMessage(m),
 );
 const intake = new AssetIntake(ctx, undefined, (kinds) => outbox.announceKinds(kinds));

@@ -32,9 +32,9 @@ export interface Store {
   flush(): Promise<void>;
   /**
    * `flush`, blocking this thread until it is done. For a thread with nothing else to do meanwhile (the
-   * creates' thread, whose answers then leave durable). Absent on PostgreSQL: a commit already is.
+   * creates' thread, whose answers then leave durable). Nothing to do on PostgreSQL, as for `flush`.
    */
-  flushNow?(): void;
+  flushNow(): void;
   /**
    * From now on, changes of the rows cached reads depend on bump the process's row counters
    * (store/row-versions.ts). Called once the migrations are applied. On PostgreSQL the migrations' own

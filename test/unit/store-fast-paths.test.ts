@@ -164,11 +164,11 @@ describe('a blocking flush of the WAL (SQLite)', () => {
       real(fd);
     };
     try {
-      store.flushNow!();
+      store.flushNow();
       assert.deepEqual(flushed, [path.join(dir, 'mintworks.sqlite-wal')]);
       failWith = Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
       assert.throws(
-        () => store.flushNow!(),
+        () => store.flushNow(),
         (err: NodeJS.ErrnoException) => err.code === 'EIO',
       );
       assert.equal(flushed.length, 2);

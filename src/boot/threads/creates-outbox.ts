@@ -15,8 +15,8 @@ export class CreatesOutbox {
   private queued = false;
 
   /**
-   * `flushNow`: makes every commit so far durable before it returns (the store's; none on PostgreSQL,
-   * whose commits are). `send`: posts a message to the API's thread.
+   * `flushNow`: makes every commit so far durable before it returns (the store's; nothing to do on
+   * PostgreSQL, whose commits are). `send`: posts a message to the API's thread.
    */
   constructor(
     private readonly flushNow: () => void,

@@ -75,6 +75,7 @@ export function openPostgresStore(s: PgSettings, onConnectionLost?: (err: Error)
     },
     groupCommit: plainGroupCommit(db),
     flush: async () => {},
+    flushNow: () => {},
     captureChanges: () => {},
     changeFeed: (log) => listen(log, {}),
     wakeups: (log, onWake) => listen(log, { changes: false, onWake }),
