@@ -62,14 +62,18 @@ interface Check {
 const atLeast = (sqlite: number, postgres = sqlite) => ({ sqlite: { op: '>=', limit: sqlite }, postgres: { op: '>=', limit: postgres } }) as Row['target'];
 const atMost = (sqlite: number, postgres = sqlite) => ({ sqlite: { op: '<=', limit: sqlite }, postgres: { op: '<=', limit: postgres } }) as Row['target'];
 
+// The targets are the performance acceptance's: ratios to a baseline of the same run where one exists;
+// the p99s and the memory are absolute, so they depend on the machine (the bare route's p99 is beside them).
 const ROWS: Row[] = [
-  { measure: 'POST /asset ratio to bare Fastify', bench: 'http', value: (l) => l.post_asset?.ratio, target: atLeast(0.25, 0.15) },
-  { measure: 'POST /asset p99 (ms)', bench: 'http', value: (l) => l.post_asset?.p99, target: atMost(100, 150) },
+  { measure: 'POST /asset ratio to bare Fastify', bench: 'http', value: (l) => l.post_asset?.ratio, target: atLeast(0.3, 0.25) },
+  { measure: 'POST /asset p99 (ms)', bench: 'http', value: (l) => l.post_asset?.p99, target: atMost(30) },
+  // The bare route's own p99 under the same 64 connections: how much of the service's is the machine's.
+  { measure: 'POST p99 of the bare Fastify route (ms)', bench: 'http', value: (l) => l.post_asset?.bare_p99 },
   { measure: 'POST /asset ratio, workers off (the API alone)', bench: 'http', value: (l) => l.post_asset_workers_off?.ratio },
-  { measure: 'GET /asset ratio to bare Fastify', bench: 'http', value: (l) => l.get_asset?.ratio, target: atLeast(0.5, 0.4) },
+  { measure: 'GET /asset ratio to bare Fastify', bench: 'http', value: (l) => l.get_asset?.ratio, target: atLeast(0.8) },
   { measure: 'GET /asset p99 (ms)', bench: 'http', value: (l) => l.get_asset?.p99 },
   { measure: 'Peak RSS, HTTP bench, burst and drain (MB)', bench: 'http', value: (l) => l.peak_rss_mb, target: atMost(250) },
-  { measure: 'Mint pipeline ratio to chain capacity', bench: 'mint_pipeline', value: (l) => l.ratio, target: atLeast(0.25, 0.15) },
+  { measure: 'Mint pipeline ratio to chain capacity', bench: 'mint_pipeline', value: (l) => l.ratio, target: atLeast(0.53) },
   { measure: 'Mint pipeline minted/s', bench: 'mint_pipeline', value: (l) => l.minted_per_s },
   { measure: 'Peak RSS, mint drain (MB)', bench: 'mint_pipeline', value: (l) => l.peak_rss_mb, target: atMost(300) },
   { measure: 'Mint pipeline with keys in SoftHSM2, ratio to local keys', bench: 'custody', value: (l) => l.ratio, target: atLeast(0.9) },
@@ -89,6 +93,12 @@ const ROWS: Row[] = [
     bench: 'scale',
     value: (l) => l.sizes?.[l.sizes.length - 1]?.reads?.['GET /asset?user_uid (5 assets)']?.p99,
     target: atMost(30),
+  },
+  {
+    measure: "The vault user's first page (1,000 assets) beside 1M, p99 at 16 connections (ms)",
+    bench: 'scale',
+    value: (l) => l.sizes?.[l.sizes.length - 1]?.reads?.['GET /asset?user_uid (vault user, first page)']?.p99,
+    target: atMost(150),
   },
   { measure: 'Start-up with 1M assets (s)', bench: 'scale', value: (l) => l.sizes?.[l.sizes.length - 1]?.start_s, target: atMost(10) },
 ];
