@@ -64,7 +64,7 @@ const ROUNDS = Number(process.env.BENCH_MINT_ROUNDS ?? 3);
 
 type Drain = Record<string, unknown> & { ratio: number };
 const drains = new Map<string, Drain[]>();
-for (let round = 0; round < ROUNDS; round++) {
+for (let i = 0; i < ROUNDS; i++) {
   for (const db of dbsFromArgs()) drains.set(db, [...(drains.get(db) ?? []), await drainOnce(db)]);
 }
 for (const [db, rounds] of drains) {
