@@ -4,7 +4,7 @@
 // mints the chain lost are sent again and minted exactly once.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPublicClient, http, parseAbi, type Address } from 'viem';
+import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
 import { lifecycleSuite } from './lifecycle-suite.js';
 import { hardhatChain } from '../helpers/suite-chain.js';
 import type { TestService } from '../helpers/service.js';
@@ -90,5 +90,62 @@ describe("a rewind of Hardhat's node (evm_revert)", () => {
     assert.deepEqual([...new Set(ids)].sort(), minted.map((a) => a.token_id).sort(), 'each token once, the same ids');
     assert.equal(ids.length, 5);
     for (const a of minted) assert.equal((await app.api.get(`/asset/${a.uid}`)).body.data.is_minted, true);
+  });
+});
+
+describe('mints in flight together, on a node that estimates gas on its pending state (Hardhat)', () => {
+  const chain = hardhatChain(2);
+  let t: TestService;
+  before(async () => {
+    t = await chain.start('sqlite');
+  });
+  after(async () => {
+    await t?.stop();
+  });
+
+  it("each mint's gas limit covers running it first, on the last mined block", async () => {
+    const app = await t.newApp();
+    const collection = await t.newCollection(app.uid, false);
+    const user = (await app.api.post('/user', {})).body.data.uid;
+    const sentMints = async (n: number) =>
+      waitFor(
+        `${n} mints sent`,
+        async () => {
+          const rows = await t.svc.ctx.db.selectFrom('chain_txs').select(['hash', 'status']).where('kind', '=', 'asset.mint').orderBy('id').execute();
+          return rows.length === n && rows.every((r) => r.status === 'sent') ? rows : null;
+        },
+        60_000,
+        100,
+      );
+    const create = async (i: number) => {
+      const r = await app.api.post('/asset', {
+        user_uid: user,
+        collection_uid: collection,
+        asset_external_id: `together-${i}`,
+        data: { name: 'Together', unique_name: false, image_url: 'https://example.com/t.png', store_image_on_ipfs: false },
+      });
+      assert.equal(r.status, 201, r.raw);
+      return r.body.data.uid as string;
+    };
+    // The first mint waits in the mempool while the second is estimated: on the pending state the
+    // holder's balance is already non-zero there, but a block may order the second one first.
+    await chain.setMining(t, false);
+    const uids = [await create(0)];
+    await sentMints(1);
+    uids.push(await create(1));
+    const rows = await sentMints(2);
+    const rpc = createPublicClient({ transport: http(chain.rpcUrl(t)) });
+    for (const row of rows) {
+      const sent = await rpc.getTransaction({ hash: row.hash as Hex });
+      const first = await rpc.estimateGas({ account: sent.from, to: sent.to!, data: sent.input, blockTag: 'latest' });
+      assert.ok(sent.gas >= first, `gas limit ${sent.gas} of ${row.hash}; run first on the last mined block it needs ${first}`);
+    }
+    await chain.setMining(t, true);
+    await waitFor(
+      'both minted',
+      async () => (await Promise.all(uids.map(async (u) => (await app.api.get(`/asset/${u}`)).body.data.is_minted))).every(Boolean),
+      60_000,
+      250,
+    );
   });
 });

@@ -287,12 +287,15 @@ class MintRun {
 /**
  * The gas limit of a mint on a chain with a block time. A node fills a block by the gas limits of what
  * it includes, and the meter's limit (every holder fresh, with a margin) can be twice what a batch
- * uses: blocks would stay half empty. The node's estimate at the current state is an upper bound of
- * what the batch uses when it runs after the batches still in flight (they only make slots it writes
- * non-zero, which costs less); with a margin, and never more than the meter's.
+ * uses: blocks would stay half empty. The node's estimate on the last mined block is an upper bound of
+ * what the batch uses in whatever order it runs with the batches still in flight (another relayer's
+ * mint to the same holder only makes the balance slot it writes non-zero, which costs less); with a
+ * margin, and never more than the meter's. Never on the pending state, some nodes' default (Hardhat's):
+ * it counts the mints in the mempool as done, and a batch that a block then orders before them runs
+ * out of gas writing a balance that is still zero (as after a rewind, when the same bytes are mined again).
  */
 async function estimatedGas(sender: ChainCtx['sender'], contract: Address, data: Hex, metered: bigint): Promise<bigint> {
-  const estimate = await sender.client.estimateGas({ account: sender.relayers[0].address, to: contract, data }).catch(() => null);
+  const estimate = await sender.client.estimateGas({ account: sender.relayers[0].address, to: contract, data, blockTag: 'latest' }).catch(() => null);
   if (estimate === null) return metered;
   const withMargin = (estimate * ESTIMATE_MARGIN_PER_MILLE) / 1000n;
   return withMargin < metered ? withMargin : metered;
