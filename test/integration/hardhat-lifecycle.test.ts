@@ -1,28 +1,37 @@
 // The lifecycle suite (mint, edit, transfer, burn, deposits, re-reading the chain as after a reorg)
 // against Hardhat's node mining a block every 2 s, instead of the embedded anvil mining on arrival:
 // nothing may depend on one node's quirks. Then a rewind, as far as Hardhat allows one (evm_revert):
-// mints the chain lost are sent again and minted exactly once.
+// mints the chain lost are sent again and minted exactly once. And mints in flight together: Hardhat
+// estimates gas on its pending state unless told otherwise.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPublicClient, http, parseAbi, type Address, type Hex } from 'viem';
 import { lifecycleSuite } from './lifecycle-suite.js';
-import { hardhatChain } from '../helpers/suite-chain.js';
+import { hardhatChain, type SuiteChain } from '../helpers/suite-chain.js';
 import type { TestService } from '../helpers/service.js';
+import { newAsset } from '../helpers/new-asset.js';
 import { waitFor } from '../helpers/env.js';
 
 lifecycleSuite('sqlite', { chain: hardhatChain(2) });
 
-describe("a rewind of Hardhat's node (evm_revert)", () => {
-  const chain = hardhatChain(2);
-  let t: TestService;
+/** A service on its own Hardhat node for the enclosing describe: started before its tests, stopped after. */
+function serviceOn(chain: SuiteChain): () => TestService {
+  let t: TestService | undefined;
   before(async () => {
     t = await chain.start('sqlite');
   });
   after(async () => {
     await t?.stop();
   });
+  return () => t!;
+}
+
+describe("a rewind of Hardhat's node (evm_revert)", () => {
+  const chain = hardhatChain(2);
+  const service = serviceOn(chain);
 
   it('mints the chain no longer has are sent again and minted exactly once', async () => {
+    const t = service();
     const call = async (method: string, params: unknown[] = []) => {
       const r = await fetch(chain.rpcUrl(t), {
         method: 'POST',
@@ -40,16 +49,7 @@ describe("a rewind of Hardhat's node (evm_revert)", () => {
     const snapshotOn = await instance();
     const snapshot = await call('evm_snapshot');
     const uids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const r = await app.api.post('/asset', {
-        user_uid: user,
-        collection_uid: collection,
-        asset_external_id: `rewind-${i}`,
-        data: { name: 'Rewound', unique_name: false, image_url: 'https://example.com/r.png', store_image_on_ipfs: false },
-      });
-      assert.equal(r.status, 201, r.raw);
-      uids.push(r.body.data.uid);
-    }
+    for (let i = 0; i < 5; i++) uids.push(await newAsset(app.api, user, collection, `rewind-${i}`));
     const minted = await waitFor(
       'minted',
       async () => {
@@ -95,15 +95,10 @@ describe("a rewind of Hardhat's node (evm_revert)", () => {
 
 describe('mints in flight together, on a node that estimates gas on its pending state (Hardhat)', () => {
   const chain = hardhatChain(2);
-  let t: TestService;
-  before(async () => {
-    t = await chain.start('sqlite');
-  });
-  after(async () => {
-    await t?.stop();
-  });
+  const service = serviceOn(chain);
 
   it("each mint's gas limit covers running it first, on the last mined block", async () => {
+    const t = service();
     const app = await t.newApp();
     const collection = await t.newCollection(app.uid, false);
     const user = (await app.api.post('/user', {})).body.data.uid;
@@ -117,16 +112,7 @@ describe('mints in flight together, on a node that estimates gas on its pending 
         60_000,
         100,
       );
-    const create = async (i: number) => {
-      const r = await app.api.post('/asset', {
-        user_uid: user,
-        collection_uid: collection,
-        asset_external_id: `together-${i}`,
-        data: { name: 'Together', unique_name: false, image_url: 'https://example.com/t.png', store_image_on_ipfs: false },
-      });
-      assert.equal(r.status, 201, r.raw);
-      return r.body.data.uid as string;
-    };
+    const create = (i: number) => newAsset(app.api, user, collection, `together-${i}`);
     // The first mint waits in the mempool while the second is estimated: on the pending state the
     // holder's balance is already non-zero there, but a block may order the second one first.
     await chain.setMining(t, false);

@@ -17,6 +17,7 @@ import { createApp } from '../../src/services/apps/registry.js';
 import { signAppToken } from '../../src/services/apps/tokens.js';
 import { ApiClient, freePort, tempDir, waitFor } from '../helpers/env.js';
 import { mintTxIds } from '../helpers/chain-txs.js';
+import { newAsset } from '../helpers/new-asset.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,16 +50,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
         },
         timeoutMs,
       );
-    const newAsset = async (user: string, collection: string, id: string) => {
-      const r = await app.api.post('/asset', {
-        user_uid: user,
-        collection_uid: collection,
-        asset_external_id: id,
-        data: { name: id, unique_name: false, image_url: 'https://example.com/i.png', store_image_on_ipfs: false },
-      });
-      assert.equal(r.status, 201, r.raw);
-      return r.body.data.uid as string;
-    };
+    const createAsset = (user: string, collection: string, id: string) => newAsset(app.api, user, collection, id);
     const minted = (uid: string, timeoutMs = 60_000) =>
       waitFor(
         `asset ${uid} minted`,
@@ -200,7 +192,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     });
 
     it('assets mint on both chains to the user; a wallet per chain, each with its user.wallet_created', async () => {
-      const [a1, a2] = [await newAsset(user, amoyCollection, 'amoy-1'), await newAsset(user, homeCollection, 'home-1')];
+      const [a1, a2] = [await createAsset(user, amoyCollection, 'amoy-1'), await createAsset(user, homeCollection, 'home-1')];
       const [m1, m2] = await Promise.all([minted(a1), minted(a2)]);
       const wallet = m1.owner_address as Address;
       assert.equal(m2.owner_address, wallet, 'the same derived address on both chains');
@@ -253,7 +245,7 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
         [amoyCollection, amoyRpc()],
         [homeCollection, rpcOf(t.svc.rpcUrl)],
       ] as const) {
-        const a = await minted(await newAsset(user, collection, `xfer-${collection}`));
+        const a = await minted(await createAsset(user, collection, `xfer-${collection}`));
         const name = `Edited ${collection}`;
         const edit = await app.api.call('PUT', `/asset/${a.uid}`, { data: { name, unique_name: true, image_url: 'https://example.com/e.png' } });
         assert.equal(edit.status, 200, edit.raw);
@@ -327,9 +319,9 @@ export function multichainSuite(db: 'sqlite' | 'postgres') {
     it('the second chain stopped for a while: its mint waits, the embedded chain goes on; started again, nothing is lost', async () => {
       await amoy.stop(); // its state is saved and loaded again on restart
       await waitFor('chain 80002 reported down', async () => !(await chainHealth(AMOY)).ready, 20_000);
-      const waiting = await newAsset(user, amoyCollection, 'during-outage');
+      const waiting = await createAsset(user, amoyCollection, 'during-outage');
       const t0 = Date.now();
-      const home = await minted(await newAsset(user, homeCollection, 'home-during-outage'), 20_000);
+      const home = await minted(await createAsset(user, homeCollection, 'home-during-outage'), 20_000);
       assert.ok(home.is_minted);
       const homeMs = Date.now() - t0;
       assert.ok(homeMs < 15_000, `the embedded chain's mint took ${homeMs} ms during the other chain's outage`);
