@@ -288,7 +288,7 @@ class MintRun {
  * The gas limit of a mint on a chain with a block time. A node fills a block by the gas limits of what
  * it includes, and the meter's limit (every holder fresh, with a margin) can be twice what a batch
  * uses: blocks would stay half empty. The node's estimate on the last mined block is an upper bound of
- * what the batch uses in whatever order it runs with the batches still in flight (another relayer's
+ * what the batch uses in whatever order it runs with the other mints in flight (another relayer's
  * mint to the same holder only makes the balance slot it writes non-zero, which costs less); with a
  * margin, and never more than the meter's. Never on the pending state, some nodes' default (Hardhat's):
  * it counts the mints in the mempool as done, and a batch that a block then orders before them runs
