@@ -22,7 +22,7 @@ export async function openMigratedStore(config: Config, log: Logger, opts: Store
   const checkpoints = opts.store?.checkpoints ?? (config.runApi && config.runWorkers && config.workerThread ? 'none' : !config.runApi ? 'inline' : 'thread');
   const store = openStore({
     databaseUrl: config.databaseUrl,
-    postgres: config.database,
+    postgres: { ...config.database, poolSize: poolSizeOf(config) },
     dataDir: config.dataDir,
     checkpoints,
     flushedBy: opts.store?.flushedBy,
@@ -38,6 +38,17 @@ export async function openMigratedStore(config: Config, log: Logger, opts: Store
     throw new Error(`cannot open the database ${store.describe} (DATABASE_URL): ${(err as Error).message}`);
   }
   return store;
+}
+
+/**
+ * The connections of this part's pool. A part that runs only the workers (the workers' thread of `npm
+ * start`, a worker process) has the smaller pool: its loops all poll when they start, and a pool of
+ * ten opened ten connections then and spread the drain's statements over all of them. A PostgreSQL
+ * backend pays the first time it plans or runs a statement on a table (the asset table's mark of 430
+ * minted assets: about 35 ms the first time on a connection, 15 ms after), so each of the ten paid it.
+ */
+export function poolSizeOf(config: Pick<Config, 'runApi' | 'runWorkers' | 'database'>): number {
+  return config.runWorkers && !config.runApi ? config.database.workersPoolSize : config.database.poolSize;
 }
 
 /** The installation's home chain, recorded by the migrations (migration 012) for every database. */

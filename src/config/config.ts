@@ -59,6 +59,7 @@ const envSchema = z.object({
   DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
   DATABASE_CA_FILE: z.string().min(1).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_WORKERS_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(4),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   CHAIN_RPC_URL: z
@@ -204,6 +205,8 @@ function placeSettings(c: Env, publicUrl: string) {
       poolMode: c.DATABASE_POOL_MODE,
       caFile: c.DATABASE_CA_FILE,
       poolSize: c.DATABASE_POOL_SIZE,
+      /** The pool of a part that runs only the workers, at most poolSize (see poolSizeOf in boot/open-store.ts). */
+      workersPoolSize: Math.min(c.DATABASE_WORKERS_POOL_SIZE, c.DATABASE_POOL_SIZE),
       statementTimeoutMs: c.DATABASE_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: c.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { clientConfig, explainTlsFailure, sslModeOf } from '../../src/store/postgres/connection.js';
 import { sessionSettings, transactionSettings } from '../../src/store/postgres/dialect.js';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig, withRole } from '../../src/config/config.js';
+import { poolSizeOf } from '../../src/boot/open-store.js';
 import { tempDir } from '../helpers/env.js';
 
 const dir = tempDir('mintworks-pgconn-');
@@ -96,6 +97,7 @@ describe('PostgreSQL connection settings', () => {
       poolMode: 'session',
       caFile: undefined,
       poolSize: 10,
+      workersPoolSize: 4,
       statementTimeoutMs: 60_000,
       idleInTransactionTimeoutMs: 60_000,
     });
@@ -109,5 +111,18 @@ describe('PostgreSQL connection settings', () => {
     refused({ DATABASE_URL: 'postgres://h/mw', DATABASE_DIRECT_URL: 'mysql://h/mw' }, /DATABASE_DIRECT_URL: must start with postgres:\/\//);
     refused({ DATABASE_DIRECT_URL: 'postgres://h/mw' }, /DATABASE_DIRECT_URL: is for PostgreSQL/);
     refused({ DATABASE_URL: 'postgres://h/mw', DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE/);
+    refused({ DATABASE_URL: 'postgres://h/mw', DATABASE_WORKERS_POOL_SIZE: '0' }, /DATABASE_WORKERS_POOL_SIZE/);
+  });
+
+  it("pool sizes: a part that runs only the workers (the workers' thread, a worker process) has the workers' pool, at most DATABASE_POOL_SIZE", () => {
+    const service = loadConfig({ DATABASE_URL: 'postgres://h/mw' });
+    assert.equal(poolSizeOf(service), 10, 'npm start: the main thread serves the API');
+    assert.equal(poolSizeOf(withRole(service, { runApi: false })), 4, "the workers' thread, a worker process");
+    assert.equal(poolSizeOf(withRole(service, { runWorkers: false })), 10, 'an API process');
+    assert.equal(poolSizeOf(loadConfig({ DATABASE_URL: 'postgres://h/mw', WORKER_THREAD: 'false' })), 10, 'API and workers on one thread share the pool');
+    const small = loadConfig({ DATABASE_URL: 'postgres://h/mw', DATABASE_POOL_SIZE: '2' });
+    assert.equal(poolSizeOf(withRole(small, { runApi: false })), 2, 'never more than DATABASE_POOL_SIZE');
+    const more = loadConfig({ DATABASE_URL: 'postgres://h/mw', DATABASE_WORKERS_POOL_SIZE: '8' });
+    assert.equal(poolSizeOf(withRole(more, { runApi: false })), 8);
   });
 });
