@@ -1,6 +1,6 @@
 // What /health and /metrics say of a process's connection pool (PostgreSQL: store/postgres/prepared.ts).
 export interface PoolSnapshot {
-  /** DATABASE_POOL_SIZE. */
+  /** DATABASE_POOL_SIZE (a part that runs only the workers: DATABASE_WORKERS_POOL_SIZE). */
   max: number;
   open: number;
   idle: number;
