@@ -22,6 +22,12 @@ export class NodeAnswers {
   readonly repriceNext = new Set<number>();
   /** Accounts whose earlier transactions the node lost ("nonce too high"): all of theirs go again. */
   readonly resendAccount = new Set<string>();
+  /**
+   * Transactions the chain lost after they were seen in a block (reconciler.ts): looked up on the
+   * tracker's next pass whatever block it was last looked up at. A restarted embedded chain may sit
+   * at the very block number of that lookup and mine nothing until something is sent.
+   */
+  readonly lookAgain = new Set<number>();
 
   constructor(
     private readonly inFlight: InFlight,
@@ -82,6 +88,7 @@ export class NodeAnswers {
   forget(live: Set<number>): void {
     for (const id of this.refusals.keys()) if (!live.has(id)) this.refusals.delete(id);
     for (const id of this.repriceNext) if (!live.has(id)) this.repriceNext.delete(id);
+    for (const id of this.lookAgain) if (!live.has(id)) this.lookAgain.delete(id);
   }
 }
 

@@ -117,7 +117,10 @@ export class Reconciler {
       { account: address, chainNonce: onChain, transactions: back.length },
       'chain no longer has transactions it had confirmed (rewound or reorganised): broadcasting them again',
     );
-    for (const b of back) this.d.answers.sentAt.delete(b.id);
+    for (const b of back) {
+      this.d.answers.sentAt.delete(b.id);
+      this.d.answers.lookAgain.add(b.id);
+    }
   }
 
   /**

@@ -106,10 +106,13 @@ export class ChainTracker {
     if (row.status === 'mined' || row.status === 'reverted') return this.applyRecorded(row);
     // A receipt appears with a block: once per block is enough (a hosted provider counts every call).
     // The embedded chain mines on arrival, so its blocks come with the transactions.
-    if (this.lookedUpAt.get(row.id) === head.number && !this.res.answers.repriceNext.has(row.id)) return;
+    const { answers } = this.res;
+    if (this.lookedUpAt.get(row.id) === head.number && !answers.repriceNext.has(row.id) && !answers.lookAgain.has(row.id)) return;
     this.lookedUpAt.set(row.id, head.number);
     const lookup = await lookUpReceipt(this.res.client, row);
     if (lookup.kind === 'unknown') return; // the node did not answer: nothing is known, nothing is done
+    // A lost transaction's lookup that answered: its "seen in a block" is cleared below when it has no receipt.
+    answers.lookAgain.delete(row.id);
     if (lookup.kind === 'none') return this.withoutReceipt(row, head, isNew, accountNonces);
     const receipt = lookup.receipt;
     this.res.inFlight.inBlock(row, Number(receipt.blockNumber), receipt.gasUsed);
