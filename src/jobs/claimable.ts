@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../store/db.js';
 import { skipLocked } from '../store/locks.js';
+import { precompiled } from '../store/precompiled.js';
 
 /**
  * Whether a claim at time `t` would find a job of `kind`: both of the claim's ranges (see
@@ -11,12 +12,29 @@ import { skipLocked } from '../store/locks.js';
  * round trip per poll instead of two.
  */
 export async function anyClaimable(db: DbOrTx, kind: string, t: number): Promise<boolean> {
-  const r = await db
-    .selectNoFrom((eb) => eb.or([eb.exists(dueJobs(db, kind, 'running', t)), eb.exists(dueJobs(db, kind, 'queued', t))]).as('any'))
-    .executeTakeFirstOrThrow();
+  let poll = polls.get(kind);
+  if (!poll) {
+    // The kind and statuses as literals, the time the only parameter (see `polls`).
+    poll = precompiled(1, (pdb, time) => {
+      const at = time as unknown as number; // the placeholder, where the time goes
+      const due = (status: JobStatus) => dueJobs(pdb, kind, status, at, true);
+      return pdb.selectNoFrom((eb) => eb.or([eb.exists(due('running')), eb.exists(due('queued'))]).as('any'));
+    });
+    polls.set(kind, poll);
+  }
+  const [r] = await poll(db, t);
   // SQLite answers 1 or 0, PostgreSQL a boolean.
   return Number(r.any) === 1;
 }
+
+/**
+ * The poll of each kind, built once and named on PostgreSQL. With the kind and the statuses as
+ * parameters the server planned it at every poll (0.35-0.45 ms in a drain, ten times its run): the
+ * plan it would keep, made for any kind, was costed above one made for the kind at hand. With them as
+ * literals the time is the only parameter, and the plan is the same for any time: the claim index's
+ * two ranges.
+ */
+const polls = new Map<string, ReturnType<typeof precompiled<{ any: unknown }, 1>>>();
 
 /**
  * Up to `limit` runnable jobs of a kind at time `t`, locked for the claim's transaction `tx` (skipping
@@ -31,6 +49,20 @@ export async function claimableIds(tx: DbOrTx, kind: string, t: number, limit: n
   const expired = await ofStatus('running', limit);
   const queued = expired.length < limit ? await ofStatus('queued', limit - expired.length) : [];
   return [...expired, ...queued].map((r) => r.id);
+}
+
+/**
+ * PostgreSQL: the ids a claim takes, as a subquery of the claim's update (one statement: the ranges of
+ * claimableIds in turn, the expired leases first, up to `limit` in all; a row is locked only once the
+ * outer limit reads it). As a query of its own followed by the update, a 500-job claim of a drain
+ * took the server two statements, the second with 500 parameters to parse and plan.
+ */
+export function claimableIdsQuery(tx: DbOrTx, kind: string, t: number, limit: number) {
+  const ofStatus = (status: JobStatus) => skipLocked(dueJobs(tx, kind, status, t).orderBy('run_at').orderBy('id').limit(limit));
+  // Each range in a subquery of its own: PostgreSQL refuses a locking clause on an arm of a union.
+  return sql<{
+    id: number;
+  }>`select id from (select id from ${ofStatus('running')} as expired union all select id from ${ofStatus('queued')} as due) as claimable limit ${limit}`;
 }
 
 type JobStatus = 'running' | 'queued';
@@ -54,12 +86,12 @@ export function jobsUnderWay(db: DbOrTx, kind: string) {
 }
 
 /** The ids of `kind`'s jobs in `status` a claim at `t` may take: running ones whose lease lapsed, queued ones that are due. */
-function dueJobs(db: DbOrTx, kind: string, status: JobStatus, t: number) {
+function dueJobs(db: DbOrTx, kind: string, status: JobStatus, t: number, literals = false) {
   const q = db
     .selectFrom('jobs')
     .select('id')
-    .where('kind', '=', kind)
-    .where('status', '=', status)
+    .where('kind', '=', literals ? sql.lit(kind) : kind)
+    .where('status', '=', literals ? sql.lit(status) : status)
     .where(...NOT_DONE);
   return status === 'running' ? q.where('lease_until', '<', t) : q.where('run_at', '<=', t);
 }

@@ -10,7 +10,7 @@ import type { Insertable, Selectable } from 'kysely';
 import type { JobTable } from '../store/schema.js';
 import { retryDelayMs } from '../domain/backoff.js';
 import { isJobKind, kindOn, type KindCtx, type JobKind, type JobPayloads } from './kinds.js';
-import { anyClaimable, claimableIds, NOT_DONE } from './claimable.js';
+import { anyClaimable, claimableIds, claimableIdsQuery, NOT_DONE } from './claimable.js';
 
 /** A claimed job. `kind` is as stored (a chain's own kind for chain work); the payload is its kind's. */
 export interface Job<K extends JobKind = JobKind> {
@@ -128,17 +128,21 @@ export class JobQueue {
     // A plain read says so without a write transaction: on SQLite that would take the database's write
     // lock, which the API's creates wait for.
     if (!(await anyClaimable(this.db, kind, t))) return [];
-    return this.db.transaction().execute(async (tx) => {
-      const ids = await claimableIds(tx, kind, t, limit);
-      if (ids.length === 0) return [];
-      const rows = await tx
-        .updateTable('jobs')
-        .set({ status: 'running', lease_until: t + leaseMs, locked_by: workerId, attempts: sql`attempts + 1`, updated_at: t })
-        .where('id', 'in', ids)
-        .returning(JOB_COLUMNS)
-        .execute();
-      return rows.sort((a, b) => a.id - b.id).map(toJob);
-    });
+    const claimed = { status: 'running', lease_until: t + leaseMs, locked_by: workerId, attempts: sql<number>`attempts + 1`, updated_at: t } as const;
+    const rows =
+      this.dialect === 'postgres'
+        ? await this.db
+            .updateTable('jobs')
+            .set(claimed)
+            .where(sql<boolean>`id in (${claimableIdsQuery(this.db, kind, t, limit)})`)
+            .returning(JOB_COLUMNS)
+            .execute()
+        : await this.db.transaction().execute(async (tx) => {
+            const ids = await claimableIds(tx, kind, t, limit);
+            if (ids.length === 0) return [];
+            return tx.updateTable('jobs').set(claimed).where('id', 'in', ids).returning(JOB_COLUMNS).execute();
+          });
+    return rows.sort((a, b) => a.id - b.id).map(toJob);
   }
 
   async complete(tx: DbOrTx, jobId: number): Promise<void> {
