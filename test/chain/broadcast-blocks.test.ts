@@ -9,13 +9,8 @@ import { createPublicClient, createWalletClient, custom, http, parseEther, type 
 import { mnemonicToAccount } from 'viem/accounts';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
 import { EMBEDDED_BLOCK_GAS_LIMIT } from '../../src/chain/anvil/embedded-chain.js';
-import { KeyRing } from '../../src/chain/keys.js';
-import { MINT_TX } from '../../src/chain/outcomes.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/db.js';
-import { SecretBox } from '../../src/util/secretbox.js';
-import { chainWing, type ChainWing } from '../helpers/chain-wing.js';
+import { embeddedWing, recordMint, type ChainWing } from '../helpers/chain-wing.js';
 import { freePort, tempDir } from '../helpers/env.js';
 
 const CHAIN = 31337;
@@ -47,29 +42,14 @@ describe('broadcasts on the embedded chain', () => {
         },
       }),
     }) as PublicClient;
-    store = openStore({ dataDir: tempDir() });
-    await migrateToLatest(store, CHAIN);
-    const keys = await KeyRing.open(store.db, new SecretBox('33'.repeat(32)));
-    wing = chainWing(store.db, client, keys, CHAIN, log, { relayerCount: 2, embedded: true, confirmations: 0, flush: () => store.flush() });
-    await wing.init();
-    await wing.res.fundEmbedded();
+    ({ store, wing } = await embeddedWing(client, CHAIN, log, 2));
   });
   after(async () => {
     await store?.close();
     await chain?.stop();
   });
 
-  const record = () =>
-    store.db.transaction().execute((tx) =>
-      wing.sender.record(tx, {
-        kind: MINT_TX,
-        ref: 'c',
-        payload: { collection_uid: 'c', contract: '0x1', items: [], rounds: {} },
-        to: '0x0000000000000000000000000000000000000001',
-        data: '0x',
-        gas: 100_000n,
-      }),
-    );
+  const record = () => recordMint(store, wing);
   const blockOf = async (hash: string) => (await client.waitForTransactionReceipt({ hash: hash as Hex, timeout: 10_000 })).blockNumber;
 
   it(`has blocks of ${EMBEDDED_BLOCK_GAS_LIMIT / 1e6}M gas`, async () => {

@@ -9,14 +9,10 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import { startEmbeddedChain, type EmbeddedChain } from '../../src/chain/anvil.js';
-import { KeyRing } from '../../src/chain/keys.js';
-import { MINT_TX, type OutcomeHandlers } from '../../src/chain/outcomes.js';
+import { MINT_TX } from '../../src/chain/outcomes.js';
 import { Reconciler } from '../../src/chain/reconciler.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
-import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/db.js';
-import { SecretBox } from '../../src/util/secretbox.js';
-import { chainWing, type ChainWing } from '../helpers/chain-wing.js';
+import { embeddedWing, outcomeTable, recordMint, type ChainWing } from '../helpers/chain-wing.js';
 import { freePort, tempDir } from '../helpers/env.js';
 
 const CHAIN = 31337;
@@ -34,22 +30,8 @@ describe('a chain that lost mined transactions', () => {
   before(async () => {
     chain = await startEmbeddedChain({ dataDir: tempDir(), port: await freePort(), chainId: CHAIN, logger: log });
     client = createPublicClient({ transport: http(chain.rpcUrl) }) as PublicClient;
-    store = openStore({ dataDir: tempDir() });
-    await migrateToLatest(store, CHAIN);
-    const keys = await KeyRing.open(store.db, new SecretBox('44'.repeat(32)));
-    wing = chainWing(store.db, client, keys, CHAIN, log, { relayerCount: 1, embedded: true, confirmations: 0, flush: () => store.flush() });
-    await wing.init();
-    await wing.res.fundEmbedded();
-    const refuse = async () => {
-      throw new Error('not in this test');
-    };
-    const handlers = Object.fromEntries(
-      ['forwarder.deploy', 'collection.deploy', 'forward', 'asset.edit', 'reward.deploy', 'reward.allocate', 'reward.claim', 'reward.withdraw']
-        .concat(['collection.base_uri', 'collection.info', 'relayers.rotation', 'item.mint', 'item.forward', 'item.uri'])
-        .map((k) => [k, refuse]),
-    ) as unknown as OutcomeHandlers;
-    handlers[MINT_TX] = async (o) => async () => void applied.push(o.receipt?.transactionHash ?? 'no receipt');
-    wing.tracker.useOutcomes(handlers);
+    ({ store, wing } = await embeddedWing(client, CHAIN, log, 1));
+    wing.tracker.useOutcomes(outcomeTable({ [MINT_TX]: async (o) => async () => void applied.push(o.receipt?.transactionHash ?? 'no receipt') }));
     reconciler = new Reconciler({
       db: store.db,
       client,
@@ -84,16 +66,7 @@ describe('a chain that lost mined transactions', () => {
   const row = (id: number) => store.db.selectFrom('chain_txs').select(['status', 'handled', 'block_number']).where('id', '=', id).executeTakeFirstOrThrow();
 
   it('sends it again and applies its outcome again, though the chain stays at the block of the last lookup', async () => {
-    const tx = await store.db.transaction().execute((t) =>
-      wing.sender.record(t, {
-        kind: MINT_TX,
-        ref: 'c',
-        payload: { collection_uid: 'c', contract: '0x1', items: [], rounds: {} },
-        to: '0x0000000000000000000000000000000000000001',
-        data: '0x',
-        gas: 100_000n,
-      }),
-    );
+    const tx = await recordMint(store, wing);
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), 0n);
     // A pass reads head 0 and sends (the embedded node mines it in block 1 on arrival); its receipt
     // is found by that pass (looked up "at block 0") or the next, and its outcome applied.

@@ -13,7 +13,7 @@ import { KeyRing } from '../../src/chain/keys.js';
 import { SecretBox } from '../../src/util/secretbox.js';
 import type { ChainSender } from '../../src/chain/sender.js';
 import type { ChainTracker } from '../../src/chain/tracker.js';
-import { chainWing } from '../helpers/chain-wing.js';
+import { chainWing, outcomeTable } from '../helpers/chain-wing.js';
 import { forwarderDeployed, type Outcome, type OutcomeHandler, type OutcomeHandlers, type OutcomeKind } from '../../src/chain/outcomes.js';
 import type { JobQueue } from '../../src/jobs/queue.js';
 import type { ChainJobHandlers } from '../../src/jobs/worker.js';
@@ -74,30 +74,8 @@ describe('chain outcome dispatch', () => {
   }
   const handled = async (id: number) => (await store.db.selectFrom('chain_txs').select('handled').where('id', '=', id).executeTakeFirstOrThrow()).handled;
 
-  /** Every handler refuses to run, except those a test gives. */
-  function table(overrides: Partial<OutcomeHandlers>): OutcomeHandlers {
-    const refuse = async () => {
-      throw new Error('not this handler');
-    };
-    return {
-      'forwarder.deploy': forwarderDeployed,
-      'collection.deploy': refuse,
-      'asset.mint': refuse,
-      forward: refuse,
-      'asset.edit': refuse,
-      'reward.deploy': refuse,
-      'reward.allocate': refuse,
-      'reward.claim': refuse,
-      'reward.withdraw': refuse,
-      'collection.base_uri': refuse,
-      'collection.info': refuse,
-      'relayers.rotation': refuse,
-      'item.mint': refuse,
-      'item.forward': refuse,
-      'item.uri': refuse,
-      ...overrides,
-    };
-  }
+  /** Every handler refuses to run, except the forwarder's and those a test gives. */
+  const table = (overrides: Partial<OutcomeHandlers>) => outcomeTable({ 'forwarder.deploy': forwarderDeployed, ...overrides });
 
   it('applies nothing before the handlers are given, then each outcome once, with its receipt and payload', async () => {
     const tx = await minedTx('reward.withdraw', { reward_uid: 'r1', contract: '0xc0' });
