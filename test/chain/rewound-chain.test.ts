@@ -69,7 +69,8 @@ describe('a chain that lost mined transactions', () => {
     const tx = await recordMint(store, wing);
     assert.equal(await client.getBlockNumber({ cacheTime: 0 }), 0n);
     // A pass reads head 0 and sends (the embedded node mines it in block 1 on arrival); its receipt
-    // is found by that pass (looked up "at block 0") or the next, and its outcome applied.
+    // is found by that pass (looked up "at block 0": the case of this test, and what a node that is
+    // not loaded does) or the next, and its outcome applied.
     await passes(tx.id, 3);
     assert.deepEqual(await row(tx.id), { status: 'mined', handled: 1, block_number: 1 });
     assert.deepEqual(applied, [tx.hash]);
