@@ -90,13 +90,17 @@ for (const db of dbsFromArgs()) {
     const app = await createApp(ctx, 'bench', 'development');
     const collection = await createCollection(ctx, app.uid, { name: 'Bench', symbol: 'BENCH' } as Parameters<typeof createCollection>[2]);
     const user = (await createUser(ctx, app.uid, {})) as { uid: string };
+    // BENCH_USERS=new: each create for a user of its own who has no wallet yet (an airdrop to new users).
+    const newUsers = process.env.BENCH_USERS === 'new';
+    const fresh: string[] = [];
+    if (newUsers) for (let i = 0; i < (WARM_GROUPS + GROUPS * ROUNDS) * GROUP; i++) fresh.push(((await createUser(ctx, app.uid, {})) as { uid: string }).uid);
     const intake = new AssetIntake(ctx);
     // External ids in no order, as the HTTP benches' 64 clients send them (each its own random prefix), or in order.
     let n = 0;
     const body = (): AssetParams => {
       const i = n++;
       const ext = ordered ? `bench-${String(i).padStart(10, '0')}` : `${randomBytes(16).toString('base64url')}-${i}`;
-      return benchAssetBody(user.uid, collection.uid, ext) as AssetParams;
+      return benchAssetBody(newUsers ? fresh[i] : user.uid, collection.uid, ext) as AssetParams;
     };
     const groups = async (count: number) => {
       for (let g = 0; g < count; g++) await Promise.all(Array.from({ length: GROUP }, () => intake.submit(app.uid, 'development', body())));

@@ -211,13 +211,19 @@ export class JobQueue {
 
   /** Makes waiting jobs of a group due now (e.g. mints waiting for a user's wallet). */
   async wakeGroup(tx: DbOrTx, kind: JobKind, groupKey: string): Promise<void> {
-    await tx
-      .updateTable('jobs')
-      .set({ run_at: this.now() })
-      .where('kind', '=', this.storedKind(kind))
-      .where('group_key', '=', groupKey)
-      .where('status', '=', sql.lit('queued')) // as a literal: the group index holds the queued jobs alone
-      .execute();
+    await this.wakeGroups(tx, kind, [groupKey]);
+  }
+
+  /** wakeGroup for many groups. */
+  async wakeGroups(tx: DbOrTx, kind: JobKind, groupKeys: string[]): Promise<void> {
+    for (let i = 0; i < groupKeys.length; i += 500)
+      await tx
+        .updateTable('jobs')
+        .set({ run_at: this.now() })
+        .where('kind', '=', this.storedKind(kind))
+        .where('group_key', 'in', groupKeys.slice(i, i + 500))
+        .where('status', '=', sql.lit('queued')) // as a literal: the group index holds the queued jobs alone
+        .execute();
   }
 
   /**

@@ -13,7 +13,7 @@ import { newUid, restartUidRun } from '../../util/ids.js';
 import { Groups } from '../../util/groups.js';
 import { isUidTaken, MAX_UID_ROUNDS } from '../uids.js';
 import { nowIso } from '../../util/time.js';
-import { requestWallet } from '../users/wallets.js';
+import { walletJobs, walletsToQueue, type WalletWanted } from '../users/wallets.js';
 import { buildMetadata, displayName, type AssetData } from '../../domain/assets.js';
 import { assertImageUrlFetchable, needsPreparation, PREPARE_ATTEMPTS } from '../../metadata/prepare.js';
 import { queueOn, type AnyEnqueueOptions } from '../../jobs/queue.js';
@@ -200,7 +200,8 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
   const t = nowIso();
   const rows = [];
   const jobs = new Map<number, AnyEnqueueOptions[]>(); // by chain: a chain's work has its own job kinds
-  const walletsQueued = new Set<string>();
+  // The users' wallets to create (the first mint on a chain creates it), with the creates that ask.
+  const walletsWanted = new Map<string, { want: WalletWanted; creates: { walletQueued: boolean }[] }>();
   for (const [k, i] of accepted.entries()) {
     const { params, uid, appUid, environment } = group[i];
     const tokenId = tokenIds[k];
@@ -236,20 +237,32 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
       : { kind: MINT_JOB, ref: uid, groupKey: params.user_uid, payload: { round: 1 } };
     if (!jobs.has(chainId)) jobs.set(chainId, []);
     jobs.get(chainId)!.push(first);
-    const firstJob = kindOn(ctx, first.kind, chainId);
-    let walletQueued = false;
-    // The first mint on a chain creates the user's wallet there.
-    if (!walletAddress && !walletsQueued.has(walletKey)) {
-      walletsQueued.add(walletKey);
-      walletQueued = await requestWallet(ctx, tx, user.uid, chainId);
+    const outcome = { ok: true as const, firstJob: kindOn(ctx, first.kind, chainId), walletQueued: false };
+    outcomes[i] = outcome;
+    if (!walletAddress) {
+      const w = walletsWanted.get(walletKey) ?? { want: { userUid: user.uid, chainId }, creates: [] };
+      w.creates.push(outcome);
+      walletsWanted.set(walletKey, w);
     }
-    outcomes[i] = { ok: true, firstJob, walletQueued };
   }
+  // Wallet jobs for the users without a wallet and without one under way: one query for the group,
+  // and the jobs inserted with the assets.
+  const walletsQueued = await walletsToQueue(
+    ctx,
+    tx,
+    [...walletsWanted.values()].map((w) => w.want),
+  );
+  for (const w of walletsQueued) for (const o of walletsWanted.get(`${w.userUid}@${w.chainId}`)!.creates) o.walletQueued = true;
+  const walletRows = walletsQueued.length ? [{ table: 'jobs' as const, rows: ctx.queue.rowsOf(walletJobs(ctx, walletsQueued)) }] : [];
   // The assets and their first jobs in one statement on PostgreSQL, held to go out with the COMMIT: a
   // unique violation (a race the checks could not see) is then the commit's error, caught the same.
   await insertRowsTogether(
     tx,
-    [{ table: 'assets', rows }, ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) }))],
+    [
+      { table: 'assets', rows },
+      ...[...jobs].map(([chainId, ofChain]) => ({ table: 'jobs' as const, rows: queueOn(ctx, chainId).rowsOf(ofChain) })),
+      ...walletRows,
+    ],
     { held: true },
   );
   // Idempotency-Key answers of the accepted creates, in the same transaction (a clash rolls the group back).

@@ -11,7 +11,7 @@ import type { ChainTxRow } from '../../chain/sender.js';
 import { MINT_TX, type MintItem, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
 import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall } from '../../chain/token-uri.js';
-import { requestWallet } from '../users/wallets.js';
+import { requestWallets } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { inFlightMintOf } from './in-flight-mints.js';
 
@@ -23,6 +23,8 @@ import { inFlightMintOf } from './in-flight-mints.js';
  */
 const BROADCASTS_AHEAD = 2;
 
+/** How long a mint waits for its user's wallet at most: the wallet job wakes it as soon as it exists. */
+const WALLET_WAIT_MS = 5000;
 /** Some chains cap a single transaction's gas at 2^24 (EIP-7825) whatever the block allows. */
 const MAX_TX_GAS = 16_000_000;
 /**
@@ -139,20 +141,17 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     .execute();
   const byUid = new Map(assets.map((a) => [a.uid, a]));
   const done: number[] = [];
+  const walletless: { job: Job<typeof MINT_JOB>; chainId: number }[] = [];
+  const undeployed: Job<typeof MINT_JOB>[] = []; // their collection's deployment is under way
   const ready = new Map<string, MintGroup>();
   for (const job of jobs) {
     const a = byUid.get(job.ref);
     if (a?.mint_status !== 'pending' || a.in_tx_id !== null) {
       done.push(job.id); // already in a transaction, minted or gone
     } else if (!a.wallet_address) {
-      // Waits for the wallet job, which wakes this group when the wallet exists.
-      await ctx.db.transaction().execute(async (tx) => {
-        await requestWallet(ctx, tx, job.groupKey!, a.chain_id);
-        await ctx.queue.defer(tx, job, 5000);
-      });
-      ctx.queue.notify(WALLET_JOB);
+      walletless.push({ job, chainId: a.chain_id });
     } else if (a.collection_status !== 'deployed' || !a.contract_address) {
-      await ctx.queue.defer(ctx.db, job, 1000);
+      undeployed.push(job);
     } else {
       const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [], addressless: new Set<string>() };
       group.jobs.push(job);
@@ -163,7 +162,29 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     }
   }
   if (done.length) await ctx.queue.completeMany(ctx.db, done);
+  if (walletless.length) await waitForWallets(ctx, walletless);
+  await ctx.queue.deferMany(ctx.db, undeployed, 1000);
   return ready;
+}
+
+/**
+ * Mints that wait for their users' wallet jobs, which wake their groups once the wallets exist. In one
+ * transaction: an airdrop's claim can hold hundreds of assets whose users have no wallet yet.
+ */
+async function waitForWallets(ctx: ChainCtx, walletless: { job: Job<typeof MINT_JOB>; chainId: number }[]): Promise<void> {
+  await ctx.db.transaction().execute(async (tx) => {
+    await requestWallets(
+      ctx,
+      tx,
+      walletless.map(({ job, chainId }) => ({ userUid: job.groupKey!, chainId })),
+    );
+    await ctx.queue.deferMany(
+      tx,
+      walletless.map((w) => w.job),
+      WALLET_WAIT_MS,
+    );
+  });
+  ctx.queue.notify(WALLET_JOB);
 }
 
 /** One claim's mint transactions: recorded, then broadcast, as the chain's room allows. */

@@ -67,9 +67,7 @@ export async function mintItem(ctx: Ctx, appUid: string, req: ItemMintRequest, i
           .set({ accepted_supply: (accepted + req.amount).toString(), updated_at: nowIso() })
           .where('uid', '=', item.uid)
           .execute();
-        const address = (await hasWallet(tx, user.uid, chainId))
-          ? ctx.keys.user(user.uid).address.toLowerCase()
-          : await createWalletNow(ctx, tx, user.uid, chainId);
+        const address = (await hasWallet(tx, user.uid, chainId)) ? ctx.keys.userAddress(user.uid) : await createWalletNow(ctx, tx, user.uid, chainId);
         const seq = await tx
           .updateTable('collections')
           .set((eb) => ({ next_item_mint: eb('next_item_mint', '+', 1) }))

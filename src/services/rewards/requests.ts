@@ -154,9 +154,7 @@ export async function allocate(ctx: Ctx, appUid: string, req: AllocationRequest,
           .where('uid', '=', reward.uid)
           .execute();
         // The user's wallet on the reward's chain (an allocation is the user's first action there, perhaps).
-        const address = (await hasWallet(tx, user.uid, chainId))
-          ? ctx.keys.user(user.uid).address.toLowerCase()
-          : await createWalletNow(ctx, tx, user.uid, chainId);
+        const address = (await hasWallet(tx, user.uid, chainId)) ? ctx.keys.userAddress(user.uid) : await createWalletNow(ctx, tx, user.uid, chainId);
         const t = nowIso();
         await tx
           .insertInto('allocations')
