@@ -229,6 +229,36 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         assert.equal(o.body.error.detail.message, 'Collection not found.');
       });
 
+      it('an airdrop to new users: each gets one wallet job, one wallet (its own key) and one event, and its assets', async () => {
+        const users = await Promise.all(Array.from({ length: 24 }, () => app.api.post('/user', {}).then((r) => r.body.data.uid as string)));
+        // Two assets each, all at once: creates of several users share a group, and a user's second
+        // create finds the wallet job its first one queued (in its group, or in the database).
+        const created = await Promise.all(users.flatMap((u) => [0, 1].map(() => app.api.post('/asset', assetBody(u, collection)))));
+        for (const c of created) assert.equal(c.status, 201, c.raw);
+        const assets = await waitFor(
+          'the airdrop minted',
+          async () => {
+            const all = await Promise.all(created.map((c) => app.api.get(`/asset/${c.body.data.uid}`).then((r) => r.body.data)));
+            return all.every((a) => a.is_minted) ? all : null;
+          },
+          60_000,
+        );
+        for (const u of users) {
+          const wallets = (await app.api.get(`/user/${u}`)).body.data.wallets;
+          assert.equal(wallets.length, 1, u);
+          assert.equal(wallets[0].address, t.svc.ctx.keys.user(u).address.toLowerCase(), u);
+          const theirs = assets.filter((a) => a.owner_user_uid === u);
+          assert.equal(theirs.length, 2, u);
+          for (const a of theirs) assert.equal(a.owner_address, wallets[0].address, u);
+        }
+        const db = t.svc.ctx.db;
+        const jobs = await db.selectFrom('jobs').select('ref').where('kind', '=', 'wallet.create').where('ref', 'in', users).execute();
+        assert.deepEqual(jobs.map((j) => j.ref).sort(), [...users].sort(), 'one wallet job per user');
+        const events = await db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', 'user.wallet_created').execute();
+        const walletEvents = events.map((e) => JSON.parse(e.payload).user.uid as string).filter((u) => users.includes(u));
+        assert.deepEqual(walletEvents.sort(), [...users].sort(), 'one user.wallet_created per user');
+      });
+
       it("mints an asset into the user's new wallet: is_minted within 10 s and ownerOf on chain is the wallet", async () => {
         const user = (await app.api.post('/user', { email: 'minter@example.com' })).body.data.uid;
         const body = assetBody(

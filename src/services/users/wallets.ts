@@ -81,7 +81,9 @@ export async function createWalletNow(ctx: Ctx, tx: DbOrTx, userUid: string, cha
  * createWalletNow for many users and chains, with a statement per table (an airdrop's wallet jobs come
  * by the hundred): the wallets that did not exist yet, their users' addresses and their events.
  */
-async function createWalletsNow(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<void> {
+async function createWalletsNow(ctx: Ctx, tx: DbOrTx, asked: WalletWanted[]): Promise<void> {
+  // Each user and chain once (two processes may each have queued a job for the same wallet).
+  const wanted = [...new Map(asked.map((w) => [`${w.userUid}@${w.chainId}`, w])).values()];
   if (wanted.length === 0) return;
   const t = nowIso();
   const addressOf = new Map(wanted.map((w) => [w.userUid, ctx.keys.userAddress(w.userUid)]));
