@@ -33,6 +33,8 @@ export const CHAIN_KEYS_META = 'chain_keys';
 //   relayers m/44'/60'/1'/0/<relayer index>
 //   deployer m/44'/60'/2'/0/0  (its nonce 0 deploys the forwarder, so that address never changes)
 const USER_ACCOUNT = 0;
+const RELAYER_ACCOUNT = 1;
+const SYSTEM_ACCOUNT = 2;
 const CURVE_ORDER = secp256k1.CURVE.n;
 
 function userNumber(userUid: string): number {
@@ -57,11 +59,21 @@ function nonHardenedChild(parent: HDKey, index: number): Uint8Array | null {
   const key = (il + toBigInt(parent.privateKey!)) % CURVE_ORDER;
   return key === 0n ? null : Buffer.from(key.toString(16).padStart(64, '0'), 'hex');
 }
-const RELAYER_ACCOUNT = 1;
-const SYSTEM_ACCOUNT = 2;
+
+/** How many keys (accounts) and addresses a key ring keeps: the oldest goes first. */
+const KEPT = 10_000;
+
+/** Sets `k` in `map`, the oldest entry out once it holds KEPT. */
+function keep<V>(map: Map<string, V>, k: string, v: V): V {
+  if (map.size >= KEPT) map.delete(map.keys().next().value!);
+  map.set(k, v);
+  return v;
+}
 
 export class KeyRing {
   private readonly cache = new Map<string, HDAccount>();
+  /** Users' addresses by uid (an item mint or an allocation asks for its user's on every call). */
+  private readonly addresses = new Map<string, string>();
   /** m/44'/60'/<account>'/<change>, by `account/change`: the parents of the keys derived (a few). */
   private readonly parents = new Map<string, HDKey>();
   private constructor(
@@ -104,12 +116,15 @@ export class KeyRing {
    * each: 0.47 -> 0.23 ms a wallet.
    */
   userAddress(userUid: string): string {
+    const kept = this.addresses.get(userUid);
+    if (kept) return kept;
     const n = userNumber(userUid);
     const known = this.cache.get(`${USER_ACCOUNT}/${Math.floor(n / 1e6)}/${n % 1e6}`);
-    if (known) return known.address.toLowerCase();
+    if (known) return keep(this.addresses, userUid, known.address.toLowerCase());
     const key = nonHardenedChild(this.parentOf(USER_ACCOUNT, Math.floor(n / 1e6)), n % 1e6);
-    if (!key) return this.user(userUid).address.toLowerCase(); // no such child: as the library answers
-    return `0x${keccak256(secp256k1.getPublicKey(key, false).subarray(1)).slice(-40)}`;
+    // No such child (BIP-32's rare gap): as the library answers it.
+    const address = key ? `0x${keccak256(secp256k1.getPublicKey(key, false).subarray(1)).slice(-40)}` : this.user(userUid).address.toLowerCase();
+    return keep(this.addresses, userUid, address);
   }
 
   relayer(index: number): ChainSigner {
@@ -149,8 +164,7 @@ export class KeyRing {
       // instead of five (1.47 -> 0.47 ms a key: an airdrop to new users derives a wallet per user).
       // (viem types the path as a whole one from the root; from the parent it is its last step alone.)
       acct = hdKeyToAccount(this.parentOf(accountIndex, changeIndex), { path: `m/${addressIndex}` as `m/44'/60'/${string}` });
-      if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value!); // bounded: oldest out
-      this.cache.set(k, acct);
+      keep(this.cache, k, acct);
     }
     return acct;
   }

@@ -36,6 +36,9 @@ describe('key ring', () => {
         assert.equal(keys.userAddress(uid), path(0, Math.floor(n / 1e6), n % 1e6).address.toLowerCase(), uid);
       }
       assert.equal(keys.userAddress('123456789012'), path(0, 123456, 789012).address.toLowerCase());
+      // Asked again (kept): the same.
+      assert.equal(keys.userAddress('000002999000'), path(0, 2, 999000).address.toLowerCase());
+      assert.equal(keys.userAddress('123456789012'), path(0, 123456, 789012).address.toLowerCase());
       assert.throws(() => keys.userAddress('1e12'), /not a user uid/);
       for (const i of [0, 1, 7]) assert.equal(keys.relayer(i).address, path(1, 0, i).address);
       assert.equal(keys.deployer().address, path(2, 0, 0).address);
