@@ -7,6 +7,7 @@ import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { AssetIntake, writeCreates, type AssetParams, type CreateRequest } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
+import { requestWallets } from '../../src/services/users/wallets.js';
 
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -257,6 +258,13 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         const events = await db.selectFrom('events').select('payload').where('app_uid', '=', app.uid).where('type', '=', 'user.wallet_created').execute();
         const walletEvents = events.map((e) => JSON.parse(e.payload).user.uid as string).filter((u) => users.includes(u));
         assert.deepEqual(walletEvents.sort(), [...users].sort(), 'one user.wallet_created per user');
+        // A mint job that read its asset before the wallet job finished asks for the wallet after: the
+        // wallet is there now, so no second job is queued and the mint need not wait.
+        const chainId = t.svc.ctx.installation.homeChainId;
+        const asked = await requestWallets(t.svc.ctx, db, [{ userUid: users[0], chainId }]);
+        assert.deepEqual(asked, { queue: [], made: [{ userUid: users[0], chainId }] });
+        const again = await db.selectFrom('jobs').select('ref').where('kind', '=', 'wallet.create').where('ref', '=', users[0]).execute();
+        assert.equal(again.length, 1, 'still one wallet job');
       });
 
       it("mints an asset into the user's new wallet: is_minted within 10 s and ownerOf on chain is the wallet", async () => {

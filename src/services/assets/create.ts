@@ -247,7 +247,7 @@ export async function writeCreates(ctx: Ctx, tx: Tx, group: CreateRequest[]): Pr
   }
   // Wallet jobs for the users without a wallet and without one under way: one query for the group,
   // and the jobs inserted with the assets.
-  const walletsQueued = await walletsToQueue(
+  const { queue: walletsQueued } = await walletsToQueue(
     ctx,
     tx,
     [...walletsWanted.values()].map((w) => w.want),

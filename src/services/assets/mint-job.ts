@@ -169,22 +169,35 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
 
 /**
  * Mints that wait for their users' wallet jobs, which wake their groups once the wallets exist. In one
- * transaction: an airdrop's claim can hold hundreds of assets whose users have no wallet yet.
+ * transaction: an airdrop's claim can hold hundreds of assets whose users have no wallet yet. A wallet
+ * made since the mints' assets were read (its job finished meanwhile, and woke their groups while they
+ * were claimed) has nothing to wait for: those mints are due again at once.
  */
 async function waitForWallets(ctx: ChainCtx, walletless: { job: Job<typeof MINT_JOB>; chainId: number }[]): Promise<void> {
-  await ctx.db.transaction().execute(async (tx) => {
-    await requestWallets(
+  const dueNow = await ctx.db.transaction().execute(async (tx) => {
+    const { made } = await requestWallets(
       ctx,
       tx,
       walletless.map(({ job, chainId }) => ({ userUid: job.groupKey!, chainId })),
     );
+    const madeFor = new Set(made.map((w) => `${w.userUid}@${w.chainId}`));
+    const hasWalletNow = (w: { job: Job<typeof MINT_JOB>; chainId: number }) => madeFor.has(`${w.job.groupKey!}@${w.chainId}`);
+    const now = walletless.filter(hasWalletNow);
+    const later = walletless.filter((w) => !hasWalletNow(w));
     await ctx.queue.deferMany(
       tx,
-      walletless.map((w) => w.job),
+      now.map((w) => w.job),
+      0,
+    );
+    await ctx.queue.deferMany(
+      tx,
+      later.map((w) => w.job),
       WALLET_WAIT_MS,
     );
+    return now.length;
   });
   ctx.queue.notify(WALLET_JOB);
+  if (dueNow) ctx.queue.notify(MINT_JOB);
 }
 
 /** One claim's mint transactions: recorded, then broadcast, as the chain's room allows. */

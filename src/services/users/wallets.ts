@@ -32,24 +32,39 @@ export interface WalletWanted {
   chainId: number;
 }
 
-/**
- * Queues wallet creation for users who have none on a chain yet (idempotent: one open job per user and
- * chain); returns those it queued a job for.
- */
-export async function requestWallets(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletWanted[]> {
-  const toQueue = await walletsToQueue(ctx, tx, wanted);
-  await ctx.queue.enqueueMany(tx, walletJobs(ctx, toQueue));
-  return toQueue;
+/** Which of the wallets asked for are to be queued, and which exist already. */
+export interface WalletNeeds {
+  /** No wallet yet and no open job to make it: a job is queued (or to be) for each. */
+  queue: WalletWanted[];
+  /** Made since the caller last looked (its job finished meanwhile): nothing to wait for. */
+  made: WalletWanted[];
 }
 
 /**
- * Of these users and chains, those with no open wallet job: one query for all of them (an airdrop's
- * group of creates asks for a wallet for each of its users; a query and an insert each had been two
- * round trips per create on PostgreSQL, inside the group's transaction). Each pair once.
+ * Queues wallet creation for users who have none on a chain yet (idempotent: one open job per user and
+ * chain); answers which it queued a job for and which turned out to exist.
  */
-export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletWanted[]> {
+export async function requestWallets(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletNeeds> {
+  const needs = await walletsToQueue(ctx, tx, wanted);
+  await ctx.queue.enqueueMany(tx, walletJobs(ctx, needs.queue));
+  return needs;
+}
+
+/**
+ * Of these users and chains, those with no open wallet job and no wallet: one query for all of them
+ * (an airdrop's group of creates asks for a wallet for each of its users; a query and an insert each
+ * had been two round trips per create on PostgreSQL, inside the group's transaction). Each pair once.
+ *
+ * The caller saw no wallet, but its look may be older than this transaction's (a mint job reads its
+ * assets before it opens one; on PostgreSQL each statement sees the latest commits): a wallet job that
+ * finished since then made the wallet. Those with a finished job are looked up in the wallets, so a
+ * wallet is not queued twice; those with no job at all are not (the common case of an airdrop, and a
+ * second job for a wallet made without one finds it made and does nothing).
+ */
+export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletNeeds> {
   const byRef = new Map(wanted.map((w) => [walletRef(ctx, w.userUid, w.chainId), w]));
   const refs = [...byRef.keys()];
+  const finished = new Set<string>(); // refs with a finished wallet job
   for (let i = 0; i < refs.length; i += 500) {
     // The kind as a literal: only then can the planners use the partial index on wallet jobs' ref. The
     // status is read, not asked for: with it in the query, PostgreSQL read every open wallet job
@@ -61,9 +76,33 @@ export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[
       .where('kind', '=', sql.lit(WALLET_JOB))
       .where('ref', 'in', refs.slice(i, i + 500))
       .execute();
-    for (const j of jobs) if (j.status === 'queued' || j.status === 'running') byRef.delete(j.ref);
+    for (const j of jobs) {
+      if (j.status === 'queued' || j.status === 'running') byRef.delete(j.ref);
+      else finished.add(j.ref);
+    }
   }
-  return [...byRef.values()];
+  const made: WalletWanted[] = [];
+  const maybeMade = [...finished].filter((ref) => byRef.has(ref)).map((ref) => byRef.get(ref)!);
+  for (let i = 0; i < maybeMade.length; i += 500) {
+    const some = maybeMade.slice(i, i + 500);
+    const exist = await tx
+      .selectFrom('wallets')
+      .select(['user_uid', 'chain_id'])
+      .where(
+        'user_uid',
+        'in',
+        some.map((w) => w.userUid),
+      )
+      .execute();
+    const existing = new Set(exist.map((w) => walletRef(ctx, w.user_uid, Number(w.chain_id))));
+    for (const w of some) {
+      const ref = walletRef(ctx, w.userUid, w.chainId);
+      if (!existing.has(ref)) continue;
+      byRef.delete(ref);
+      made.push(w);
+    }
+  }
+  return { queue: [...byRef.values()], made };
 }
 
 /** The jobs that create these wallets, to enqueue (or insert with other rows: JobQueue.rowsOf). */
