@@ -7,6 +7,7 @@
 // hint dropped, a range read again after a reorg) is checked as before.
 import type { MintItem } from './outcomes.js';
 import type { RpcLog } from './transfer-logs.js';
+import { setBounded } from '../util/bounded-map.js';
 
 /** Hashes kept at most: a mint transaction carries hundreds of tokens, and the indexer drops those it has read. */
 const MAX_HASHES = 1024;
@@ -21,8 +22,7 @@ export class AppliedMints {
   add(hash: string, contract: string): void {
     const h = hash.toLowerCase();
     this.contractOf.delete(h);
-    this.contractOf.set(h, contract.toLowerCase());
-    if (this.contractOf.size > MAX_HASHES) this.contractOf.delete(this.contractOf.keys().next().value as string);
+    setBounded(this.contractOf, h, contract.toLowerCase(), MAX_HASHES);
   }
 
   /** Whether `log` is a mint (a Transfer from the zero address) of such a transaction, on its contract. */

@@ -11,6 +11,7 @@ import { keccak256 } from 'viem';
 import { HDKey, hdKeyToAccount, type HDAccount } from 'viem/accounts';
 import type { Db } from '../store/db.js';
 import type { SecretBox } from '../util/secretbox.js';
+import { setBounded } from '../util/bounded-map.js';
 import type { ChainSigner } from './signer.js';
 
 /** Where the deployer's and relayers' keys are: derived from the seed, or given (the HSM's). */
@@ -64,11 +65,7 @@ function nonHardenedChild(parent: HDKey, index: number): Uint8Array | null {
 const KEPT = 10_000;
 
 /** Sets `k` in `map`, the oldest entry out once it holds KEPT. */
-function keep<V>(map: Map<string, V>, k: string, v: V): V {
-  if (map.size >= KEPT) map.delete(map.keys().next().value!);
-  map.set(k, v);
-  return v;
-}
+const keep = <V>(map: Map<string, V>, k: string, v: V): V => setBounded(map, k, v, KEPT);
 
 export class KeyRing {
   private readonly cache = new Map<string, HDAccount>();

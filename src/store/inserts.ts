@@ -5,6 +5,7 @@ import type { Database } from './schema.js';
 import { prepareByName } from './postgres/prepared.js';
 import { heldStatement } from './postgres/held-statements.js';
 import type { DbOrTx } from './db.js';
+import { setBounded } from '../util/bounded-map.js';
 
 /**
  * Insert texts kept per database: SQLite's by table, columns and row count (one of `chunkSizes`),
@@ -87,8 +88,7 @@ function valuesText(db: DbOrTx, table: keyof Database & string, columns: string[
   let text = texts.get(key);
   if (text === undefined) {
     text = valuesInsertText(db, table, columns, count);
-    if (texts.size >= INSERT_TEXTS_KEPT) texts.delete(texts.keys().next().value!);
-    texts.set(key, text);
+    setBounded(texts, key, text, INSERT_TEXTS_KEPT);
   }
   return text;
 }
@@ -170,8 +170,7 @@ async function insertParts(db: DbOrTx, parts: readonly InsertPart[], held = fals
     const last = inserts.pop()!;
     text = inserts.length ? `with ${inserts.map((t, i) => `part${i} as (${t})`).join(', ')} ${last}` : last;
     prepareByName(text);
-    if (texts.size >= INSERT_TEXTS_KEPT) texts.delete(texts.keys().next().value!);
-    texts.set(key, text);
+    setBounded(texts, key, text, INSERT_TEXTS_KEPT);
   }
   const params: unknown[][] = [];
   for (const [i, part] of parts.entries()) {

@@ -8,6 +8,7 @@ import { defaultChain, installationOf, loadConfig, withRole, ConfigError } from 
 import { redactQuery } from '../../src/http/app.js';
 import { integer, table, yesNo } from '../../src/cli/args.js';
 import { prettyLine } from '../../src/util/log-format.js';
+import { setBounded } from '../../src/util/bounded-map.js';
 
 describe('timestamps', () => {
   it('are ISO 8601 UTC with microseconds', () => {
@@ -176,5 +177,26 @@ describe('readable log lines', () => {
     assert.equal(loadConfig({ LOG_FORMAT: 'json' }).logFormat, 'json');
     assert.equal(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat, 'pretty');
     assert.throws(() => loadConfig({ LOG_FORMAT: 'xml' }), /LOG_FORMAT/);
+  });
+});
+
+describe('bounded maps', () => {
+  it('keep at most their bound, the oldest out first; setting a kept key again evicts nothing', () => {
+    const m = new Map<string, number>();
+    for (let i = 0; i < 5; i++) assert.equal(setBounded(m, `k${i}`, i, 3), i);
+    assert.deepEqual(
+      [...m],
+      [
+        ['k2', 2],
+        ['k3', 3],
+        ['k4', 4],
+      ],
+    );
+    setBounded(m, 'k3', 33, 3);
+    assert.deepEqual([...m.keys()], ['k2', 'k3', 'k4']);
+    assert.equal(m.get('k3'), 33);
+    m.delete('k2'); // counted as new when set again: it goes last
+    setBounded(m, 'k2', 22, 3);
+    assert.deepEqual([...m.keys()], ['k3', 'k4', 'k2']);
   });
 });

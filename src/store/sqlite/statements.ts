@@ -1,5 +1,6 @@
 // Prepared statements of a SQLite connection, kept by their SQL text.
 import type SQLite from 'better-sqlite3';
+import { setBounded } from '../../util/bounded-map.js';
 
 /**
  * Kysely's SQLite driver prepares every statement anew (parsing and planning it each time). The service
@@ -32,9 +33,7 @@ export function withStatementCache(database: SQLite.Database, max = 1000, maxLon
       }
       for (const o of sqlObservers) o(text, database);
       stmt = withPlainRows(database.prepare(text));
-      if (cache.size >= (cache === long ? maxLong : max)) cache.delete(cache.keys().next().value!); // oldest first
-      cache.set(text, stmt);
-      return stmt;
+      return setBounded(cache, text, stmt, cache === long ? maxLong : max); // the oldest out first
     },
   };
 }
