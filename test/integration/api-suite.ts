@@ -3,11 +3,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
+import { sql } from 'kysely';
 import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { AssetIntake, writeCreates, type AssetParams, type CreateRequest } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
-import { requestWallets } from '../../src/services/users/wallets.js';
+import { requestWallets, walletJobHandler } from '../../src/services/users/wallets.js';
+import { kindOn, MINT_JOB, WALLET_JOB } from '../../src/jobs/kinds.js';
 
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -266,6 +268,58 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
         const again = await db.selectFrom('jobs').select('ref').where('kind', '=', 'wallet.create').where('ref', '=', users[0]).execute();
         assert.equal(again.length, 1, 'still one wallet job');
       });
+
+      // PostgreSQL runs the two transactions side by side (SQLite takes them one at a time): a wallet job
+      // that woke its user's mints just before one of them deferred itself for that wallet left it to
+      // wait out the whole delay.
+      if (db === 'postgres')
+        it("a wallet job finishing while a mint defers itself for that wallet waits for the mint's transaction, then wakes it", async () => {
+          const ctx = t.svc.ctx;
+          const store = ctx.db;
+          const chainId = ctx.installation.homeChainId;
+          const user = (await app.api.post('/user', {})).body.data.uid as string;
+          // Both jobs as workers hold them: running, with a lease the service's own workers leave alone.
+          const now = Date.now();
+          const held = { group_key: null, payload: '{}', status: 'running' as const, run_at: now, attempts: 1, max_attempts: 5, lease_until: now + 600_000 };
+          const row = { ...held, locked_by: 'test', last_error: null, created_at: now, updated_at: now };
+          const [walletRow, mintRow] = await store
+            .insertInto('jobs')
+            .values([
+              { ...row, kind: WALLET_JOB, ref: user },
+              { ...row, kind: kindOn(ctx, MINT_JOB, chainId), ref: newUid(), group_key: user },
+            ])
+            .returning(['id'])
+            .execute();
+          const walletJob = { id: walletRow.id, kind: WALLET_JOB, ref: user, groupKey: null, payload: {}, attempts: 1, maxAttempts: 5 };
+          const { finished } = await store.transaction().execute(async (tx) => {
+            assert.deepEqual(await requestWallets(ctx, tx, [{ userUid: user, chainId }]), { queue: [], made: [] }, 'its job is running');
+            // The wallet job finishes now, on another connection.
+            let done = false;
+            const finished = walletJobHandler(ctx)
+              .handle([walletJob])
+              .then(() => {
+                done = true;
+              });
+            await waitFor(
+              'the wallet job waiting for a lock',
+              async () => {
+                const waiting = await sql<{
+                  n: number;
+                }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(store);
+                return waiting.rows[0].n > 0;
+              },
+              10_000,
+            );
+            assert.equal(done, false, 'the wallet job waits');
+            await ctx.queue.deferMany(tx, [{ id: mintRow.id, attempts: 1 }], 60_000);
+            return { finished };
+          });
+          await finished;
+          const mint = await store.selectFrom('jobs').select(['status', 'run_at']).where('id', '=', mintRow.id).executeTakeFirstOrThrow();
+          assert.equal(mint.status, 'queued');
+          assert.ok(Number(mint.run_at) <= Date.now(), 'the mint was woken, not left to wait 60 s');
+          assert.equal((await app.api.get(`/user/${user}`)).body.data.wallets.length, 1);
+        });
 
       it("mints an asset into the user's new wallet: is_minted within 10 s and ownerOf on chain is the wallet", async () => {
         const user = (await app.api.post('/user', { email: 'minter@example.com' })).body.data.uid;
