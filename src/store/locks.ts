@@ -5,8 +5,8 @@
 // neither: every write transaction holds the whole database from its BEGIN (IMMEDIATE, see db.ts),
 // which already excludes every other writer, and one service process runs the workers. The SQLite
 // store therefore leaves the locking clauses below out of the SQL it sends.
-import type { SelectQueryBuilder } from 'kysely';
-import type { Dialect } from './db.js';
+import { PostgresAdapter, sql, type SelectQueryBuilder } from 'kysely';
+import type { Dialect, DbOrTx } from './db.js';
 
 /** The rows read stay locked against writers until the transaction ends (FOR UPDATE). */
 export function lockForUpdate<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
@@ -24,6 +24,19 @@ export function lockForShare<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<D
  */
 export function skipLocked<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
   return q.forUpdate().skipLocked();
+}
+
+/**
+ * A lock held until the transaction ends, on a number both sides agree on, for two kinds of
+ * transactions that must not interleave although no row they write comes first in both: `exclusive`
+ * waits for every holder, `shared` only for an exclusive one. On PostgreSQL a transaction-level
+ * advisory lock (released by the commit or rollback, so it works behind a transaction pooler too).
+ * SQLite needs none: its write transactions take turns.
+ */
+export async function lockForTransaction(tx: DbOrTx, key: number, mode: 'shared' | 'exclusive'): Promise<void> {
+  if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
+  const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await sql`select ${sql.raw(fn)}(${sql.lit(key)})`.execute(tx);
 }
 
 /**

@@ -12,7 +12,7 @@ import { nowIso } from '../../util/time.js';
 import { ApiError } from '../../util/errors.js';
 import { requireUserRow, walletsOf } from './users.js';
 import { sql } from 'kysely';
-import { lockForShare } from '../../store/locks.js';
+import { lockForTransaction } from '../../store/locks.js';
 import { chainKind, MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { queueOn, type EnqueueOptions } from '../../jobs/queue.js';
 import { chainForNew } from '../requests/chain-choice.js';
@@ -42,11 +42,23 @@ export interface WalletNeeds {
 }
 
 /**
+ * Taken by a transaction that defers mints until their wallets are made (exclusive) and by one that
+ * makes wallets and wakes their mints (shared), so that the two never interleave: a wallet job that
+ * finished between a mint's look and its deferral had woken it while it was still claimed, and the
+ * mint then waited out its whole delay (5 s at the end of an airdrop on PostgreSQL, where the two run
+ * side by side). Wallet jobs still run side by side with each other.
+ */
+const WALLETS_MADE_LOCK = 0x6d770001;
+
+/**
  * Queues wallet creation for users who have none on a chain yet (idempotent: one open job per user and
- * chain); answers which it queued a job for and which turned out to exist.
+ * chain); answers which it queued a job for and which turned out to exist. For a caller that waits for
+ * the wallets in `tx` (mints deferred until their wallets' jobs wake them): no wallet job finishes
+ * before `tx` ends, and one that finished before it began is read as finished.
  */
 export async function requestWallets(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletNeeds> {
-  const needs = await walletsToQueue(ctx, tx, wanted, { lock: true });
+  await lockForTransaction(tx, WALLETS_MADE_LOCK, 'exclusive');
+  const needs = await walletsToQueue(ctx, tx, wanted);
   await ctx.queue.enqueueMany(tx, walletJobs(ctx, needs.queue));
   return needs;
 }
@@ -61,14 +73,8 @@ export async function requestWallets(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[
  * finished since then made the wallet. Those with a finished job are looked up in the wallets, so a
  * wallet is not queued twice; those with no job at all are not (the common case of an airdrop, and a
  * second job for a wallet made without one finds it made and does nothing).
- *
- * `lock`: the wallet jobs read stay locked until the caller's transaction ends, for a caller that waits
- * for the open ones (a mint deferred until its wallet's job wakes it). A job finishing meanwhile waits
- * for that transaction, so its wake-up finds the mint deferred; one that finished first is read as
- * finished. Without it, a job that woke its mints just before they were deferred left them to wait out
- * their whole delay (5 s at the end of an airdrop on PostgreSQL).
  */
-export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[], opts: { lock?: boolean } = {}): Promise<WalletNeeds> {
+export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletNeeds> {
   const byRef = new Map(wanted.map((w) => [walletRef(ctx, w.userUid, w.chainId), w]));
   const refs = [...byRef.keys()];
   const finished = new Set<string>(); // refs with a finished wallet job
@@ -77,12 +83,12 @@ export async function walletsToQueue(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[
     // status is read, not asked for: with it in the query, PostgreSQL read every open wallet job
     // through the claim index (kind, status) whenever its statistics lagged behind a burst of them (2
     // ms a query at 20,000 against 0.04 through this index); a user and chain has few jobs in all.
-    const read = tx
+    const jobs = await tx
       .selectFrom('jobs')
       .select(['ref', 'status'])
       .where('kind', '=', sql.lit(WALLET_JOB))
-      .where('ref', 'in', refs.slice(i, i + 500));
-    const jobs = await (opts.lock ? lockForShare(read) : read).execute();
+      .where('ref', 'in', refs.slice(i, i + 500))
+      .execute();
     for (const j of jobs) {
       if (j.status === 'queued' || j.status === 'running') byRef.delete(j.ref);
       else finished.add(j.ref);
@@ -193,13 +199,9 @@ export function walletJobHandler(ctx: Ctx): JobHandler<typeof WALLET_JOB> {
       const wanted = jobs.map((job) => parseWalletRef(ctx, job.ref));
       const usersOn = groupBy(wanted, (w) => w.chainId);
       await ctx.db.transaction().execute(async (tx) => {
-        // The jobs completed first: their rows are then locked until the wake-up below is committed,
-        // so a mint deferring itself for these wallets meanwhile either waits and reads them done, or
-        // defers first and is woken here (requestWallets' lock).
-        await ctx.queue.completeMany(
-          tx,
-          jobs.map((j) => j.id),
-        );
+        // Not beside a transaction deferring mints for wallets (requestWallets): its mints are either
+        // deferred already, and woken here, or read these jobs finished.
+        await lockForTransaction(tx, WALLETS_MADE_LOCK, 'shared');
         await createWalletsNow(ctx, tx, wanted);
         for (const [chainId, ws] of usersOn)
           await queueOn(ctx, chainId).wakeGroups(
@@ -207,6 +209,10 @@ export function walletJobHandler(ctx: Ctx): JobHandler<typeof WALLET_JOB> {
             MINT_JOB,
             ws.map((w) => w.userUid),
           );
+        await ctx.queue.completeMany(
+          tx,
+          jobs.map((j) => j.id),
+        );
       });
       for (const chainId of usersOn.keys()) queueOn(ctx, chainId).notify(MINT_JOB);
     },
