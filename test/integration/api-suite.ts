@@ -293,6 +293,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           const walletJob = { id: walletRow.id, kind: WALLET_JOB, ref: user, groupKey: null, payload: {}, attempts: 1, maxAttempts: 5 };
           const { finished } = await store.transaction().execute(async (tx) => {
             assert.deepEqual(await requestWallets(ctx, tx, [{ userUid: user, chainId }]), { queue: [], made: [] }, 'its job is running');
+            const me = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0].pid;
             // The wallet job finishes now, on another connection.
             let done = false;
             const finished = walletJobHandler(ctx)
@@ -301,11 +302,11 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
                 done = true;
               });
             await waitFor(
-              'the wallet job waiting for a lock',
+              'the wallet job waiting for this transaction',
               async () => {
-                const waiting = await sql<{
-                  n: number;
-                }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(store);
+                const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${me}::int = any(pg_blocking_pids(pid))`.execute(
+                  store,
+                );
                 return waiting.rows[0].n > 0;
               },
               10_000,
