@@ -27,16 +27,29 @@ export function skipLocked<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB,
 }
 
 /**
- * A lock held until the transaction ends, on a number both sides agree on, for two kinds of
- * transactions that must not interleave although no row they write comes first in both: `exclusive`
- * waits for every holder, `shared` only for an exclusive one. On PostgreSQL a transaction-level
- * advisory lock (released by the commit or rollback, so it works behind a transaction pooler too).
- * SQLite needs none: its write transactions take turns.
+ * The locks of `lockForTransaction`, each for one pair of transactions that must not interleave, with
+ * the number both sides agree on (in one place, so that no two pairs share one by accident):
+ * - `walletsMade`: a deferral of mints until their wallets are made (exclusive) and a transaction that
+ *   makes wallets and wakes their mints (shared);
+ * - `rewardDeployed`: a deferral of allocations until their reward is deployed (exclusive) and a
+ *   deployment's outcome, which marks the reward deployed and wakes them (shared).
+ * In both, the waiter reads what it waits for and defers itself in two steps, and a wake-up between
+ * them found it still claimed: it then waited out its whole delay.
  */
-export async function lockForTransaction(tx: DbOrTx, key: number, mode: 'shared' | 'exclusive'): Promise<void> {
+const TRANSACTION_LOCKS = { walletsMade: 0x6d770001, rewardDeployed: 0x6d770002 } as const;
+export type TransactionLock = keyof typeof TRANSACTION_LOCKS;
+
+/**
+ * A lock held until the transaction ends, for two kinds of transactions that must not interleave
+ * although no row they write comes first in both: `exclusive` waits for every holder, `shared` only
+ * for an exclusive one. On PostgreSQL a transaction-level advisory lock (released by the commit or
+ * rollback, so it works behind a transaction pooler too). SQLite needs none: its write transactions
+ * take turns.
+ */
+export async function lockForTransaction(tx: DbOrTx, lock: TransactionLock, mode: 'shared' | 'exclusive'): Promise<void> {
   if (!(tx.getExecutor().adapter instanceof PostgresAdapter)) return;
   const fn = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  await sql`select ${sql.raw(fn)}(${sql.lit(key)})`.execute(tx);
+  await sql`select ${sql.raw(fn)}(${sql.lit(TRANSACTION_LOCKS[lock])})`.execute(tx);
 }
 
 /**

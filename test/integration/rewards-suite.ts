@@ -14,6 +14,13 @@ import type { TestService } from '../helpers/service.js';
 import { embeddedChain, type SuiteChain } from '../helpers/suite-chain.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { formatUnits, parseAmount } from '../../src/domain/amounts.js';
+import { sql } from 'kysely';
+import { allocationJobHandler, DEPLOYMENT_WAIT_MS, waitForDeployment } from '../../src/services/rewards/allocations-job.js';
+import { allocationsWaiting } from '../../src/services/rewards/deploy-job.js';
+import type { Tx } from '../../src/store/db.js';
+import { ALLOCATE_JOB, kindOn } from '../../src/jobs/kinds.js';
+import { newUid } from '../../src/util/ids.js';
+import type { Job } from '../../src/jobs/queue.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const erc20 = parseAbi([
@@ -658,6 +665,134 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
         );
         assert.match(err.error, /--supply: Amount must be greater than 0/);
       });
+    });
+
+    // An allocation job reads its reward and, when it is still deploying, defers itself until the
+    // deployment's outcome wakes it. A wake-up between the two steps finds the job claimed, and used to
+    // leave it to wait out its whole delay (5 s).
+    describe('allocations waiting for their reward to deploy', () => {
+      const chainCtx = () => t.svc.ctx.chains!.get(chain.chainId)!;
+      /** A reward of its own, deployed, read as still deploying; its contract for its deployment's outcome. */
+      async function deployingReward(): Promise<{ uid: string; contract: Address }> {
+        const r = await newReward('10');
+        await t.svc.ctx.db.updateTable('rewards').set({ status: 'deploying', contract_address: null }).where('uid', '=', r.uid).execute();
+        return r;
+      }
+      /** A pending allocation of 1 base unit, as accepted, in no transaction yet. */
+      async function pendingAllocation(rewardUid: string): Promise<string> {
+        const uid = newUid();
+        const at = new Date().toISOString();
+        await t.svc.ctx.db
+          .insertInto('allocations')
+          .values({
+            uid,
+            app_uid: app.uid,
+            reward_uid: rewardUid,
+            to_user_uid: await newUser(),
+            to_address: freshAddress().toLowerCase(),
+            amount: '1',
+            nonce: `n-${uid6()}`,
+            nonce_is_number: 0,
+            status: 'pending',
+            error: null,
+            tx_id: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+        return uid;
+      }
+      /** The allocation's job as a worker holds it: running, leased far ahead, so the service's own workers leave it. */
+      async function heldJob(rewardUid: string, allocationUid: string): Promise<Job<typeof ALLOCATE_JOB>> {
+        const now = Date.now();
+        const { id } = await t.svc.ctx.db
+          .insertInto('jobs')
+          .values({
+            kind: kindOn(t.svc.ctx, ALLOCATE_JOB, chain.chainId),
+            ref: allocationUid,
+            group_key: rewardUid,
+            payload: JSON.stringify({ round: 1 }),
+            status: 'running',
+            run_at: now,
+            attempts: 1,
+            max_attempts: 5,
+            lease_until: now + 600_000,
+            locked_by: 'test',
+            last_error: null,
+            created_at: now,
+            updated_at: now,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        return { id, kind: ALLOCATE_JOB, ref: allocationUid, groupKey: rewardUid, payload: { round: 1 }, attempts: 1, maxAttempts: 5 };
+      }
+      /** What the deployment's outcome writes: the reward deployed, its waiting allocations woken. */
+      async function deploymentOutcome(tx: Tx, r: { uid: string; contract: Address }): Promise<void> {
+        await tx.updateTable('rewards').set({ status: 'deployed', contract_address: r.contract.toLowerCase() }).where('uid', '=', r.uid).execute();
+        await allocationsWaiting(chainCtx())(tx, r.uid);
+      }
+      const jobRow = (id: number) => t.svc.ctx.db.selectFrom('jobs').select(['status', 'run_at']).where('id', '=', id).executeTakeFirstOrThrow();
+
+      it('a reward deployed after its allocation was read: the allocation is due at once, not in 5 s, and goes out; one still deploying waits', async () => {
+        const ctx = chainCtx();
+        const [meanwhile, later] = await Promise.all([deployingReward(), deployingReward()]);
+        const [a1, a2] = await Promise.all([pendingAllocation(meanwhile.uid), pendingAllocation(later.uid)]);
+        const [j1, j2] = await Promise.all([heldJob(meanwhile.uid, a1), heldJob(later.uid, a2)]);
+        // Both were read deploying; then the first one's deployment committed (and woke nothing: its job is claimed).
+        await ctx.db.transaction().execute((tx) => deploymentOutcome(tx, meanwhile));
+        const before = Date.now();
+        await waitForDeployment(ctx, [
+          { job: j1, rewardUid: meanwhile.uid },
+          { job: j2, rewardUid: later.uid },
+        ]);
+        const r1 = await jobRow(j1.id);
+        assert.ok(Number(r1.run_at) <= Date.now(), `due in ${Number(r1.run_at) - Date.now()} ms`);
+        const r2 = await jobRow(j2.id);
+        assert.equal(r2.status, 'queued');
+        assert.ok(Number(r2.run_at) >= before + DEPLOYMENT_WAIT_MS, 'a reward still deploying: its allocation waits');
+        await waitStatus('allocation', a1);
+        // Its deployment's outcome wakes it.
+        await ctx.db.transaction().execute((tx) => deploymentOutcome(tx, later));
+        assert.ok(Number((await jobRow(j2.id)).run_at) <= Date.now(), 'woken by the deployment');
+        await waitStatus('allocation', a2);
+      });
+
+      // PostgreSQL runs the two transactions side by side (SQLite takes them one at a time).
+      if (db === 'postgres')
+        it("a deployment's outcome committing while an allocation job defers itself: the job waits for it, reads the reward deployed, and is due at once", async () => {
+          const ctx = chainCtx();
+          const r = await deployingReward();
+          const allocation = await pendingAllocation(r.uid);
+          const job = await heldJob(r.uid, allocation);
+          const handled = await ctx.db.transaction().execute(async (tx) => {
+            await deploymentOutcome(tx, r);
+            const me = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0].pid;
+            // The job reads its allocation on another connection (the reward deploying: not committed
+            // yet) and goes to defer itself.
+            let done = false;
+            const handled = allocationJobHandler(ctx)
+              .handle([job])
+              .then(() => {
+                done = true;
+              });
+            await waitFor(
+              'the allocation job waiting for this transaction',
+              async () => {
+                const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${me}::int = any(pg_blocking_pids(pid))`.execute(
+                  ctx.db,
+                );
+                return waiting.rows[0].n > 0;
+              },
+              10_000,
+            );
+            assert.equal(done, false, 'the job waits');
+            return { handled };
+          });
+          await handled.handled;
+          const row = await jobRow(job.id);
+          assert.ok(Number(row.run_at) <= Date.now(), `due in ${Number(row.run_at) - Date.now()} ms, not left to wait ${DEPLOYMENT_WAIT_MS} ms`);
+          await waitStatus('allocation', allocation);
+        });
     });
   });
 }

@@ -5,6 +5,7 @@ import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
+import { lockForTransaction } from '../../store/locks.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ALLOCATE_TX, type AllocationItem, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
@@ -40,6 +41,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
       const byUid = new Map(rows.map((r) => [r.uid, r]));
       const groups: { rewardUid: string; contract: string; jobs: Job<typeof ALLOCATE_JOB>[]; items: AllocationItem[] }[] = [];
       const shared = new Map<string, (typeof groups)[number]>();
+      const undeployed: { job: Job<typeof ALLOCATE_JOB>; rewardUid: string }[] = [];
       for (const job of jobs) {
         const a = byUid.get(job.ref);
         if (a?.status !== 'pending' || a.tx_id !== null) {
@@ -47,7 +49,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
           continue;
         }
         if (a.reward_status !== 'deployed' || !a.contract_address) {
-          await ctx.queue.defer(ctx.db, job, 5000); // woken by the deployment
+          undeployed.push({ job, rewardUid: a.reward_uid });
           continue;
         }
         const item: AllocationItem = { uid: a.uid, to: a.to_address, amount: a.amount, ref: chainRef('allocation', a.uid) };
@@ -65,6 +67,7 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
         g.jobs.push(job);
         g.items.push(item);
       }
+      await waitForDeployment(ctx, undeployed);
       for (const g of groups) {
         const data = encodeFunctionData({
           abi,
@@ -109,6 +112,43 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
       ctx.queue.notify(CLAIM_JOB);
     },
   };
+}
+
+/** How long an allocation waits for its reward's deployment, which wakes it sooner. */
+export const DEPLOYMENT_WAIT_MS = 5000;
+
+/**
+ * Allocations whose reward was read still deploying: deferred until the deployment's outcome wakes
+ * them, in one transaction. Never beside that outcome (store/locks.ts): a deployment that committed
+ * since the allocations were read woke them while they were claimed, so its reward is read again here,
+ * and the allocations of a reward deployed meanwhile are due again at once instead of waiting out the
+ * delay.
+ */
+export async function waitForDeployment(ctx: ChainCtx, undeployed: { job: Job<typeof ALLOCATE_JOB>; rewardUid: string }[]): Promise<void> {
+  if (undeployed.length === 0) return;
+  const dueNow = await ctx.db.transaction().execute(async (tx) => {
+    await lockForTransaction(tx, 'rewardDeployed', 'exclusive');
+    const deployed = new Set(
+      (
+        await tx
+          .selectFrom('rewards')
+          .select('uid')
+          .where('uid', 'in', [...new Set(undeployed.map((u) => u.rewardUid))])
+          .where('status', '=', 'deployed')
+          .where('contract_address', 'is not', null)
+          .execute()
+      ).map((r) => r.uid),
+    );
+    const now = undeployed.filter((u) => deployed.has(u.rewardUid)).map((u) => u.job);
+    await ctx.queue.deferMany(tx, now, 0);
+    await ctx.queue.deferMany(
+      tx,
+      undeployed.filter((u) => !deployed.has(u.rewardUid)).map((u) => u.job),
+      DEPLOYMENT_WAIT_MS,
+    );
+    return now.length;
+  });
+  if (dueNow) ctx.queue.notify(ALLOCATE_JOB);
 }
 
 /**

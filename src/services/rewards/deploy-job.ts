@@ -2,6 +2,7 @@
 import { encodeDeployData, getAddress } from 'viem';
 import type { ChainCtx } from '../context.js';
 import type { Tx } from '../../store/db.js';
+import { lockForTransaction } from '../../store/locks.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import { artifact } from '../../chain/artifacts.js';
@@ -9,9 +10,15 @@ import { REWARD_DEPLOY_TX, type OutcomeHandler } from '../../chain/outcomes.js';
 import { contractDeployJob, contractDeployOutcome } from '../collections/contract-deploy.js';
 import { unitsFromDb } from '../../domain/amounts.js';
 
-/** Allocations accepted while the reward was deploying go out once it is deployed. */
-function allocationsWaiting(ctx: ChainCtx) {
+/**
+ * Allocations accepted while the reward was deploying go out once it is deployed: in the transaction
+ * that marks it deployed, they are woken. Not beside a transaction deferring allocations for this
+ * deployment (allocations-job.ts): those are either deferred already, and woken here, or read the
+ * reward deployed.
+ */
+export function allocationsWaiting(ctx: ChainCtx) {
   return async (tx: Tx, uid: string) => {
+    await lockForTransaction(tx, 'rewardDeployed', 'shared');
     await ctx.queue.wakeGroup(tx, ALLOCATE_JOB, uid);
     return () => ctx.queue.notify(ALLOCATE_JOB);
   };

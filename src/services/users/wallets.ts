@@ -42,22 +42,17 @@ export interface WalletNeeds {
 }
 
 /**
- * Taken by a transaction that defers mints until their wallets are made (exclusive) and by one that
- * makes wallets and wakes their mints (shared), so that the two never interleave: a wallet job that
- * finished between a mint's look and its deferral had woken it while it was still claimed, and the
- * mint then waited out its whole delay (5 s at the end of an airdrop on PostgreSQL, where the two run
- * side by side). Wallet jobs still run side by side with each other.
- */
-const WALLETS_MADE_LOCK = 0x6d770001;
-
-/**
  * Queues wallet creation for users who have none on a chain yet (idempotent: one open job per user and
  * chain); answers which it queued a job for and which turned out to exist. For a caller that waits for
  * the wallets in `tx` (mints deferred until their wallets' jobs wake them): no wallet job finishes
  * before `tx` ends, and one that finished before it began is read as finished.
  */
 export async function requestWallets(ctx: Ctx, tx: DbOrTx, wanted: WalletWanted[]): Promise<WalletNeeds> {
-  await lockForTransaction(tx, WALLETS_MADE_LOCK, 'exclusive');
+  // Never beside a transaction that makes wallets and wakes their mints (store/locks.ts): a wallet job
+  // that finished between a mint's look and its deferral had woken it while it was still claimed, and
+  // the mint then waited out its whole delay (5 s at the end of an airdrop on PostgreSQL, where the two
+  // run side by side). Wallet jobs still run side by side with each other (they take it shared).
+  await lockForTransaction(tx, 'walletsMade', 'exclusive');
   const needs = await walletsToQueue(ctx, tx, wanted);
   await ctx.queue.enqueueMany(tx, walletJobs(ctx, needs.queue));
   return needs;
@@ -201,7 +196,7 @@ export function walletJobHandler(ctx: Ctx): JobHandler<typeof WALLET_JOB> {
       await ctx.db.transaction().execute(async (tx) => {
         // Not beside a transaction deferring mints for wallets (requestWallets): its mints are either
         // deferred already, and woken here, or read these jobs finished.
-        await lockForTransaction(tx, WALLETS_MADE_LOCK, 'shared');
+        await lockForTransaction(tx, 'walletsMade', 'shared');
         await createWalletsNow(ctx, tx, wanted);
         for (const [chainId, ws] of usersOn)
           await queueOn(ctx, chainId).wakeGroups(
