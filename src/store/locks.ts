@@ -32,11 +32,12 @@ export function skipLocked<DB, TB extends keyof DB, O>(q: SelectQueryBuilder<DB,
  * - `walletsMade`: a deferral of mints until their wallets are made (exclusive) and a transaction that
  *   makes wallets and wakes their mints (shared);
  * - `rewardDeployed`: a deferral of allocations until their reward is deployed (exclusive) and a
- *   deployment's outcome, which marks the reward deployed and wakes them (shared).
+ *   deployment's outcome, which marks the reward deployed and wakes them (shared);
+ * - `collectionDeployed`: the same for mints (of assets and of items) and their collection.
  * In both, the waiter reads what it waits for and defers itself in two steps, and a wake-up between
  * them found it still claimed: it then waited out its whole delay.
  */
-const TRANSACTION_LOCKS = { walletsMade: 0x6d770001, rewardDeployed: 0x6d770002 } as const;
+const TRANSACTION_LOCKS = { walletsMade: 0x6d770001, rewardDeployed: 0x6d770002, collectionDeployed: 0x6d770003 } as const;
 export type TransactionLock = keyof typeof TRANSACTION_LOCKS;
 
 /**

@@ -3,13 +3,18 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { createPublicClient, http, parseAbi } from 'viem';
-import { sql } from 'kysely';
+import { waitUntilBlockedBy } from '../helpers/pg-blocking.js';
 import { ApiClient, waitFor, type ApiResponse } from '../helpers/env.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { AssetIntake, writeCreates, type AssetParams, type CreateRequest } from '../../src/services/assets/create.js';
 import { newUid } from '../../src/util/ids.js';
 import { requestWallets, walletJobHandler } from '../../src/services/users/wallets.js';
 import { kindOn, MINT_JOB, WALLET_JOB } from '../../src/jobs/kinds.js';
+import type { Job } from '../../src/jobs/queue.js';
+import type { Tx } from '../../src/store/db.js';
+import { mintJobHandler } from '../../src/services/assets/mint-job.js';
+import { mintsWaiting } from '../../src/services/collections/collections.js';
+import { DEPLOYMENT_WAIT_MS, deferUntilDeployed } from '../../src/services/collections/contract-deploy.js';
 
 const erc721 = parseAbi([
   'function ownerOf(uint256) view returns (address)',
@@ -293,7 +298,6 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           const walletJob = { id: walletRow.id, kind: WALLET_JOB, ref: user, groupKey: null, payload: {}, attempts: 1, maxAttempts: 5 };
           const { finished } = await store.transaction().execute(async (tx) => {
             assert.deepEqual(await requestWallets(ctx, tx, [{ userUid: user, chainId }]), { queue: [], made: [] }, 'its job is running');
-            const me = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0].pid;
             // The wallet job finishes now, on another connection.
             let done = false;
             const finished = walletJobHandler(ctx)
@@ -301,16 +305,7 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
               .then(() => {
                 done = true;
               });
-            await waitFor(
-              'the wallet job waiting for this transaction',
-              async () => {
-                const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${me}::int = any(pg_blocking_pids(pid))`.execute(
-                  store,
-                );
-                return waiting.rows[0].n > 0;
-              },
-              10_000,
-            );
+            await waitUntilBlockedBy('the wallet job waiting for this transaction', tx, store);
             assert.equal(done, false, 'the wallet job waits');
             await ctx.queue.deferMany(tx, [{ id: mintRow.id, attempts: 1 }], 60_000);
             return { finished };
@@ -321,6 +316,119 @@ export function apiSuite(db: 'sqlite' | 'postgres'): void {
           assert.ok(Number(mint.run_at) <= Date.now(), 'the mint was woken, not left to wait 60 s');
           assert.equal((await app.api.get(`/user/${user}`)).body.data.wallets.length, 1);
         });
+
+      describe('mints waiting for their collection to deploy', () => {
+        const store = () => t.svc.ctx.db;
+        const chainCtx = () => t.svc.ctx.chains!.get(t.svc.ctx.installation.homeChainId)!;
+        const waits = { table: 'collections', jobKind: MINT_JOB, lock: 'collectionDeployed' } as const;
+        let user: string;
+        before(async () => {
+          // A user with a wallet already: their mints wait for nothing but the collection.
+          user = (await app.api.post('/user', {})).body.data.uid;
+          await minted((await app.api.post('/asset', assetBody(user, collection))).body.data.uid);
+        });
+        async function minted(asset: string): Promise<void> {
+          await waitFor('asset minted', async () => (await app.api.get(`/asset/${asset}`)).body.data.is_minted, 30_000);
+        }
+        /** A collection of its own, deployed and then read as deploying again; its contract for its deployment's outcome. */
+        async function deployingCollection(): Promise<{ uid: string; contract: string }> {
+          const uid = await t.newCollection(app.uid);
+          const c = await store().selectFrom('collections').select('contract_address').where('uid', '=', uid).executeTakeFirstOrThrow();
+          await store().updateTable('collections').set({ status: 'deploying', contract_address: null }).where('uid', '=', uid).execute();
+          return { uid, contract: c.contract_address! };
+        }
+        /**
+         * An asset accepted in it, whose mint job the service's workers found waiting for the deployment
+         * and deferred, then held as a worker holds a claimed job (running, leased far ahead).
+         */
+        async function heldMint(collectionUid: string): Promise<{ asset: string; job: Job<typeof MINT_JOB> }> {
+          const created = await app.api.post('/asset', assetBody(user, collectionUid));
+          assert.equal(created.status, 201, created.raw);
+          const asset = created.body.data.uid as string;
+          const kind = kindOn(t.svc.ctx, MINT_JOB, t.svc.ctx.installation.homeChainId);
+          const deferred = await waitFor('its mint deferred', async () => {
+            const j = await store()
+              .selectFrom('jobs')
+              .select(['id', 'run_at', 'max_attempts'])
+              .where('kind', '=', kind)
+              .where('ref', '=', asset)
+              .where('status', '=', 'queued')
+              .executeTakeFirst();
+            return j && Number(j.run_at) > Date.now() ? j : null;
+          });
+          const taken = await store()
+            .updateTable('jobs')
+            .set({ status: 'running', attempts: 1, lease_until: Date.now() + 600_000, locked_by: 'test' })
+            .where('id', '=', deferred.id)
+            .where('status', '=', 'queued')
+            .executeTakeFirst();
+          assert.equal(Number(taken.numUpdatedRows), 1, 'held before the workers took it again');
+          return {
+            asset,
+            job: { id: deferred.id, kind: MINT_JOB, ref: asset, groupKey: user, payload: { round: 1 }, attempts: 1, maxAttempts: deferred.max_attempts },
+          };
+        }
+        /** What the deployment's outcome writes: the collection deployed, the mints waiting for it woken. */
+        async function deploymentOutcome(tx: Tx, c: { uid: string; contract: string }): Promise<void> {
+          await tx.updateTable('collections').set({ status: 'deployed', contract_address: c.contract }).where('uid', '=', c.uid).execute();
+          await mintsWaiting(chainCtx())(tx, c.uid);
+        }
+        const jobRow = (id: number) => store().selectFrom('jobs').select(['status', 'run_at']).where('id', '=', id).executeTakeFirstOrThrow();
+
+        it('a collection deployed after its mint was read: the mint is due at once, not in 5 s, and minted; one still deploying waits until its deployment wakes it', async () => {
+          const [meanwhile, later] = await Promise.all([deployingCollection(), deployingCollection()]);
+          const m1 = await heldMint(meanwhile.uid);
+          const m2 = await heldMint(later.uid);
+          // Both were read deploying; then the first one's deployment committed (and woke nothing: its mint is claimed).
+          await store()
+            .transaction()
+            .execute((tx) => deploymentOutcome(tx, meanwhile));
+          const before = Date.now();
+          await deferUntilDeployed(chainCtx(), waits, [
+            { job: m1.job, uid: meanwhile.uid },
+            { job: m2.job, uid: later.uid },
+          ]);
+          const r1 = await jobRow(m1.job.id);
+          assert.ok(Number(r1.run_at) <= Date.now(), `due in ${Number(r1.run_at) - Date.now()} ms`);
+          const r2 = await jobRow(m2.job.id);
+          assert.equal(r2.status, 'queued');
+          assert.ok(Number(r2.run_at) >= before + DEPLOYMENT_WAIT_MS, 'a collection still deploying: its mint waits');
+          await minted(m1.asset);
+          // Its deployment's outcome wakes it.
+          await store()
+            .transaction()
+            .execute((tx) => deploymentOutcome(tx, later));
+          assert.ok(Number((await jobRow(m2.job.id)).run_at) <= Date.now(), 'woken by the deployment');
+          await minted(m2.asset);
+        });
+
+        // PostgreSQL runs the two transactions side by side (SQLite takes them one at a time).
+        if (db === 'postgres')
+          it("a deployment's outcome committing while a mint defers itself: the mint waits for it, reads the collection deployed, and is due at once", async () => {
+            const c = await deployingCollection();
+            const m = await heldMint(c.uid);
+            const { handled } = await store()
+              .transaction()
+              .execute(async (tx) => {
+                await deploymentOutcome(tx, c);
+                // The mint reads its asset on another connection (the collection deploying: not committed
+                // yet) and goes to defer itself.
+                let done = false;
+                const handled = mintJobHandler(chainCtx())
+                  .handle([m.job])
+                  .then(() => {
+                    done = true;
+                  });
+                await waitUntilBlockedBy('the mint job waiting for this transaction', tx, store());
+                assert.equal(done, false, 'the mint waits');
+                return { handled };
+              });
+            await handled;
+            const row = await jobRow(m.job.id);
+            assert.ok(Number(row.run_at) <= Date.now(), `due in ${Number(row.run_at) - Date.now()} ms, not left to wait ${DEPLOYMENT_WAIT_MS} ms`);
+            await minted(m.asset);
+          });
+      });
 
       it("mints an asset into the user's new wallet: is_minted within 10 s and ownerOf on chain is the wallet", async () => {
         const user = (await app.api.post('/user', { email: 'minter@example.com' })).body.data.uid;

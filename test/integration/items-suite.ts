@@ -10,6 +10,9 @@ import { foundry } from 'viem/chains';
 import { ApiClient, waitFor } from '../helpers/env.js';
 import type { TestService } from '../helpers/service.js';
 import { embeddedChain } from '../helpers/suite-chain.js';
+import { ITEM_MINT_JOB, kindOn } from '../../src/jobs/kinds.js';
+import { mintsWaiting } from '../../src/services/collections/collections.js';
+import { DEPLOYMENT_WAIT_MS } from '../../src/services/collections/contract-deploy.js';
 
 const erc1155 = parseAbi([
   'function balanceOf(address, uint256) view returns (uint256)',
@@ -317,6 +320,35 @@ export function itemsSuite(db: 'sqlite' | 'postgres'): void {
         ].sort(),
       );
       assert.equal(deposits.length, 2, 'one event per id, not one per log or per pass');
+    });
+
+    it('a mint accepted while its collection deploys waits for the deployment, which wakes it', async () => {
+      const db = t.svc.ctx.db;
+      const user = await newUser();
+      // The collection read as deploying again; the deployment's outcome below restores it.
+      await db.updateTable('collections').set({ status: 'deploying', contract_address: null }).where('uid', '=', collection).execute();
+      const m = await mint(user, 1, 'while-deploying');
+      assert.equal(m.status, 201, m.raw);
+      const kind = kindOn(t.svc.ctx, ITEM_MINT_JOB, t.svc.ctx.installation.homeChainId);
+      const job = await waitFor('the mint deferred for the deployment', async () => {
+        const j = await db
+          .selectFrom('jobs')
+          .select(['id', 'run_at'])
+          .where('kind', '=', kind)
+          .where('ref', '=', m.body.data.uid)
+          .where('status', '=', 'queued')
+          .executeTakeFirst();
+        return j && Number(j.run_at) > Date.now() ? j : null;
+      });
+      assert.ok(Number(job.run_at) >= Date.now() + DEPLOYMENT_WAIT_MS / 2, 'deferred for about the whole wait');
+      await db.transaction().execute(async (tx) => {
+        await tx.updateTable('collections').set({ status: 'deployed', contract_address: contract.toLowerCase() }).where('uid', '=', collection).execute();
+        await mintsWaiting(t.svc.ctx.chains!.get(t.svc.ctx.installation.homeChainId)!)(tx, collection);
+      });
+      const woken = await db.selectFrom('jobs').select(['status', 'run_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
+      assert.ok(woken.status !== 'queued' || Number(woken.run_at) <= Date.now(), `due in ${Number(woken.run_at) - Date.now()} ms`);
+      await waitDone('mint', m.body.data.uid);
+      assert.equal(await balance(user), 1);
     });
   });
 }

@@ -14,8 +14,9 @@ import type { TestService } from '../helpers/service.js';
 import { embeddedChain, type SuiteChain } from '../helpers/suite-chain.js';
 import { createReward } from '../../src/services/rewards/index.js';
 import { formatUnits, parseAmount } from '../../src/domain/amounts.js';
-import { sql } from 'kysely';
-import { allocationJobHandler, DEPLOYMENT_WAIT_MS, waitForDeployment } from '../../src/services/rewards/allocations-job.js';
+import { waitUntilBlockedBy } from '../helpers/pg-blocking.js';
+import { allocationJobHandler, waitForDeployment } from '../../src/services/rewards/allocations-job.js';
+import { DEPLOYMENT_WAIT_MS } from '../../src/services/collections/contract-deploy.js';
 import { allocationsWaiting } from '../../src/services/rewards/deploy-job.js';
 import type { Tx } from '../../src/store/db.js';
 import { ALLOCATE_JOB, kindOn } from '../../src/jobs/kinds.js';
@@ -766,7 +767,6 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
           const job = await heldJob(r.uid, allocation);
           const handled = await ctx.db.transaction().execute(async (tx) => {
             await deploymentOutcome(tx, r);
-            const me = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0].pid;
             // The job reads its allocation on another connection (the reward deploying: not committed
             // yet) and goes to defer itself.
             let done = false;
@@ -775,16 +775,7 @@ export function rewardsSuite(db: 'sqlite' | 'postgres', chain: SuiteChain = embe
               .then(() => {
                 done = true;
               });
-            await waitFor(
-              'the allocation job waiting for this transaction',
-              async () => {
-                const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${me}::int = any(pg_blocking_pids(pid))`.execute(
-                  ctx.db,
-                );
-                return waiting.rows[0].n > 0;
-              },
-              10_000,
-            );
+            await waitUntilBlockedBy('the allocation job waiting for this transaction', tx, ctx.db);
             assert.equal(done, false, 'the job waits');
             return { handled };
           });

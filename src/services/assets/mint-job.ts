@@ -14,6 +14,7 @@ import { MintGasMeter, mintBatchCalldata, mintGasFor, type MintItem as MintCall 
 import { requestWallets } from '../users/wallets.js';
 import { MINT_JOB, WALLET_JOB } from '../../jobs/kinds.js';
 import { inFlightMintOf } from './in-flight-mints.js';
+import { deferUntilDeployed } from '../collections/contract-deploy.js';
 
 /**
  * Claims whose broadcast may still be under way when the next claim is made. While the node mines one
@@ -111,7 +112,8 @@ interface MintGroup {
 
 /**
  * The claimed jobs whose asset can be minted now, grouped by collection. The others are completed
- * (already in a transaction, minted or gone) or deferred (no wallet yet, collection not deployed).
+ * (already in a transaction, minted or gone) or deferred (no wallet yet, collection not deployed): the
+ * wallet's job and the collection's deployment wake them.
  */
 async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): Promise<Map<string, MintGroup>> {
   // The recipient is the user's wallet on this chain (created by the wallet job at the first mint here).
@@ -142,7 +144,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
   const byUid = new Map(assets.map((a) => [a.uid, a]));
   const done: number[] = [];
   const walletless: { job: Job<typeof MINT_JOB>; chainId: number }[] = [];
-  const undeployed: Job<typeof MINT_JOB>[] = []; // their collection's deployment is under way
+  const undeployed: { job: Job<typeof MINT_JOB>; uid: string }[] = []; // their collection's deployment is under way
   const ready = new Map<string, MintGroup>();
   for (const job of jobs) {
     const a = byUid.get(job.ref);
@@ -151,7 +153,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
     } else if (!a.wallet_address) {
       walletless.push({ job, chainId: a.chain_id });
     } else if (a.collection_status !== 'deployed' || !a.contract_address) {
-      undeployed.push(job);
+      undeployed.push({ job, uid: a.collection_uid });
     } else {
       const group = ready.get(a.collection_uid) ?? { contract: a.contract_address, jobs: [], items: [], calls: [], addressless: new Set<string>() };
       group.jobs.push(job);
@@ -163,7 +165,7 @@ async function readyByCollection(ctx: ChainCtx, jobs: Job<typeof MINT_JOB>[]): P
   }
   if (done.length) await ctx.queue.completeMany(ctx.db, done);
   if (walletless.length) await waitForWallets(ctx, walletless);
-  await ctx.queue.deferMany(ctx.db, undeployed, 1000);
+  await deferUntilDeployed(ctx, { table: 'collections', jobKind: MINT_JOB, lock: 'collectionDeployed' }, undeployed);
   return ready;
 }
 

@@ -13,7 +13,9 @@ import { nowIso } from '../../util/time.js';
 import { collectionView } from '../views.js';
 import { chainForNew } from '../requests/chain-choice.js';
 import { queueOn } from '../../jobs/queue.js';
-import { COLLECTION_DEPLOY_JOB } from '../../jobs/kinds.js';
+import { COLLECTION_DEPLOY_JOB, ITEM_MINT_JOB, MINT_JOB } from '../../jobs/kinds.js';
+import type { Tx } from '../../store/db.js';
+import { lockForTransaction } from '../../store/locks.js';
 import type { CollectionStandard } from '../../store/schema.js';
 import { collectionInfoArgs, royaltyOrThrow, storeContractDocument } from './info.js';
 import type { AppEnvironment } from '../../domain/environment.js';
@@ -132,6 +134,7 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
     jobKind: COLLECTION_DEPLOY_JOB,
     txKind: COLLECTION_DEPLOY_TX,
     table: 'collections',
+    onDeployed: mintsWaiting(ctx),
     load: (uid) => ctx.db.selectFrom('collections').selectAll().where('uid', '=', uid).executeTakeFirst(),
     // Every relayer is an operator of the collection (those a rotation brings in too): mints and edits go out from whichever is next.
     deployData: (c) => {
@@ -150,5 +153,35 @@ export function deployJobHandler(ctx: ChainCtx): JobHandler<typeof COLLECTION_DE
 
 /** Outcome of a deployment: the collection is deployed, or the deployment is tried again. */
 export function deployOutcome(ctx: ChainCtx): OutcomeHandler<typeof COLLECTION_DEPLOY_TX> {
-  return contractDeployOutcome(ctx, { jobKind: COLLECTION_DEPLOY_JOB, table: 'collections' });
+  return contractDeployOutcome(ctx, { jobKind: COLLECTION_DEPLOY_JOB, table: 'collections', onDeployed: mintsWaiting(ctx) });
+}
+
+/**
+ * Mints accepted while the collection was deploying go out once it is deployed: in the transaction that
+ * marks it deployed, they are woken (an asset's mint by its user's group of jobs, an item's by its
+ * collection's). Not beside a transaction deferring mints for this deployment (`deferUntilDeployed`):
+ * those are either deferred already, and woken here, or read the collection deployed.
+ */
+export function mintsWaiting(ctx: ChainCtx) {
+  return async (tx: Tx, uid: string) => {
+    await lockForTransaction(tx, 'collectionDeployed', 'shared');
+    // Only assets accepted while it deployed: a collection is deployed once.
+    const users = await tx
+      .selectFrom('assets')
+      .select('mint_for_user_uid')
+      .distinct()
+      .where('collection_uid', '=', uid)
+      .where('mint_status', '=', 'pending')
+      .execute();
+    await ctx.queue.wakeGroups(
+      tx,
+      MINT_JOB,
+      users.map((u) => u.mint_for_user_uid),
+    );
+    await ctx.queue.wakeGroup(tx, ITEM_MINT_JOB, uid);
+    return () => {
+      ctx.queue.notify(MINT_JOB);
+      ctx.queue.notify(ITEM_MINT_JOB);
+    };
+  };
 }

@@ -6,9 +6,11 @@
 import { getAddress, getContractAddress, type Address, type Hex } from 'viem';
 import type { ChainCtx } from '../context.js';
 import type { Tx } from '../../store/db.js';
+import { lockForTransaction, type TransactionLock } from '../../store/locks.js';
 import { leavingFor } from '../../domain/transitions.js';
+import type { ClaimedJob } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
-import type { COLLECTION_DEPLOY_JOB, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
+import type { COLLECTION_DEPLOY_JOB, JobKind, REWARD_DEPLOY_JOB } from '../../jobs/kinds.js';
 import type { COLLECTION_DEPLOY_TX, OutcomeEffect, OutcomeHandler, OutcomePayloads, REWARD_DEPLOY_TX } from '../../chain/outcomes.js';
 
 type DeployJobKind = typeof COLLECTION_DEPLOY_JOB | typeof REWARD_DEPLOY_JOB;
@@ -52,10 +54,11 @@ export function contractDeployJob<R extends { uid: string; status: string }, J e
         }
         const found = await deployedEarlier(ctx, spec.txKind, record.uid);
         if (found) {
-          await ctx.db.transaction().execute(async (tx) => {
-            await markDeployed(ctx, tx, spec.table, record.uid, found, spec.onDeployed);
+          const afterCommit = await ctx.db.transaction().execute(async (tx) => {
             await ctx.queue.complete(tx, job.id);
+            return markDeployed(ctx, tx, spec.table, record.uid, found, spec.onDeployed);
           });
+          afterCommit?.();
           continue;
         }
         const data = spec.deployData(record);
@@ -129,4 +132,48 @@ async function markDeployed(
   if (Number(r.numUpdatedRows) === 0) return;
   ctx.log.info({ [table]: uid, address: getAddress(address as Address) }, 'contract deployed');
   return onDeployed?.(tx, uid);
+}
+
+/** How long work waits for its record's deployment at most: the deployment's outcome wakes it sooner. */
+export const DEPLOYMENT_WAIT_MS = 5000;
+
+/** What waits for which deployments: the records' table, the job kind, and the lock its wake-up takes shared. */
+export interface DeploymentWait {
+  table: 'collections' | 'rewards';
+  jobKind: JobKind;
+  lock: TransactionLock;
+}
+
+/**
+ * Jobs whose record (`uid`: a collection, a reward) was read still deploying: deferred until the
+ * deployment's outcome wakes them (its `onDeployed`), in one transaction. Never beside that outcome:
+ * this takes `wait.lock` exclusively and the wake-up takes it shared. A deployment that committed since
+ * the jobs were read woke them while they were claimed, which wakes nothing, so the records are read
+ * again here, and the jobs of one deployed meanwhile are due at once instead of waiting out the delay.
+ */
+export async function deferUntilDeployed(ctx: ChainCtx, wait: DeploymentWait, waiting: { job: ClaimedJob; uid: string }[]): Promise<void> {
+  if (waiting.length === 0) return;
+  const dueNow = await ctx.db.transaction().execute(async (tx) => {
+    await lockForTransaction(tx, wait.lock, 'exclusive');
+    const deployed = new Set(
+      (
+        await tx
+          .selectFrom(wait.table)
+          .select('uid')
+          .where('uid', 'in', [...new Set(waiting.map((w) => w.uid))])
+          .where('status', '=', 'deployed')
+          .where('contract_address', 'is not', null)
+          .execute()
+      ).map((r) => r.uid),
+    );
+    const now = waiting.filter((w) => deployed.has(w.uid)).map((w) => w.job);
+    await ctx.queue.deferMany(tx, now, 0);
+    await ctx.queue.deferMany(
+      tx,
+      waiting.filter((w) => !deployed.has(w.uid)).map((w) => w.job),
+      DEPLOYMENT_WAIT_MS,
+    );
+    return now.length;
+  });
+  if (dueNow) ctx.queue.notify(wait.jobKind);
 }

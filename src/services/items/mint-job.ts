@@ -14,6 +14,7 @@ import { ITEM_MINT_TX, type ItemMintItem, type OutcomeHandler, type OutcomePaylo
 import { nowIso } from '../../util/time.js';
 import { amountFromDb } from '../../domain/items.js';
 import { emitEvent } from '../events.js';
+import { deferUntilDeployed } from '../collections/contract-deploy.js';
 import { readHeld, writeHeld, type Holding } from './balances.js';
 import { itemMintView, itemView, type ItemMintRow, type ItemRow } from './views.js';
 
@@ -42,6 +43,7 @@ export function itemMintJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_MINT_J
       const byUid = new Map(rows.map((r) => [r.uid, r]));
       const groups: Group[] = [];
       const shared = new Map<string, Group>();
+      const undeployed: { job: Job<typeof ITEM_MINT_JOB>; uid: string }[] = [];
       for (const job of jobs) {
         const m = byUid.get(job.ref);
         if (m?.status !== 'pending' || m.tx_id !== null) {
@@ -49,7 +51,7 @@ export function itemMintJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_MINT_J
           continue;
         }
         if (m.collection_status !== 'deployed' || !m.contract_address) {
-          await ctx.queue.defer(ctx.db, job, 1000);
+          undeployed.push({ job, uid: m.collection_uid }); // its deployment wakes it
           continue;
         }
         // A retry after a failed batch goes alone, so a bad mint cannot sink the others again.
@@ -62,6 +64,7 @@ export function itemMintJobHandler(ctx: ChainCtx): JobHandler<typeof ITEM_MINT_J
         g.jobs.push(job);
         g.rows.push(m);
       }
+      await deferUntilDeployed(ctx, { table: 'collections', jobKind: ITEM_MINT_JOB, lock: 'collectionDeployed' }, undeployed);
       for (const g of groups) {
         const data = encodeFunctionData({
           abi,

@@ -5,7 +5,6 @@ import type { Job } from '../../jobs/queue.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import { ALLOCATE_JOB, CLAIM_JOB } from '../../jobs/kinds.js';
 import type { Tx } from '../../store/db.js';
-import { lockForTransaction } from '../../store/locks.js';
 import { artifact } from '../../chain/artifacts.js';
 import { ALLOCATE_TX, type AllocationItem, type OutcomeHandler, type OutcomePayloads } from '../../chain/outcomes.js';
 import { nowIso } from '../../util/time.js';
@@ -13,6 +12,7 @@ import { unitsFromDb, unitsToDb } from '../../domain/amounts.js';
 import { allocationFailureReason, allocationOutcomeStep, chainRef } from '../../domain/rewards.js';
 import { emitEvent } from '../events.js';
 import { allocationView, type AllocationRow, type RewardRow } from './views.js';
+import { deferUntilDeployed } from '../collections/contract-deploy.js';
 import { MAX_ALLOCATION_ROUNDS, lockReward, lockLedger, writeLedger, claimGroup } from './shared.js';
 
 // ------------------------------------------------------------------------------- allocation job
@@ -114,41 +114,16 @@ export function allocationJobHandler(ctx: ChainCtx): JobHandler<typeof ALLOCATE_
   };
 }
 
-/** How long an allocation waits for its reward's deployment, which wakes it sooner. */
-export const DEPLOYMENT_WAIT_MS = 5000;
-
 /**
  * Allocations whose reward was read still deploying: deferred until the deployment's outcome wakes
- * them, in one transaction. Never beside that outcome (store/locks.ts): a deployment that committed
- * since the allocations were read woke them while they were claimed, so its reward is read again here,
- * and the allocations of a reward deployed meanwhile are due again at once instead of waiting out the
- * delay.
+ * them (deploy-job.ts), or due at once when it committed since they were read.
  */
-export async function waitForDeployment(ctx: ChainCtx, undeployed: { job: Job<typeof ALLOCATE_JOB>; rewardUid: string }[]): Promise<void> {
-  if (undeployed.length === 0) return;
-  const dueNow = await ctx.db.transaction().execute(async (tx) => {
-    await lockForTransaction(tx, 'rewardDeployed', 'exclusive');
-    const deployed = new Set(
-      (
-        await tx
-          .selectFrom('rewards')
-          .select('uid')
-          .where('uid', 'in', [...new Set(undeployed.map((u) => u.rewardUid))])
-          .where('status', '=', 'deployed')
-          .where('contract_address', 'is not', null)
-          .execute()
-      ).map((r) => r.uid),
-    );
-    const now = undeployed.filter((u) => deployed.has(u.rewardUid)).map((u) => u.job);
-    await ctx.queue.deferMany(tx, now, 0);
-    await ctx.queue.deferMany(
-      tx,
-      undeployed.filter((u) => !deployed.has(u.rewardUid)).map((u) => u.job),
-      DEPLOYMENT_WAIT_MS,
-    );
-    return now.length;
-  });
-  if (dueNow) ctx.queue.notify(ALLOCATE_JOB);
+export function waitForDeployment(ctx: ChainCtx, undeployed: { job: Job<typeof ALLOCATE_JOB>; rewardUid: string }[]): Promise<void> {
+  return deferUntilDeployed(
+    ctx,
+    { table: 'rewards', jobKind: ALLOCATE_JOB, lock: 'rewardDeployed' },
+    undeployed.map((u) => ({ job: u.job, uid: u.rewardUid })),
+  );
 }
 
 /**
