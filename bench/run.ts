@@ -12,7 +12,7 @@ import path from 'node:path';
 import { root } from './lib.js';
 
 // BENCH_ONLY=http,mint runs some of them (scale.ts alone bulk-loads a million assets per database).
-const ALL = ['http.ts', 'mint.ts', 'custody.ts', 'gas.ts', 'webhooks.ts', 'webhook-lag.ts', 'scale.ts'];
+const ALL = ['http.ts', 'mint.ts', 'custody.ts', 'gas.ts', 'webhooks.ts', 'webhook-lag.ts', 'first-mint.ts', 'scale.ts'];
 const SCRIPTS = process.env.BENCH_ONLY ? ALL.filter((s) => process.env.BENCH_ONLY!.split(',').includes(s.replace(/\.ts$/, ''))) : ALL;
 
 type Line = Record<string, any>;
@@ -77,6 +77,8 @@ const ROWS: Row[] = [
   { measure: 'Mint pipeline minted/s', bench: 'mint_pipeline', value: (l) => l.minted_per_s },
   { measure: 'Peak RSS, mint drain (MB)', bench: 'mint_pipeline', value: (l) => l.peak_rss_mb, target: atMost(300) },
   { measure: 'Mint pipeline with keys in SoftHSM2, ratio to local keys', bench: 'custody', value: (l) => l.ratio, target: atLeast(0.9) },
+  { measure: 'First mint of a new collection after its deployment, median ÷ a deployed collection’s mint', bench: 'first_mint', value: (l) => l.ratio },
+  { measure: 'First mint of a new collection after its deployment, slowest round (ms)', bench: 'first_mint', value: (l) => l.max_after_deploy_ms },
   { measure: 'Gas per token, production, batched', bench: 'gas', value: (l) => l.prod_batched_per_token, target: atMost(60_000) },
   { measure: 'Gas, production, single mint', bench: 'gas', value: (l) => l.prod_single, target: atMost(100_000) },
   { measure: 'Gas per token, development, batched', bench: 'gas', value: (l) => l.dev_batched_per_token, target: atMost(35_000) },
