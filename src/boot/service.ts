@@ -27,6 +27,7 @@ import { assertBindable } from './bind.js';
 import { bringUpChains, checkHomeChain, configureOperatorAlerts, startChains } from './chains.js';
 import { startWorkers } from './workers.js';
 import { healthReport } from './health.js';
+import { readyWhenHealthy } from './ready-watch.js';
 import { ensureDemoApp } from './demo-app.js';
 import type { CreatesThread } from './threads/creates-thread.js';
 import { threadMemory, type ThreadMemory } from '../util/thread-memory.js';
@@ -217,26 +218,6 @@ async function claimDataDir(config: Config, isPostgres: boolean, shutdown: Shutd
     });
     shutdown.add(async () => releaseChain());
   }
-}
-
-/**
- * An API process says `mintworks listening` once the port is bound and start-up is over, and `mintworks
- * ready` the first time /health answers 200, whether a client asked it (said before that answer goes
- * out) or the check every 250 ms saw it (a chain to deploy or to fund first delays it, not the port).
- * Returns what every health report is shown to.
- */
-function readyWhenHealthy(shutdown: Shutdown, health: () => Promise<unknown>, say: (h: { ready: boolean } | null) => void): (h: { ready: boolean }) => void {
-  let said = false;
-  say(null);
-  const check = setInterval(() => void health().catch(() => {}), 250);
-  check.unref();
-  shutdown.add(async () => clearInterval(check));
-  return (h) => {
-    if (said || !h.ready) return;
-    said = true;
-    clearInterval(check);
-    say(h);
-  };
 }
 
 /**
