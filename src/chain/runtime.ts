@@ -26,6 +26,7 @@ import { chainClient, checkChainId, providerSetFor, WrongChainError } from './ch
 import { awaitingEvidence, chainHealth, type ChainHealth } from './health.js';
 import { errMessage } from './node-answers.js';
 import { OutageLog } from './outage-log.js';
+import { MONITOR_PASS_MS, monitorStepEveryMs, NotReadyClock } from './monitor-pace.js';
 
 export { WrongChainError } from './chain-client.js';
 export type { ChainHealth } from './health.js';
@@ -69,6 +70,8 @@ export class ChainRuntime {
   /** A tracker pass that fails once is a warning; failing for 30 s on end, an error. */
   private readonly trackerFailures: OutageLog;
   private steppedAt = 0;
+  /** How long the chain has been not ready for the same reason: it sets the monitor's pace. */
+  private readonly notReady = new NotReadyClock();
   private readAt = 0;
   private fresh: Promise<unknown> | null = null;
 
@@ -90,7 +93,7 @@ export class ChainRuntime {
     // A node mines a broadcast transaction within milliseconds (the embedded one on arrival): a
     // broadcast during a pass means receipts are waiting now, not a poll interval from now.
     this.trackerLoop = new WakeableLoop({ pass: () => this.trackPass(), idleMs: 250, onError: (err) => this.trackerFailed(err) });
-    this.monitorLoop = new WakeableLoop({ pass: () => this.monitorPass(), idleMs: 1000, onError: (err) => this.monitorFailed(err) });
+    this.monitorLoop = new WakeableLoop({ pass: () => this.monitorPass(), idleMs: MONITOR_PASS_MS, onError: (err) => this.monitorFailed(err) });
     this.res.news.on('sent', () => this.trackerLoop.poke());
   }
 
@@ -198,13 +201,16 @@ export class ChainRuntime {
   }
 
   /**
-   * One pass of the monitor loop. A ready chain is read every 5 s; its stuck transactions are looked at
-   * every second, so an alert follows CHAIN_STUCK_SECONDS closely (one stuck for a few seconds is not missed).
+   * One pass of the monitor loop. The chain is read again at the pace of monitor-pace.ts (a ready chain
+   * every 5 s); a ready chain's stuck transactions are looked at every pass, so an alert follows
+   * CHAIN_STUCK_SECONDS closely (one stuck for a few seconds is not missed).
    */
   private async monitorPass(): Promise<void> {
-    if (!this.verdict.ready || Date.now() - this.steppedAt >= 5000) {
+    const now = Date.now();
+    if (now - this.steppedAt >= monitorStepEveryMs(this.verdict.ready, this.notReady.forMs(now))) {
+      this.steppedAt = now; // a step that fails counts too: an outage is tried again at the same pace
       await this.step();
-      this.steppedAt = Date.now();
+      this.notReady.note(this.verdict.ready, this.verdict.reason);
     }
     this.lastMonitorError = null;
     if (this.verdict.ready) await this.stuck.check();
@@ -215,6 +221,7 @@ export class ChainRuntime {
     if (message !== this.lastMonitorError) this.deps.log.warn({ err: message }, 'chain not available, trying again');
     this.lastMonitorError = message;
     this.verdict = { ...this.verdict, ready: false, reason: err instanceof WrongChainError ? message : 'chain unreachable' };
+    this.notReady.note(false, this.verdict.reason);
   }
 
   /** Reads the chain (fast, bounded) and judges it with the same rule as /health. */
