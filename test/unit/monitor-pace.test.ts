@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { MONITOR_PASS_MS, monitorStepEveryMs, NotReadyClock } from '../../src/chain/monitor-pace.js';
 
 /**
- * The monitor's passes over `ms` from `t0`, as ChainRuntime.monitorPass makes them: a read when due by
+ * The monitor's passes over `ms`, as ChainRuntime.monitorPass makes them: a read when due by
  * the rule, the verdict of each read from `verdictAt`. Returns the times of the reads.
  */
-function reads(clock: NotReadyClock, ms: number, verdictAt: (t: number) => { ready: boolean; reason: string | null }, t0 = 0): number[] {
+function reads(clock: NotReadyClock, ms: number, verdictAt: (t: number) => { ready: boolean; reason: string | null }): number[] {
   const at: number[] = [];
   let steppedAt = -Infinity;
   let verdict = { ready: false, reason: 'starting' as string | null };
-  for (let t = t0; t < t0 + ms; t += MONITOR_PASS_MS) {
+  for (let t = 0; t < ms; t += MONITOR_PASS_MS) {
     if (t - steppedAt >= monitorStepEveryMs(verdict.ready, clock.forMs(t))) {
       steppedAt = t;
       verdict = verdictAt(t);
